@@ -1,0 +1,62 @@
+"""The append-only audit log: who did what to which row, when and why.
+
+It is its own app because both sides write to it: the review side (flags, claims, ratings)
+must not import the decision side, and the decision side (actions, strikes, policy) reads
+the review side, so neither could own it without bending the one-way flow.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AuditVerb(models.TextChoices):
+    USER_CREATED = "user.created", "User created"
+    TOKEN_ISSUED = "token.issued", "API token issued"
+    FLAG_RECEIVED = "flag.received", "Flag received"
+    POST_QUEUED = "post.queued", "Post entered the queue"
+    POST_NOT_ELIGIBLE = "post.not_eligible", "Post not eligible"
+    CLAIM_CREATED = "claim.created", "Claim taken"
+    CLAIM_RELEASED = "claim.released", "Claim released"
+    CLAIM_EXPIRED = "claim.expired", "Claim expired"
+    RATING_RECORDED = "rating.recorded", "Rating recorded"
+    RATING_SUPERSEDED = "rating.superseded", "Rating superseded"
+    DECISION_APPLIED = "decision.applied", "Rating applied"
+    ACTION_CREATED = "action.created", "Action created"
+    ACTION_ENDED = "action.ended", "Action ended"
+    STRIKE_CREATED = "strike.created", "Strike given"
+    STRIKE_ENDED = "strike.ended", "Strike ended"
+    STANDING_CHANGED = "standing.changed", "Repeat-offender state changed"
+    POLICY_CHANGED = "policy.changed", "Policy changed"
+
+
+class AuditEvent(models.Model):
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # "system:<job>" when no person acted, so the log still says who.
+    actor_label = models.CharField(max_length=150)
+    verb = models.CharField(max_length=40, choices=AuditVerb.choices, db_index=True)
+    target_type = models.CharField(max_length=60)
+    target_id = models.CharField(max_length=64)
+    # Every event that concerns a post carries it, so a post's story is one indexed query.
+    post_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    reason = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["target_type", "target_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.verb} {self.target_type}#{self.target_id}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise ValueError("audit events are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("audit events are append-only")

@@ -1,0 +1,15 @@
+"""Periodic jobs for `manage.py rqcron config.cron` (RQ's cron scheduler via django-rq)."""
+
+from rq import cron
+
+from factcheck import jobs as factcheck_jobs
+from moderation import jobs as moderation_jobs
+
+# Return expired claim leases to the queue.
+cron.register(factcheck_jobs.expire_claims, "default", interval=60)
+# Keep queue priorities fresh: spread velocity and waiting time change with the clock.
+cron.register(factcheck_jobs.refresh_priorities, "default", interval=300)
+# Apply any committed rating that has no decision yet (its job was lost or failed).
+cron.register(moderation_jobs.reconcile_decisions, "default", interval=60)
+# Strikes age out: recompute repeat-offender standings and the distributions they affect.
+cron.register(moderation_jobs.refresh_standings, "default", interval=3600)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FactcheckConfig(AppConfig):
+    name = "factcheck"
+    verbose_name = "Fact-checking"

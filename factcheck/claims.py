@@ -1,0 +1,149 @@
+"""Claims: a reviewer's lease on a post, so that two reviewers never work the same post.
+
+The guarantee comes from PostgreSQL, not from Python: a claim locks the post row
+(`FOR UPDATE`, or `FOR UPDATE SKIP LOCKED` when taking the next best post so reviewers do
+not queue behind each other), and a partial unique index allows one active claim per post.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import AuditVerb
+from audit.services import record_event
+from factcheck.models import Claim, ClaimStatus, Post, QueueState
+from factcheck.queue import QUEUE_ORDER, QueueFilters, covered_by
+
+
+class ClaimError(Exception):
+    """A claim was refused; the message is shown to the reviewer."""
+
+
+class AlreadyClaimed(ClaimError):
+    pass
+
+
+class NotClaimable(ClaimError):
+    pass
+
+
+def lease_length() -> timedelta:
+    return timedelta(minutes=settings.FACTDESK_CLAIM_LEASE_MINUTES)
+
+
+def _require_factchecker(reviewer) -> None:
+    if not getattr(reviewer, "is_factchecker", False):
+        raise NotClaimable("Only fact-checkers can claim posts.")
+
+
+def _take(*, post: Post, reviewer, now: datetime) -> Claim:
+    claim = Claim.objects.create(
+        post=post, reviewer=reviewer, claimed_at=now, expires_at=now + lease_length(), status=ClaimStatus.ACTIVE
+    )
+    post.queue_state = QueueState.CLAIMED
+    post.updated_at = now
+    post.save(update_fields=["queue_state", "updated_at"])
+    record_event(
+        actor=reviewer, verb=AuditVerb.CLAIM_CREATED, target=claim, post_id=post.pk,
+        data={"expires_at": claim.expires_at.isoformat()},
+    )
+    return claim
+
+
+def _end(claim: Claim, *, status: str, now: datetime, actor, reason: str, return_to_queue: bool = True) -> None:
+    claim.status = status
+    claim.ended_at = now
+    claim.save(update_fields=["status", "ended_at"])
+    if return_to_queue:
+        Post.objects.filter(pk=claim.post_id, queue_state=QueueState.CLAIMED).update(
+            queue_state=QueueState.QUEUED, updated_at=now
+        )
+    verb = AuditVerb.CLAIM_EXPIRED if status == ClaimStatus.EXPIRED else AuditVerb.CLAIM_RELEASED
+    if status != ClaimStatus.COMPLETED:
+        record_event(actor=actor, verb=verb, target=claim, post_id=claim.post_id, reason=reason, system="claims")
+
+
+@transaction.atomic
+def claim_next(*, reviewer, filters: QueueFilters = QueueFilters(), now: datetime | None = None) -> Claim | None:
+    """Claim the best queued post the reviewer's organisation covers, or None if none is free."""
+    _require_factchecker(reviewer)
+    now = now or timezone.now()
+    # SKIP LOCKED: a post another reviewer is claiming right now is passed over, not waited on.
+    post = (
+        filters.apply(Post.objects.filter(covered_by(reviewer.organisation), queue_state=QueueState.QUEUED))
+        .select_for_update(skip_locked=True, of=("self",))
+        .order_by(*QUEUE_ORDER)
+        .first()
+    )
+    if post is None:
+        return None
+    return _take(post=post, reviewer=reviewer, now=now)
+
+
+@transaction.atomic
+def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
+    """Claim a chosen post. Refused if someone else holds it or it cannot be reviewed."""
+    _require_factchecker(reviewer)
+    now = now or timezone.now()
+    # Lock the post so that a concurrent claim of the same post waits and then sees ours.
+    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
+    if post.page.is_politician or post.queue_state == QueueState.NOT_ELIGIBLE:
+        raise NotClaimable("Posts from politicians' pages are not fact-checked.")
+    if post.queue_state == QueueState.RATED:
+        raise NotClaimable("This post already has a current rating.")
+    if post.queue_state == QueueState.UNFLAGGED:
+        raise NotClaimable("This post has not been flagged.")
+    current = post.claims.filter(status=ClaimStatus.ACTIVE).first()
+    if current is not None:
+        if current.reviewer_id == reviewer.pk and current.expires_at > now:
+            return current
+        if current.expires_at > now:
+            raise AlreadyClaimed("Another reviewer is working on this post.")
+        expire_claim(current, now=now)
+        post.queue_state = QueueState.QUEUED
+    return _take(post=post, reviewer=reviewer, now=now)
+
+
+@transaction.atomic
+def release_claim(*, claim_id: int, reviewer, reason: str = "released by reviewer", now: datetime | None = None) -> None:
+    now = now or timezone.now()
+    Post.objects.select_for_update(of=("self",)).filter(claims__pk=claim_id).first()
+    claim = Claim.objects.get(pk=claim_id)
+    if claim.reviewer_id != reviewer.pk:
+        raise NotClaimable("You can only release your own claims.")
+    if claim.status != ClaimStatus.ACTIVE:
+        return
+    _end(claim, status=ClaimStatus.RELEASED, now=now, actor=reviewer, reason=reason)
+
+
+def expire_claim(claim: Claim, *, now: datetime, return_to_queue: bool = True) -> None:
+    """End a claim whose lease ran out (the caller holds the post's row lock)."""
+    _end(claim, status=ClaimStatus.EXPIRED, now=now, actor=None, reason="lease ran out", return_to_queue=return_to_queue)
+
+
+def complete_claim(claim: Claim, *, now: datetime) -> None:
+    """Called inside the rating's transaction: the lease ends because the post was rated."""
+    _end(claim, status=ClaimStatus.COMPLETED, now=now, actor=None, reason="rated", return_to_queue=False)
+
+
+@transaction.atomic
+def expire_claims(*, now: datetime | None = None, limit: int = 500) -> int:
+    """Return posts whose lease ran out to the queue; safe to run from several workers."""
+    now = now or timezone.now()
+    due = list(
+        Claim.objects.select_for_update(skip_locked=True)
+        .filter(status=ClaimStatus.ACTIVE, expires_at__lte=now)
+        .order_by("id")[:limit]
+    )
+    for claim in due:
+        expire_claim(claim, now=now)
+    return len(due)
+
+
+def held_claim(*, reviewer, post: Post, now: datetime | None = None) -> Claim | None:
+    now = now or timezone.now()
+    return post.claims.filter(status=ClaimStatus.ACTIVE, reviewer=reviewer, expires_at__gt=now).first()

@@ -1,0 +1,196 @@
+"""The review side's records: organisations, pages, posts, flags, claims and ratings."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+
+class FlagSource(models.TextChoices):
+    USER_REPORT = "user_report", "User report"
+    CLASSIFIER = "classifier", "Classifier"
+    PARTNER = "partner", "Partner"
+    TRUSTED_FLAGGER = "trusted_flagger", "Trusted flagger"
+
+
+class MediaType(models.TextChoices):
+    TEXT = "text", "Text"
+    IMAGE = "image", "Image"
+    VIDEO = "video", "Video"
+    LINK = "link", "Link"
+
+
+class QueueState(models.TextChoices):
+    UNFLAGGED = "unflagged", "Not flagged"
+    QUEUED = "queued", "In the queue"
+    CLAIMED = "claimed", "Claimed"
+    RATED = "rated", "Rated"
+    NOT_ELIGIBLE = "not_eligible", "Not eligible"
+
+
+class Verdict(models.TextChoices):
+    FALSE = "false", "False"
+    ALTERED = "altered", "Altered"
+    PARTLY_FALSE = "partly_false", "Partly false"
+    MISSING_CONTEXT = "missing_context", "Missing context"
+    SATIRE = "satire", "Satire"
+    TRUE = "true", "True"
+    NOT_ELIGIBLE = "not_eligible", "Not eligible"
+
+
+class ClaimStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    RELEASED = "released", "Released"
+    EXPIRED = "expired", "Expired"
+    COMPLETED = "completed", "Completed (rated)"
+
+
+class Organisation(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    url = models.URLField(blank=True)
+    # ISO 639-1 and ISO 3166-1 alpha-2 codes it covers; empty means all.
+    languages = models.JSONField(default=list, blank=True)
+    countries = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Page(models.Model):
+    external_id = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=300)
+    # Posts and ads from politicians are not fact-checked.
+    is_politician = models.BooleanField(default=False)
+    owners = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="pages")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Post(models.Model):
+    external_id = models.CharField(max_length=200, unique=True)
+    page = models.ForeignKey(Page, on_delete=models.PROTECT, related_name="posts")
+    url = models.URLField(max_length=2000, blank=True)
+    text = models.TextField(blank=True)
+    language = models.CharField(max_length=8, blank=True, db_index=True)
+    country = models.CharField(max_length=2, blank=True, db_index=True)
+    media_type = models.CharField(max_length=10, choices=MediaType.choices, default=MediaType.TEXT)
+    posted_at = models.DateTimeField()
+    views = models.BigIntegerField(default=0)
+    shares = models.BigIntegerField(default=0)
+
+    # Kept up to date by factcheck.ingest and factcheck.queue so the queue is one index scan.
+    queue_state = models.CharField(max_length=20, choices=QueueState.choices, default=QueueState.UNFLAGGED)
+    flag_count = models.PositiveIntegerField(default=0)
+    flag_weight = models.FloatField(default=0)
+    first_flagged_at = models.DateTimeField(null=True, blank=True)
+    priority = models.FloatField(default=0)
+    velocity_score = models.FloatField(default=0)
+    flag_score = models.FloatField(default=0)
+    age_score = models.FloatField(default=0)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["-priority", "first_flagged_at"],
+                name="post_queue_order",
+                condition=Q(queue_state="queued"),
+            ),
+            models.Index(
+                fields=["language", "-priority"], name="post_queue_language", condition=Q(queue_state="queued")
+            ),
+            models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("factcheck:post", args=[self.pk])
+
+    @property
+    def reach(self) -> int:
+        return self.views + self.shares
+
+
+class Flag(models.Model):
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="flags")
+    source = models.CharField(max_length=20, choices=FlagSource.choices)
+    reason = models.TextField(blank=True)
+    flagged_at = models.DateTimeField()
+    received_at = models.DateTimeField(auto_now_add=True)
+    idempotency_key = models.CharField(max_length=200, unique=True)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["post", "source"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_source_display()} flag on {self.post_id}"
+
+
+class Claim(models.Model):
+    """A reviewer's lease on a post; at most one active claim per post (database constraint)."""
+
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="claims")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="claims")
+    status = models.CharField(max_length=12, choices=ClaimStatus.choices, default=ClaimStatus.ACTIVE)
+    claimed_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["post"], condition=Q(status="active"), name="one_active_claim_per_post"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["expires_at"], name="claim_active_expiry", condition=Q(status="active")),
+            models.Index(fields=["reviewer", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} on {self.post_id} ({self.status})"
+
+
+class Rating(models.Model):
+    """A fact-checker's verdict on a post. Never edited: a new rating supersedes it."""
+
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="ratings")
+    claim = models.ForeignKey(Claim, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ratings")
+    organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="ratings")
+    verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    rationale = models.TextField()
+    sources = models.JSONField(default=list)
+    article_url = models.URLField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    is_current = models.BooleanField(default=True)
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
+    )
+    superseded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["post"], condition=Q(is_current=True), name="one_current_rating_per_post")
+        ]
+        indexes = [models.Index(fields=["post", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_verdict_display()} on {self.post_id} by {self.organisation_id}"

@@ -1,0 +1,95 @@
+"""The review queue: which posts are in it, in what order, and what a reviewer may see."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from factcheck.models import Claim, ClaimStatus, Flag, Organisation, Post, QueueState, Rating
+from factcheck.priority import apply_priority
+
+QUEUE_ORDER = ("-priority", "first_flagged_at", "id")
+
+
+def state_for(post: Post, *, has_flags: bool) -> str:
+    """The queue state a post should be in, from its page, rating, claim and flags."""
+    if post.page.is_politician:
+        return QueueState.NOT_ELIGIBLE
+    if post.queue_state in (QueueState.RATED, QueueState.CLAIMED, QueueState.NOT_ELIGIBLE):
+        # Rated and claimed posts leave that state only through ratings and claims.
+        return post.queue_state
+    return QueueState.QUEUED if has_flags else QueueState.UNFLAGGED
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    language: str = ""
+    country: str = ""
+    source: str = ""
+
+    def apply(self, qs: QuerySet[Post]) -> QuerySet[Post]:
+        if self.language:
+            qs = qs.filter(language=self.language)
+        if self.country:
+            qs = qs.filter(country=self.country)
+        if self.source:
+            qs = qs.filter(Exists(Flag.objects.filter(post=OuterRef("pk"), source=self.source)))
+        return qs
+
+
+def covered_by(organisation: Organisation | None) -> Q:
+    """Posts in the languages and countries an organisation covers (all when it lists none)."""
+    q = Q()
+    if organisation is None:
+        return q
+    if organisation.languages:
+        q &= Q(language__in=organisation.languages)
+    if organisation.countries:
+        q &= Q(country__in=organisation.countries)
+    return q
+
+
+def queued_posts(*, organisation: Organisation | None, filters: QueueFilters = QueueFilters()) -> QuerySet[Post]:
+    """Posts waiting for a reviewer of `organisation`, best first."""
+    qs = Post.objects.filter(covered_by(organisation), queue_state=QueueState.QUEUED)
+    return filters.apply(qs).order_by(*QUEUE_ORDER)
+
+
+def queue_page(*, organisation: Organisation | None, filters: QueueFilters, limit: int = 25, offset: int = 0) -> list[Post]:
+    return list(queued_posts(organisation=organisation, filters=filters).select_related("page")[offset : offset + limit])
+
+
+def post_history(post: Post) -> QuerySet[Rating]:
+    """Ratings of the post's page, newest first: what the reviewer sees of its record."""
+    return (
+        Rating.objects.filter(post__page_id=post.page_id)
+        .select_related("organisation", "post")
+        .order_by("-created_at")
+    )
+
+
+def active_claim(post: Post) -> Claim | None:
+    return post.claims.filter(status=ClaimStatus.ACTIVE).select_related("reviewer").first()
+
+
+def refresh_priorities(*, now: datetime | None = None, batch_size: int = 2000) -> int:
+    """Recompute the scores of queued posts (velocity and waiting time move with the clock)."""
+    now = now or timezone.now()
+    updated = 0
+    last_id = 0
+    while True:
+        batch = list(
+            Post.objects.filter(queue_state=QueueState.QUEUED, id__gt=last_id)
+            .order_by("id")
+            .only("id", "views", "shares", "posted_at", "flag_weight", "first_flagged_at")[:batch_size]
+        )
+        if not batch:
+            return updated
+        for post in batch:
+            apply_priority(post, now=now)
+        Post.objects.bulk_update(batch, ["priority", "velocity_score", "flag_score", "age_score"])
+        updated += len(batch)
+        last_id = batch[-1].id

@@ -1,0 +1,137 @@
+"""A post's current distribution, derived from its active actions and its page's standing.
+
+Current distribution = 0 if removed, else the multiplier of the current fact-check action
+(1.0 if none) x the page multiplier (1.0 unless repeat offender), with the labels of the
+active actions. `refresh_distributions` recomputes it for some posts and appends one entry
+to the decisions feed for each post whose distribution actually changed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from factcheck.models import Page, Post
+from moderation.feed import append_changes
+from moderation.models import FACT_CHECK_KINDS, Action, ActionKind, DistributionChange, PageStanding, PostDistribution
+
+ONE = Decimal("1")
+QUANTUM = Decimal("0.0001")
+
+
+@dataclass
+class Distribution:
+    multiplier: Decimal = ONE
+    labels: list[str] = field(default_factory=list)
+    removed: bool = False
+    reasons: list[dict] = field(default_factory=list)
+    warn_sharers: bool = False
+
+    def same_as(self, row: PostDistribution) -> bool:
+        return (
+            row.multiplier == self.multiplier
+            and row.labels == self.labels
+            and row.removed == self.removed
+            and row.reasons == self.reasons
+        )
+
+
+def describe_action(action: Action) -> dict:
+    if action.kind == ActionKind.REMOVAL:
+        return {
+            "code": "removal",
+            "action_id": action.pk,
+            "ground": action.ground,
+            "text": f"Removed under the community standards ({action.get_ground_display()}).",
+        }
+    organisation = action.rating.organisation.name if action.rating_id else "independent fact-checkers"
+    return {
+        "code": action.kind,
+        "action_id": action.pk,
+        "verdict": action.verdict,
+        "text": f"Rated {action.get_verdict_display()} by {organisation}; feed distribution x{action.feed_multiplier.normalize()}.",
+    }
+
+
+def compute_distribution(actions: list[Action], standing: PageStanding | None) -> Distribution:
+    result = Distribution()
+    actions = sorted(actions, key=lambda a: a.created_at)
+    for action in actions:
+        result.reasons.append(describe_action(action))
+        if action.label:
+            result.labels.append(action.label)
+        result.warn_sharers = result.warn_sharers or action.warn_sharers
+    if any(a.kind == ActionKind.REMOVAL for a in actions):
+        result.removed = True
+        result.multiplier = Decimal("0")
+        return result
+    fact_checks = [a for a in actions if a.kind in FACT_CHECK_KINDS]
+    post_multiplier = fact_checks[-1].feed_multiplier if fact_checks else ONE
+    page_multiplier = ONE
+    if standing is not None and standing.is_repeat_offender:
+        page_multiplier = standing.page_multiplier
+        result.reasons.append(
+            {
+                "code": "repeat_offender",
+                "text": f"The page is a repeat offender ({standing.active_strikes} strikes); "
+                f"all its posts x{standing.page_multiplier.normalize()}.",
+            }
+        )
+    result.multiplier = (post_multiplier * page_multiplier).quantize(QUANTUM)
+    return result
+
+
+def current_distribution(post: Post) -> Distribution:
+    """Read a post's stored distribution (the default when nothing ever acted on it)."""
+    try:
+        row = post.distribution
+    except PostDistribution.DoesNotExist:
+        return Distribution()
+    return Distribution(multiplier=row.multiplier, labels=row.labels, removed=row.removed, reasons=row.reasons)
+
+
+def refresh_distributions(*, post_ids: list[int], page: Page, cause: str, now: datetime) -> list[DistributionChange]:
+    """Recompute the distribution of some posts of one page; feed the ones that changed."""
+    if not post_ids:
+        return []
+    standing = PageStanding.objects.filter(page=page).first()
+    active: dict[int, list[Action]] = defaultdict(list)
+    for action in (
+        Action.objects.filter(post_id__in=post_ids, ended_at__isnull=True)
+        .select_related("rating__organisation")
+        .order_by("created_at", "id")
+    ):
+        active[action.post_id].append(action)
+    rows = {row.post_id: row for row in PostDistribution.objects.filter(post_id__in=post_ids)}
+    to_create, to_update, changes = [], [], []
+    for post_id in post_ids:
+        new = compute_distribution(active[post_id], standing)
+        row = rows.get(post_id)
+        if row is None:
+            if new.same_as(PostDistribution(multiplier=ONE, labels=[], removed=False, reasons=[])):
+                continue
+            row = PostDistribution(post_id=post_id)
+            to_create.append(row)
+        elif new.same_as(row):
+            continue
+        else:
+            to_update.append(row)
+        row.multiplier, row.labels, row.removed, row.reasons, row.updated_at = (
+            new.multiplier, new.labels, new.removed, new.reasons, now,
+        )
+        changes.append(
+            DistributionChange(
+                post_id=post_id, multiplier=new.multiplier, labels=new.labels, removed=new.removed,
+                reasons=new.reasons, warn_sharers=new.warn_sharers, cause=cause, created_at=now,
+            )
+        )
+    PostDistribution.objects.bulk_create(to_create, batch_size=1000)
+    PostDistribution.objects.bulk_update(to_update, ["multiplier", "labels", "removed", "reasons", "updated_at"], batch_size=1000)
+    return append_changes(changes)
+
+
+def page_post_ids(page: Page) -> list[int]:
+    return list(Post.objects.filter(page=page).values_list("id", flat=True))
+

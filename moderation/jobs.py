@@ -1,0 +1,16 @@
+"""Job entry points of the decision side: thin, idempotent, safe to run twice."""
+
+from moderation import enforcement, standing
+
+
+def apply_rating(rating_id: int) -> int:
+    """Turn a committed rating into its decision (a no-op if it already has one)."""
+    return enforcement.apply_rating(rating_id=rating_id).pk
+
+
+def reconcile_decisions() -> int:
+    return enforcement.reconcile_decisions()
+
+
+def refresh_standings() -> int:
+    return standing.refresh_standings()

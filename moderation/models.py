@@ -1,0 +1,228 @@
+"""The decision side's records: policy, actions, strikes, page standing, distribution and the feed."""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from factcheck.models import Page, Post, Rating, Verdict
+
+unit_interval = [MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1"))]
+
+
+class ActionKind(models.TextChoices):
+    FACT_CHECK = "fact_check", "Fact-check"
+    MATCHED_RATING = "matched_rating", "Matched rating"
+    REMOVAL = "removal", "Removal"
+
+
+FACT_CHECK_KINDS = (ActionKind.FACT_CHECK, ActionKind.MATCHED_RATING)
+
+
+class RemovalGround(models.TextChoices):
+    VIOLENCE = "violence", "Violence"
+    HATE = "hate", "Hate"
+    HARASSMENT = "harassment", "Harassment"
+    IMMINENT_HARM_MISINFORMATION = "imminent_harm_misinformation", "Misinformation risking imminent harm"
+
+
+class EndReason(models.TextChoices):
+    SUPERSEDED = "superseded", "Rating superseded"
+    REVERSED = "reversed", "Reversed on appeal"
+    LIFTED = "lifted", "Lifted by staff"
+    OVERRIDDEN = "overridden", "Overridden by staff"
+
+
+class StrikeKind(models.TextChoices):
+    FACT_CHECK = "fact_check", "Fact-check"
+    COMMUNITY_STANDARDS = "community_standards", "Community standards"
+
+
+class DecisionOutcome(models.TextChoices):
+    APPLIED = "applied", "Applied"
+    SUPERSEDED = "superseded", "Superseded before it was applied"
+
+
+class EnforcementPolicy(models.Model):
+    """What a verdict does to a post. One row per verdict, edited by staff, changes audited."""
+
+    verdict = models.CharField(max_length=20, choices=Verdict.choices, unique=True)
+    feed_multiplier = models.DecimalField(max_digits=4, decimal_places=3, validators=unit_interval)
+    label = models.CharField(max_length=200, blank=True)
+    warn_sharers = models.BooleanField(default=False)
+    page_strike = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        verbose_name_plural = "enforcement policies"
+        ordering = ["feed_multiplier", "verdict"]
+
+    def __str__(self) -> str:
+        return f"{self.get_verdict_display()}: x{self.feed_multiplier}"
+
+
+class RepeatOffenderPolicy(models.Model):
+    """The repeat-offender numbers. A single row (pk=1)."""
+
+    strike_threshold = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1)])
+    window_days = models.PositiveIntegerField(default=90, validators=[MinValueValidator(1)])
+    page_multiplier = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.5"), validators=unit_interval)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        verbose_name = "repeat-offender policy"
+        verbose_name_plural = "repeat-offender policy"
+
+    def __str__(self) -> str:
+        return f"{self.strike_threshold} strikes in {self.window_days} days: x{self.page_multiplier}"
+
+    @classmethod
+    def current(cls) -> RepeatOffenderPolicy:
+        policy, _ = cls.objects.get_or_create(pk=1)
+        return policy
+
+
+class Action(models.Model):
+    """A distribution action on a post. Never deleted; it ends, with a reason."""
+
+    puid = models.CharField(max_length=64, unique=True, editable=False)
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="actions")
+    kind = models.CharField(max_length=20, choices=ActionKind.choices)
+    rating = models.ForeignKey(Rating, on_delete=models.PROTECT, null=True, blank=True, related_name="actions")
+    verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
+    feed_multiplier = models.DecimalField(max_digits=4, decimal_places=3, validators=unit_interval)
+    label = models.CharField(max_length=200, blank=True)
+    warn_sharers = models.BooleanField(default=False)
+    ground = models.CharField(max_length=40, choices=RemovalGround.choices, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    ended_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.CharField(max_length=20, choices=EndReason.choices, blank=True)
+    ended_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["post"], name="action_active_post", condition=Q(ended_at__isnull=True)),
+            models.Index(fields=["kind", "-created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} on {self.post_id} ({'active' if self.is_active else 'ended'})"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.puid:
+            self.puid = f"fd-action-{uuid.uuid4().hex}"
+        super().save(*args, **kwargs)
+
+    @property
+    def is_active(self) -> bool:
+        return self.ended_at is None
+
+    @property
+    def removed(self) -> bool:
+        return self.kind == ActionKind.REMOVAL
+
+
+class Strike(models.Model):
+    """A strike against a page; it belongs to the action that made it and ends with it."""
+
+    page = models.ForeignKey(Page, on_delete=models.PROTECT, related_name="strikes")
+    action = models.OneToOneField(Action, on_delete=models.PROTECT, related_name="strike")
+    kind = models.CharField(max_length=24, choices=StrikeKind.choices)
+    created_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["page", "kind", "created_at"], name="strike_active_page", condition=Q(ended_at__isnull=True)
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} strike on {self.page_id}"
+
+
+class PageStanding(models.Model):
+    """A page's repeat-offender state, derived from its strikes and kept for fast reads."""
+
+    page = models.OneToOneField(Page, on_delete=models.CASCADE, related_name="standing")
+    active_strikes = models.PositiveIntegerField(default=0)
+    is_repeat_offender = models.BooleanField(default=False, db_index=True)
+    page_multiplier = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("1"))
+    monetisation_suspended = models.BooleanField(default=False)
+    since = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.page}: {self.active_strikes} strikes{' (repeat offender)' if self.is_repeat_offender else ''}"
+
+
+class RatingDecision(models.Model):
+    """That a rating has been turned into actions: what the reconciler looks for."""
+
+    rating = models.OneToOneField(Rating, on_delete=models.PROTECT, related_name="decision")
+    outcome = models.CharField(max_length=20, choices=DecisionOutcome.choices)
+    action = models.ForeignKey(Action, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    decided_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"rating {self.rating_id}: {self.outcome}"
+
+
+class PostDistribution(models.Model):
+    """A post's current distribution, derived from its active actions and its page's standing."""
+
+    post = models.OneToOneField(Post, on_delete=models.CASCADE, related_name="distribution")
+    multiplier = models.DecimalField(max_digits=5, decimal_places=4, default=Decimal("1"))
+    labels = models.JSONField(default=list)
+    removed = models.BooleanField(default=False)
+    reasons = models.JSONField(default=list)
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.post_id}: x{self.multiplier}"
+
+
+class DistributionChange(models.Model):
+    """The decisions feed: one row per change of a post's distribution, ids in commit order."""
+
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="distribution_changes")
+    multiplier = models.DecimalField(max_digits=5, decimal_places=4)
+    labels = models.JSONField(default=list)
+    removed = models.BooleanField(default=False)
+    reasons = models.JSONField(default=list)
+    warn_sharers = models.BooleanField(default=False)
+    cause = models.CharField(max_length=200)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.post_id}: x{self.multiplier}"
+
+
+class FeedSequence(models.Model):
+    """One row, locked by each transaction that appends to the feed (see moderation.feed)."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+
+    def __str__(self) -> str:
+        return "decisions feed sequence"

@@ -1,0 +1,87 @@
+"""Shared fixtures: users of each role, API clients with tokens, and a real RQ worker."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from accounts.models import ApiToken
+from tests.factories import PASSWORD, FactCheckerFactory, PlatformUserFactory, StaffFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _clean_redis(settings):
+    """Each test starts with an empty Redis test database (REDIS_URL points at a spare db)."""
+    if settings.FACTDESK_JOBS_IN_PROCESS:
+        yield
+        return
+    import django_rq
+
+    connection = django_rq.get_connection("default")
+    connection.flushdb()
+    yield
+    connection.flushdb()
+
+
+@pytest.fixture
+def run_worker():
+    """Run the RQ queue to empty with a real worker in this process (same DB connection)."""
+    import django_rq
+    from rq import SimpleWorker
+
+    def run() -> int:
+        """Returns how many jobs finished; fails the test if any job failed."""
+        queue = django_rq.get_queue("default")
+        before = queue.finished_job_registry.count
+        SimpleWorker([queue], connection=queue.connection).work(burst=True, with_scheduler=False)
+        failed = queue.failed_job_registry
+        if failed.count:
+            job = queue.fetch_job(failed.get_job_ids()[0])
+            pytest.fail(f"{failed.count} job(s) failed: {job.func_name}\n{job.latest_result().exc_string}")
+        return queue.finished_job_registry.count - before
+
+    return run
+
+
+@pytest.fixture
+def factchecker(db):
+    return FactCheckerFactory()
+
+
+@pytest.fixture
+def platform_user(db):
+    return PlatformUserFactory()
+
+
+@pytest.fixture
+def staff_user(db):
+    return StaffFactory()
+
+
+@pytest.fixture
+def page_owner(db):
+    return UserFactory()
+
+
+def bearer_client(user) -> Client:
+    _, raw = ApiToken.issue(user=user)
+    return Client(headers={"Authorization": f"Bearer {raw}"})
+
+
+@pytest.fixture
+def platform_client(platform_user) -> Client:
+    return bearer_client(platform_user)
+
+
+@pytest.fixture
+def factchecker_client(factchecker) -> Client:
+    return bearer_client(factchecker)
+
+
+@pytest.fixture
+def login(client):
+    def log_in(user) -> Client:
+        assert client.login(username=user.username, password=PASSWORD)
+        return client
+
+    return log_in
