@@ -1,6 +1,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config.api import api
+
 urlpatterns = [
+    path("admin/rq/", include("django_rq.urls")),
     path("admin/", admin.site.urls),
+    path("api/", api.urls),
+    path("accounts/", include("accounts.urls")),
+    path("", include("factcheck.urls")),
 ]
