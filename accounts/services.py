@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -9,6 +10,8 @@ from accounts.models import ApiToken, Role, User
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.models import Organisation, Page
+
+TRUST_SAFETY_GROUP = "trust_safety"
 
 
 @transaction.atomic
@@ -41,6 +44,8 @@ def create_user(
     else:
         user.set_unusable_password()
     user.save()
+    if role == Role.TRUST_SAFETY:
+        user.groups.add(Group.objects.get(name=TRUST_SAFETY_GROUP))
     for external_id in page_external_ids or []:
         page, _ = Page.objects.get_or_create(external_id=external_id, defaults={"name": external_id})
         page.owners.add(user)

@@ -102,9 +102,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
-LOGOUT_REDIRECT_URL = "login"
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "factcheck:home"
+LOGOUT_REDIRECT_URL = "accounts:login"
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -136,6 +136,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 RQ_QUEUES = {
     "default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 300},
 }
+# config.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
+RQ = {"COMMIT_MODE": "auto"}
 RQ_SHOW_ADMIN_LINK = True
 FACTDESK_JOBS_IN_PROCESS = not REDIS_URL
 

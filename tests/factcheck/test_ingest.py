@@ -1,0 +1,82 @@
+"""Flags in: posts are created once, flags are stored once per idempotency key, the queue is updated."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from audit.models import AuditEvent, AuditVerb
+from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.models import Flag, Page, Post, QueueState
+from factcheck.queue import refresh_priorities
+
+
+def flag(key: str, post: str = "p1", *, source: str = "user_report", page: str = "pg1", politician: bool = False,
+         views: int = 1000, shares: int = 10, hours_old: float = 2) -> FlagInput:
+    now = timezone.now()
+    return FlagInput(
+        idempotency_key=key, source=source, flagged_at=now, reason="suspicious",
+        post=PostInput(
+            external_id=post, page=PageInput(page, f"Page {page}", politician), posted_at=now - timedelta(hours=hours_old),
+            url=f"https://social.example/{post}", text="Drinking bleach cures flu", language="en", country="GB",
+            views=views, shares=shares,
+        ),
+    )
+
+
+@pytest.mark.django_db
+def test_flags_for_one_post_accumulate_and_put_it_in_the_queue(platform_user):
+    results = ingest_flags(flags=[flag("a"), flag("b", source="trusted_flagger")], submitted_by=platform_user)
+    post = Post.objects.get(external_id="p1")
+    assert [r.queue_state for r in results] == [QueueState.QUEUED, QueueState.QUEUED]
+    assert post.flag_count == 2
+    assert post.flag_weight == 1.0 + 5.0
+    assert post.priority == pytest.approx(post.velocity_score + post.flag_score + post.age_score, abs=0.01)
+    assert AuditEvent.objects.filter(verb=AuditVerb.FLAG_RECEIVED, post_id=post.pk).count() == 2
+    assert AuditEvent.objects.filter(verb=AuditVerb.POST_QUEUED, post_id=post.pk).count() == 1
+
+
+@pytest.mark.django_db
+def test_the_same_flag_sent_twice_is_stored_once(platform_user):
+    ingest_flags(flags=[flag("same")], submitted_by=platform_user)
+    results = ingest_flags(flags=[flag("same"), flag("same")], submitted_by=platform_user)
+    assert [r.duplicate for r in results] == [True, True]
+    assert Flag.objects.count() == 1
+    assert Post.objects.get(external_id="p1").flag_count == 1
+
+
+@pytest.mark.django_db
+def test_posts_of_a_politicians_page_never_enter_the_queue(platform_user):
+    results = ingest_flags(flags=[flag("x", post="speech", page="mp", politician=True)], submitted_by=platform_user)
+    assert results[0].queue_state == QueueState.NOT_ELIGIBLE
+    assert Page.objects.get(external_id="mp").is_politician
+    assert AuditEvent.objects.filter(verb=AuditVerb.POST_NOT_ELIGIBLE).count() == 1
+
+
+@pytest.mark.django_db
+def test_spreading_fast_outranks_many_flags_which_outrank_age(platform_user):
+    ingest_flags(flags=[flag(f"slow{i}", post="slow", views=50, shares=0, hours_old=48) for i in range(6)])
+    ingest_flags(flags=[flag("viral", post="viral", views=2_000_000, shares=90_000, hours_old=3)])
+    viral, slow = Post.objects.get(external_id="viral"), Post.objects.get(external_id="slow")
+    assert viral.velocity_score > slow.velocity_score
+    assert viral.priority > slow.priority
+
+
+@pytest.mark.django_db
+def test_refreshing_priorities_raises_the_age_part_of_waiting_posts(platform_user):
+    ingest_flags(flags=[flag("a")])
+    before = Post.objects.get(external_id="p1")
+    refresh_priorities(now=timezone.now() + timedelta(hours=36))
+    after = Post.objects.get(external_id="p1")
+    assert after.age_score == pytest.approx(5.0, abs=0.1)
+    assert after.age_score > before.age_score
+
+
+@pytest.mark.django_db
+def test_a_batch_of_a_thousand_flags_uses_a_fixed_number_of_queries(platform_user, django_assert_max_num_queries):
+    flags = [flag(f"k{i}", post=f"p{i}", page=f"pg{i % 50}") for i in range(1000)]
+    with django_assert_max_num_queries(40):
+        ingest_flags(flags=flags, submitted_by=platform_user)
+    assert Post.objects.filter(queue_state=QueueState.QUEUED).count() == 1000

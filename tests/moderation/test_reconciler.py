@@ -1,0 +1,46 @@
+"""A committed rating is never lost: the reconciler applies ratings whose job never ran."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from factcheck.ratings import record_rating
+from moderation.enforcement import reconcile_decisions
+from moderation.models import PostDistribution, RatingDecision
+from tests.factories import PostFactory
+
+
+@pytest.mark.django_db
+def test_reconciler_applies_a_rating_whose_job_never_ran(factchecker, run_worker, django_capture_on_commit_callbacks):
+    post = PostFactory()
+    # Redis was "down": the on-commit callback never ran, so no job exists.
+    with django_capture_on_commit_callbacks(execute=False):
+        rating = record_rating(
+            reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Fake.", sources=["https://a.example"]
+        )
+    assert run_worker() == 0
+    assert not RatingDecision.objects.filter(rating=rating).exists()
+
+    assert reconcile_decisions(now=timezone.now()) == 0  # too fresh: its job may still be on the way
+    assert reconcile_decisions(now=timezone.now() + timedelta(minutes=5)) == 1
+    assert RatingDecision.objects.get(rating=rating).outcome == "applied"
+    assert PostDistribution.objects.get(post=post).multiplier == Decimal("0.2")
+    assert reconcile_decisions(now=timezone.now() + timedelta(minutes=5)) == 0
+
+
+@pytest.mark.django_db
+def test_reconciler_runs_as_a_job_on_a_real_worker(factchecker, run_worker, settings):
+    import django_rq
+
+    from moderation import jobs
+
+    settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
+    post = PostFactory()
+    record_rating(reviewer=factchecker, post_id=post.pk, verdict="altered", rationale="Edited.", sources=["https://a.example"])
+    django_rq.get_queue("default").enqueue(jobs.reconcile_decisions)
+    assert run_worker() == 1
+    assert PostDistribution.objects.get(post=post).labels == ["Altered media."]
