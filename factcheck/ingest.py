@@ -2,7 +2,10 @@
 
 `ingest_flags` takes already-validated input (the API and the importers validate first, so
 a batch with any bad item is refused whole before anything is written) and does the whole
-batch in one transaction with a fixed number of set-based queries, whatever its size.
+batch in one transaction with a fixed number of set-based statements, whatever its size.
+New posts arrive complete (their flag counts come from the batch itself); posts we already
+had are locked, recounted from the flag table and updated. Rows are written as plain tuples
+through config.bulk (COPY on PostgreSQL), which is what makes bulk ingest fast.
 """
 
 from __future__ import annotations
@@ -11,14 +14,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
-from django.db.models import Count, Min, Q
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Min
 from django.utils import timezone
 
-from audit.models import AuditVerb
-from audit.services import build_event, record_events
+from audit.models import AuditEvent, AuditVerb
+from config.bulk import insert_rows, update_rows
 from factcheck.models import Flag, MediaType, Page, Post, QueueState
-from factcheck.priority import apply_priority, source_weight
+from factcheck.priority import compute_priority, source_weight
 from factcheck.queue import state_for
 
 
@@ -60,8 +63,24 @@ class IngestResult:
     duplicate: bool
 
 
-PAGE_FIELDS = ("name", "is_politician")
 POST_FIELDS = ("url", "text", "language", "country", "media_type", "views", "shares")
+SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", "priority",
+                "velocity_score", "flag_score", "age_score", "updated_at")
+NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *SCORE_FIELDS, "created_at")
+FLAG_COLUMNS = ("post", "source", "reason", "flagged_at", "received_at", "idempotency_key", "submitted_by")
+AUDIT_COLUMNS = ("created_at", "actor", "actor_label", "verb", "target_type", "target_id", "post_id", "reason", "data")
+
+
+@dataclass
+class _Tally:
+    count: int = 0
+    weight: float = 0.0
+    first: datetime | None = None
+
+    def add(self, *, n: int, source: str, first: datetime) -> None:
+        self.count += n
+        self.weight += n * source_weight(source)
+        self.first = first if self.first is None else min(self.first, first)
 
 
 def _upsert_pages(inputs: list[PageInput]) -> dict[str, Page]:
@@ -80,114 +99,134 @@ def _upsert_pages(inputs: list[PageInput]) -> dict[str, Page]:
             page.name, page.is_politician = given.name, is_politician
             changed.append(page)
     if changed:
-        Page.objects.bulk_update(changed, PAGE_FIELDS)
+        Page.objects.bulk_update(changed, ["name", "is_politician"])
     return existing
 
 
-def _upsert_posts(inputs: list[PostInput], pages: dict[str, Page]) -> dict[str, Post]:
-    latest = {p.external_id: p for p in inputs}
-    existing = Post.objects.in_bulk(list(latest), field_name="external_id")
-    missing = [
-        Post(
-            external_id=key,
-            page=pages[given.page.external_id],
-            posted_at=given.posted_at,
-            **{field: getattr(given, field) for field in POST_FIELDS},
-        )
-        for key, given in latest.items()
-        if key not in existing
-    ]
-    if missing:
-        Post.objects.bulk_create(missing, ignore_conflicts=True)
-    # Lock every touched post, in id order so concurrent batches cannot deadlock: the flag
-    # counts below are recomputed from the table and must not interleave with another batch.
-    posts = {
+def _scores(post: PostInput, tally: _Tally, now: datetime) -> tuple:
+    p = compute_priority(
+        views=post.views, shares=post.shares, posted_at=post.posted_at, flag_weight=tally.weight,
+        first_flagged_at=tally.first, now=now,
+    )
+    return p.total, p.velocity_score, p.flag_score, p.age_score
+
+
+def _audit_row(*, actor, verb: str, target_type: str, target_id, post_id: int, reason: str, data: dict, now: datetime) -> tuple:
+    label = actor.get_username() if actor is not None else "system:ingest"
+    return (now, getattr(actor, "pk", None), label, verb, target_type, str(target_id), post_id, reason, data)
+
+
+def ingest_flags(*, flags: list[FlagInput], submitted_by=None, now: datetime | None = None) -> list[IngestResult]:
+    """Store a batch of flags; returns, per flag, its post's queue state and whether it was a duplicate."""
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                return _ingest(flags=flags, submitted_by=submitted_by, now=now or timezone.now())
+        except IntegrityError:
+            # Another batch inserted one of our new posts or keys first; on retry they exist.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[IngestResult]:
+    pages = _upsert_pages([f.post.page for f in flags])
+    latest_post = {f.post.external_id: f.post for f in flags}  # newest reach figures win
+    # Lock the posts we already have, in id order so concurrent batches cannot deadlock:
+    # their flag counts are recounted below and must not interleave with another batch.
+    existing = {
         p.external_id: p
-        for p in Post.objects.select_for_update(of=("self",))
-        .select_related("page")
-        .filter(external_id__in=list(latest))
+        for p in Post.objects.select_for_update()
+        .filter(external_id__in=list(latest_post))
+        .only("id", "external_id", "page_id", "queue_state")
         .order_by("id")
     }
-    return posts
+    known_keys = set(
+        Flag.objects.filter(idempotency_key__in=[f.idempotency_key for f in flags]).values_list("idempotency_key", flat=True)
+    )
+    new_flags: dict[str, FlagInput] = {}
+    stored_at: dict[str, int] = {}  # which item of the batch stores a new key (later repeats are duplicates)
+    for index, f in enumerate(flags):
+        if f.idempotency_key not in known_keys and f.idempotency_key not in new_flags:
+            new_flags[f.idempotency_key] = f
+            stored_at[f.idempotency_key] = index
 
-
-@transaction.atomic
-def ingest_flags(*, flags: list[FlagInput], submitted_by=None, now: datetime | None = None) -> list[IngestResult]:
-    now = now or timezone.now()
-    pages = _upsert_pages([f.post.page for f in flags])
-    posts = _upsert_posts([f.post for f in flags], pages)
-
-    keys = [f.idempotency_key for f in flags]
-    known = set(Flag.objects.filter(idempotency_key__in=keys).values_list("idempotency_key", flat=True))
-    new_flags: dict[str, Flag] = {}
-    for f in flags:
-        if f.idempotency_key in known or f.idempotency_key in new_flags:
+    # New posts: everything about them is in this batch.
+    tallies: dict[str, _Tally] = defaultdict(_Tally)
+    for f in new_flags.values():
+        if f.post.external_id not in existing:
+            tallies[f.post.external_id].add(n=1, source=f.source, first=f.flagged_at)
+    states: dict[str, str] = {}
+    new_rows = []
+    for key, post in latest_post.items():
+        if key in existing:
             continue
-        new_flags[f.idempotency_key] = Flag(
-            post=posts[f.post.external_id],
-            source=f.source,
-            reason=f.reason,
-            flagged_at=f.flagged_at,
-            idempotency_key=f.idempotency_key,
-            submitted_by=submitted_by,
+        page = pages[post.page.external_id]
+        tally = tallies[key]
+        states[key] = (
+            QueueState.NOT_ELIGIBLE if page.is_politician else QueueState.QUEUED if tally.count else QueueState.UNFLAGGED
         )
-    # Identical keys serialise on the post lock above, so no batch can insert a key that
-    # another batch has just inserted; the unique index still guards against misuse.
-    created = Flag.objects.bulk_create(list(new_flags.values()), batch_size=1000)
+        new_rows.append(
+            (key, page.pk, post.posted_at, *(getattr(post, f) for f in POST_FIELDS), states[key], tally.count,
+             tally.weight, tally.first, *_scores(post, tally, now), now, now)
+        )
+    insert_rows(Post, NEW_POST_COLUMNS, new_rows)
+    ids = dict(Post.objects.filter(external_id__in=[r[0] for r in new_rows]).values_list("external_id", "id"))
+    ids.update({key: post.pk for key, post in existing.items()})
 
-    # Reach figures from the newest report win; flags are recounted from the table.
-    latest_post = {f.post.external_id: f.post for f in flags}
-    touched = {posts[k].pk: posts[k] for k in latest_post}
-    weights: dict[int, float] = defaultdict(float)
-    counts: dict[int, int] = defaultdict(int)
-    firsts: dict[int, datetime] = {}
-    rows = (
-        Flag.objects.filter(post_id__in=list(touched))
-        .values("post_id", "source")
-        .annotate(n=Count("id"), first=Min("flagged_at"))
+    insert_rows(
+        Flag,
+        FLAG_COLUMNS,
+        ((ids[f.post.external_id], f.source, f.reason, f.flagged_at, now, key, getattr(submitted_by, "pk", None))
+         for key, f in new_flags.items()),
     )
-    for row in rows:
-        counts[row["post_id"]] += row["n"]
-        weights[row["post_id"]] += row["n"] * source_weight(row["source"])
-        first = firsts.get(row["post_id"])
-        firsts[row["post_id"]] = row["first"] if first is None else min(first, row["first"])
 
-    events = []
-    for key, given in latest_post.items():
-        post = posts[key]
-        previous_state = post.queue_state
-        for field in POST_FIELDS:
-            setattr(post, field, getattr(given, field))
-        post.flag_count = counts[post.pk]
-        post.flag_weight = weights[post.pk]
-        post.first_flagged_at = firsts.get(post.pk)
-        post.queue_state = state_for(post, has_flags=post.flag_count > 0)
-        apply_priority(post, now=now)
-        post.updated_at = now
-        if post.queue_state != previous_state and post.queue_state in (QueueState.QUEUED, QueueState.NOT_ELIGIBLE):
-            verb = AuditVerb.POST_QUEUED if post.queue_state == QueueState.QUEUED else AuditVerb.POST_NOT_ELIGIBLE
-            reason = "politician's page" if post.queue_state == QueueState.NOT_ELIGIBLE else "flagged"
-            events.append(build_event(actor=submitted_by, verb=verb, target=post, post_id=post.pk, reason=reason, system="ingest"))
-    Post.objects.bulk_update(
-        list(posts.values()),
-        [*POST_FIELDS, "flag_count", "flag_weight", "first_flagged_at", "queue_state", "priority",
-         "velocity_score", "flag_score", "age_score", "updated_at"],
-    )
-    for flag in created:
-        events.append(
-            build_event(
-                actor=submitted_by, verb=AuditVerb.FLAG_RECEIVED, target=flag, post_id=flag.post_id,
-                reason=flag.reason[:500], data={"source": flag.source, "idempotency_key": flag.idempotency_key},
-                system="ingest",
+    # Posts we had: recount their flags from the table and refresh reach, state and score.
+    updates = []
+    if existing:
+        recount: dict[int, _Tally] = defaultdict(_Tally)
+        for row in (
+            Flag.objects.filter(post_id__in=[p.pk for p in existing.values()])
+            .values("post_id", "source")
+            .annotate(n=Count("id"), first=Min("flagged_at"))
+        ):
+            recount[row["post_id"]].add(n=row["n"], source=row["source"], first=row["first"])
+        for key, post in existing.items():
+            given, tally = latest_post[key], recount[post.pk]
+            post.page = pages[given.page.external_id]
+            states[key] = state_for(post, has_flags=tally.count > 0)
+            updates.append(
+                (post.pk, *(getattr(given, f) for f in POST_FIELDS), states[key], tally.count, tally.weight,
+                 tally.first, *_scores(given, tally, now), now)
             )
-        )
-    record_events(events)
+        update_rows(Post, [*POST_FIELDS, *SCORE_FIELDS], updates)
+
+    audit = []
+    if new_flags:
+        flag_ids = dict(Flag.objects.filter(idempotency_key__in=list(new_flags)).values_list("idempotency_key", "id"))
+        for key, f in new_flags.items():
+            audit.append(_audit_row(
+                actor=submitted_by, verb=AuditVerb.FLAG_RECEIVED, target_type="factcheck.flag", target_id=flag_ids[key],
+                post_id=ids[f.post.external_id], reason=f.reason[:500],
+                data={"source": f.source, "idempotency_key": key}, now=now,
+            ))
+    for key in latest_post:
+        before = existing[key].queue_state if key in existing else QueueState.UNFLAGGED
+        if states[key] != before and states[key] in (QueueState.QUEUED, QueueState.NOT_ELIGIBLE):
+            eligible = states[key] == QueueState.QUEUED
+            audit.append(_audit_row(
+                actor=submitted_by, verb=AuditVerb.POST_QUEUED if eligible else AuditVerb.POST_NOT_ELIGIBLE,
+                target_type="factcheck.post", target_id=ids[key], post_id=ids[key],
+                reason="flagged" if eligible else "politician's page", data={}, now=now,
+            ))
+    insert_rows(AuditEvent, AUDIT_COLUMNS, audit)
+
     return [
         IngestResult(
             idempotency_key=f.idempotency_key,
             external_id=f.post.external_id,
-            queue_state=posts[f.post.external_id].queue_state,
-            duplicate=f.idempotency_key not in new_flags,
+            queue_state=states[f.post.external_id],
+            duplicate=stored_at.get(f.idempotency_key) != index,
         )
-        for f in flags
+        for index, f in enumerate(flags)
     ]
