@@ -1,0 +1,40 @@
+"""`manage.py seed_demo`: load the demo data set (factcheck.demo) once; later runs change nothing."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from factcheck import demo
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the demo organisations, pages, flagged posts, ratings and accounts (password "
+        f"{demo.DEMO_PASSWORD!r}). Does nothing if the demo organisations already exist."
+    )
+
+    def handle(self, *args, **options) -> None:
+        if demo.demo_seeded():
+            self.stdout.write("Demo data already present; nothing to do.")
+            self.write_accounts()
+            self.stdout.write("A new API token for the platform account: manage.py issue_token platform")
+            return
+        try:
+            summary = demo.seed_demo_data()
+        except ValidationError as exc:  # e.g. a demo username already taken by a real user
+            raise CommandError("Cannot seed the demo: " + "; ".join(exc.messages)) from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Seeded {summary.organisations} organisations, {summary.pages} pages, {summary.posts} posts, "
+                f"{summary.flags} flags and {summary.ratings} ratings."
+            )
+        )
+        self.write_accounts()
+        self.stdout.write(f"API token for the platform account (shown once): {summary.platform_token}")
+
+    def write_accounts(self) -> None:
+        self.stdout.write(f"Demo accounts (password {demo.DEMO_PASSWORD!r}):")
+        width = max(len(account.username) for account in demo.ACCOUNTS)
+        for account in demo.ACCOUNTS:
+            self.stdout.write(f"  {account.username:<{width}}  {account.what}")

@@ -1,0 +1,163 @@
+"""`add_user` and `issue_token`: the way users and API tokens are made outside the admin."""
+
+from __future__ import annotations
+
+import io
+import sys
+from io import StringIO
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import CommandError, call_command
+
+from accounts.models import ApiToken, Role, User, hash_token
+from audit.models import AuditEvent, AuditVerb
+from factcheck.models import Organisation, Page
+from tests.factories import PageFactory, PlatformUserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def stdin(monkeypatch):
+    def feed(text: str) -> None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+
+    return feed
+
+
+def add_user(*args: str) -> str:
+    out = StringIO()
+    call_command("add_user", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_add_user_creates_a_factchecker_in_a_new_organisation_who_can_log_in(stdin):
+    stdin("a long enough secret\n")
+
+    output = add_user("alice", "--role", "factchecker", "--org", "Verifact", "--password-stdin", "--email", "a@x.org")
+
+    user = User.objects.get(username="alice")
+    assert (user.role, user.organisation.name, user.email) == (Role.FACTCHECKER, "Verifact", "a@x.org")
+    assert Organisation.objects.filter(name="Verifact").count() == 1
+    assert authenticate(username="alice", password="a long enough secret") == user
+    assert "alice" in output
+    assert AuditEvent.objects.filter(verb=AuditVerb.USER_CREATED, target_id=str(user.pk)).exists()
+
+
+def test_add_user_keeps_inner_and_surrounding_spaces_and_drops_only_the_line_ending(stdin):
+    stdin("  two words  \r\n")
+
+    add_user("spacey", "--role", "page_owner", "--password-stdin")
+
+    assert authenticate(username="spacey", password="  two words  ") is not None
+
+
+def test_add_user_joins_an_existing_organisation(stdin):
+    Organisation.objects.create(name="Verifact", languages=["en"])
+
+    add_user("bob", "--role", "factchecker", "--org", "Verifact")
+
+    assert User.objects.get(username="bob").organisation.languages == ["en"]
+    assert Organisation.objects.count() == 1
+
+
+def test_add_user_gives_a_page_owner_every_page_named_with_page(stdin):
+    existing = PageFactory(external_id="page-a", name="Page A")
+
+    add_user("olivia", "--role", "page_owner", "--page", "page-a", "--page", "page-b")
+
+    olivia = User.objects.get(username="olivia")
+    assert set(olivia.pages.values_list("external_id", flat=True)) == {"page-a", "page-b"}
+    assert Page.objects.get(pk=existing.pk).name == "Page A"
+
+
+def test_add_user_makes_trust_and_safety_staff_with_admin_access():
+    add_user("sam", "--role", "trust_safety")
+
+    sam = User.objects.get(username="sam")
+    assert sam.is_staff and not sam.is_superuser
+    assert list(sam.groups.values_list("name", flat=True)) == ["trust_safety"]
+
+
+def test_add_user_without_a_password_makes_an_account_that_cannot_log_in():
+    add_user("feed", "--role", "platform")
+
+    assert not User.objects.get(username="feed").has_usable_password()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["x", "--role", "editor"], "unknown role 'editor'"),
+        (["x", "--role", "factchecker"], "a fact-checker needs --org NAME"),
+        (["x", "--role", "platform", "--org", "Verifact"], "--org is only for fact-checkers"),
+        (["x", "--role", "platform", "--page", "p1"], "--page is only for page owners"),
+    ],
+)
+def test_add_user_refuses_bad_input_with_a_clear_message_and_writes_nothing(args, message):
+    with pytest.raises(CommandError, match=message):
+        add_user(*args)
+
+    assert not User.objects.filter(username="x").exists()
+    assert not Organisation.objects.exists()
+
+
+def test_add_user_refuses_a_username_that_is_taken():
+    add_user("dup", "--role", "platform")
+
+    with pytest.raises(CommandError, match="a user named 'dup' already exists"):
+        add_user("dup", "--role", "page_owner")
+
+    assert User.objects.get(username="dup").role == Role.PLATFORM
+
+
+@pytest.mark.parametrize("typed", ["", "\n"])
+def test_add_user_refuses_an_empty_password_from_stdin(stdin, typed):
+    stdin(typed)
+
+    with pytest.raises(CommandError, match="password read from standard input is empty"):
+        add_user("x", "--role", "page_owner", "--password-stdin")
+
+    assert not User.objects.filter(username="x").exists()
+
+
+def test_add_user_refuses_a_password_the_validators_reject(stdin):
+    stdin("short\n")
+
+    with pytest.raises(CommandError, match="The password was refused: .*too short"):
+        add_user("x", "--role", "page_owner", "--password-stdin")
+
+    assert not User.objects.filter(username="x").exists()
+
+
+def test_issue_token_prints_only_a_new_token_that_authenticates_its_user():
+    user = PlatformUserFactory()
+    out = StringIO()
+
+    call_command("issue_token", user.username, stdout=out)
+
+    raw = out.getvalue().strip()
+    assert "\n" not in raw and raw.startswith("fd_")
+    token = ApiToken.objects.get(key_hash=hash_token(raw))
+    assert token.user == user and token.revoked_at is None
+    assert AuditEvent.objects.filter(verb=AuditVerb.TOKEN_ISSUED, target_id=str(token.pk)).exists()
+
+
+def test_issue_token_gives_a_different_token_each_time():
+    user = PlatformUserFactory()
+    tokens = set()
+    for _ in range(2):
+        out = StringIO()
+        call_command("issue_token", user.username, stdout=out)
+        tokens.add(out.getvalue().strip())
+
+    assert len(tokens) == 2
+    assert ApiToken.objects.filter(user=user).count() == 2
+
+
+def test_issue_token_refuses_an_unknown_user():
+    with pytest.raises(CommandError, match="There is no user named 'nobody'"):
+        call_command("issue_token", "nobody", stdout=StringIO())
+
+    assert not ApiToken.objects.exists()

@@ -1,0 +1,140 @@
+"""`seed_demo`: the demo data set goes in through the real paths, once, and the decisions follow."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import CommandError, call_command
+
+from accounts.models import ApiToken, Role, User, hash_token
+from audit.models import AuditEvent, AuditVerb
+from factcheck.demo import DEMO_PASSWORD, POLITICIAN_PAGE, REPEAT_OFFENDER_PAGE
+from factcheck.models import Flag, FlagSource, Organisation, Page, Post, QueueState, Rating
+from moderation.models import Action, PageStanding, PostDistribution, RatingDecision, Strike
+from tests.factories import PlatformUserFactory
+
+pytestmark = pytest.mark.django_db
+
+COUNTED = (Organisation, Page, Post, Flag, Rating, User, ApiToken, Action, Strike, AuditEvent)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # Six demo accounts with the production hasher cost seconds per test; the hasher is not under test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def seed() -> str:
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def seeded(django_capture_on_commit_callbacks, run_worker) -> str:
+    """Seed, then let a real RQ worker apply the decisions the ratings enqueued on commit."""
+    with django_capture_on_commit_callbacks(execute=True):
+        output = seed()
+    run_worker()
+    return output
+
+
+def counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count() for model in COUNTED}
+
+
+def test_seed_demo_creates_organisations_pages_posts_and_flags_from_every_source(seeded):
+    assert {(o.name, tuple(o.languages), tuple(o.countries)) for o in Organisation.objects.all()} == {
+        ("Verifact", ("en",), ("GB", "IE", "US")),
+        ("Faktenwerk", ("de", "fr"), ("DE", "AT", "FR", "BE")),
+    }
+    assert Page.objects.count() == 12
+    assert Page.objects.filter(is_politician=True).count() == 1
+    assert 200 <= Post.objects.count() <= 500
+    assert set(Flag.objects.values_list("source", flat=True)) == set(FlagSource.values)
+    assert set(Post.objects.values_list("language", flat=True)) == {"en", "de", "fr"}
+    # Reach spreads over orders of magnitude.
+    views = sorted(Post.objects.values_list("views", flat=True))
+    assert views[0] < 1_000 and views[-1] > 100_000
+    assert "Seeded 2 organisations, 12 pages" in seeded
+
+
+def test_seed_demo_goes_through_ingest_so_flags_and_queue_entries_are_audited(seeded):
+    assert AuditEvent.objects.filter(verb=AuditVerb.FLAG_RECEIVED).count() == Flag.objects.count()
+    platform = User.objects.get(username="platform")
+    assert not Flag.objects.exclude(submitted_by=platform).exists()
+    assert Post.objects.filter(queue_state=QueueState.QUEUED).count() > 200
+    assert not Post.objects.filter(flag_count=0).exists()
+
+
+def test_seed_demo_keeps_the_politicians_posts_out_of_the_queue(seeded):
+    politician_posts = Post.objects.filter(page__external_id=POLITICIAN_PAGE)
+
+    assert politician_posts.exists()
+    assert set(politician_posts.values_list("queue_state", flat=True)) == {QueueState.NOT_ELIGIBLE}
+    assert not Rating.objects.filter(post__page__external_id=POLITICIAN_PAGE).exists()
+
+
+def test_seed_demo_ratings_become_decisions_and_make_one_page_a_repeat_offender(seeded):
+    assert Rating.objects.count() >= 5
+    assert RatingDecision.objects.count() == Rating.objects.count()
+    offender = PageStanding.objects.get(is_repeat_offender=True)
+    assert offender.page.external_id == REPEAT_OFFENDER_PAGE
+    assert offender.active_strikes == 3
+    # Every post of the repeat offender is halved; its False-rated ones are at 0.2 x 0.5.
+    multipliers = PostDistribution.objects.filter(post__page=offender.page).values_list("multiplier", flat=True)
+    assert sorted({str(m) for m in multipliers}) == ["0.1000", "0.5000"]
+    assert offender.page.posts.count() == len(multipliers)
+
+
+def test_seed_demo_makes_every_demo_account_with_the_documented_password(seeded):
+    expected = {
+        "alice": (Role.FACTCHECKER, "Verifact"),
+        "bob": (Role.FACTCHECKER, "Verifact"),
+        "claire": (Role.FACTCHECKER, "Faktenwerk"),
+        "sam": (Role.TRUST_SAFETY, None),
+        "olivia": (Role.PAGE_OWNER, None),
+        "platform": (Role.PLATFORM, None),
+    }
+    for username, (role, organisation) in expected.items():
+        user = authenticate(username=username, password=DEMO_PASSWORD)
+        assert user is not None, username
+        assert (user.role, user.organisation.name if user.organisation else None) == (role, organisation)
+    assert User.objects.get(username="sam").is_staff
+    olivia = User.objects.get(username="olivia")
+    assert set(olivia.pages.values_list("external_id", flat=True)) == {REPEAT_OFFENDER_PAGE, "the-london-ledger"}
+    for username in expected:
+        assert username in seeded
+
+
+def test_seed_demo_prints_a_platform_token_that_authenticates(seeded):
+    line = next(line for line in seeded.splitlines() if line.startswith("API token for the platform account"))
+    raw = line.rsplit(" ", 1)[1]
+
+    token = ApiToken.objects.get(key_hash=hash_token(raw))
+    assert token.user.username == "platform" and token.revoked_at is None
+
+
+def test_seed_demo_run_twice_changes_nothing(seeded, django_capture_on_commit_callbacks, run_worker):
+    before = counts()
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        output = seed()
+    run_worker()
+
+    assert counts() == before
+    assert callbacks == []
+    assert "Demo data already present" in output
+    assert "manage.py issue_token platform" in output
+
+
+def test_seed_demo_refuses_when_a_demo_username_is_taken_and_writes_nothing():
+    PlatformUserFactory(username="alice")
+
+    with pytest.raises(CommandError, match="a user named 'alice' already exists"):
+        seed()
+
+    assert not Organisation.objects.exists()
+    assert not Post.objects.exists()

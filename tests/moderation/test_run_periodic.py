@@ -1,0 +1,66 @@
+"""`run_periodic --once`: the embedded default's stand-in for rqcron runs the same jobs."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from factcheck.claims import claim_post
+from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
+from factcheck.ratings import record_rating
+from moderation.management.commands.run_periodic import SCHEDULE
+from moderation.models import PostDistribution, RatingDecision
+from tests.factories import PostFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_run_periodic_once_returns_expired_claims_to_the_queue(factchecker):
+    post = PostFactory()
+    claim_post(reviewer=factchecker, post_id=post.pk, now=timezone.now() - timedelta(hours=2))
+
+    call_command("run_periodic", "--once")
+
+    assert Claim.objects.get(post=post).status == ClaimStatus.EXPIRED
+    assert Post.objects.get(pk=post.pk).queue_state == QueueState.QUEUED
+
+
+def test_run_periodic_once_applies_a_rating_whose_decision_job_never_ran(factchecker):
+    post = PostFactory()
+    # Inside the test transaction nothing commits, so the on-commit decision job never runs.
+    rating = record_rating(
+        reviewer=factchecker, post_id=post.pk, verdict=Verdict.FALSE, rationale="Fabricated quote.",
+        sources=["https://example.org/evidence"],
+    )
+    Rating.objects.filter(pk=rating.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    assert not RatingDecision.objects.exists()
+
+    call_command("run_periodic", "--once")
+
+    assert RatingDecision.objects.get().rating == rating
+    distribution = PostDistribution.objects.get(post=post)
+    assert str(distribution.multiplier) == "0.2000"
+    assert distribution.labels == ["False information. Checked by independent fact-checkers."]
+
+
+def test_run_periodic_once_logs_each_job_it_ran(caplog):
+    with caplog.at_level(logging.INFO, logger="factdesk.periodic"):
+        call_command("run_periodic", "--once")
+
+    ran = [record.getMessage() for record in caplog.records if " -> " in record.getMessage()]
+    assert [line.split(" -> ")[0] for line in ran] == [job.name for job in SCHEDULE]
+
+
+def test_run_periodic_runs_the_jobs_of_config_cron_at_the_same_intervals(monkeypatch):
+    registered = []
+    monkeypatch.setattr("rq.cron.register", lambda func, queue_name, interval=None, **kw: registered.append((func, interval)))
+    import config.cron
+
+    importlib.reload(config.cron)
+
+    assert {(job.func, job.interval) for job in SCHEDULE} == set(registered)
