@@ -10,6 +10,12 @@ from tests.factories import PASSWORD, FactCheckerFactory, PlatformUserFactory, S
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The production hasher costs ~100 ms per password; it is not what the suite tests.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _clean_redis(settings):
     """Each test starts with an empty Redis test database (REDIS_URL points at a spare db)."""
     if settings.FACTDESK_JOBS_IN_PROCESS:

@@ -20,12 +20,6 @@ pytestmark = pytest.mark.django_db
 COUNTED = (Organisation, Page, Post, Flag, Rating, User, ApiToken, Action, Strike, AuditEvent)
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # Six demo accounts with the production hasher cost seconds per test; the hasher is not under test.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def seed() -> str:
     out = StringIO()
     call_command("seed_demo", stdout=out)
