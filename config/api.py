@@ -1,5 +1,231 @@
-"""The JSON API (django-ninja): to be filled by the API work."""
+"""The JSON API under /api/: the NinjaAPI instance, its auth, throttling and error handling.
 
+Every answer that is not a success has one shape, {"error": {"code", "message", "details"}},
+whatever produced it: an endpoint, ninja's own validation, auth, throttling, Django's body
+limit, an unknown route under /api/ or a wrong method. Endpoints live in factcheck/api.py
+(flags, ratings) and moderation/api.py (posts, decisions); config/api_common.py holds what
+they share.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.urls import URLPattern, URLResolver, re_path
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, AuthorizationError, HttpError, Throttled, ValidationError
+from ninja.parser import Parser
+from ninja.throttling import SimpleRateThrottle
+from pydantic.json_schema import models_json_schema
 
-api = NinjaAPI(title="Factdesk API", version="1", urls_namespace="api")
+from config.api_common import ApiError, TokenAuth, TooLarge, check_body_size, read_json_object
+from factcheck.api import REQUEST_SCHEMAS
+from factcheck.api import router as factcheck_router
+from moderation.api import router as moderation_router
+
+logger = logging.getLogger(__name__)
+
+STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    422: "validation_error",
+    429: "throttled",
+}
+
+DESCRIPTION = """\
+Factdesk's API for the platform and for fact-checkers.
+
+Authenticate with `Authorization: Bearer <token>` (tokens come from `manage.py issue_token`).
+Every error has the shape `{"error": {"code": ..., "message": ..., "details": ...}}`.
+Validation errors (422) list each problem in `details.errors` as `{"field", "message"}`, with
+`item` (the index in the batch) for flags. Datetimes are ISO 8601 and must carry a timezone
+offset (`Z` or `+01:00`); naive datetimes are refused. Requests are limited per token holder
+(`429` with `Retry-After` when exceeded).
+"""
+
+
+class JsonObjectParser(Parser):
+    """Bodies of ninja-validated endpoints: a JSON object, or the same 400/413 as everywhere."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return read_json_object(request)
+
+
+class TokenRateThrottle(SimpleRateThrottle):
+    """settings.API_RATE_LIMIT per authenticated user, read on each request so it can change."""
+
+    scope = "api"
+
+    def __init__(self) -> None:
+        # The rate is read in allow_request, not fixed when the module is imported.
+        self.rate = None
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        self.rate = settings.API_RATE_LIMIT
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request)
+
+    def get_cache_key(self, request: HttpRequest) -> str | None:
+        user = getattr(request, "auth", None)
+        if user is None:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": user.pk}
+
+
+def error_response(request: HttpRequest, status: int, code: str, message: str, details: Any = None) -> HttpResponse:
+    return api.create_response(request, {"error": {"code": code, "message": message, "details": details}}, status=status)
+
+
+def refuse_oversized_body(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Check Content-Length before authentication, throttling or parsing touch the body."""
+
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            check_body_size(request)
+        except ApiError as exc:
+            return on_api_error(request, exc)
+        return run(request, *args, **kwargs)
+
+    return checked
+
+
+class FactdeskAPI(NinjaAPI):
+    @property
+    def urls(self) -> tuple[list[URLPattern | URLResolver], str, str]:
+        patterns, app_name, namespace = super().urls
+        wrapped: list[URLPattern | URLResolver] = [
+            with_json_errors(p) if isinstance(p, URLPattern) else p for p in patterns
+        ]
+        # Last: anything else under /api/ is a JSON 404, not the site's HTML page.
+        wrapped.append(re_path(r"^.*$", csrf_exempt(unknown_route), name="unknown-route"))
+        return wrapped, app_name, namespace
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: dict | None = None) -> Any:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        # Bodies read by hand (POST /flags: one flag or a batch) are described here.
+        _, definitions = models_json_schema(
+            [(model, "validation") for model in REQUEST_SCHEMAS], ref_template="#/components/schemas/{model}"
+        )
+        schema["components"].setdefault("schemas", {}).update(definitions.get("$defs", {}))
+        return schema
+
+
+def with_json_errors(pattern: URLPattern) -> URLPattern:
+    """Wrap a ninja URL so its 405s and stray 404s (outside any operation) answer in JSON."""
+    view = pattern.callback
+
+    def json_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            response = view(request, *args, **kwargs)
+        except Http404:
+            return unknown_route(request)
+        if isinstance(response, HttpResponseNotAllowed):
+            allowed = response["Allow"]
+            error = error_response(
+                request, 405, "method_not_allowed", f"{request.method} is not allowed here; use {allowed}.",
+                {"allowed": [m.strip() for m in allowed.split(",")]},
+            )
+            error["Allow"] = allowed
+            return error
+        return response
+
+    json_view.csrf_exempt = True  # type: ignore[attr-defined]  # as ninja's own views are
+    return URLPattern(pattern.pattern, json_view, pattern.default_args, pattern.name)
+
+
+def unknown_route(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    return error_response(request, 404, "not_found", f"No API endpoint at {request.path}.")
+
+
+api = FactdeskAPI(
+    title="Factdesk API",
+    version="1",
+    description=DESCRIPTION,
+    urls_namespace="api",
+    parser=JsonObjectParser(),
+    auth=TokenAuth(),
+    throttle=[TokenRateThrottle()],
+)
+api.add_decorator(refuse_oversized_body, mode="view")
+api.add_router("v1/", factcheck_router)
+api.add_router("v1/", moderation_router)
+
+
+@api.exception_handler(ApiError)
+def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
+    return error_response(request, exc.status, exc.code, exc.message, exc.details)
+
+
+@api.exception_handler(RequestDataTooBig)
+def on_body_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return on_api_error(
+        request, TooLarge("The body is larger than the limit.", details={"limit_bytes": settings.API_MAX_BODY_BYTES})
+    )
+
+
+@api.exception_handler(AuthenticationError)
+def on_unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    response = error_response(
+        request, 401, "unauthorized", "A valid API token is required: send `Authorization: Bearer <token>`."
+    )
+    response["WWW-Authenticate"] = 'Bearer realm="factdesk"'
+    return response
+
+
+@api.exception_handler(AuthorizationError)
+def on_forbidden(request: HttpRequest, exc: AuthorizationError) -> HttpResponse:
+    return error_response(request, 403, "forbidden", exc.message)
+
+
+@api.exception_handler(Throttled)
+def on_throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    return error_response(
+        request, 429, "throttled", f"Too many requests: the limit is {settings.API_RATE_LIMIT} per token holder.",
+        {"retry_after_seconds": exc.wait},
+    )
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja wraps whatever the body parser raised in HttpError(400); answer for the cause.
+    if isinstance(exc.__cause__, ApiError):
+        return on_api_error(request, exc.__cause__)
+    if isinstance(exc.__cause__, RequestDataTooBig):
+        return on_body_too_big(request, exc.__cause__)
+    if exc.status_code == 400:
+        return error_response(request, 400, "malformed_json", "The body is not valid JSON.")
+    return error_response(request, exc.status_code, STATUS_CODES.get(exc.status_code, "error"), exc.message)
+
+
+@api.exception_handler(ValidationError)
+def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    errors = []
+    for error in exc.errors:
+        source, *loc = error["loc"]
+        if source == "body" and len(loc) > 1:
+            loc = loc[1:]  # drop the name of the view's body parameter
+        errors.append({"field": ".".join(str(part) for part in loc), "message": error["msg"]})
+    return error_response(request, 422, "validation_error", "The request is invalid.", {"errors": errors})
+
+
+@api.exception_handler(Http404)
+def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return error_response(request, 404, "not_found", "Not found.")
+
+
+@api.exception_handler(Exception)
+def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # Still JSON for the client; the traceback goes to the log for us.
+    logger.exception("unhandled error in %s %s", request.method, request.path)
+    return error_response(request, 500, "server_error", "Something went wrong on our side; it has been logged.")

@@ -1,0 +1,138 @@
+"""What every API router shares: the error shape, the errors it raises, roles and the JSON body.
+
+Kept apart from config/api.py so that the routers (factcheck/api.py, moderation/api.py) can
+import it while config/api.py imports the routers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest
+from ninja import Schema
+from ninja.security import HttpBearer
+
+from accounts.models import ApiToken, hash_token
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorOut(Schema):
+    """Every error the API returns: {"error": {"code", "message", "details"}}."""
+
+    error: ErrorBody
+
+
+class ApiError(Exception):
+    """An error answered with the JSON error shape; subclasses fix the status and code."""
+
+    status: int = 400
+    code: str = "bad_request"
+
+    def __init__(self, message: str, *, details: Any = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+        if code is not None:
+            self.code = code
+
+
+class MalformedBody(ApiError):
+    status, code = 400, "malformed_json"
+
+
+class Forbidden(ApiError):
+    status, code = 403, "forbidden"
+
+
+class NotFound(ApiError):
+    status, code = 404, "not_found"
+
+
+class Conflict(ApiError):
+    status, code = 409, "conflict"
+
+
+class TooLarge(ApiError):
+    status, code = 413, "payload_too_large"
+
+
+class Unprocessable(ApiError):
+    status, code = 422, "validation_error"
+
+
+ERROR_RESPONSES: dict[int, type[ErrorOut]] = {
+    code: ErrorOut for code in (400, 401, 403, 404, 409, 413, 422, 429)
+}
+
+
+def errors_for(*codes: int) -> dict[int, type[ErrorOut]]:
+    """The documented error responses of an operation (401 and 429 apply to all of them)."""
+    return {code: ERROR_RESPONSES[code] for code in sorted({401, 429, *codes})}
+
+
+class TokenAuth(HttpBearer):
+    """`Authorization: Bearer <token>` against accounts.ApiToken, optionally for some roles only.
+
+    The role check lives here rather than in the views so that a caller with the wrong role
+    gets 403 before the body is parsed or validated.
+    """
+
+    def __init__(self, *roles: str) -> None:
+        super().__init__()
+        self.roles = roles
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        found = (
+            ApiToken.objects.select_related("user")
+            .filter(key_hash=hash_token(token.strip()), revoked_at__isnull=True, user__is_active=True)
+            .first()
+        )
+        if found is None:
+            return None
+        user = found.user
+        if self.roles and user.role not in self.roles:
+            raise Forbidden(
+                f"This endpoint is for the {' or '.join(self.roles)} role; yours is {user.role or 'none'}."
+            )
+        request.user = user
+        return user
+
+
+def check_body_size(request: HttpRequest) -> None:
+    """Refuse an oversized body from its Content-Length, before anything reads it."""
+    limit = settings.API_MAX_BODY_BYTES
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise MalformedBody("The Content-Length header is not a number.", code="bad_content_length") from None
+    if length > limit:
+        raise TooLarge(f"The body is {length} bytes; the limit is {limit}.", details={"limit_bytes": limit})
+
+
+def read_json_object(request: HttpRequest) -> dict[str, Any]:
+    """The request body as a JSON object, or 400 (not JSON, not an object) / 413 (too big)."""
+    check_body_size(request)
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        # No usable Content-Length (chunked upload): Django's own limit stopped the read.
+        raise TooLarge(
+            "The body is larger than the limit.", details={"limit_bytes": settings.API_MAX_BODY_BYTES}
+        ) from None
+    if not raw:
+        raise MalformedBody("The request needs a JSON body.", code="empty_body")
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedBody(f"The body is not valid JSON: {exc}.") from None
+    if not isinstance(data, dict):
+        raise MalformedBody("The body must be a JSON object.", code="body_not_object")
+    return data

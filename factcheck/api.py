@@ -1,0 +1,297 @@
+"""The review side's API: the platform pushes flags, fact-checkers rate posts.
+
+The flag schemas here are the single definition of a valid flag from outside; a batch is
+validated item by item and refused whole, naming each bad item and field, before
+factcheck.ingest writes anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import Annotated, Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja import Router, Schema
+from ninja.responses import Status
+from pydantic import AwareDatetime, BaseModel, Field, StrictBool, StrictInt, StringConstraints, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from accounts.models import Role
+from config.api_common import Conflict, NotFound, TokenAuth, TooLarge, Unprocessable, errors_for, read_json_object
+from factcheck.claims import AlreadyClaimed, ClaimError
+from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.models import FlagSource, MediaType, Post, QueueState, Rating, Verdict
+from factcheck.ratings import RatingRefused, http_url, record_rating
+
+MAX_BATCH = 1000
+MAX_REASON = 5000
+BIGINT_MAX = 2**63 - 1
+
+router = Router(tags=["review"])
+
+Key = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Count = Annotated[StrictInt, Field(ge=0, le=BIGINT_MAX)]
+
+
+def _blank_if_none(value: Any) -> Any:
+    return "" if value is None else value
+
+
+class PageIn(BaseModel):
+    external_id: Key
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+    is_politician: StrictBool = False
+
+
+class PostIn(BaseModel):
+    external_id: Key
+    url: Annotated[str, Field(max_length=2000)] = ""
+    text: str = ""
+    language: str = Field("", description="ISO 639-1, two letters; stored lower-case.")
+    country: str = Field("", description="ISO 3166-1 alpha-2; stored upper-case.")
+    media_type: MediaType = MediaType.TEXT
+    posted_at: AwareDatetime
+    views: Count = 0
+    shares: Count = 0
+    page: PageIn
+
+    @field_validator("url", "text", "language", "country", mode="before")
+    @classmethod
+    def blank_for_null(cls, value: Any) -> Any:
+        return _blank_if_none(value)
+
+    @field_validator("url")
+    @classmethod
+    def http_or_https(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            try:
+                http_url(value)
+            except DjangoValidationError:
+                raise ValueError("must be an http:// or https:// URL") from None
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def iso_639_1(cls, value: str) -> str:
+        value = value.strip().lower()
+        if value and not (len(value) == 2 and value.isascii() and value.isalpha()):
+            raise ValueError("must be a two-letter ISO 639-1 code such as 'en'")
+        return value
+
+    @field_validator("country")
+    @classmethod
+    def iso_3166_alpha_2(cls, value: str) -> str:
+        value = value.strip().upper()
+        if value and not (len(value) == 2 and value.isascii() and value.isalpha()):
+            raise ValueError("must be a two-letter ISO 3166-1 country code such as 'GB'")
+        return value
+
+
+class FlagIn(BaseModel):
+    """One flag. Datetimes need a timezone offset; `flagged_at` defaults to when it arrives."""
+
+    idempotency_key: Key
+    source: FlagSource
+    reason: Annotated[str, Field(max_length=MAX_REASON)] = ""
+    flagged_at: AwareDatetime | None = None
+    post: PostIn
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def blank_for_null(cls, value: Any) -> Any:
+        return _blank_if_none(value)
+
+    def to_input(self, *, now: datetime) -> FlagInput:
+        post, page = self.post, self.post.page
+        return FlagInput(
+            idempotency_key=self.idempotency_key,
+            source=self.source.value,
+            reason=self.reason,
+            flagged_at=self.flagged_at or now,
+            post=PostInput(
+                external_id=post.external_id,
+                page=PageInput(external_id=page.external_id, name=page.name, is_politician=page.is_politician),
+                posted_at=post.posted_at,
+                url=post.url,
+                text=post.text,
+                language=post.language,
+                country=post.country,
+                media_type=post.media_type.value,
+                views=post.views,
+                shares=post.shares,
+            ),
+        )
+
+
+class FlagBatchIn(BaseModel):
+    """Up to 1,000 flags, stored all or none."""
+
+    flags: Annotated[list[FlagIn], Field(min_length=1, max_length=MAX_BATCH)]
+
+
+REQUEST_SCHEMAS: list[type[BaseModel]] = [FlagIn, FlagBatchIn]
+
+
+def _message(error: dict) -> str:
+    message = error["msg"]
+    return message.removeprefix("Value error, ")
+
+
+def _field(loc: tuple) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def parse_flags(data: dict[str, Any], *, now: datetime) -> list[FlagInput]:
+    """One flag or {"flags": [...]}, validated whole: any bad item refuses the batch (422)."""
+    if "flags" in data:
+        items = data["flags"]
+        if not isinstance(items, list) or not items:
+            raise Unprocessable(
+                "`flags` must be a non-empty list.",
+                details={"errors": [{"item": None, "field": "flags", "message": "must be a non-empty list"}]},
+            )
+        if len(items) > MAX_BATCH:
+            raise TooLarge(
+                f"A batch holds at most {MAX_BATCH} flags; this one has {len(items)}.",
+                code="batch_too_large", details={"max_flags": MAX_BATCH, "flags": len(items)},
+            )
+    else:
+        items = [data]
+    valid: list[FlagIn] = []
+    errors: list[dict[str, Any]] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            errors.append({"item": index, "field": "", "message": "a flag must be a JSON object"})
+            continue
+        try:
+            valid.append(FlagIn.model_validate(item))
+        except PydanticValidationError as exc:
+            errors.extend(
+                {"item": index, "field": _field(e["loc"]), "message": _message(e)} for e in exc.errors()
+            )
+    if errors:
+        bad = len({e["item"] for e in errors})
+        raise Unprocessable(
+            f"{bad} of {len(items)} flag(s) are invalid; nothing was stored.", details={"errors": errors}
+        )
+    return [flag.to_input(now=now) for flag in valid]
+
+
+class IngestResultOut(Schema):
+    idempotency_key: str
+    external_id: str
+    queue_state: QueueState
+    duplicate: bool
+
+
+class IngestOut(Schema):
+    results: list[IngestResultOut]
+
+
+FLAGS_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "oneOf": [
+                        {"$ref": "#/components/schemas/FlagIn"},
+                        {"$ref": "#/components/schemas/FlagBatchIn"},
+                    ]
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/flags",
+    auth=TokenAuth(Role.PLATFORM),
+    response={200: IngestOut, 201: IngestOut, **errors_for(400, 403, 413, 422)},
+    openapi_extra=FLAGS_BODY,
+    summary="Push flags (one or a batch of up to 1,000)",
+)
+def push_flags(request: HttpRequest) -> Status:
+    """Store flags, idempotent by `idempotency_key`; answers each post's queue state.
+
+    201 when at least one flag was new, 200 when every flag had been received before.
+    A batch with any invalid flag is refused whole (422) and nothing is stored.
+    """
+    flags = parse_flags(read_json_object(request), now=timezone.now())
+    results = ingest_flags(flags=flags, submitted_by=request.auth)  # type: ignore[attr-defined]
+    status = 201 if any(not r.duplicate for r in results) else 200
+    return Status(status, {"results": [asdict(r) for r in results]})
+
+
+class RatingIn(Schema):
+    verdict: str = Field(json_schema_extra={"enum": list(Verdict.values)})
+    rationale: str
+    sources: list[str] = Field(description="At least one http:// or https:// URL.")
+    article_url: str = ""
+
+
+class RatingOut(Schema):
+    id: int
+    post: str
+    verdict: Verdict
+    verdict_label: str
+    rationale: str
+    sources: list[str]
+    article_url: str
+    organisation: str
+    created_at: datetime
+
+
+def rating_out(rating: Rating, *, post: Post) -> dict[str, Any]:
+    return {
+        "id": rating.pk,
+        "post": post.external_id,
+        "verdict": rating.verdict,
+        "verdict_label": rating.get_verdict_display(),
+        "rationale": rating.rationale,
+        "sources": rating.sources,
+        "article_url": rating.article_url,
+        "organisation": rating.organisation.name,
+        "created_at": rating.created_at,
+    }
+
+
+@router.post(
+    "/posts/{external_id}/ratings",
+    auth=TokenAuth(Role.FACTCHECKER),
+    response={201: RatingOut, **errors_for(400, 403, 404, 409, 413, 422)},
+    summary="Rate a post",
+)
+def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Status:
+    """Record a fact-checker's rating; it supersedes the post's current one.
+
+    422 for a post of a politician's page (code `rating_refused`) or invalid fields;
+    409 when another reviewer holds the post's claim.
+    """
+    post = Post.objects.filter(external_id=external_id).first()
+    if post is None:
+        raise NotFound(f"No post {external_id!r}.")
+    try:
+        rating = record_rating(
+            reviewer=request.auth,  # type: ignore[attr-defined]
+            post_id=post.pk,
+            verdict=payload.verdict,
+            rationale=payload.rationale,
+            sources=payload.sources,
+            article_url=payload.article_url,
+        )
+    except DjangoValidationError as exc:
+        errors = [{"field": field, "message": m} for field, messages in exc.message_dict.items() for m in messages]
+        raise Unprocessable("The rating is invalid; nothing was saved.", details={"errors": errors}) from None
+    except RatingRefused as exc:
+        raise Unprocessable(str(exc), code="rating_refused") from None
+    except AlreadyClaimed as exc:
+        raise Conflict(str(exc), code="already_claimed") from None
+    except ClaimError as exc:
+        raise Conflict(str(exc), code="not_claimable") from None
+    return Status(201, rating_out(rating, post=post))

@@ -1,0 +1,191 @@
+"""The decision side's API: a post with its flags, rating, distribution and actions, and the
+decisions feed the platform polls.
+
+A post is read in a fixed number of queries whatever its number of flags or actions.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+
+from accounts.models import Role
+from config.api_common import NotFound, TokenAuth, errors_for
+from factcheck.api import RatingOut, rating_out
+from factcheck.models import Flag, FlagSource, MediaType, Post, QueueState, Rating
+from moderation.distribution import Distribution, current_distribution
+from moderation.feed import changes_after
+from moderation.models import Action, DistributionChange
+
+MAX_FEED_PAGE = 1000
+
+router = Router(tags=["decisions"])
+
+
+class PageOut(Schema):
+    external_id: str
+    name: str
+    is_politician: bool
+
+
+class FlagsOut(Schema):
+    count: int
+    by_source: dict[str, int]
+
+
+class DistributionOut(Schema):
+    multiplier: float
+    labels: list[str]
+    removed: bool
+    reasons: list[dict[str, Any]]
+
+
+class ActionOut(Schema):
+    id: int
+    kind: str
+    verdict: str | None
+    multiplier: float
+    label: str
+    ground: str | None
+    active: bool
+    created_at: datetime
+    ended_at: datetime | None
+    end_reason: str | None
+
+
+class AppealOut(Schema):
+    id: int
+    status: str
+
+
+class PostOut(Schema):
+    external_id: str
+    url: str
+    text: str
+    language: str
+    country: str
+    media_type: MediaType
+    posted_at: datetime
+    views: int
+    shares: int
+    page: PageOut
+    flags: FlagsOut
+    queue_state: QueueState
+    rating: RatingOut | None
+    distribution: DistributionOut
+    actions: list[ActionOut]
+    appeals: list[AppealOut]
+
+
+def distribution_out(distribution: Distribution | DistributionChange) -> dict[str, Any]:
+    return {
+        "multiplier": float(distribution.multiplier),
+        "labels": distribution.labels,
+        "removed": distribution.removed,
+        "reasons": distribution.reasons,
+    }
+
+
+def action_out(action: Action) -> dict[str, Any]:
+    return {
+        "id": action.pk,
+        "kind": action.kind,
+        "verdict": action.verdict or None,
+        "multiplier": float(action.feed_multiplier),
+        "label": action.label,
+        "ground": action.ground or None,
+        "active": action.is_active,
+        "created_at": action.created_at,
+        "ended_at": action.ended_at,
+        "end_reason": action.end_reason or None,
+    }
+
+
+def post_out(post: Post) -> dict[str, Any]:
+    by_source = dict.fromkeys(FlagSource.values, 0)
+    for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by():
+        by_source[row["source"]] = row["n"]
+    rating = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
+    return {
+        "external_id": post.external_id,
+        "url": post.url,
+        "text": post.text,
+        "language": post.language,
+        "country": post.country,
+        "media_type": post.media_type,
+        "posted_at": post.posted_at,
+        "views": post.views,
+        "shares": post.shares,
+        "page": {"external_id": post.page.external_id, "name": post.page.name, "is_politician": post.page.is_politician},
+        "flags": {"count": sum(by_source.values()), "by_source": by_source},
+        "queue_state": post.queue_state,
+        "rating": rating_out(rating, post=post) if rating is not None else None,
+        "distribution": distribution_out(current_distribution(post)),
+        "actions": [action_out(a) for a in Action.objects.filter(post=post).order_by("created_at", "id")],
+        # Appeals arrive with the page-owner portal; the key is part of the contract already.
+        "appeals": [],
+    }
+
+
+@router.get(
+    "/posts/{external_id}",
+    auth=TokenAuth(Role.PLATFORM, Role.FACTCHECKER, Role.TRUST_SAFETY, Role.PAGE_OWNER),
+    response={200: PostOut, **errors_for(403, 404)},
+    summary="Read a post with its flags, rating, distribution and actions",
+)
+def get_post(request: HttpRequest, external_id: str) -> dict[str, Any]:
+    """Page owners see only the posts of their own pages; any other post is 404 to them."""
+    user = request.auth  # type: ignore[attr-defined]
+    post = Post.objects.select_related("page", "distribution").filter(external_id=external_id).first()
+    # The same 404 for a post that exists on someone else's page: page owners learn nothing.
+    if post is None or (user.role == Role.PAGE_OWNER and not post.page.owners.filter(pk=user.pk).exists()):
+        raise NotFound(f"No post {external_id!r}.")
+    return post_out(post)
+
+
+class DecisionOut(Schema):
+    cursor: str
+    post: str
+    distribution: DistributionOut
+    warn_sharers: bool
+    cause: str
+    created_at: datetime
+
+
+class DecisionsOut(Schema):
+    decisions: list[DecisionOut]
+    next_cursor: str
+
+
+@router.get(
+    "/decisions",
+    auth=TokenAuth(Role.PLATFORM),
+    response={200: DecisionsOut, **errors_for(403, 422)},
+    summary="Poll distribution changes in commit order",
+)
+def list_decisions(
+    request: HttpRequest,
+    after: int = Query(0, ge=0, description="The `next_cursor` of the previous page; 0 for the start."),
+    limit: int = Query(100, ge=1, le=MAX_FEED_PAGE, description="At most 1,000 changes per page."),
+) -> dict[str, Any]:
+    """Changes after `after`, oldest first. Poll again with `next_cursor`; it stays put when
+    nothing is new, and ids are given in commit order so no change is ever skipped."""
+    changes = list(changes_after(cursor=after, limit=limit))
+    return {
+        "decisions": [
+            {
+                "cursor": str(change.pk),
+                "post": change.post.external_id,
+                "distribution": distribution_out(change),
+                "warn_sharers": change.warn_sharers,
+                "cause": change.cause,
+                "created_at": change.created_at,
+            }
+            for change in changes
+        ],
+        "next_cursor": str(changes[-1].pk) if changes else str(after),
+    }
