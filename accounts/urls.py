@@ -1,2 +1,14 @@
+"""Signing in and out of the browser UI, and the landing page for roles without a workspace yet."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from accounts import views
+
 app_name = "accounts"
-urlpatterns: list = []
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    # Django's LogoutView accepts POST only, so a link cannot sign anyone out.
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("welcome/", views.welcome, name="welcome"),
+]

@@ -1,2 +1,16 @@
+"""The browser UI of the review side: `/` sends each role to its place, `/queue/` is the fact-checkers'."""
+
+from django.urls import path
+
+from accounts.views import home
+from factcheck import views
+
 app_name = "factcheck"
-urlpatterns: list = []
+urlpatterns = [
+    path("", home, name="home"),
+    path("queue/", views.queue, name="queue"),
+    path("queue/claim-next/", views.claim_next_view, name="claim_next"),
+    path("queue/posts/<int:post_id>/", views.post_detail, name="post"),
+    path("queue/posts/<int:post_id>/claim/", views.claim_view, name="claim"),
+    path("queue/posts/<int:post_id>/release/", views.release_view, name="release"),
+]

@@ -42,7 +42,7 @@ def run_in_threads(count: int, work) -> list:
     return results
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_eight_reviewers_claiming_at_once_never_hold_the_same_post():
     organisation = OrganisationFactory()
     reviewers = [FactCheckerFactory(organisation=organisation) for _ in range(8)]
@@ -62,7 +62,7 @@ def test_eight_reviewers_claiming_at_once_never_hold_the_same_post():
     assert set(Post.objects.values_list("queue_state", flat=True)) == {QueueState.CLAIMED}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_eight_reviewers_claiming_the_same_chosen_post_only_one_wins():
     organisation = OrganisationFactory()
     reviewers = [FactCheckerFactory(organisation=organisation) for _ in range(8)]

@@ -19,7 +19,7 @@ def change(post) -> DistributionChange:
     return DistributionChange(post=post, multiplier=Decimal("0.2"), cause="test", created_at=timezone.now())
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_later_append_waits_for_an_earlier_uncommitted_one():
     post = PostFactory()
     first_appended = threading.Event()

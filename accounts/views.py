@@ -1,0 +1,26 @@
+"""Where a signed-in user lands: each role is sent to its own place."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """`/`: fact-checkers to the queue, staff to the admin, everyone else to the welcome page."""
+    user = request.user
+    if not user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if user.is_staff:
+        return redirect("admin:index")
+    if user.is_factchecker:
+        return redirect("factcheck:queue")
+    return redirect("accounts:welcome")
+
+
+@login_required
+def welcome(request: HttpRequest) -> HttpResponse:
+    """What a page owner or API client can do here until their own pages exist."""
+    return render(request, "accounts/welcome.html")

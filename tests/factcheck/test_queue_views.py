@@ -1,0 +1,261 @@
+"""The fact-checker's queue in the browser: sign-in, role rules, ordering, filters, claims, query counts."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from factcheck.claims import claim_post
+from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.models import Claim, ClaimStatus, FlagSource, Post, QueueState
+from factcheck.views import PAGE_SIZE
+from tests.factories import (
+    PASSWORD,
+    FactCheckerFactory,
+    FlagFactory,
+    OrganisationFactory,
+    PlatformUserFactory,
+    PostFactory,
+    StaffFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def rendered_post_ids(response) -> list[int]:
+    """Post ids in the order the queue table shows them (each row links to its post page)."""
+    html = response.content.decode()
+    table = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0] if "<tbody>" in html else ""
+    return [int(pk) for pk in re.findall(r'href="/queue/posts/(\d+)/" class="post-text"', table)]
+
+
+# Sign-in and role rules
+
+
+@pytest.mark.parametrize(
+    "method, url",
+    [("get", "/"), ("get", "/queue/"), ("get", "/queue/posts/1/"), ("post", "/queue/claim-next/"),
+     ("post", "/queue/posts/1/claim/"), ("post", "/queue/posts/1/release/"), ("get", "/accounts/welcome/")],
+)
+def test_anonymous_visitors_are_sent_to_the_login_page(client, method, url):
+    response = getattr(client, method)(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=")
+
+
+@pytest.mark.parametrize("make_user", [UserFactory, PlatformUserFactory, StaffFactory])
+@pytest.mark.parametrize(
+    "method, url",
+    [("get", "/queue/"), ("post", "/queue/claim-next/"), ("get", "/queue/posts/{id}/"),
+     ("post", "/queue/posts/{id}/"), ("post", "/queue/posts/{id}/claim/"), ("post", "/queue/posts/{id}/release/")],
+)
+def test_people_who_are_not_factcheckers_are_refused_every_review_page(login, make_user, method, url):
+    post = PostFactory()
+    client = login(make_user())
+    data = {"verdict": "false", "rationale": "x", "sources": "https://a.example"}
+    response = getattr(client, method)(url.format(id=post.pk), data)
+    assert response.status_code == 403
+    assert "This page is for fact-checkers" in response.content.decode()
+    assert not Claim.objects.exists()
+    assert not post.ratings.exists()
+
+
+def test_the_start_page_sends_each_role_to_its_place(login, client):
+    assert login(FactCheckerFactory()).get("/")["Location"] == "/queue/"
+    client.logout()
+    assert login(StaffFactory()).get("/")["Location"] == "/admin/"
+    client.logout()
+    owner = login(UserFactory())
+    assert owner.get("/")["Location"] == "/accounts/welcome/"
+    welcome = owner.get("/accounts/welcome/")
+    assert welcome.status_code == 200
+    assert "appeals you can file" in welcome.content.decode()
+
+
+def test_a_factchecker_signs_in_through_the_form_and_lands_on_the_queue(client):
+    user = FactCheckerFactory(organisation=OrganisationFactory(name="Verifica"))
+    response = client.post("/accounts/login/", {"username": user.username, "password": PASSWORD}, follow=True)
+    assert response.redirect_chain[-1][0] == "/queue/"
+    html = response.content.decode()
+    assert "Review queue" in html
+    assert f"Signed in as <strong>{user.username}</strong> · Verifica" in html
+
+
+def test_a_wrong_password_shows_the_login_form_again(client):
+    user = FactCheckerFactory()
+    response = client.post("/accounts/login/", {"username": user.username, "password": "nope"})
+    assert response.status_code == 200
+    assert "Please enter a correct username and password" in response.content.decode()
+
+
+def test_signing_out_takes_a_post_and_returns_to_the_login_page(login):
+    client = login(FactCheckerFactory())
+    assert client.get("/accounts/logout/").status_code == 405
+    response = client.post("/accounts/logout/")
+    assert response["Location"] == "/accounts/login/"
+    assert client.get("/queue/").status_code == 302
+
+
+# What the queue shows
+
+
+def test_queue_lists_posts_best_first_with_the_score_and_its_parts(login, factchecker):
+    low = PostFactory(priority=12.5, velocity_score=8.0, flag_score=4.0, age_score=0.5, text="Low priority claim")
+    high = PostFactory(priority=71.34, velocity_score=45.5, flag_score=20.84, age_score=5.0, views=123456, shares=789)
+    mid = PostFactory(priority=40.0)
+    PostFactory(queue_state=QueueState.RATED, priority=99.0)
+    response = login(factchecker).get("/queue/")
+    assert response.status_code == 200
+    assert rendered_post_ids(response) == [high.pk, mid.pk, low.pk]
+    html = response.content.decode()
+    assert "71.3" in html and "velocity 45.5" in html and "flags 20.8" in html and "age 5.0" in html
+    assert "123,456 views" in html and "789 shares" in html
+    assert high.page.name in html and "Low priority claim" in html
+
+
+def test_posts_of_politicians_pages_never_appear_in_the_queue(login, factchecker):
+    now = timezone.now()
+    ordinary = PageInput(external_id="pg-news", name="Daily Rumours")
+    politician = PageInput(external_id="pg-mp", name="A. Minister MP", is_politician=True)
+    ingest_flags(
+        flags=[
+            FlagInput(idempotency_key=f"k{i}", source=FlagSource.TRUSTED_FLAGGER, flagged_at=now,
+                      post=PostInput(external_id=f"p{i}", page=page, posted_at=now - timedelta(hours=1),
+                                     text=f"Post {i} by {page.name}", language="en", country="GB", views=5000))
+            for i, page in enumerate([ordinary, politician])
+        ],
+        submitted_by=None,
+    )
+    html = login(factchecker).get("/queue/").content.decode()
+    assert "Post 0 by Daily Rumours" in html
+    assert "A. Minister MP" not in html
+    assert Post.objects.get(external_id="p1").queue_state == QueueState.NOT_ELIGIBLE
+
+
+def test_queue_filters_by_language_country_and_flag_source(login, factchecker):
+    en_gb = PostFactory(language="en", country="GB", priority=30)
+    en_ie = PostFactory(language="en", country="IE", priority=20)
+    de_de = PostFactory(language="de", country="DE", priority=10)
+    FlagFactory(post=en_gb, source=FlagSource.USER_REPORT)
+    FlagFactory(post=en_ie, source=FlagSource.PARTNER)
+    FlagFactory(post=de_de, source=FlagSource.PARTNER)
+    client = login(factchecker)
+    assert rendered_post_ids(client.get("/queue/", {"language": "en"})) == [en_gb.pk, en_ie.pk]
+    assert rendered_post_ids(client.get("/queue/", {"country": "de"})) == [de_de.pk]
+    assert rendered_post_ids(client.get("/queue/", {"source": "partner"})) == [en_ie.pk, de_de.pk]
+    assert rendered_post_ids(client.get("/queue/", {"language": "en", "source": "partner"})) == [en_ie.pk]
+    # An unknown source is no filter rather than an error page.
+    assert rendered_post_ids(client.get("/queue/", {"source": "rumour"})) == [en_gb.pk, en_ie.pk, de_de.pk]
+
+
+def test_an_organisation_sees_only_the_languages_and_countries_it_covers(login):
+    reviewer = FactCheckerFactory(organisation=OrganisationFactory(languages=["fr"], countries=["FR", "BE"]))
+    fr = PostFactory(language="fr", country="FR")
+    be = PostFactory(language="fr", country="BE", priority=5)
+    PostFactory(language="fr", country="CA")
+    PostFactory(language="en", country="FR")
+    response = login(reviewer).get("/queue/")
+    assert rendered_post_ids(response) == [fr.pk, be.pk]
+    html = response.content.decode()
+    assert '<option value="BE">BE</option>' in html  # the country filter offers what it covers
+
+
+def test_queue_pages_through_posts_with_next_and_previous_links(login, factchecker):
+    posts = [PostFactory(priority=100 - i) for i in range(PAGE_SIZE + 3)]
+    client = login(factchecker)
+    first = client.get("/queue/", {"language": "en"})
+    assert rendered_post_ids(first) == [p.pk for p in posts[:PAGE_SIZE]]
+    assert 'href="?language=en&amp;page=2" rel="next"' in first.content.decode()
+    second = client.get("/queue/", {"language": "en", "page": 2})
+    assert rendered_post_ids(second) == [p.pk for p in posts[PAGE_SIZE:]]
+    html = second.content.decode()
+    assert 'rel="next"' not in html and 'rel="prev"' in html
+    assert client.get("/queue/", {"page": "abc"}).status_code == 200
+
+
+# Claims from the queue
+
+
+def test_claim_next_claims_the_best_post_matching_the_filters_and_opens_it(login, factchecker):
+    PostFactory(language="en", priority=90)
+    best_german = PostFactory(language="de", country="DE", priority=50)
+    PostFactory(language="de", country="DE", priority=40)
+    client = login(factchecker)
+    response = client.post("/queue/claim-next/", {"language": "de"}, follow=True)
+    assert response.redirect_chain[-1][0] == f"/queue/posts/{best_german.pk}/"
+    assert "You claimed this post until" in response.content.decode()
+    claim = Claim.objects.get()
+    assert (claim.post_id, claim.reviewer_id, claim.status) == (best_german.pk, factchecker.pk, ClaimStatus.ACTIVE)
+    best_german.refresh_from_db()
+    assert best_german.queue_state == QueueState.CLAIMED
+
+
+def test_claim_next_with_nothing_left_says_so_and_keeps_the_filters(login, factchecker):
+    PostFactory(language="en")
+    response = login(factchecker).post("/queue/claim-next/", {"language": "de"}, follow=True)
+    assert response.redirect_chain[-1][0] == "/queue/?language=de"
+    assert "No post is waiting that matches these filters." in response.content.decode()
+    assert not Claim.objects.exists()
+
+
+def test_claiming_a_chosen_post_opens_it_with_a_release_button(login, factchecker):
+    post = PostFactory()
+    response = login(factchecker).post(f"/queue/posts/{post.pk}/claim/", follow=True)
+    assert response.redirect_chain[-1][0] == f"/queue/posts/{post.pk}/"
+    html = response.content.decode()
+    assert "You hold this post until" in html and ">Release</button>" in html
+    assert Claim.objects.filter(post=post, reviewer=factchecker, status=ClaimStatus.ACTIVE).exists()
+
+
+def test_claiming_a_post_another_reviewer_holds_is_refused_with_a_message(login, factchecker):
+    post = PostFactory()
+    other = FactCheckerFactory(organisation=factchecker.organisation)
+    claim_post(reviewer=other, post_id=post.pk)
+    response = login(factchecker).post(f"/queue/posts/{post.pk}/claim/", follow=True)
+    assert response.status_code == 200
+    assert "Another reviewer is working on this post." in response.content.decode()
+    assert Claim.objects.get().reviewer_id == other.pk
+
+
+def test_claiming_a_politicians_post_is_refused_with_a_message(login, factchecker):
+    post = PostFactory(page__is_politician=True, queue_state=QueueState.NOT_ELIGIBLE)
+    response = login(factchecker).post(f"/queue/posts/{post.pk}/claim/", follow=True)
+    assert "Posts from politicians&#x27; pages are not fact-checked." in response.content.decode()
+    assert not Claim.objects.exists()
+
+
+def test_claiming_a_missing_post_is_a_404(login, factchecker):
+    assert login(factchecker).post("/queue/posts/999999/claim/").status_code == 404
+
+
+def test_my_claims_lists_the_reviewers_active_claims_with_time_left(login, factchecker):
+    mine = PostFactory(text="Mine to check")
+    theirs = PostFactory(text="Someone else's")
+    claim_post(reviewer=factchecker, post_id=mine.pk)
+    claim_post(reviewer=FactCheckerFactory(), post_id=theirs.pk)
+    html = login(factchecker).get("/queue/").content.decode()
+    section = html.split('id="my-claims-title"', 1)[1].split("</section>", 1)[0]
+    assert "Mine to check" in section and "Someone else" not in section
+    assert re.search(r"(29|30)\xa0minutes left", section)
+
+
+# Query counts
+
+
+@pytest.mark.parametrize("rows", [5, 40])
+def test_queue_page_renders_in_a_fixed_number_of_queries(login, factchecker, django_assert_max_num_queries, rows):
+    posts = [PostFactory(priority=i) for i in range(rows)]
+    for post in posts:
+        FlagFactory.create_batch(2, post=post)
+    for post in posts[:3]:  # so "My claims" has rows too
+        claim_post(reviewer=factchecker, post_id=post.pk)
+    client = login(factchecker)
+    # session, user, organisation, the queue rows with their pages, my claims with theirs
+    with django_assert_max_num_queries(5):
+        response = client.get("/queue/", {"source": "user_report"})
+    assert response.status_code == 200
+    assert len(rendered_post_ids(response)) == min(rows - 3, PAGE_SIZE)
