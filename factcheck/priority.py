@@ -16,8 +16,8 @@ from django.conf import settings
 VELOCITY_POINTS = 60.0
 FLAG_POINTS = 30.0
 AGE_POINTS = 10.0
-# Caps: 10,000 shares-and-views per hour, 100 weighted flags, 3 days waiting.
-VELOCITY_CAP_LOG10 = 4.0
+# Caps: 1,000,000 shares-and-views per hour, 100 weighted flags, 3 days waiting.
+VELOCITY_CAP_LOG10 = 6.0
 FLAG_CAP_LOG10 = 2.0
 AGE_CAP_HOURS = 72.0
 
