@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from config.admin_base import ReadOnlyAdmin
 from factcheck.models import Claim, Flag, Organisation, Page, Post, Rating
 
 
@@ -66,7 +67,7 @@ class ClaimAdmin(admin.ModelAdmin):
 
 
 @admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
+class RatingAdmin(ReadOnlyAdmin):
     """A rating is a fact-checker's decision: staff read it, never edit it."""
 
     list_display = ("post", "verdict", "organisation", "reviewer", "is_current", "created_at")
@@ -74,12 +75,3 @@ class RatingAdmin(admin.ModelAdmin):
     list_select_related = ("post", "organisation", "reviewer")
     search_fields = ("post__external_id",)
     raw_id_fields = ("post", "claim", "superseded_by")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -55,9 +55,9 @@ def compute_priority(
     )
 
 
-def apply_priority(post, *, now: datetime) -> None:
-    """Set the stored score fields of `post` (not saved)."""
-    p = compute_priority(
+def priority_of(post, *, now: datetime) -> Priority:
+    """The priority of a Post row as of `now`."""
+    return compute_priority(
         views=post.views,
         shares=post.shares,
         posted_at=post.posted_at,
@@ -65,6 +65,11 @@ def apply_priority(post, *, now: datetime) -> None:
         first_flagged_at=post.first_flagged_at,
         now=now,
     )
+
+
+def apply_priority(post, *, now: datetime) -> None:
+    """Set the stored score fields of `post` (not saved)."""
+    p = priority_of(post, now=now)
     post.velocity_score, post.flag_score, post.age_score, post.priority = (
         p.velocity_score,
         p.flag_score,

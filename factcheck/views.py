@@ -23,7 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from factcheck.claims import ClaimError, claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatingForm
 from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Post, QueueState
-from factcheck.priority import compute_priority
+from factcheck.priority import priority_of
 from factcheck.queue import QueueFilters, active_claim, post_history, queue_page
 from factcheck.ratings import RatingRefused, record_rating
 
@@ -178,14 +178,7 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by("-n", "source")
     ]
     recent_flags = list(Flag.objects.filter(post=post).order_by("-flagged_at", "-id")[:RECENT_FLAGS])
-    velocity = compute_priority(
-        views=post.views,
-        shares=post.shares,
-        posted_at=post.posted_at,
-        flag_weight=post.flag_weight,
-        first_flagged_at=post.first_flagged_at,
-        now=now,
-    ).velocity
+    velocity = priority_of(post, now=now).velocity
     politician = post.page.is_politician
     return {
         "post": post,

@@ -2,6 +2,7 @@
 
 from django.contrib import admin, messages
 
+from config.admin_base import ReadOnlyAdmin
 from moderation.models import (
     Action,
     DistributionChange,
@@ -13,19 +14,6 @@ from moderation.models import (
     Strike,
 )
 from moderation.policy import save_policy
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Records of decisions: visible, never hand-edited (they change through domain functions)."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class PolicyAdmin(admin.ModelAdmin):

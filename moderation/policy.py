@@ -27,6 +27,7 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
         before = _snapshot(previous, fields) if previous is not None else {}
     row.updated_by = changed_by
     row.save()
+    row.refresh_from_db()  # compare stored values, not what the form typed ("0.4" vs "0.400")
     after = _snapshot(row, fields)
     changes = {field: [before.get(field, ""), after[field]] for field in fields if before.get(field) != after[field]}
     if changes:

@@ -141,7 +141,7 @@ def test_a_policy_change_applies_to_new_decisions_only(factchecker, staff_user):
     policy = EnforcementPolicy.objects.get(verdict=Verdict.PARTLY_FALSE)
     policy.feed_multiplier = Decimal("0.3")
     changes = save_policy(row=policy, changed_by=staff_user)
-    assert changes == {"feed_multiplier": ["0.500", "0.3"]}
+    assert changes == {"feed_multiplier": ["0.500", "0.300"]}
     assert AuditEvent.objects.filter(verb=AuditVerb.POLICY_CHANGED, actor=staff_user).exists()
     apply_rating(rating_id=rate(factchecker, after, Verdict.PARTLY_FALSE).pk)
     assert PostDistribution.objects.get(post=before).multiplier == Decimal("0.5")

@@ -1,0 +1,85 @@
+"""Staff edit the enforcement policy and repeat-offender numbers in the admin; every change is audited."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from accounts.services import create_user
+from audit.models import AuditEvent, AuditVerb
+from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
+from tests.factories import PASSWORD
+
+
+@pytest.fixture
+def staff_client(client, db):
+    create_user(username="sam", role="trust_safety", password=PASSWORD)
+    assert client.login(username="sam", password=PASSWORD)
+    return client
+
+
+def policy_form(policy: EnforcementPolicy, **changes) -> dict:
+    data = {
+        "verdict": policy.verdict, "feed_multiplier": str(policy.feed_multiplier), "label": policy.label,
+        "warn_sharers": "on" if policy.warn_sharers else "", "page_strike": "on" if policy.page_strike else "",
+    }
+    data.update(changes)
+    return {k: v for k, v in data.items() if v != ""}
+
+
+def test_staff_change_a_verdicts_multiplier_and_the_change_is_audited(staff_client):
+    policy = EnforcementPolicy.objects.get(verdict="partly_false")
+    url = f"/admin/moderation/enforcementpolicy/{policy.pk}/change/"
+    assert staff_client.get(url).status_code == 200
+    response = staff_client.post(url, policy_form(policy, feed_multiplier="0.4"), follow=True)
+    assert response.status_code == 200
+    assert b"applies to new decisions" in response.content
+    assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == Decimal("0.4")
+    event = AuditEvent.objects.get(verb=AuditVerb.POLICY_CHANGED)
+    assert event.actor.username == "sam"
+    assert event.data["changes"] == {"feed_multiplier": ["0.500", "0.400"]}
+
+
+def test_a_multiplier_above_one_is_refused_in_the_admin(staff_client):
+    policy = EnforcementPolicy.objects.get(verdict="false")
+    response = staff_client.post(
+        f"/admin/moderation/enforcementpolicy/{policy.pk}/change/", policy_form(policy, feed_multiplier="1.5")
+    )
+    assert response.status_code == 200
+    assert b"Ensure this value is less than or equal to 1" in response.content
+    assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == Decimal("0.2")
+    assert not AuditEvent.objects.filter(verb=AuditVerb.POLICY_CHANGED).exists()
+
+
+def test_staff_change_the_repeat_offender_threshold(staff_client):
+    policy = RepeatOffenderPolicy.current()
+    response = staff_client.post(
+        f"/admin/moderation/repeatoffenderpolicy/{policy.pk}/change/",
+        {"strike_threshold": "5", "window_days": "90", "page_multiplier": "0.5"},
+    )
+    assert response.status_code == 302
+    assert RepeatOffenderPolicy.current().strike_threshold == 5
+    assert AuditEvent.objects.get(verb=AuditVerb.POLICY_CHANGED).data["changes"] == {"strike_threshold": ["3", "5"]}
+
+
+def test_staff_can_read_but_never_edit_ratings_or_audit_events(staff_client):
+    assert staff_client.get("/admin/factcheck/rating/").status_code == 200
+    assert staff_client.get("/admin/audit/auditevent/").status_code == 200
+    assert staff_client.get("/admin/audit/auditevent/add/").status_code == 403
+
+
+def test_fact_checkers_and_page_owners_have_no_admin(client, factchecker, page_owner):
+    for user in (factchecker, page_owner):
+        client.force_login(user)
+        response = client.get("/admin/moderation/enforcementpolicy/")
+        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_the_job_dashboard_is_for_staff_only(staff_client, factchecker):
+    from django.test import Client
+
+    assert staff_client.get("/admin/rq/").status_code == 200
+    other = Client()
+    other.force_login(factchecker)
+    assert other.get("/admin/rq/").status_code == 302
