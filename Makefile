@@ -37,9 +37,10 @@ run: venv
 test: dev-venv
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
 
+# Its own database (created if missing, emptied of bench rows each run) and Redis db; writes bench/REPORT.md.
 bench: dev-venv
-	DATABASE_URL=$${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
-	REDIS_URL=$${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14} $(PY) -m bench
+	DATABASE_URL=$${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/factdesk_bench} \
+	REDIS_URL=$${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14} $(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var

@@ -1,0 +1,144 @@
+"""`make bench`: load 100,000 posts, measure the core loop against its floors, write bench/REPORT.md.
+
+Runs against its own PostgreSQL database (created and migrated if missing, emptied of what
+the bench fills before each run) and its own Redis db, both from DATABASE_URL and REDIS_URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPORT = Path(__file__).resolve().parent / "REPORT.md"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--posts", type=int, default=100_000, help="posts to load (one flag each)")
+    parser.add_argument("--pages", type=int, default=2_000, help="pages the posts belong to")
+    parser.add_argument("--batch", type=int, default=1_000, help="flags per ingest_flags call (the API's maximum)")
+    parser.add_argument("--requests", type=int, default=300, help="measured requests per page")
+    parser.add_argument("--warmup", type=int, default=30, help="unmeasured requests or ratings first")
+    parser.add_argument("--reviewers", type=int, default=4, help="concurrent claim_next processes")
+    parser.add_argument("--claims", type=int, default=8_000, help="claim_next calls in all")
+    parser.add_argument("--ratings", type=int, default=200, help="measured ratings")
+    parser.add_argument("--rq-workers", type=int, default=1, help="`manage.py rqworker` subprocesses")
+    parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
+    return parser.parse_args(argv)
+
+
+def setup_django() -> None:
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        sys.exit("make bench needs DATABASE_URL=postgres://... (the bench measures PostgreSQL row locks)")
+    if not os.environ.get("REDIS_URL"):
+        sys.exit("make bench needs REDIS_URL=redis://... (rating decisions run on a real RQ worker)")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
+    import django
+
+    django.setup()
+
+
+def bench_users(*, reviewers: int):
+    """The platform account that pushes flags and the fact-checkers, reused across runs."""
+    from accounts.models import Role, User
+    from accounts.services import create_user
+    from bench.data import COVERED_LANGUAGES
+    from factcheck.models import Organisation
+
+    def user(username: str, role: str, org: str | None = None) -> User:
+        found = User.objects.filter(username=username).select_related("organisation").first()
+        return found or create_user(username=username, role=role, password=None, organisation_name=org)
+
+    platform = user("bench-platform", Role.PLATFORM)
+    checkers = [user(f"bench-checker-{n}", Role.FACTCHECKER, "Bench Fact Checks") for n in range(reviewers + 1)]
+    Organisation.objects.filter(name="Bench Fact Checks").update(languages=COVERED_LANGUAGES)
+    for checker in checkers:
+        checker.organisation.refresh_from_db()
+    return platform, checkers
+
+
+def versions() -> tuple[str, str]:
+    import django_rq
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        postgres = cursor.fetchone()[0]
+    redis = django_rq.get_queue("default").connection.info("server")["redis_version"]
+    return postgres, redis
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    setup_django()
+
+    from django.db import connection
+    from django.utils import timezone
+
+    from bench import processes
+    from bench.claims import bench_claims
+    from bench.data import make_flags
+    from bench.database import prepare_database, vacuum_analyze
+    from bench.decisions import bench_decisions
+    from bench.ingest import bench_ingest
+    from bench.queue_page import bench_queue_page
+    from bench.report import Run, machine_info, render, summary
+
+    processes.install_cleanup()
+    began = time.perf_counter()
+    started_at = datetime.now(UTC)
+    print(f"bench database {connection.settings_dict['NAME']}: migrating and emptying", flush=True)
+    prepare_database()
+    postgres_version, redis_version = versions()
+    run = Run(
+        started_at=started_at,
+        command="make bench  (" + shlex.join([Path(sys.executable).name, "-m", "bench", *argv]) + ")",
+        parameters={k: v for k, v in vars(args).items() if k not in ("report", "strict")},
+        machine=machine_info(postgres_version=postgres_version, redis_version=redis_version),
+        details=[
+            f"Database: PostgreSQL database `{connection.settings_dict['NAME']}` on "
+            f"{connection.settings_dict['HOST']}, tables the bench fills are emptied at the start; "
+            "Redis: the db in REDIS_URL, flushed before the rating figure.",
+            "Data: synthetic pages (2% politicians') and posts in 8 languages with log-normal reach; "
+            "the bench organisation covers 5 of the 8 languages.",
+            "Order: ingest, then VACUUM ANALYZE, queue page (in-process and over HTTP against gunicorn), "
+            "claim_next (forked processes), rating-to-decision (RQ worker subprocesses).",
+        ],
+    )
+    platform, checkers = bench_users(reviewers=args.reviewers)
+    reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
+
+    try:
+        print(f"1/4 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
+        flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
+        run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform))
+        del flags
+        vacuum_analyze()
+        print("2/4 queue page", flush=True)
+        run.figures.append(bench_queue_page(reviewer=reviewers[0], warmup=args.warmup, requests=args.requests))
+        print(f"3/4 claim_next: {args.reviewers} reviewers, {args.claims:,} claims", flush=True)
+        run.figures.append(bench_claims(reviewers=reviewers, claims=args.claims))
+        print(f"4/4 rating-to-decision: {args.ratings} ratings, {args.rq_workers} RQ worker(s)", flush=True)
+        run.figures.append(
+            bench_decisions(reviewer=rater, ratings=args.ratings, warmup=min(args.warmup, 10), workers=args.rq_workers)
+        )
+    finally:
+        processes.stop_all()
+        run.machine["load average at end (1, 5, 15 min)"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        run.seconds = time.perf_counter() - began
+        if run.figures:
+            args.report.write_text(render(run))
+            print(summary(run))
+            print(f"report: {args.report}")
+    # A missed target is a finding for the report, not a broken run, unless --strict asks otherwise.
+    return 1 if args.strict and not all(f.passed for f in run.figures) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

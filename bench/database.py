@@ -1,0 +1,69 @@
+"""The bench's own PostgreSQL database: create it if missing, migrate it, empty what the bench fills."""
+
+from __future__ import annotations
+
+import psycopg
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+
+# Filled by each run; policies, users and organisations are kept (users are reused by name,
+# and the policy rows come from a data migration that a TRUNCATE would lose).
+FILLED_MODELS = (
+    "factcheck.Flag",
+    "factcheck.Rating",
+    "factcheck.Claim",
+    "factcheck.Post",
+    "factcheck.Page",
+    "moderation.Action",
+    "moderation.Strike",
+    "moderation.PageStanding",
+    "moderation.RatingDecision",
+    "moderation.PostDistribution",
+    "moderation.DistributionChange",
+    "audit.AuditEvent",
+    "sessions.Session",
+)
+SCRATCH_TABLES = ("bench_post_copy", "bench_claim_floor")
+
+
+def conninfo() -> str:
+    db = settings.DATABASES["default"]
+    return psycopg.conninfo.make_conninfo(
+        dbname=db["NAME"], user=db.get("USER") or None, password=db.get("PASSWORD") or None,
+        host=db.get("HOST") or None, port=str(db["PORT"]) if db.get("PORT") else None,
+    )
+
+
+def ensure_database() -> None:
+    """Create the bench database when it does not exist yet (connecting to `postgres` to do so)."""
+    target = settings.DATABASES["default"]["NAME"]
+    try:
+        psycopg.connect(conninfo(), connect_timeout=5).close()
+        return
+    except psycopg.OperationalError as exc:
+        if "does not exist" not in str(exc):
+            raise
+    admin = psycopg.conninfo.conninfo_to_dict(conninfo()) | {"dbname": "postgres"}
+    with psycopg.connect(**admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{target}"')
+
+
+def prepare_database() -> None:
+    """Migrate, then empty every table the bench fills, so each run starts from the same state."""
+    ensure_database()
+    call_command("migrate", interactive=False, verbosity=0)
+    from django.apps import apps
+
+    tables = [apps.get_model(label)._meta.db_table for label in FILLED_MODELS]
+    tables.append(apps.get_model("factcheck.Page").owners.through._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+        for table in SCRATCH_TABLES:
+            cursor.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def vacuum_analyze() -> None:
+    """Fresh statistics after the bulk load, as autovacuum would give a long-running database."""
+    with psycopg.connect(conninfo(), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")

@@ -1,0 +1,126 @@
+"""Figure 2: the queue page as a logged-in fact-checker, against a trivial view.
+
+Measured two ways, the same for page and floor: over HTTP against one sync gunicorn worker
+the bench starts on 127.0.0.1 (the headline figure: what a browser waits for, server and
+socket included), and in-process with django.test.Client (the page's own cost, with nothing
+around it). Both go through the full middleware stack with the same logged-in session.
+"""
+
+from __future__ import annotations
+
+import http.client
+import time
+from collections.abc import Callable
+
+from django.test import Client
+from django.urls import NoReverseMatch, reverse
+from tqdm import tqdm
+
+from bench import processes
+from bench.counting import count_queries
+from bench.report import Figure, percentile, summary_ms
+
+TARGET_RATIO = 3.0
+Getter = Callable[[str], tuple[int, int]]  # url -> (status, body bytes)
+
+
+def time_requests(get: Getter, url: str, *, warmup: int, requests: int) -> tuple[list[float], int]:
+    """Milliseconds per request after `warmup` unmeasured ones; also the last status."""
+    status = 0
+    for _ in range(warmup):
+        status = get(url)[0]
+    samples = []
+    for _ in tqdm(range(requests), desc=url, unit="req", leave=False):
+        started = time.perf_counter()
+        status = get(url)[0]
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples, status
+
+
+def in_process_getter(client: Client) -> Getter:
+    def get(url: str) -> tuple[int, int]:
+        response = client.get(url)
+        return response.status_code, len(response.content)
+
+    return get
+
+
+def http_getter(port: int, cookie: str) -> Getter:
+    def get(url: str) -> tuple[int, int]:
+        # A new connection per request, as gunicorn's sync worker closes each one anyway.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", url, headers={"Cookie": cookie, "Host": "127.0.0.1"})
+            response = conn.getresponse()
+            return response.status, len(response.read())
+        finally:
+            conn.close()
+
+    return get
+
+
+def wait_for_http(get: Getter, url: str, *, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if get(url)[0] == 200:
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"gunicorn did not answer {url} within {timeout:.0f} s; log in {processes.LOG_DIR}")
+        time.sleep(0.2)
+
+
+def measure(get: Getter, trivial_url: str, queue_url: str, *, warmup: int, requests: int) -> dict:
+    floor, floor_status = time_requests(get, trivial_url, warmup=warmup, requests=requests)
+    samples, status = time_requests(get, queue_url, warmup=warmup, requests=requests)
+    if floor_status != 200 or status != 200:
+        raise RuntimeError(f"{trivial_url} answered {floor_status}, {queue_url} answered {status}")
+    return {"floor": floor, "page": samples}
+
+
+def bench_queue_page(*, reviewer, warmup: int, requests: int) -> Figure:
+    figure = Figure(name="queue page p95 (HTTP)", value=None, unit="ms", floor_name="trivial view",
+                    target=f"<= {TARGET_RATIO:g}x trivial view")
+    client = Client()
+    client.force_login(reviewer)
+    trivial_url = reverse("bench-trivial")
+    try:
+        queue_url = reverse("factcheck:queue")
+    except NoReverseMatch:
+        figure.notes.append("not available: the URL name factcheck:queue does not exist yet.")
+        return figure
+    probe = client.get(queue_url)
+    if probe.status_code != 200:
+        figure.notes.append(f"not available: GET {queue_url} answered {probe.status_code}.")
+        return figure
+
+    with count_queries() as counter:
+        client.get(queue_url)
+    local = measure(in_process_getter(client), trivial_url, queue_url, warmup=warmup, requests=requests)
+
+    port = processes.free_port()
+    server = processes.start_gunicorn(port)
+    try:
+        get = http_getter(port, f"sessionid={client.cookies['sessionid'].value}")
+        wait_for_http(get, trivial_url)
+        remote = measure(get, trivial_url, queue_url, warmup=warmup, requests=requests)
+    finally:
+        processes.stop(server)
+
+    figure.floor = percentile(remote["floor"], 95)
+    figure.value = percentile(remote["page"], 95)
+    figure.ratio = figure.value / figure.floor
+    figure.passed = figure.ratio <= TARGET_RATIO
+    local_ratio = percentile(local["page"], 95) / percentile(local["floor"], 95)
+    figure.notes += [
+        f"Over HTTP (one sync gunicorn worker on 127.0.0.1, a new connection per request, the same session "
+        f"cookie): queue page {queue_url}: {summary_ms(remote['page'])}; trivial view {trivial_url}: "
+        f"{summary_ms(remote['floor'])}.",
+        f"In-process (django.test.Client, same middleware and session): queue page {summary_ms(local['page'])}; "
+        f"trivial view {summary_ms(local['floor'])}; p95 ratio {local_ratio:.1f}.",
+        f"The queue page runs {counter.n} SQL statements per request (session, user, organisation, queue rows "
+        f"with their pages, the reviewer's claims) and sends {len(probe.content):,} bytes of HTML for 25 posts.",
+    ]
+    return figure
