@@ -7,10 +7,12 @@ not queue behind each other), and a partial unique index allows one active claim
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from audit.models import AuditVerb
@@ -67,21 +69,88 @@ def _end(claim: Claim, *, status: str, now: datetime, actor, reason: str, return
         record_event(actor=actor, verb=verb, target=claim, post_id=claim.post_id, reason=reason, system="claims")
 
 
+# How many best candidates per covered language the PostgreSQL claim looks at; more reviewers
+# than this claiming one language at the same instant fall back to the plain query.
+CANDIDATES_PER_LANGUAGE = 32
+
+
 @transaction.atomic
 def claim_next(*, reviewer, filters: QueueFilters = QueueFilters(), now: datetime | None = None) -> Claim | None:
     """Claim the best queued post the reviewer's organisation covers, or None if none is free."""
     _require_factchecker(reviewer)
     now = now or timezone.now()
+    candidates = filters.apply(Post.objects.filter(covered_by(reviewer.organisation), queue_state=QueueState.QUEUED))
+    if connection.vendor == "postgresql":
+        return _claim_next_in_one_statement(reviewer=reviewer, candidates=candidates, filters=filters, now=now)
     # SKIP LOCKED: a post another reviewer is claiming right now is passed over, not waited on.
-    post = (
-        filters.apply(Post.objects.filter(covered_by(reviewer.organisation), queue_state=QueueState.QUEUED))
-        .select_for_update(skip_locked=True, of=("self",))
-        .order_by(*QUEUE_ORDER)
-        .first()
-    )
+    post = candidates.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).first()
     if post is None:
         return None
     return _take(post=post, reviewer=reviewer, now=now)
+
+
+def _claim_next_in_one_statement(*, reviewer, candidates, filters: QueueFilters, now: datetime) -> Claim | None:
+    """PostgreSQL: pick, lock, mark, insert the claim and its audit event in one round trip.
+
+    claim_next is the hottest write in the app (every reviewer, every few minutes, all at
+    once at shift start); doing it as one statement keeps the row lock as short as possible.
+    When the organisation covers some languages only, the best posts of each covered language
+    are taken from the per-language index first, so the claim does not walk past the queued
+    posts of languages nobody in the organisation reads.
+    """
+    def pick(qs):
+        return qs.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).values("id")[:1]
+
+    languages = [] if filters.language else list(getattr(reviewer.organisation, "languages", None) or [])
+    attempts = []
+    if languages:
+        parts, part_params = [], []
+        for language in languages:
+            sql, params = candidates.filter(language=language).order_by(*QUEUE_ORDER).values("id")[
+                :CANDIDATES_PER_LANGUAGE
+            ].query.sql_with_params()
+            parts.append(f"({sql})")
+            part_params.extend(params)
+        attempts.append(pick(candidates.filter(id__in=RawSQL(" UNION ALL ".join(parts), part_params))))
+    attempts.append(pick(candidates))
+    expires_at = now + lease_length()
+    for attempt in attempts:
+        pick_sql, pick_params = attempt.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                WITH picked AS ({pick_sql}),
+                marked AS (
+                    UPDATE factcheck_post AS p SET queue_state = %s, updated_at = %s
+                    FROM picked WHERE p.id = picked.id RETURNING p.id
+                ),
+                claimed AS (
+                    INSERT INTO factcheck_claim (post_id, reviewer_id, status, claimed_at, expires_at)
+                    SELECT id, %s, %s, %s, %s FROM marked RETURNING id, post_id
+                ),
+                audited AS (
+                    INSERT INTO audit_auditevent
+                        (created_at, actor_id, actor_label, verb, target_type, target_id, post_id, reason, data)
+                    SELECT %s, %s, %s, %s, 'factcheck.claim', claimed.id::text, claimed.post_id, '', %s::jsonb
+                    FROM claimed
+                )
+                SELECT id, post_id FROM claimed
+                """,
+                [
+                    *pick_params,
+                    QueueState.CLAIMED, now,
+                    reviewer.pk, ClaimStatus.ACTIVE, now, expires_at,
+                    now, reviewer.pk, reviewer.get_username(), AuditVerb.CLAIM_CREATED,
+                    json.dumps({"expires_at": expires_at.isoformat()}),
+                ],
+            )
+            row = cursor.fetchone()
+        if row is not None:
+            return Claim(
+                id=row[0], post_id=row[1], reviewer=reviewer, status=ClaimStatus.ACTIVE, claimed_at=now,
+                expires_at=expires_at,
+            )
+    return None
 
 
 @transaction.atomic
