@@ -29,6 +29,7 @@ class AuditVerb(models.TextChoices):
     STRIKE_ENDED = "strike.ended", "Strike ended"
     STANDING_CHANGED = "standing.changed", "Repeat-offender state changed"
     POLICY_CHANGED = "policy.changed", "Policy changed"
+    APPEAL_CHANGED = "appeal.changed", "Appeal filed or changed state"
 
 
 class AuditEvent(models.Model):

@@ -25,9 +25,11 @@ from moderation.models import (
     DecisionOutcome,
     EndReason,
     EnforcementPolicy,
+    NotificationKind,
     RatingDecision,
     StrikeKind,
 )
+from moderation.notifications import notify, page_owners
 from moderation.standing import end_strike_of, give_strike, recompute_standing
 
 # Verdicts that never restrict a post: `true` lifts earlier fact-check actions, `not_eligible`
@@ -102,7 +104,24 @@ def apply_rating(*, rating_id: int, now: datetime | None = None) -> RatingDecisi
     refresh_distributions(
         post_ids=[rating.post_id], page=page, cause=f"rated {rating.get_verdict_display()}", now=now
     )
+    if action is not None:
+        _notify_owners(rating=rating, action=action, now=now)
     return decision
+
+
+def _notify_owners(*, rating: Rating, action: Action, now: datetime) -> None:
+    post = rating.post
+    effect = [f"its feed distribution is multiplied by {action.feed_multiplier.normalize()}"] if action.feed_multiplier < 1 else []
+    if action.label:
+        effect.append(f'it carries the label "{action.label}"')
+    notify(
+        users=page_owners(post), kind=NotificationKind.DECISION, post=post, now=now,
+        subject=f"Your post {post.external_id} was rated {rating.get_verdict_display()}",
+        body=(f"{rating.organisation.name}, an independent fact-checker, rated your post {post.external_id} on "
+              f"{post.page.name} {rating.get_verdict_display()}. Your post stays up, but {' and '.join(effect)}.\n\n"
+              f"Their rationale: {rating.rationale}\n\n"
+              "You can dispute the rating or tell them you corrected the post, within 6 months, from the Factdesk portal."),
+    )
 
 
 def undecided_ratings(*, now: datetime | None = None):

@@ -1,6 +1,6 @@
 """Job entry points of the decision side: thin, idempotent, safe to run twice."""
 
-from moderation import enforcement, standing
+from moderation import enforcement, notifications, standing
 
 
 def apply_rating(rating_id: int) -> int:
@@ -14,3 +14,8 @@ def reconcile_decisions() -> int:
 
 def refresh_standings() -> int:
     return standing.refresh_standings()
+
+
+def send_notification_email(notification_id: int) -> bool:
+    """E-mail one notification (RQ retries it on SMTP errors; a sent one is not sent again)."""
+    return notifications.send_notification_email(notification_id=notification_id)

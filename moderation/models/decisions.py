@@ -1,4 +1,4 @@
-"""The decision side's records: policy, actions, strikes, page standing, distribution and the feed."""
+"""Decisions: policy, actions, strikes, page standing, distribution and the feed."""
 
 from __future__ import annotations
 

@@ -1,0 +1,271 @@
+"""Appeals: filing, taking into review, deciding and withdrawing, one function per transition.
+
+States: open -> in_review -> upheld | reversed | withdrawn (open may also go straight to a
+decision or to withdrawn). Every transition locks the appeal row and checks the state it
+expects, so two reviewers deciding at once cannot both win: the second is told the appeal was
+already decided. A person always decides: never automation, and never the fact-checker who
+made the rating (or the staff member who made the removal).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from dateutil.relativedelta import relativedelta
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from audit.models import AuditVerb
+from audit.services import record_event
+from factcheck.models import Post, Rating, Verdict
+from factcheck.ratings import MAX_SOURCES, http_url, record_rating
+from moderation.enforcement import apply_rating
+from moderation.models import (
+    OPEN_STATUSES,
+    Action,
+    ActionKind,
+    Appeal,
+    AppealEvent,
+    AppealKind,
+    AppealStatus,
+    EndReason,
+    NotificationKind,
+    RatingDecision,
+)
+from moderation.notifications import notify, organisation_members, page_owners, staff_members
+from moderation.removals import lift_action
+
+MAX_STATEMENT = 2000
+MAX_EVIDENCE_URLS = 10
+FILING_WINDOW = relativedelta(months=6)
+DECISION_TARGET = timedelta(hours=24)
+# Verdicts a reversed dispute or accepted correction may give (not_eligible is not an outcome).
+REVERSAL_VERDICTS = [v for v in Verdict.values if v != Verdict.NOT_ELIGIBLE]
+
+
+class AppealError(Exception):
+    """An appeal step was refused; the message is for the person who tried it."""
+
+
+class NotAllowed(AppealError):
+    """The user may not do this to this appeal (HTTP 403 / 404)."""
+
+
+class AppealRefused(AppealError):
+    """The request breaks a rule: nothing to appeal, window closed, wrong kind (HTTP 422)."""
+
+
+class AppealConflict(AppealError):
+    """Another appeal is open for the decision, or the appeal was decided already (HTTP 409)."""
+
+
+def is_overdue(appeal: Appeal, *, now: datetime | None = None) -> bool:
+    return appeal.is_open and (now or timezone.now()) - appeal.created_at > DECISION_TARGET
+
+
+def can_file(user, post: Post) -> bool:
+    return getattr(user, "is_page_owner", False) and post.page.owners.filter(pk=user.pk).exists()
+
+
+def can_decide(user, appeal: Appeal) -> bool:
+    if appeal.kind == AppealKind.REMOVAL:
+        return getattr(user, "is_trust_safety", False) and appeal.action.created_by_id != user.pk
+    return (
+        getattr(user, "is_factchecker", False)
+        and user.organisation_id == appeal.rating.organisation_id
+        and user.pk != appeal.rating.reviewer_id
+    )
+
+
+def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], correction_details: str) -> dict:
+    errors: dict[str, list[str]] = {}
+    if kind not in AppealKind.values:
+        errors["kind"] = [f"Choose one of: {', '.join(AppealKind.values)}."]
+    statement = (statement or "").strip()
+    if not statement:
+        errors["statement"] = ["Say why you appeal."]
+    elif len(statement) > MAX_STATEMENT:
+        errors["statement"] = [f"Keep the statement to {MAX_STATEMENT:,} characters (it has {len(statement):,})."]
+    urls = [u.strip() for u in evidence_urls or [] if u and u.strip()]
+    if len(urls) > MAX_EVIDENCE_URLS:
+        errors.setdefault("evidence_urls", []).append(f"Give at most {MAX_EVIDENCE_URLS} evidence URLs.")
+    for url in urls:
+        try:
+            http_url(url)
+        except ValidationError:
+            errors.setdefault("evidence_urls", []).append(f"Not an http:// or https:// URL: {url}")
+    correction_details = (correction_details or "").strip()
+    if kind == AppealKind.CORRECTION and not correction_details:
+        errors["correction_details"] = ["Say what you corrected, and where."]
+    if errors:
+        raise ValidationError(errors)
+    return {"kind": kind, "statement": statement, "evidence_urls": urls, "correction_details": correction_details}
+
+
+def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, datetime]:
+    """The decision an appeal of this kind is against, and when the owner was told of it."""
+    if kind == AppealKind.REMOVAL:
+        action = Action.objects.filter(post=post, kind=ActionKind.REMOVAL, ended_at__isnull=True).first()
+        if action is None:
+            raise AppealRefused("This post has not been removed, so there is no removal to appeal.")
+        return None, action, action.created_at
+    rating = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
+    if rating is None:
+        raise AppealRefused("This post has no fact-check rating to dispute or correct.")
+    decision = RatingDecision.objects.filter(rating=rating).first()
+    return rating, None, decision.decided_at if decision else rating.created_at
+
+
+def _transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:
+    event = AppealEvent.objects.create(
+        appeal=appeal, from_status=appeal.status, to_status=to, actor=actor, reason=reason, created_at=now
+    )
+    appeal.status = to
+    appeal.version += 1
+    record_event(
+        actor=actor, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=appeal.post_id, reason=reason,
+        data={"from": event.from_status, "to": to, "kind": appeal.kind},
+    )
+
+
+def file_appeal(
+    *, owner, post_id: int, kind: str, statement: str, evidence_urls: list[str] | None = None,
+    correction_details: str = "", now: datetime | None = None,
+) -> Appeal:
+    values = clean_appeal_input(
+        kind=kind, statement=statement, evidence_urls=evidence_urls or [], correction_details=correction_details
+    )
+    now = now or timezone.now()
+    try:
+        with transaction.atomic():
+            return _file(owner=owner, post_id=post_id, values=values, now=now)
+    except IntegrityError as exc:  # a concurrent filing for the same decision won the race
+        raise AppealConflict("An appeal against this decision is already open.") from exc
+
+
+def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
+    post = Post.objects.select_related("page").get(pk=post_id)
+    if not can_file(owner, post):
+        raise NotAllowed("Only an owner of the post's page can appeal its decisions.")
+    rating, action, notice_at = _target(post, values["kind"])
+    if now > notice_at + FILING_WINDOW:
+        raise AppealRefused(f"The 6-month window to appeal this decision closed on {notice_at + FILING_WINDOW:%d %B %Y}.")
+    if Appeal.objects.filter(rating=rating, action=action, status__in=OPEN_STATUSES).exists():
+        raise AppealConflict("An appeal against this decision is already open.")
+    appeal = Appeal.objects.create(
+        post=post, rating=rating, action=action, filed_by=owner, created_at=now, decision_notice_at=notice_at,
+        status=AppealStatus.OPEN, **values,
+    )
+    AppealEvent.objects.create(appeal=appeal, to_status=AppealStatus.OPEN, actor=owner, reason=values["statement"], created_at=now)
+    record_event(actor=owner, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=post.pk, reason=values["statement"][:1000],
+                 data={"from": "", "to": AppealStatus.OPEN, "kind": appeal.kind})
+    deciders = staff_members() if action is not None else organisation_members(rating.organisation_id)
+    notify(
+        users=[u for u in deciders if rating is None or u.pk != rating.reviewer_id], kind=NotificationKind.APPEAL_RECEIVED,
+        post=post, appeal=appeal, now=now,
+        subject=f"New {appeal.get_kind_display().split(' (')[0].lower()} appeal on post {post.external_id}",
+        body=(f"{post.page.name} filed a {appeal.kind} appeal on post {post.external_id}.\n\nStatement: {appeal.statement}\n\n"
+              "Please decide it within 24 hours."),
+    )
+    return appeal
+
+
+def _locked(appeal_id: int) -> Appeal:
+    # The row lock serialises every transition of one appeal; the loser re-reads the new state.
+    return Appeal.objects.select_for_update(of=("self",)).select_related("rating", "action", "post__page").get(pk=appeal_id)
+
+
+def _check_decider(appeal: Appeal, reviewer) -> None:
+    if not can_decide(reviewer, appeal):
+        if appeal.rating_id and reviewer.pk == appeal.rating.reviewer_id:
+            raise NotAllowed("You made this rating, so another member of your organisation must decide the appeal.")
+        raise NotAllowed("You cannot decide this appeal.")
+    if not appeal.is_open:
+        raise AppealConflict(f"This appeal was already {appeal.get_status_display().lower()}.")
+    if appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id != reviewer.pk:
+        raise AppealConflict(f"{appeal.reviewer} is already reviewing this appeal.")
+
+
+@transaction.atomic
+def start_review(*, appeal_id: int, reviewer, now: datetime | None = None) -> Appeal:
+    appeal = _locked(appeal_id)
+    _check_decider(appeal, reviewer)
+    if appeal.status == AppealStatus.IN_REVIEW:
+        return appeal
+    appeal.reviewer = reviewer
+    _transition(appeal, to=AppealStatus.IN_REVIEW, actor=reviewer, reason="taken into review", now=now or timezone.now())
+    appeal.save(update_fields=["status", "version", "reviewer"])
+    return appeal
+
+
+@transaction.atomic
+def decide_appeal(
+    *, appeal_id: int, reviewer, outcome: str, reason: str, new_verdict: str = "", now: datetime | None = None
+) -> Appeal:
+    now = now or timezone.now()
+    appeal = _locked(appeal_id)
+    _check_decider(appeal, reviewer)
+    errors: dict[str, list[str]] = {}
+    if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
+        errors["outcome"] = ["Choose upheld or reversed."]
+    reason = (reason or "").strip()
+    if not reason:
+        errors["reason"] = ["Give the reason the owner will read."]
+    if outcome == AppealStatus.REVERSED and appeal.kind == AppealKind.CORRECTION and not new_verdict:
+        errors["new_verdict"] = ["An accepted correction needs the new verdict."]
+    if new_verdict and new_verdict not in REVERSAL_VERDICTS:
+        errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
+    if errors:
+        raise ValidationError(errors)
+
+    if outcome == AppealStatus.REVERSED:
+        if appeal.kind == AppealKind.REMOVAL:
+            lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
+                        end_reason=EndReason.REVERSED, now=now)
+        else:
+            new_verdict = new_verdict or Verdict.TRUE
+            appeal.new_rating = record_rating(
+                reviewer=reviewer, post_id=appeal.post_id, verdict=new_verdict,
+                rationale=f"{appeal.get_kind_display().split(' (')[0]} appeal reversed: {reason}",
+                sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES], article_url=appeal.rating.article_url, now=now,
+            )
+            # Recompute now, not when the job runs: the owner must see the outcome at once.
+            apply_rating(rating_id=appeal.new_rating.pk, now=now)
+            appeal.new_verdict = new_verdict
+    appeal.reviewer = reviewer
+    appeal.decided_at = now
+    appeal.outcome_reason = reason
+    _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
+    appeal.save(update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason", "new_verdict", "new_rating"])
+    _notify_decided(appeal, now=now)
+    return appeal
+
+
+def _notify_decided(appeal: Appeal, *, now: datetime) -> None:
+    post = appeal.post
+    who = appeal.rating.organisation.name if appeal.rating_id else "Trust and safety"
+    if appeal.status == AppealStatus.REVERSED:
+        consequence = ("The removal was lifted." if appeal.kind == AppealKind.REMOVAL
+                       else f"The rating was replaced by a new one: {Verdict(appeal.new_verdict).label}.")
+    else:
+        consequence = "The decision stands."
+    notify(
+        users=[appeal.filed_by, *page_owners(post)], kind=NotificationKind.APPEAL_DECIDED, post=post, appeal=appeal, now=now,
+        subject=f"Your appeal on post {post.external_id} was {appeal.get_status_display().lower()}",
+        body=f"{who} decided your {appeal.kind} appeal on post {post.external_id}: {appeal.get_status_display()}. "
+             f"{consequence}\n\nReason: {appeal.outcome_reason}",
+    )
+
+
+@transaction.atomic
+def withdraw_appeal(*, appeal_id: int, owner, reason: str = "", now: datetime | None = None) -> Appeal:
+    appeal = _locked(appeal_id)
+    if appeal.filed_by_id != owner.pk and not appeal.post.page.owners.filter(pk=owner.pk).exists():
+        raise NotAllowed("Only the page's owners can withdraw its appeals.")
+    if not appeal.is_open:
+        raise AppealConflict(f"This appeal was already {appeal.get_status_display().lower()}.")
+    appeal.decided_at = now or timezone.now()
+    _transition(appeal, to=AppealStatus.WITHDRAWN, actor=owner, reason=reason or "withdrawn by the owner", now=appeal.decided_at)
+    appeal.save(update_fields=["status", "version", "decided_at"])
+    return appeal

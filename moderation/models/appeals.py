@@ -1,0 +1,93 @@
+"""Appeals: a page owner contests a decision; a person decides; every state change is kept."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from factcheck.models import Post, Rating, Verdict
+from moderation.models.decisions import Action
+
+
+class AppealKind(models.TextChoices):
+    DISPUTE = "dispute", "Dispute (the rating is wrong)"
+    CORRECTION = "correction", "Correction (the post was corrected)"
+    REMOVAL = "removal", "Removal appeal"
+
+
+class AppealStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    IN_REVIEW = "in_review", "In review"
+    UPHELD = "upheld", "Upheld"
+    REVERSED = "reversed", "Reversed"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+OPEN_STATUSES = (AppealStatus.OPEN, AppealStatus.IN_REVIEW)
+
+
+class Appeal(models.Model):
+    """Against a rating (dispute, correction) or a removal action (removal); one open per decision."""
+
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="appeals")
+    kind = models.CharField(max_length=20, choices=AppealKind.choices)
+    rating = models.ForeignKey(Rating, on_delete=models.PROTECT, null=True, blank=True, related_name="appeals")
+    action = models.ForeignKey(Action, on_delete=models.PROTECT, null=True, blank=True, related_name="appeals")
+    filed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="appeals_filed")
+    statement = models.TextField(max_length=2000)
+    evidence_urls = models.JSONField(default=list, blank=True)
+    correction_details = models.TextField(blank=True, help_text="What was corrected, and where.")
+    status = models.CharField(max_length=20, choices=AppealStatus.choices, default=AppealStatus.OPEN)
+    # Bumped by every transition; a stale writer's conditional UPDATE matches no row.
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField()
+    decision_notice_at = models.DateTimeField(help_text="When the owner was told of the decision appealed.")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="appeals_reviewed"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    outcome_reason = models.TextField(blank=True)
+    new_verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
+    new_rating = models.ForeignKey(Rating, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rating"], condition=Q(status__in=["open", "in_review"]), name="one_open_appeal_per_rating"
+            ),
+            models.UniqueConstraint(
+                fields=["action"], condition=Q(status__in=["open", "in_review"]), name="one_open_appeal_per_action"
+            ),
+            models.CheckConstraint(
+                name="appeal_targets_one_decision",
+                condition=(Q(kind="removal", action__isnull=False, rating__isnull=True)
+                           | (~Q(kind="removal") & Q(rating__isnull=False, action__isnull=True))),
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"])]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} on {self.post_id} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN_STATUSES
+
+
+class AppealEvent(models.Model):
+    """One state change of an appeal: the history the owner, organisation and staff read."""
+
+    appeal = models.ForeignKey(Appeal, on_delete=models.CASCADE, related_name="events")
+    from_status = models.CharField(max_length=20, choices=AppealStatus.choices, blank=True)
+    to_status = models.CharField(max_length=20, choices=AppealStatus.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.appeal_id}: {self.from_status or '-'} -> {self.to_status}"

@@ -1,0 +1,205 @@
+"""The appeal state machine: filing rules, one decision per appeal, and recomputation on reversal."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.utils import timezone
+
+from factcheck.ratings import record_rating
+from moderation.appeals import (
+    AppealConflict,
+    AppealRefused,
+    NotAllowed,
+    decide_appeal,
+    file_appeal,
+    start_review,
+    withdraw_appeal,
+)
+from moderation.enforcement import apply_rating
+from moderation.models import AppealEvent, AppealStatus, Notification, PageStanding, PostDistribution
+from moderation.removals import remove_post
+from tests.factories import FactCheckerFactory, PageFactory, PostFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def rated_post(owner, factchecker):
+    post = PostFactory(page=PageFactory())
+    post.page.owners.add(owner)
+    rating = record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Fabricated.",
+                           sources=["https://a.example"])
+    apply_rating(rating_id=rating.pk)
+    return post
+
+
+@pytest.fixture
+def colleague(factchecker):
+    return FactCheckerFactory(organisation=factchecker.organisation)
+
+
+def dispute(owner, post, **kw):
+    return file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="The quote is real.",
+                       evidence_urls=["https://video.example/full"], **kw)
+
+
+def test_owner_files_a_dispute_and_the_organisation_is_notified(owner, rated_post, factchecker, colleague):
+    appeal = dispute(owner, rated_post)
+    assert appeal.status == AppealStatus.OPEN and appeal.rating.is_current
+    assert list(appeal.events.values_list("to_status", flat=True)) == ["open"]
+    notified = set(Notification.objects.filter(kind="appeal_received").values_list("user_id", flat=True))
+    assert notified == {colleague.pk}  # the rater is not asked to judge their own rating
+
+
+def test_only_owners_of_the_page_can_file(rated_post, factchecker):
+    for user in (UserFactory(), factchecker):
+        with pytest.raises(NotAllowed):
+            dispute(user, rated_post)
+
+
+def test_one_open_appeal_per_decision(owner, rated_post):
+    dispute(owner, rated_post)
+    with pytest.raises(AppealConflict):
+        dispute(owner, rated_post)
+
+
+def test_the_filing_window_closes_after_six_months(owner, rated_post):
+    with pytest.raises(AppealRefused, match="window"):
+        dispute(owner, rated_post, now=timezone.now() + timedelta(days=186))
+
+
+def test_statement_length_and_evidence_urls_are_checked(owner, rated_post):
+    with pytest.raises(ValidationError) as too_long:
+        file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="x" * 2001)
+    assert "statement" in too_long.value.message_dict
+    with pytest.raises(ValidationError) as bad_url:
+        file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="ok", evidence_urls=["javascript:alert(1)"])
+    assert "evidence_urls" in bad_url.value.message_dict
+    with pytest.raises(ValidationError) as no_details:
+        file_appeal(owner=owner, post_id=rated_post.pk, kind="correction", statement="fixed")
+    assert "correction_details" in no_details.value.message_dict
+
+
+def test_a_removal_appeal_needs_a_removal(owner, rated_post):
+    with pytest.raises(AppealRefused):
+        file_appeal(owner=owner, post_id=rated_post.pk, kind="removal", statement="Why?")
+
+
+def test_the_rater_cannot_decide_but_a_colleague_can_reverse_and_distribution_is_restored(
+    owner, rated_post, factchecker, colleague
+):
+    appeal = dispute(owner, rated_post)
+    with pytest.raises(NotAllowed, match="made this rating"):
+        decide_appeal(appeal_id=appeal.pk, reviewer=factchecker, outcome="reversed", reason="x")
+    with pytest.raises(NotAllowed):
+        decide_appeal(appeal_id=appeal.pk, reviewer=FactCheckerFactory(), outcome="reversed", reason="x")
+    start_review(appeal_id=appeal.pk, reviewer=colleague)
+    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The video is authentic.")
+    assert decided.status == AppealStatus.REVERSED and decided.new_rating.verdict == "true"
+    distribution = PostDistribution.objects.get(post=rated_post)
+    assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
+    assert [e.to_status for e in AppealEvent.objects.filter(appeal=appeal)] == ["open", "in_review", "reversed"]
+    assert Notification.objects.filter(user=owner, kind="appeal_decided").exists()
+
+
+def test_a_decided_appeal_cannot_be_decided_again_or_withdrawn(owner, rated_post, colleague):
+    appeal = dispute(owner, rated_post)
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="The quote is invented.")
+    with pytest.raises(AppealConflict, match="already upheld"):
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="changed my mind")
+    with pytest.raises(AppealConflict):
+        withdraw_appeal(appeal_id=appeal.pk, owner=owner)
+    assert PostDistribution.objects.get(post=rated_post).multiplier == Decimal("0.2")
+
+
+def test_an_accepted_correction_needs_and_applies_the_new_verdict(owner, rated_post, colleague):
+    appeal = file_appeal(owner=owner, post_id=rated_post.pk, kind="correction", statement="Fixed the figure.",
+                         correction_details="Second paragraph now says 12%, not 40%.")
+    with pytest.raises(ValidationError):
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="ok")
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Corrected.", new_verdict="missing_context")
+    assert PostDistribution.objects.get(post=rated_post).labels == ["Missing context."]
+
+
+def test_owner_withdraws_an_open_appeal(owner, rated_post):
+    appeal = dispute(owner, rated_post)
+    assert withdraw_appeal(appeal_id=appeal.pk, owner=owner).status == AppealStatus.WITHDRAWN
+    dispute(owner, rated_post)  # the decision can be appealed again
+
+
+def test_a_reversed_removal_is_lifted_by_other_staff(owner, staff_user):
+    from accounts.models import Role
+
+    post = PostFactory()
+    post.page.owners.add(owner)
+    staff_user.role = Role.TRUST_SAFETY
+    staff_user.save(update_fields=["role"])
+    remove_post(staff=staff_user, post_id=post.pk, ground="harassment", reason="Targets a private person.")
+    assert PostDistribution.objects.get(post=post).removed
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="removal", statement="It is satire about a public figure.")
+    with pytest.raises(NotAllowed):
+        decide_appeal(appeal_id=appeal.pk, reviewer=staff_user, outcome="reversed", reason="x")
+    other = UserFactory(role=Role.TRUST_SAFETY, is_staff=True)
+    decide_appeal(appeal_id=appeal.pk, reviewer=other, outcome="reversed", reason="Public figure, no harassment.")
+    distribution = PostDistribution.objects.get(post=post)
+    assert (distribution.removed, distribution.multiplier) == (False, Decimal("1"))
+
+
+def test_reversal_drops_a_page_below_the_repeat_offender_threshold(owner, factchecker, colleague):
+    page = PageFactory()
+    page.owners.add(owner)
+    posts = PostFactory.create_batch(3, page=page)
+    for post in posts:
+        apply_rating(rating_id=record_rating(reviewer=factchecker, post_id=post.pk, verdict="false",
+                                             rationale="No.", sources=["https://a.example"]).pk)
+    assert PageStanding.objects.get(page=page).is_repeat_offender
+    appeal = dispute(owner, posts[0])
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Accurate after all.")
+    assert not PageStanding.objects.get(page=page).is_repeat_offender
+    assert PostDistribution.objects.get(post=posts[1]).multiplier == Decimal("0.2")
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
+    owner = UserFactory()
+    rater = FactCheckerFactory()
+    first, second = (FactCheckerFactory(organisation=rater.organisation) for _ in range(2))
+    post = PostFactory()
+    post.page.owners.add(owner)
+    apply_rating(rating_id=record_rating(reviewer=rater, post_id=post.pk, verdict="false", rationale="No.",
+                                         sources=["https://a.example"]).pk)
+    appeal = dispute(owner, post)
+    barrier = threading.Barrier(2)
+    outcomes: dict[str, str] = {}
+
+    def decide(name, reviewer, outcome):
+        try:
+            barrier.wait()
+            decide_appeal(appeal_id=appeal.pk, reviewer=reviewer, outcome=outcome, reason=f"{name} decided")
+            outcomes[name] = "won"
+        except AppealConflict as exc:
+            outcomes[name] = str(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=decide, args=("a", first, "upheld")),
+               threading.Thread(target=decide, args=("b", second, "reversed"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes.values())[1] == "won"
+    assert "already" in sorted(outcomes.values())[0]
+    appeal.refresh_from_db()
+    assert AppealEvent.objects.filter(appeal=appeal, to_status__in=["upheld", "reversed"]).count() == 1
