@@ -1,12 +1,18 @@
 """Trust-and-safety's view of the decision side. Policy rows are edited through moderation.policy."""
 
 from django.contrib import admin, messages
+from django.utils import timezone
 
 from config.admin_base import ReadOnlyAdmin
+from moderation.appeals import DECISION_TARGET
 from moderation.models import (
+    OPEN_STATUSES,
     Action,
+    Appeal,
+    AppealEvent,
     DistributionChange,
     EnforcementPolicy,
+    Notification,
     PageStanding,
     PostDistribution,
     RatingDecision,
@@ -92,3 +98,48 @@ class DistributionChangeAdmin(ReadOnlyAdmin):
     list_display = ("id", "post", "multiplier", "removed", "cause", "created_at")
     list_select_related = ("post",)
     search_fields = ("post__external_id",)
+
+
+class AppealEventInline(admin.TabularInline):
+    model = AppealEvent
+    extra = 0
+    can_delete = False
+    fields = ("created_at", "from_status", "to_status", "actor", "reason")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class OverdueFilter(admin.SimpleListFilter):
+    title = "overdue"
+    parameter_name = "overdue"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Overdue (open > 24 h)")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(status__in=OPEN_STATUSES, created_at__lt=timezone.now() - DECISION_TARGET)
+        return queryset
+
+
+@admin.register(Appeal)
+class AppealAdmin(ReadOnlyAdmin):
+    """Appeals change state only through moderation.appeals (staff decide removal appeals at /staff/appeals/)."""
+
+    list_display = ("id", "post", "kind", "status", "created_at", "decided_at", "reviewer")
+    list_filter = ("status", "kind", OverdueFilter)
+    list_select_related = ("post", "reviewer")
+    search_fields = ("post__external_id", "statement")
+    raw_id_fields = ("post", "rating", "action", "filed_by", "reviewer", "new_rating")
+    date_hierarchy = "created_at"
+    inlines = [AppealEventInline]
+
+
+@admin.register(Notification)
+class NotificationAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "user", "kind", "subject", "read_at", "emailed_at")
+    list_filter = ("kind",)
+    list_select_related = ("user",)
+    search_fields = ("subject", "user__username")

@@ -83,3 +83,9 @@ def test_the_job_dashboard_is_for_staff_only(staff_client, factchecker):
     other = Client()
     other.force_login(factchecker)
     assert other.get("/admin/rq/").status_code == 302
+
+
+def test_staff_see_appeals_and_the_overdue_filter_in_the_admin(staff_client):
+    assert staff_client.get("/admin/moderation/appeal/").status_code == 200
+    assert staff_client.get("/admin/moderation/appeal/?overdue=yes").status_code == 200
+    assert staff_client.get("/admin/moderation/appeal/add/").status_code == 403
