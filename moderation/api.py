@@ -1,7 +1,8 @@
-"""The decision side's API: a post with its flags, rating, distribution and actions, and the
-decisions feed the platform polls.
+"""The decision side's API: a post with its flags, rating, distribution, actions and appeals,
+page owners' appeals, and the decisions feed the platform polls.
 
-A post is read in a fixed number of queries whatever its number of flags or actions.
+A post is read in a fixed number of queries whatever its number of flags, actions or appeals.
+Filing an appeal is moderation.appeals.file_appeal; this module only maps its refusals to HTTP.
 """
 
 from __future__ import annotations
@@ -9,17 +10,28 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count
 from django.http import HttpRequest
-from ninja import Query, Router, Schema
+from ninja import Field, Query, Router, Schema
+from ninja.responses import Status
 
 from accounts.models import Role
-from config.api_common import NotFound, TokenAuth, errors_for
+from config.api_common import Conflict, NotFound, TokenAuth, Unprocessable, errors_for
 from factcheck.api import RatingOut, rating_out
 from factcheck.models import Flag, FlagSource, MediaType, Post, QueueState, Rating
+from moderation.appeals import (
+    MAX_EVIDENCE_URLS,
+    MAX_STATEMENT,
+    AppealConflict,
+    AppealRefused,
+    NotAllowed,
+    can_file,
+    file_appeal,
+)
 from moderation.distribution import Distribution, current_distribution
 from moderation.feed import changes_after
-from moderation.models import Action, DistributionChange
+from moderation.models import Action, Appeal, AppealKind, AppealStatus, DistributionChange
 
 MAX_FEED_PAGE = 1000
 
@@ -59,7 +71,30 @@ class ActionOut(Schema):
 
 class AppealOut(Schema):
     id: int
-    status: str
+    kind: AppealKind
+    status: AppealStatus
+    created_at: datetime
+    decided_at: datetime | None
+    outcome_reason: str
+
+
+class AppealFiledOut(AppealOut):
+    post: str
+    statement: str
+    evidence_urls: list[str]
+    correction_details: str
+
+
+class AppealIn(Schema):
+    kind: str = Field(
+        json_schema_extra={"enum": list(AppealKind.values)},
+        description="`dispute` or `correction` (against the current fact-check rating), `removal` (the removal).",
+    )
+    statement: str = Field(description=f"Why the decision is wrong; up to {MAX_STATEMENT:,} characters.")
+    evidence_urls: list[str] = Field(
+        default_factory=list, description=f"Up to {MAX_EVIDENCE_URLS} http:// or https:// URLs."
+    )
+    correction_details: str = Field("", description="For a `correction`: what was corrected, and where (required).")
 
 
 class PostOut(Schema):
@@ -105,6 +140,17 @@ def action_out(action: Action) -> dict[str, Any]:
     }
 
 
+def appeal_out(appeal: Appeal) -> dict[str, Any]:
+    return {
+        "id": appeal.pk,
+        "kind": appeal.kind,
+        "status": appeal.status,
+        "created_at": appeal.created_at,
+        "decided_at": appeal.decided_at,
+        "outcome_reason": appeal.outcome_reason,
+    }
+
+
 def post_out(post: Post) -> dict[str, Any]:
     by_source = dict.fromkeys(FlagSource.values, 0)
     for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by():
@@ -126,8 +172,7 @@ def post_out(post: Post) -> dict[str, Any]:
         "rating": rating_out(rating, post=post) if rating is not None else None,
         "distribution": distribution_out(current_distribution(post)),
         "actions": [action_out(a) for a in Action.objects.filter(post=post).order_by("created_at", "id")],
-        # Appeals arrive with the page-owner portal; the key is part of the contract already.
-        "appeals": [],
+        "appeals": [appeal_out(a) for a in Appeal.objects.filter(post=post).order_by("created_at", "id")],
     }
 
 
@@ -135,7 +180,7 @@ def post_out(post: Post) -> dict[str, Any]:
     "/posts/{external_id}",
     auth=TokenAuth(Role.PLATFORM, Role.FACTCHECKER, Role.TRUST_SAFETY, Role.PAGE_OWNER),
     response={200: PostOut, **errors_for(403, 404)},
-    summary="Read a post with its flags, rating, distribution and actions",
+    summary="Read a post with its flags, rating, distribution, actions and appeals",
 )
 def get_post(request: HttpRequest, external_id: str) -> dict[str, Any]:
     """Page owners see only the posts of their own pages; any other post is 404 to them."""
@@ -145,6 +190,54 @@ def get_post(request: HttpRequest, external_id: str) -> dict[str, Any]:
     if post is None or (user.role == Role.PAGE_OWNER and not post.page.owners.filter(pk=user.pk).exists()):
         raise NotFound(f"No post {external_id!r}.")
     return post_out(post)
+
+
+@router.post(
+    "/posts/{external_id}/appeals",
+    auth=TokenAuth(Role.PAGE_OWNER),
+    response={201: AppealFiledOut, **errors_for(400, 403, 404, 409, 413, 422)},
+    summary="Appeal a decision on one of your posts",
+)
+def create_appeal(request: HttpRequest, external_id: str, payload: AppealIn) -> Status:
+    """File an appeal against the post's current decision of that kind: the fact-check rating for
+    `dispute` and `correction`, the removal for `removal`. Owners of the post's page only.
+
+    404 for a post that is not on one of your pages; 409 (`appeal_open`) while an appeal against
+    that decision is open; 422 for invalid fields (`validation_error`, per field in
+    `details.errors`) or when the rules refuse it (`appeal_refused`: nothing of that kind to
+    appeal, or the 6-month window closed).
+    """
+    owner = request.auth  # type: ignore[attr-defined]
+    post = Post.objects.select_related("page").filter(external_id=external_id).first()
+    # Someone else's post answers exactly like a missing one: owners learn nothing of other pages.
+    if post is None or not can_file(owner, post):
+        raise NotFound(f"No post {external_id!r}.")
+    try:
+        appeal = file_appeal(
+            owner=owner,
+            post_id=post.pk,
+            kind=payload.kind,
+            statement=payload.statement,
+            evidence_urls=payload.evidence_urls,
+            correction_details=payload.correction_details,
+        )
+    except DjangoValidationError as exc:
+        errors = [{"field": field, "message": m} for field, messages in exc.message_dict.items() for m in messages]
+        raise Unprocessable("The appeal is invalid; nothing was filed.", details={"errors": errors}) from None
+    except AppealRefused as exc:
+        raise Unprocessable(str(exc), code="appeal_refused") from None
+    except AppealConflict as exc:
+        raise Conflict(str(exc), code="appeal_open") from None
+    except NotAllowed:
+        # Ownership changed between the check above and the filing: still no leak.
+        raise NotFound(f"No post {external_id!r}.") from None
+    return Status(201, {
+        **appeal_out(appeal),
+        "post": post.external_id,
+        "statement": appeal.statement,
+        "evidence_urls": appeal.evidence_urls,
+        "correction_details": appeal.correction_details,
+    })
 
 
 class DecisionOut(Schema):

@@ -147,6 +147,7 @@ def test_openapi_describes_every_endpoint_with_bearer_auth_and_error_responses(c
         "/api/v1/flags",
         "/api/v1/posts/{external_id}",
         "/api/v1/posts/{external_id}/ratings",
+        "/api/v1/posts/{external_id}/appeals",
         "/api/v1/decisions",
     }
     assert schema["components"]["securitySchemes"] == {"TokenAuth": {"type": "http", "scheme": "bearer"}}
