@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """`/`: fact-checkers to the queue, staff to the admin, everyone else to the welcome page."""
+    """`/`: fact-checkers to the queue, staff to the admin, page owners to their portal, others to the welcome page."""
     user = request.user
     if not user.is_authenticated:
         return redirect_to_login(request.get_full_path())
@@ -17,6 +17,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("admin:index")
     if user.is_factchecker:
         return redirect("factcheck:queue")
+    if user.is_page_owner:
+        return redirect("moderation:portal")
     return redirect("accounts:welcome")
 
 

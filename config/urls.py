@@ -8,5 +8,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("accounts/", include("accounts.urls")),
+    path("", include("moderation.urls")),
     path("", include("factcheck.urls")),
 ]

@@ -70,7 +70,7 @@ def test_the_start_page_sends_each_role_to_its_place(login, client):
     assert login(StaffFactory()).get("/")["Location"] == "/admin/"
     client.logout()
     owner = login(UserFactory())
-    assert owner.get("/")["Location"] == "/accounts/welcome/"
+    assert owner.get("/")["Location"] == "/appeals/"
     welcome = owner.get("/accounts/welcome/")
     assert welcome.status_code == 200
     assert "appeals you can file" in welcome.content.decode()
@@ -115,6 +115,23 @@ def test_queue_lists_posts_best_first_with_the_score_and_its_parts(login, factch
     assert "71.3" in html and "velocity 45.5" in html and "flags 20.8" in html and "age 5.0" in html
     assert "123,456 views" in html and "789 shares" in html
     assert high.page.name in html and "Low priority claim" in html
+    assert "My claims" not in html  # nothing claimed yet
+
+
+def test_queue_rounds_scores_half_up_and_groups_reach_with_commas(login, factchecker):
+    PostFactory(priority=2.25, velocity_score=0.25, flag_score=1234.56, age_score=0.0, views=0, shares=1_000_000)
+    html = login(factchecker).get("/queue/").content.decode()
+    assert '<strong class="score">2.3</strong>' in html
+    assert "velocity 0.3" in html and "flags 1234.6" in html and "age 0.0" in html
+    assert "0 views" in html and "1,000,000 shares" in html
+
+
+def test_long_post_texts_are_cut_to_thirty_words_and_posts_without_text_show_their_id(login, factchecker):
+    PostFactory(text=" ".join(f"w{i}" for i in range(40)), priority=2)
+    PostFactory(text="", external_id="fb-9001", priority=1)
+    html = login(factchecker).get("/queue/").content.decode()
+    assert " ".join(f"w{i}" for i in range(30)) + " …</a>" in html and "w30" not in html
+    assert 'class="post-text">fb-9001</a>' in html
 
 
 def test_posts_of_politicians_pages_never_appear_in_the_queue(login, factchecker):
@@ -162,6 +179,17 @@ def test_an_organisation_sees_only_the_languages_and_countries_it_covers(login):
     assert rendered_post_ids(response) == [fr.pk, be.pk]
     html = response.content.decode()
     assert '<option value="BE">BE</option>' in html  # the country filter offers what it covers
+
+
+def test_each_organisation_gets_its_own_filter_choices_with_the_submitted_one_selected(login):
+    french = FactCheckerFactory(organisation=OrganisationFactory(languages=["fr"]))
+    german = FactCheckerFactory(organisation=OrganisationFactory(languages=["de", "en"]))
+    html = login(german).get("/queue/", {"language": "de", "source": "partner"}).content.decode()
+    assert '<option value="de" selected>de</option>' in html and '<option value="en">en</option>' in html
+    assert '<option value="partner" selected>Partner</option>' in html
+    assert '<option value="fr"' not in html
+    html = login(french).get("/queue/", {"language": "de"}).content.decode()
+    assert '<option value="fr">fr</option>' in html and '<option value="de"' not in html
 
 
 def test_queue_pages_through_posts_with_next_and_previous_links(login, factchecker):
@@ -254,8 +282,8 @@ def test_queue_page_renders_in_a_fixed_number_of_queries(login, factchecker, dja
     for post in posts[:3]:  # so "My claims" has rows too
         claim_post(reviewer=factchecker, post_id=post.pk)
     client = login(factchecker)
-    # session, user, organisation, the queue rows with their pages, my claims with theirs
-    with django_assert_max_num_queries(5):
+    # session, user, the organisation with my claims and their posts, the queue rows with their pages
+    with django_assert_max_num_queries(4):
         response = client.get("/queue/", {"source": "user_report"})
     assert response.status_code == 200
     assert len(rendered_post_ids(response)) == min(rows - 3, PAGE_SIZE)

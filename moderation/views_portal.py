@@ -1,0 +1,297 @@
+"""The page owners' portal, `/appeals/`: their pages and decided posts, reasons, appeals and notifications.
+
+Thin callers of moderation.appeals, moderation.reasons, moderation.timeline and
+moderation.notifications; the rules are there. A post page answers 404 to anyone who does not
+own the post's page, so that the existence of other pages' posts does not leak. Every page
+renders in a fixed number of queries, whatever the number of pages, posts and appeals.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from decimal import Decimal
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from factcheck.models import Flag, Page, Post, Rating
+from moderation.appeals import (
+    AppealConflict,
+    AppealRefused,
+    NotAllowed,
+    file_appeal,
+    is_overdue,
+    withdraw_appeal,
+)
+from moderation.distribution import current_distribution
+from moderation.forms import AppealForm
+from moderation.models import (
+    Action,
+    ActionKind,
+    Appeal,
+    AppealKind,
+    Notification,
+    RepeatOffenderPolicy,
+    Strike,
+    StrikeKind,
+)
+from moderation.notifications import mark_read
+from moderation.reasons import statement_of_reasons
+from moderation.timeline import post_timeline
+
+PAGE_SIZE = 20
+NOTIFICATIONS_SHOWN = 20
+ONE = Decimal("1")
+
+
+def page_owner_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Anonymous visitors go to the login page; signed-in users of other roles get a 403 page."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_page_owner:
+            return render(request, "moderation/portal_forbidden.html", status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _url_for_ids(name: str) -> Callable[[int], str]:
+    """Row URLs from one reverse() per page rather than one per row: split around a marker id."""
+    marker = "987654321"
+    head, tail = reverse(name, args=[marker]).split(marker)
+    return lambda pk: f"{head}{pk}{tail}"
+
+
+def _page_number(raw: str | None) -> int:
+    try:
+        return max(int(raw or 1), 1)
+    except ValueError:
+        return 1
+
+
+def _distribution(post: Post) -> dict[str, object]:
+    """The post's current distribution as an owner reads it."""
+    current = current_distribution(post)
+    return {
+        "multiplier": f"{current.multiplier.normalize():f}",
+        "percent_less": round((1 - float(current.multiplier)) * 100),
+        "full": not current.removed and current.multiplier == ONE,
+        "removed": current.removed,
+        "labels": current.labels,
+    }
+
+
+def _flag_sources(post_ids: list[int]) -> dict[int, set[str]]:
+    sources: dict[int, set[str]] = defaultdict(set)
+    for post_id, source in Flag.objects.filter(post_id__in=post_ids).values_list("post_id", "source").distinct():
+        sources[post_id].add(source)
+    return sources
+
+
+def _active_actions() -> QuerySet[Action]:
+    # The organisation comes along: the statement of reasons names who rated the post.
+    active = Action.objects.filter(ended_at__isnull=True)
+    return active.select_related("rating__organisation").order_by("created_at", "id")
+
+
+def _current_ratings() -> QuerySet[Rating]:
+    return Rating.objects.filter(is_current=True).select_related("organisation")
+
+
+def _strikes_by_page(page_ids: list[int], *, policy: RepeatOffenderPolicy, now: datetime) -> dict[int, dict[str, list]]:
+    """Each page's active strikes: fact-check ones that still count, with the day each ages out,
+    and community-standards ones (which end only when their removal is lifted)."""
+    counted_since = now - timedelta(days=policy.window_days)
+    by_page: dict[int, dict[str, list]] = defaultdict(lambda: {"fact_check": [], "community": []})
+    strikes = (
+        Strike.objects.filter(page_id__in=page_ids, ended_at__isnull=True)
+        .select_related("action__post")
+        .order_by("created_at", "id")
+    )
+    for strike in strikes:
+        if strike.kind == StrikeKind.COMMUNITY_STANDARDS:
+            by_page[strike.page_id]["community"].append({"strike": strike, "post": strike.action.post})
+        elif strike.created_at > counted_since:
+            by_page[strike.page_id]["fact_check"].append(
+                {
+                    "strike": strike,
+                    "post": strike.action.post,
+                    "verdict": strike.action.get_verdict_display(),
+                    "ages_out": strike.created_at + timedelta(days=policy.window_days),
+                }
+            )
+    return by_page
+
+
+@page_owner_required
+@require_http_methods(["GET", "HEAD"])
+def portal(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
+    policy = RepeatOffenderPolicy.current()
+    pages = list(Page.objects.filter(owners=request.user).select_related("standing").order_by("name", "id"))
+    page_ids = [page.pk for page in pages]
+    strikes = _strikes_by_page(page_ids, policy=policy, now=now)
+    page_rows = [
+        {"page": page, "standing": getattr(page, "standing", None), **strikes[page.pk]} for page in pages
+    ]
+
+    number = _page_number(request.GET.get("page"))
+    decided = (
+        Post.objects.filter(page_id__in=page_ids)
+        .filter(
+            Exists(Rating.objects.filter(post=OuterRef("pk"), is_current=True))
+            | Exists(Action.objects.filter(post=OuterRef("pk")))
+        )
+        .select_related("page", "distribution")
+        .order_by("-posted_at", "-id")
+    )
+    # One row more than shown tells whether there is a next page without counting.
+    posts = list(decided[(number - 1) * PAGE_SIZE : number * PAGE_SIZE + 1])
+    has_next = len(posts) > PAGE_SIZE
+    posts = posts[:PAGE_SIZE]
+    prefetch_related_objects(
+        posts,
+        Prefetch("ratings", queryset=_current_ratings(), to_attr="current_ratings"),
+        Prefetch("actions", queryset=_active_actions(), to_attr="active_actions"),
+        Prefetch("appeals", queryset=Appeal.objects.order_by("-created_at")),
+    )
+    sources = _flag_sources([post.pk for post in posts])
+    post_url = _url_for_ids("moderation:portal_post")
+    post_rows = [
+        {
+            "post": post,
+            "url": post_url(post.pk),
+            "distribution": _distribution(post),
+            "rating": post.current_ratings[0] if post.current_ratings else None,
+            "reasons": [statement_of_reasons(a, flag_sources=sources[post.pk]) for a in post.active_actions],
+            "open_appeals": [appeal for appeal in post.appeals.all() if appeal.is_open],
+            "appeal_count": len(post.appeals.all()),
+        }
+        for post in posts
+    ]
+
+    unread = Notification.objects.filter(user=request.user, read_at__isnull=True).order_by("-created_at", "-id")
+    notifications = list(unread[: NOTIFICATIONS_SHOWN + 1])
+    return render(
+        request,
+        "moderation/portal.html",
+        {
+            "pages": page_rows,
+            "policy": policy,
+            "posts": post_rows,
+            "page": number,
+            "has_next": has_next,
+            "notifications": [
+                {"notification": n, "url": post_url(n.post_id) if n.post_id else ""}
+                for n in notifications[:NOTIFICATIONS_SHOWN]
+            ],
+            "more_notifications": len(notifications) > NOTIFICATIONS_SHOWN,
+        },
+    )
+
+
+@page_owner_required
+@require_POST
+def mark_notifications_read(request: HttpRequest) -> HttpResponse:
+    # "Mark all as read" sends the ids that were shown, so one arriving meanwhile stays unread.
+    raw = request.POST.getlist("shown") if request.POST.get("all") else request.POST.getlist("notification")
+    count = mark_read(user=request.user, notification_ids=[int(value) for value in raw if value.isdigit()])
+    messages.success(request, f"{count} notification{'s' if count != 1 else ''} marked as read.")
+    return redirect("moderation:portal")
+
+
+def _appealable_kinds(rating: Rating | None, actions: list[Action]) -> list[str]:
+    kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION] if rating is not None else []
+    if any(action.kind == ActionKind.REMOVAL for action in actions):
+        kinds.append(AppealKind.REMOVAL)
+    return [str(kind) for kind in kinds]
+
+
+@page_owner_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
+    post = get_object_or_404(
+        Post.objects.filter(page__owners=request.user).select_related("page__standing", "distribution"), pk=post_id
+    )
+    rating = _current_ratings().filter(post=post).first()
+    actions = list(_active_actions().filter(post=post))
+    kinds = _appealable_kinds(rating, actions)
+    form = AppealForm(request.POST or None, kinds=kinds)
+    if request.method == "POST":
+        if not kinds:
+            messages.error(request, "This post has no rating or removal to appeal.")
+            return redirect("moderation:portal_post", post_id=post.pk)
+        if form.is_valid():
+            try:
+                appeal = file_appeal(owner=request.user, post_id=post.pk, **form.cleaned_data)
+            except (NotAllowed, AppealRefused, AppealConflict) as exc:
+                form.add_error(None, str(exc))
+            except ValidationError as exc:  # the same rules as the form's; kept for a race-free answer
+                for field, errors in exc.message_dict.items():
+                    form.add_error(field if field in form.fields else None, errors)
+            else:
+                decider = appeal.rating.organisation.name if appeal.rating_id else "Trust-and-safety staff"
+                messages.success(
+                    request, f"Your {appeal.kind} appeal was filed. {decider} will review it, normally within 24 hours."
+                )
+                return redirect("moderation:portal_post", post_id=post.pk)
+
+    sources = _flag_sources([post.pk])[post.pk]
+    appeals = list(
+        Appeal.objects.filter(post=post).select_related("rating__organisation").order_by("-created_at", "-id")
+    )
+    withdraw_url = _url_for_ids("moderation:portal_withdraw")
+    now = timezone.now()
+    return render(
+        request,
+        "moderation/portal_post.html",
+        {
+            "post": post,
+            "page": post.page,
+            "standing": getattr(post.page, "standing", None),
+            "distribution": _distribution(post),
+            "rating": rating,
+            "reasons": [statement_of_reasons(action, flag_sources=sources) for action in actions],
+            "form": form if kinds else None,
+            # One open appeal per decision: say so before the owner writes a second one.
+            "rating_appeal_open": rating is not None and any(a.is_open and a.rating_id == rating.pk for a in appeals),
+            "removal_appeal_open": any(a.is_open and a.kind == AppealKind.REMOVAL for a in appeals),
+            "appeals": [
+                {
+                    "appeal": appeal,
+                    "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
+                    "overdue": is_overdue(appeal, now=now),
+                    "withdraw_url": withdraw_url(appeal.pk),
+                }
+                for appeal in appeals
+            ],
+            "timeline": post_timeline(post, for_owner=True),
+        },
+    )
+
+
+@page_owner_required
+@require_POST
+def withdraw(request: HttpRequest, appeal_id: int) -> HttpResponse:
+    mine = Appeal.objects.filter(post__page__owners=request.user).only("id", "post_id")
+    appeal = get_object_or_404(mine, pk=appeal_id)
+    try:
+        withdraw_appeal(appeal_id=appeal.pk, owner=request.user)
+    except (NotAllowed, AppealConflict) as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Your appeal was withdrawn. You can file a new one while the window is open.")
+    return redirect("moderation:portal_post", post_id=appeal.post_id)
