@@ -58,7 +58,8 @@ def prepare_database() -> None:
     tables = [apps.get_model(label)._meta.db_table for label in FILLED_MODELS]
     tables.append(apps.get_model("factcheck.Page").owners.through._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+        # CASCADE: rows of newer tables that point at these (appeals, notices) go with them.
+        cursor.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
         for table in SCRATCH_TABLES:
             cursor.execute(f"DROP TABLE IF EXISTS {table}")
 

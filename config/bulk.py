@@ -1,35 +1,106 @@
-"""Fast bulk writes for ingest paths: COPY on PostgreSQL, executemany elsewhere.
+"""Fast bulk reads and writes for ingest paths: COPY and array parameters on PostgreSQL, plain SQL elsewhere.
 
 Building a Django model instance per row and letting `bulk_create`/`bulk_update` turn them
 into SQL costs far more Python time than the database spends on the rows. The ingest path
 writes hundreds of thousands of rows, so it hands plain tuples to `insert_rows` (COPY FROM
-STDIN on PostgreSQL) and `update_rows` (one UPDATE ... FROM a VALUES list).
+STDIN on PostgreSQL), `insert_rows_returning_ids` (the same, with ids taken up front) and
+`update_rows` (one UPDATE ... FROM unnest(arrays)), and looks rows up by a thousand keys at
+once with the `in_array` lookup. Each PostgreSQL fast path has a portable fallback, because the
+embedded default runs on SQLite.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.db import connection, models
+from django.db.models.expressions import ColPairs
+from django.db.models.fields.related import ForeignObject
+from django.db.models.fields.related_lookups import RelatedIn
+from django.db.models.lookups import In
+
+
+class _InArrayOnPostgreSQL:
+    """`field__in_array=values`: what `field__in=values` selects, as `field = ANY(%s)` on PostgreSQL.
+
+    `__in` gives each value its own placeholder; at a thousand values Django preparing them and
+    psycopg splitting the query around them cost more than the indexed lookup itself. One array
+    parameter costs nothing per value, and PostgreSQL plans it as the same index scan.
+    Registered on import of this module: a module that filters with it imports from here.
+    """
+
+    lookup_name = "in_array"
+
+    def as_postgresql(self, compiler, connection) -> tuple[str, list[Any]]:
+        if not self.rhs_is_direct_value() or isinstance(self.lhs, ColPairs):
+            return self.as_sql(compiler, connection)  # a subquery or a multi-column relation: plain IN
+        values = [v for v in self.rhs if v is not None]  # NULL never matches, as with `__in`
+        if not values:
+            return self.as_sql(compiler, connection)  # raises EmptyResultSet: no query at all
+        field = self.lhs.output_field
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        array = [field.get_db_prep_value(v, connection, prepared=True) for v in values]
+        return f"{lhs} = ANY(%s)", [*lhs_params, array]
+
+
+@models.Field.register_lookup
+class InArray(_InArrayOnPostgreSQL, In):
+    """`external_id__in_array=keys` on ordinary fields."""
+
+
+@ForeignObject.register_lookup
+class RelatedInArray(_InArrayOnPostgreSQL, RelatedIn):
+    """`post__in_array=ids` / `post_id__in_array=ids` on foreign keys (they have their own lookups)."""
 
 
 def _column(model: type[models.Model], field_name: str) -> models.Field:
     return model._meta.get_field(field_name)
 
 
-def _adapt(field: models.Field, value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(field, models.JSONField):
-        return json.dumps(value)
-    return value
+def _row_adapter(columns: Sequence[models.Field]) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """What turns a row of Python values into database values, decided once per column list.
+
+    Only JSON columns need work (the driver cannot tell a dict meant as JSON from anything
+    else); a row without one goes to the database as it is, which keeps per-value Python calls
+    out of the hot loop. A None stays SQL NULL, in a JSON column too. A row of the wrong width
+    is refused by the database (COPY and INSERT both check).
+    """
+    json_at = [i for i, c in enumerate(columns) if isinstance(c, models.JSONField)]
+    if not json_at:
+        return lambda row: row
+
+    def adapt(row: Sequence[Any]) -> Sequence[Any]:
+        values = list(row)
+        for i in json_at:
+            if values[i] is not None:
+                values[i] = json.dumps(values[i])
+        return values
+
+    return adapt
+
+
+def reserve_ids(model: type[models.Model], count: int) -> list[int]:
+    """Take `count` ids from the model's primary-key sequence, ascending (PostgreSQL only).
+
+    Rows COPYed with ids taken up front need no second query to learn them, and the ids are
+    the ones the sequence would have given the rows anyway: no other writer can get them.
+    """
+    if count <= 0:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(seq) FROM pg_get_serial_sequence(%s, %s) AS seq, generate_series(1, %s)",
+            [model._meta.db_table, model._meta.pk.column, count],
+        )
+        return sorted(row[0] for row in cursor.fetchall())
 
 
 def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
     """Insert plain rows (values in `fields` order) into the model's table; returns the count."""
     columns = [_column(model, f) for f in fields]
+    adapt = _row_adapter(columns)
     table = connection.ops.quote_name(model._meta.db_table)
     names = ", ".join(connection.ops.quote_name(c.column) for c in columns)
     count = 0
@@ -37,14 +108,36 @@ def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable
         if connection.vendor == "postgresql":
             with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
                 for row in rows:
-                    copy.write_row([_adapt(c, v) for c, v in zip(columns, row, strict=True)])
+                    copy.write_row(adapt(row))
                     count += 1
         else:
-            adapted = [[_adapt(c, v) for c, v in zip(columns, row, strict=True)] for row in rows]
+            adapted = [adapt(row) for row in rows]
             placeholders = ", ".join(["%s"] * len(columns))
             cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", adapted)
             count = len(adapted)
     return count
+
+
+def insert_rows_returning_ids(
+    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> list[int]:
+    """Insert plain rows like `insert_rows`; returns the new primary keys in the order of `rows`."""
+    if connection.vendor == "postgresql":
+        ids = reserve_ids(model, len(rows))
+        insert_rows(model, (model._meta.pk.name, *fields), ((pk, *row) for pk, row in zip(ids, rows, strict=True)))
+        return ids
+    # Elsewhere (the embedded SQLite default, small batches) a row at a time, reading each id back.
+    columns = [_column(model, f) for f in fields]
+    adapt = _row_adapter(columns)
+    table = connection.ops.quote_name(model._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(c.column) for c in columns)
+    placeholders = ", ".join(["%s"] * len(columns))
+    ids = []
+    with connection.cursor() as cursor:
+        for row in rows:
+            cursor.execute(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", adapt(row))
+            ids.append(cursor.lastrowid)
+    return ids
 
 
 def update_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -52,13 +145,14 @@ def update_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence
     if not rows:
         return
     columns = [_column(model, f) for f in fields]
+    adapt = _row_adapter(columns)
     table = connection.ops.quote_name(model._meta.db_table)
     pk = connection.ops.quote_name(model._meta.pk.column)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # One UPDATE joined to unnest(arrays): a parameter per column, whatever the row count.
             casts = [model._meta.pk.db_type(connection)] + [c.db_type(connection).split("(")[0] for c in columns]
-            arrays = list(zip(*[[row[0], *(_adapt(c, v) for c, v in zip(columns, row[1:], strict=True))] for row in rows], strict=True))
+            arrays = list(zip(*[[row[0], *adapt(row[1:])] for row in rows], strict=True))
             names = ["pk"] + [c.column for c in columns]
             unnest = ", ".join(f"%s::{cast}[]" for cast in casts)
             sets = ", ".join(f"{connection.ops.quote_name(c.column)} = v.{connection.ops.quote_name(c.column)}" for c in columns)
@@ -71,5 +165,6 @@ def update_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence
             sets = ", ".join(f"{connection.ops.quote_name(c.column)} = %s" for c in columns)
             cursor.executemany(
                 f"UPDATE {table} SET {sets} WHERE {pk} = %s",
-                [[*(_adapt(c, v) for c, v in zip(columns, row[1:], strict=True)), row[0]] for row in rows],
+                [[*adapt(row[1:]), row[0]] for row in rows],
             )
+

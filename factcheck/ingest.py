@@ -5,7 +5,8 @@ a batch with any bad item is refused whole before anything is written) and does 
 batch in one transaction with a fixed number of set-based statements, whatever its size.
 New posts arrive complete (their flag counts come from the batch itself); posts we already
 had are locked, recounted from the flag table and updated. Rows are written as plain tuples
-through config.bulk (COPY on PostgreSQL), which is what makes bulk ingest fast.
+through config.bulk (COPY with ids taken up front on PostgreSQL, so nothing is read back), and
+rows are looked up by all of the batch's keys at once; that is what makes bulk ingest fast.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
-from config.bulk import insert_rows, update_rows
+from config.bulk import insert_rows, insert_rows_returning_ids, update_rows
 from factcheck.models import Flag, MediaType, Page, Post, QueueState
 from factcheck.priority import compute_priority, source_weight
 from factcheck.queue import state_for
@@ -69,6 +72,7 @@ SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", 
 NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *SCORE_FIELDS, "created_at")
 FLAG_COLUMNS = ("post", "source", "reason", "flagged_at", "received_at", "idempotency_key", "submitted_by")
 AUDIT_COLUMNS = ("created_at", "actor", "actor_label", "verb", "target_type", "target_id", "post_id", "reason", "data")
+_post_values = attrgetter(*POST_FIELDS)
 
 
 @dataclass
@@ -83,23 +87,35 @@ class _Tally:
         self.first = first if self.first is None else min(self.first, first)
 
 
-def _upsert_pages(inputs: list[PageInput]) -> dict[str, Page]:
+class _PageRow(NamedTuple):
+    """A page as this batch leaves it; plain tuples, as a batch names hundreds of pages."""
+
+    pk: int
+    name: str
+    is_politician: bool
+
+
+def _pages_by_external_id(keys: list[str]) -> dict[str, _PageRow]:
+    rows = Page.objects.filter(external_id__in_array=keys).values_list("external_id", "pk", "name", "is_politician")
+    return {key: _PageRow(pk, name, is_politician) for key, pk, name, is_politician in rows}
+
+
+def _upsert_pages(inputs: list[PageInput]) -> dict[str, _PageRow]:
     latest = {p.external_id: p for p in inputs}  # the last mention in a batch wins
-    existing = Page.objects.in_bulk(list(latest), field_name="external_id")
+    existing = _pages_by_external_id(list(latest))
     missing = [Page(external_id=k, name=v.name, is_politician=v.is_politician) for k, v in latest.items() if k not in existing]
     if missing:
         Page.objects.bulk_create(missing, ignore_conflicts=True)
-        existing = Page.objects.in_bulk(list(latest), field_name="external_id")
+        existing = _pages_by_external_id(list(latest))
     changed = []
     for key, given in latest.items():
         page = existing[key]
         # A page once marked a politician's stays so unless staff change it.
         is_politician = page.is_politician or given.is_politician
         if page.name != given.name or page.is_politician != is_politician:
-            page.name, page.is_politician = given.name, is_politician
+            existing[key] = page = page._replace(name=given.name, is_politician=is_politician)
             changed.append(page)
-    if changed:
-        Page.objects.bulk_update(changed, ["name", "is_politician"])
+    update_rows(Page, ["name", "is_politician"], changed)
     return existing
 
 
@@ -137,12 +153,13 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[Inge
     existing = {
         p.external_id: p
         for p in Post.objects.select_for_update()
-        .filter(external_id__in=list(latest_post))
+        .filter(external_id__in_array=list(latest_post))
         .only("id", "external_id", "page_id", "queue_state")
         .order_by("id")
     }
     known_keys = set(
-        Flag.objects.filter(idempotency_key__in=[f.idempotency_key for f in flags]).values_list("idempotency_key", flat=True)
+        Flag.objects.filter(idempotency_key__in_array=[f.idempotency_key for f in flags])
+        .values_list("idempotency_key", flat=True)
     )
     new_flags: dict[str, FlagInput] = {}
     stored_at: dict[str, int] = {}  # which item of the batch stores a new key (later repeats are duplicates)
@@ -157,7 +174,7 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[Inge
         if f.post.external_id not in existing:
             tallies[f.post.external_id].add(n=1, source=f.source, first=f.flagged_at)
     states: dict[str, str] = {}
-    new_rows = []
+    new_keys, new_rows = [], []
     for key, post in latest_post.items():
         if key in existing:
             continue
@@ -166,50 +183,50 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[Inge
         states[key] = (
             QueueState.NOT_ELIGIBLE if page.is_politician else QueueState.QUEUED if tally.count else QueueState.UNFLAGGED
         )
+        new_keys.append(key)
         new_rows.append(
-            (key, page.pk, post.posted_at, *(getattr(post, f) for f in POST_FIELDS), states[key], tally.count,
+            (key, page.pk, post.posted_at, *_post_values(post), states[key], tally.count,
              tally.weight, tally.first, *_scores(post, tally, now), now, now)
         )
-    insert_rows(Post, NEW_POST_COLUMNS, new_rows)
-    ids = dict(Post.objects.filter(external_id__in=[r[0] for r in new_rows]).values_list("external_id", "id"))
+    ids = dict(zip(new_keys, insert_rows_returning_ids(Post, NEW_POST_COLUMNS, new_rows), strict=True))
     ids.update({key: post.pk for key, post in existing.items()})
 
-    insert_rows(
-        Flag,
-        FLAG_COLUMNS,
-        ((ids[f.post.external_id], f.source, f.reason, f.flagged_at, now, key, getattr(submitted_by, "pk", None))
-         for key, f in new_flags.items()),
-    )
+    submitter_id = getattr(submitted_by, "pk", None)
+    flag_rows = [
+        (ids[f.post.external_id], f.source, f.reason, f.flagged_at, now, key, submitter_id)
+        for key, f in new_flags.items()
+    ]
+    flag_ids = dict(zip(new_flags, insert_rows_returning_ids(Flag, FLAG_COLUMNS, flag_rows), strict=True))
 
     # Posts we had: recount their flags from the table and refresh reach, state and score.
     updates = []
     if existing:
         recount: dict[int, _Tally] = defaultdict(_Tally)
         for row in (
-            Flag.objects.filter(post_id__in=[p.pk for p in existing.values()])
+            Flag.objects.filter(post_id__in_array=[p.pk for p in existing.values()])
             .values("post_id", "source")
             .annotate(n=Count("id"), first=Min("flagged_at"))
         ):
             recount[row["post_id"]].add(n=row["n"], source=row["source"], first=row["first"])
         for key, post in existing.items():
             given, tally = latest_post[key], recount[post.pk]
-            post.page = pages[given.page.external_id]
+            page = pages[given.page.external_id]
+            # state_for reads the page as this batch left it (it may have just become a politician's).
+            post.page = Page(pk=page.pk, name=page.name, is_politician=page.is_politician)
             states[key] = state_for(post, has_flags=tally.count > 0)
             updates.append(
-                (post.pk, *(getattr(given, f) for f in POST_FIELDS), states[key], tally.count, tally.weight,
+                (post.pk, *_post_values(given), states[key], tally.count, tally.weight,
                  tally.first, *_scores(given, tally, now), now)
             )
         update_rows(Post, [*POST_FIELDS, *SCORE_FIELDS], updates)
 
     audit = []
-    if new_flags:
-        flag_ids = dict(Flag.objects.filter(idempotency_key__in=list(new_flags)).values_list("idempotency_key", "id"))
-        for key, f in new_flags.items():
-            audit.append(_audit_row(
-                actor=submitted_by, verb=AuditVerb.FLAG_RECEIVED, target_type="factcheck.flag", target_id=flag_ids[key],
-                post_id=ids[f.post.external_id], reason=f.reason[:500],
-                data={"source": f.source, "idempotency_key": key}, now=now,
-            ))
+    for key, f in new_flags.items():
+        audit.append(_audit_row(
+            actor=submitted_by, verb=AuditVerb.FLAG_RECEIVED, target_type="factcheck.flag", target_id=flag_ids[key],
+            post_id=ids[f.post.external_id], reason=f.reason[:500],
+            data={"source": f.source, "idempotency_key": key}, now=now,
+        ))
     for key in latest_post:
         before = existing[key].queue_state if key in existing else QueueState.UNFLAGGED
         if states[key] != before and states[key] in (QueueState.QUEUED, QueueState.NOT_ELIGIBLE):

@@ -1,4 +1,7 @@
-"""Flags in: posts are created once, flags are stored once per idempotency key, the queue is updated."""
+"""Flags in: posts are created once, flags are stored once per idempotency key, the queue is updated.
+
+Also the bulk helpers ingest writes through (config.bulk): JSON, NULLs, ids, the `in_array` lookup.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,9 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
-from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
-from factcheck.models import Flag, Page, Post, QueueState
+from config.bulk import insert_rows_returning_ids, update_rows
+from factcheck.ingest import AUDIT_COLUMNS, FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.models import Flag, Organisation, Page, Post, QueueState
 from factcheck.queue import refresh_priorities
 
 
@@ -80,3 +84,50 @@ def test_a_batch_of_a_thousand_flags_uses_a_fixed_number_of_queries(platform_use
     with django_assert_max_num_queries(40):
         ingest_flags(flags=flags, submitted_by=platform_user)
     assert Post.objects.filter(queue_state=QueueState.QUEUED).count() == 1000
+
+
+@pytest.mark.django_db
+def test_each_flag_received_event_names_its_own_flag_and_post_in_a_batch_of_new_and_known_posts(platform_user):
+    ingest_flags(flags=[flag("old", post="known")], submitted_by=platform_user)
+    ingest_flags(flags=[flag("k1", post="known"), flag("k2", post="fresh"), flag("k3", post="other")],
+                 submitted_by=platform_user)
+    events = AuditEvent.objects.filter(verb=AuditVerb.FLAG_RECEIVED)
+    stored = {f.idempotency_key: f for f in Flag.objects.select_related("post")}
+    assert {e.data["idempotency_key"] for e in events} == {"old", "k1", "k2", "k3"}
+    for event in events:
+        f = stored[event.data["idempotency_key"]]
+        assert (event.target_id, event.post_id) == (str(f.pk), f.post_id)
+    assert {k: f.post.external_id for k, f in stored.items()} == {
+        "old": "known", "k1": "known", "k2": "fresh", "k3": "other",
+    }
+    assert Post.objects.get(external_id="known").flag_count == 2
+
+
+@pytest.mark.django_db
+def test_rows_written_in_bulk_keep_json_values_and_nulls(platform_user):
+    now = timezone.now()
+    data = {"note": "naïve \"quoted\"\ttab", "n": [1, None, 2.5], "nested": {"ok": True}}
+    ids = insert_rows_returning_ids(
+        AuditEvent, AUDIT_COLUMNS,
+        [(now, None, "system:test", AuditVerb.FLAG_RECEIVED, "factcheck.flag", "1", None, "", data),
+         (now, platform_user.pk, platform_user.username, AuditVerb.POST_QUEUED, "factcheck.post", "2", 7, "r", {})],
+    )
+    first, second = (AuditEvent.objects.get(pk=pk) for pk in ids)
+    assert (first.actor_id, first.post_id, first.data) == (None, None, data)
+    assert (second.actor_id, second.post_id, second.data, second.verb) == (platform_user.pk, 7, {}, AuditVerb.POST_QUEUED)
+
+    org = Organisation.objects.create(name="Bulk Checks", languages=["en"])
+    update_rows(Organisation, ["url", "languages", "countries"], [(org.pk, "", ["fr", "de"], {"GB": None})])
+    org.refresh_from_db()
+    assert (org.languages, org.countries) == (["fr", "de"], {"GB": None})
+
+
+@pytest.mark.django_db
+def test_in_array_lookup_selects_what_in_selects():
+    ingest_flags(flags=[flag(f"k{i}", post=f"p{i}") for i in range(5)])
+    keys = ["p1", "p3", "missing", None]
+    assert sorted(Post.objects.filter(external_id__in_array=keys).values_list("external_id", flat=True)) == ["p1", "p3"]
+    post_ids = list(Post.objects.filter(external_id__in=["p0", "p4"]).values_list("pk", flat=True))
+    assert sorted(Flag.objects.filter(post_id__in_array=post_ids).values_list("idempotency_key", flat=True)) == ["k0", "k4"]
+    assert Flag.objects.filter(post__in_array=post_ids).count() == 2
+    assert list(Post.objects.filter(external_id__in_array=[])) == []
