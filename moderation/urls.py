@@ -1,0 +1,25 @@
+"""Browser UI of the decision side. `/appeals/`: the page owners' portal; `/queue/appeals/` and
+`/staff/appeals/`: where fact-checkers and trust-and-safety staff decide appeals."""
+
+from django.urls import path
+
+from moderation import views_appeals, views_portal
+from moderation.views_appeals import FACTCHECK_DESK, STAFF_DESK
+
+app_name = "moderation"
+urlpatterns = [
+    path("appeals/", views_portal.portal, name="portal"),
+    path("appeals/notifications/read/", views_portal.mark_notifications_read, name="portal_notifications_read"),
+    path("appeals/posts/<int:post_id>/", views_portal.post_detail, name="portal_post"),
+    path("appeals/<int:appeal_id>/withdraw/", views_portal.withdraw, name="portal_withdraw"),
+    # Deciding appeals: disputes and corrections by the rating's organisation, removals by staff.
+    path("queue/appeals/", views_appeals.appeal_queue, {"desk": FACTCHECK_DESK}, name="factchecker_appeals"),
+    path("queue/appeals/<int:appeal_id>/", views_appeals.appeal_detail, {"desk": FACTCHECK_DESK},
+         name="factchecker_appeal"),
+    path("queue/appeals/<int:appeal_id>/review/", views_appeals.take_into_review, {"desk": FACTCHECK_DESK},
+         name="factchecker_appeal_review"),
+    path("staff/appeals/", views_appeals.appeal_queue, {"desk": STAFF_DESK}, name="staff_appeals"),
+    path("staff/appeals/<int:appeal_id>/", views_appeals.appeal_detail, {"desk": STAFF_DESK}, name="staff_appeal"),
+    path("staff/appeals/<int:appeal_id>/review/", views_appeals.take_into_review, {"desk": STAFF_DESK},
+         name="staff_appeal_review"),
+]

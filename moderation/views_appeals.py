@@ -1,0 +1,297 @@
+"""Deciding appeals in the browser: the fact-checkers' appeals queue and the staff's removal appeals.
+
+Two desks share one set of views. Disputes and corrections go to the organisation that made
+the rating (`/queue/appeals/`); removal appeals go to trust-and-safety staff (`/staff/appeals/`).
+The views are thin callers of moderation.appeals: who may decide, the state machine and its
+conflicts live there. Every page renders in a fixed number of queries, whatever the number of rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.text import Truncator
+from django.utils.timesince import timesince, timeuntil
+from django.views.decorators.http import require_http_methods, require_POST
+
+from factcheck.models import Verdict
+from moderation.appeals import (
+    DECISION_TARGET,
+    REVERSAL_VERDICTS,
+    AppealConflict,
+    NotAllowed,
+    can_decide,
+    decide_appeal,
+    is_overdue,
+    start_review,
+)
+from moderation.models import OPEN_STATUSES, Appeal, AppealKind, AppealStatus
+from moderation.timeline import post_timeline
+
+PAGE_SIZE = 50
+STATEMENT_PREVIEW_WORDS = 25
+
+
+@dataclass(frozen=True)
+class Desk:
+    """Who works a queue of appeals, which kinds it holds, and where its pages live."""
+
+    key: str
+    title: str
+    kinds: tuple[str, ...]
+    role_label: str
+    queue_url: str
+    detail_url: str
+    review_url: str
+
+    def admits(self, user) -> bool:
+        return user.is_factchecker if self.key == "factcheck" else user.is_trust_safety
+
+    def scope(self, user) -> Q:
+        # A fact-checker sees the appeals against their own organisation's ratings only;
+        # trust-and-safety staff see every removal appeal.
+        if self.key == "factcheck":
+            return Q(kind__in=self.kinds, rating__organisation_id=user.organisation_id)
+        return Q(kind__in=self.kinds)
+
+
+FACTCHECK_DESK = Desk(
+    key="factcheck", title="Appeals", kinds=(AppealKind.DISPUTE, AppealKind.CORRECTION), role_label="fact-checkers",
+    queue_url="moderation:factchecker_appeals", detail_url="moderation:factchecker_appeal",
+    review_url="moderation:factchecker_appeal_review",
+)
+STAFF_DESK = Desk(
+    key="staff", title="Removal appeals", kinds=(AppealKind.REMOVAL,), role_label="trust-and-safety staff",
+    queue_url="moderation:staff_appeals", detail_url="moderation:staff_appeal",
+    review_url="moderation:staff_appeal_review",
+)
+
+
+class DecideForm(forms.Form):
+    """What the reviewer decides. Optional at the form level: moderation.appeals says what is required."""
+
+    outcome = forms.ChoiceField(
+        label="Outcome", widget=forms.RadioSelect, required=False,
+        choices=[(AppealStatus.UPHELD, "Upheld: the decision stands"), (AppealStatus.REVERSED, "Reversed")],
+    )
+    reason = forms.CharField(
+        label="Reason", widget=forms.Textarea(attrs={"rows": 5}), required=False,
+        help_text="The page owner reads this, word for word.",
+    )
+    new_verdict = forms.ChoiceField(label="New verdict", required=False)
+
+    def __init__(self, *args, kind: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        verdicts = [(v, Verdict(v).label) for v in REVERSAL_VERDICTS]
+        if kind == AppealKind.REMOVAL:
+            del self.fields["new_verdict"]
+            self.fields["outcome"].choices = [
+                (AppealStatus.UPHELD, "Upheld: the removal stands"),
+                (AppealStatus.REVERSED, "Reversed: the removal is lifted"),
+            ]
+        elif kind == AppealKind.CORRECTION:
+            self.fields["new_verdict"].choices = [("", "Choose the verdict for the corrected post"), *verdicts]
+            self.fields["new_verdict"].help_text = "Required when you accept the correction (reverse)."
+        else:
+            self.fields["new_verdict"].choices = [("", "True (the default)"), *verdicts]
+            self.fields["new_verdict"].help_text = "Only for a reversal: the rating that replaces the current one."
+
+
+def desk_member_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Anonymous visitors go to the login page; users outside the desk's role get a 403 page."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, desk: Desk, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not desk.admits(request.user):
+            role = request.user.get_role_display() or "no role"
+            reason = f"These appeals are decided by {desk.role_label}; your account ({role}) cannot open them."
+            return _forbidden(request, desk=desk, reason=reason)
+        return view(request, *args, desk=desk, **kwargs)
+
+    return wrapped
+
+
+def _forbidden(request: HttpRequest, *, desk: Desk, reason: str) -> HttpResponse:
+    return render(request, "moderation/appeal_forbidden.html", {"desk": desk, "reason": reason}, status=403)
+
+
+def _appeals(desk: Desk, user) -> QuerySet[Appeal]:
+    return Appeal.objects.filter(desk.scope(user)).select_related(
+        "post__page", "rating__organisation", "action", "reviewer", "filed_by"
+    )
+
+
+def _due(appeal: Appeal, now) -> str:
+    due_at = appeal.created_at + DECISION_TARGET
+    if is_overdue(appeal, now=now):
+        return f"overdue by {timesince(due_at, now)}"
+    return f"due in {timeuntil(due_at, now)}"
+
+
+def _url_for_ids(name: str) -> Callable[[int], str]:
+    """Row URLs from one reverse() per page rather than one per row: split around a marker id."""
+    marker = "987654321"
+    head, tail = reverse(name, args=[marker]).split(marker)
+    return lambda pk: f"{head}{pk}{tail}"
+
+
+@desk_member_required
+@require_http_methods(["GET", "HEAD"])
+def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
+    now = timezone.now()
+    try:
+        page = max(int(request.GET.get("page") or 1), 1)
+    except ValueError:
+        page = 1
+    start = (page - 1) * PAGE_SIZE
+    # One row more than shown tells whether there is a next page without counting the queue.
+    waiting = _appeals(desk, request.user).filter(status__in=OPEN_STATUSES).order_by("created_at", "id")
+    appeals = list(waiting[start : start + PAGE_SIZE + 1])
+    detail_url = _url_for_ids(desk.detail_url)
+    rows = [
+        {
+            "appeal": appeal,
+            "url": detail_url(appeal.pk),
+            "statement": Truncator(appeal.statement).words(STATEMENT_PREVIEW_WORDS, truncate=" …"),
+            "overdue": is_overdue(appeal, now=now),
+            "due": _due(appeal, now),
+            "age": timesince(appeal.created_at, now),
+            "own_decision": _own_decision(appeal, request.user),
+            "can_decide": can_decide(request.user, appeal),
+        }
+        for appeal in appeals[:PAGE_SIZE]
+    ]
+    return render(
+        request, "moderation/appeal_queue.html",
+        {"desk": desk, "rows": rows, "page": page, "has_next": len(appeals) > PAGE_SIZE,
+         "overdue_count": sum(row["overdue"] for row in rows)},
+    )
+
+
+def _own_decision(appeal: Appeal, user) -> str:
+    """Why this person may not decide an appeal they can see: they made the decision appealed."""
+    if appeal.rating_id and appeal.rating.reviewer_id == user.pk:
+        return "You made this rating"
+    if appeal.action_id and appeal.action.created_by_id == user.pk:
+        return "You made this removal"
+    return ""
+
+
+def _load(desk: Desk, user, appeal_id: int) -> Appeal:
+    # Another organisation's appeal is a 404, not a 403: its existence is not theirs to know.
+    appeal = (
+        _appeals(desk, user)
+        .select_related("post__distribution", "rating__reviewer", "action__created_by", "reviewer__organisation")
+        .filter(pk=appeal_id)
+        .first()
+    )
+    if appeal is None:
+        raise Http404("No such appeal in your queue.")
+    return appeal
+
+
+def _render_detail(
+    request: HttpRequest, *, desk: Desk, appeal: Appeal, form: DecideForm | None = None, conflict: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    now = timezone.now()
+    user = request.user
+    deciding = appeal.is_open and can_decide(user, appeal) and appeal.reviewer_id in (None, user.pk)
+    context = {
+        "desk": desk,
+        "appeal": appeal,
+        "post": appeal.post,
+        "page": appeal.post.page,
+        "distribution": getattr(appeal.post, "distribution", None),
+        "rating": appeal.rating,
+        "removal": appeal.action if appeal.kind == AppealKind.REMOVAL else None,
+        "timeline": post_timeline(appeal.post, for_owner=False),
+        "overdue": is_overdue(appeal, now=now),
+        "due": _due(appeal, now) if appeal.is_open else "",
+        "own_decision": _own_decision(appeal, user),
+        "deciding": deciding,
+        "in_review_by_me": appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == user.pk,
+        "form": form or DecideForm(kind=appeal.kind),
+        "conflict": conflict,
+        "is_removal": appeal.kind == AppealKind.REMOVAL,
+    }
+    return render(request, "moderation/appeal_detail.html", context, status=status)
+
+
+def _conflict(request: HttpRequest, *, desk: Desk, appeal_id: int, exc: AppealConflict) -> HttpResponse:
+    """Someone else got there first: say so, and show the appeal as they left it, not the stale form."""
+    appeal = _load(desk, request.user, appeal_id)
+    return _render_detail(request, desk=desk, appeal=appeal, conflict=_conflict_message(appeal, exc), status=409)
+
+
+def _conflict_message(appeal: Appeal, exc: AppealConflict) -> str:
+    if appeal.is_open:
+        return str(exc)
+    by = f" by {appeal.reviewer.get_username()}" if appeal.reviewer_id else ""
+    when = f" on {timezone.localtime(appeal.decided_at):%d %B %Y at %H:%M} UTC" if appeal.decided_at else ""
+    outcome = appeal.get_status_display().lower()
+    return f"This appeal was already decided{by}{when}: {outcome}. Your decision was not saved."
+
+
+@desk_member_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpResponse:
+    appeal = _load(desk, request.user, appeal_id)
+    if request.method != "POST":
+        return _render_detail(request, desk=desk, appeal=appeal)
+    form = DecideForm(request.POST, kind=appeal.kind)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            decided = decide_appeal(
+                appeal_id=appeal.pk, reviewer=request.user, outcome=data["outcome"], reason=data["reason"],
+                new_verdict=data.get("new_verdict", "") if data["outcome"] == AppealStatus.REVERSED else "",
+            )
+        except NotAllowed as exc:
+            return _forbidden(request, desk=desk, reason=str(exc))
+        except AppealConflict as exc:
+            return _conflict(request, desk=desk, appeal_id=appeal.pk, exc=exc)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            messages.success(request, _decided_message(decided))
+            return redirect(desk.queue_url)
+    return _render_detail(request, desk=desk, appeal=appeal, form=form)
+
+
+def _decided_message(appeal: Appeal) -> str:
+    post = appeal.post.external_id
+    if appeal.status == AppealStatus.UPHELD:
+        return f"Appeal on post “{post}” upheld: the decision stands. The page owner has been told why."
+    if appeal.kind == AppealKind.REMOVAL:
+        return f"Appeal on post “{post}” reversed: the removal was lifted. The page owner has been told why."
+    return (f"Appeal on post “{post}” reversed: the rating is now {Verdict(appeal.new_verdict).label}. "
+            "The page owner has been told why.")
+
+
+@desk_member_required
+@require_POST
+def take_into_review(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpResponse:
+    appeal = _load(desk, request.user, appeal_id)
+    try:
+        start_review(appeal_id=appeal.pk, reviewer=request.user)
+    except NotAllowed as exc:
+        return _forbidden(request, desk=desk, reason=str(exc))
+    except AppealConflict as exc:
+        return _conflict(request, desk=desk, appeal_id=appeal.pk, exc=exc)
+    messages.success(request, "You are reviewing this appeal; others see it is yours. Decide it below.")
+    return redirect(desk.detail_url, appeal_id=appeal.pk)
