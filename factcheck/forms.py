@@ -6,8 +6,13 @@ typed into its arguments and puts the errors it raises next to the fields they b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import lru_cache
+
 from django import forms
 from django.core.exceptions import ValidationError
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
 
 from factcheck.models import FlagSource, Organisation, Verdict
 from factcheck.queue import QueueFilters
@@ -42,6 +47,28 @@ class QueueFilterForm(forms.Form):
             country=(data.get("country") or "").strip().upper(),
             source=data.get("source") or "",
         )
+
+
+def render_filter_fields(*, organisation: Organisation, data: Mapping[str, str]) -> SafeString:
+    """The queue filter form's fields as HTML, as templates/factcheck/filter_fields.html lays them out.
+
+    Django's widget templates cost about a tenth of the queue page, and the result depends only on
+    what the organisation covers and what was submitted, so each combination is rendered once per
+    process (the cache is bounded; odd query strings only push out other entries).
+    """
+    names = tuple(QueueFilterForm.base_fields)
+    return _render_filter_fields(
+        tuple(organisation.languages), tuple(organisation.countries), tuple(data.get(name) for name in names)
+    )
+
+
+@lru_cache(maxsize=512)
+def _render_filter_fields(
+    languages: tuple[str, ...], countries: tuple[str, ...], values: tuple[str | None, ...]
+) -> SafeString:
+    data = {name: value for name, value in zip(QueueFilterForm.base_fields, values) if value is not None}
+    form = QueueFilterForm(data, organisation=Organisation(languages=list(languages), countries=list(countries)))
+    return render_to_string("factcheck/filter_fields.html", {"form": form})
 
 
 class RatingForm(forms.Form):

@@ -58,10 +58,6 @@ def queued_posts(*, organisation: Organisation | None, filters: QueueFilters = Q
     return filters.apply(qs).order_by(*QUEUE_ORDER)
 
 
-def queue_page(*, organisation: Organisation | None, filters: QueueFilters, limit: int = 25, offset: int = 0) -> list[Post]:
-    return list(queued_posts(organisation=organisation, filters=filters).select_related("page")[offset : offset + limit])
-
-
 def post_history(post: Post) -> QuerySet[Rating]:
     """Ratings of the post's page, newest first: what the reviewer sees of its record."""
     return (

@@ -17,7 +17,11 @@ CHROMIUM = os.environ.get("FACTDESK_CHROMIUM", "/usr/bin/chromium")
 SHOTS_DIR = Path(os.environ.get("FACTDESK_SHOTS_DIR", "/tmp/factdesk-shots"))
 
 
-@pytest.fixture(scope="session")
+# One browser per test rather than per session: once Playwright's sync API has started, the
+# database connection this thread sees is a different object, without the contents that
+# serialized_rollback restores; a browser started before the test's database setup left the
+# tests after a transactional test without the migrations' rows (the default policy).
+@pytest.fixture
 def browser() -> Iterator:
     if not shutil.which(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set FACTDESK_CHROMIUM)")

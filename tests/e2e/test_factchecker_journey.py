@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -84,3 +85,23 @@ def test_a_factchecker_signs_in_claims_the_next_post_and_rates_it(live_server, p
     assert Claim.objects.get(post=best).status == ClaimStatus.COMPLETED
     assert best.distribution.multiplier == Decimal("0.2")
     screenshot("queue-after-rating")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_factchecker_claims_a_chosen_post_with_the_claim_button_in_its_row(live_server, page):
+    reviewer = FactCheckerFactory(username="omar", organisation=OrganisationFactory(name="Verifica"))
+    posts = seed_queue()
+    chosen = posts[2]
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/queue/")
+    page.get_by_label("Username").fill("omar")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name=re.compile(r"^Claim post "))).to_have_count(len(posts))
+
+    page.get_by_role("button", name=f"Claim post {chosen.external_id}").click()
+    expect(page).to_have_url(f"{live_server.url}/queue/posts/{chosen.pk}/")
+    expect(page.get_by_text("You claimed this post until")).to_be_visible()
+    claim = Claim.objects.get()
+    assert (claim.post_id, claim.reviewer_id, claim.status) == (chosen.pk, reviewer.pk, ClaimStatus.ACTIVE)
