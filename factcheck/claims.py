@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -18,7 +19,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
-from factcheck.queue import QUEUE_ORDER, QueueFilters, covered_by
+from factcheck.queue import QUEUE_ORDER, QueueFilters, covering
 
 
 class ClaimError(Exception):
@@ -71,7 +72,7 @@ def _end(claim: Claim, *, status: str, now: datetime, actor, reason: str, return
 
 # How many best candidates per covered language the PostgreSQL claim looks at; more reviewers
 # than this claiming one language at the same instant fall back to the plain query.
-CANDIDATES_PER_LANGUAGE = 32
+CANDIDATES_PER_LANGUAGE = 16
 
 
 @transaction.atomic
@@ -79,9 +80,14 @@ def claim_next(*, reviewer, filters: QueueFilters = QueueFilters(), now: datetim
     """Claim the best queued post the reviewer's organisation covers, or None if none is free."""
     _require_factchecker(reviewer)
     now = now or timezone.now()
-    candidates = filters.apply(Post.objects.filter(covered_by(reviewer.organisation), queue_state=QueueState.QUEUED))
+    organisation = reviewer.organisation
+    languages, countries = tuple(organisation.languages or ()), tuple(organisation.countries or ())
     if connection.vendor == "postgresql":
-        return _claim_next_in_one_statement(reviewer=reviewer, candidates=candidates, filters=filters, now=now)
+        return _claim_next_in_one_statement(
+            reviewer=reviewer, picks=_pick_statements(languages, countries, filters), now=now
+        )
+    candidates = filters.apply(Post.objects.filter(covering(languages=languages, countries=countries),
+                                                   queue_state=QueueState.QUEUED))
     # SKIP LOCKED: a post another reviewer is claiming right now is passed over, not waited on.
     post = candidates.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).first()
     if post is None:
@@ -89,21 +95,29 @@ def claim_next(*, reviewer, filters: QueueFilters = QueueFilters(), now: datetim
     return _take(post=post, reviewer=reviewer, now=now)
 
 
-def _claim_next_in_one_statement(*, reviewer, candidates, filters: QueueFilters, now: datetime) -> Claim | None:
-    """PostgreSQL: pick, lock, mark, insert the claim and its audit event in one round trip.
+@lru_cache(maxsize=512)
+def _pick_statements(
+    languages: tuple[str, ...], countries: tuple[str, ...], filters: QueueFilters
+) -> tuple[tuple[str, tuple], ...]:
+    """The SELECT ... FOR UPDATE SKIP LOCKED statements that pick the post, best attempt first.
 
-    claim_next is the hottest write in the app (every reviewer, every few minutes, all at
-    once at shift start); doing it as one statement keeps the row lock as short as possible.
-    When the organisation covers some languages only, the best posts of each covered language
-    are taken from the per-language index first, so the claim does not walk past the queued
-    posts of languages nobody in the organisation reads.
+    Compiled once per coverage and filters: building them through the ORM costs more than
+    running them. When the organisation covers some languages only, the first attempt takes
+    the best few posts of each covered language from the per-language index, so the claim
+    does not walk past the queued posts of languages nobody in the organisation reads; if
+    all of those are being claimed at this instant, the second attempt scans the whole queue.
     """
-    def pick(qs):
-        return qs.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).values("id")[:1]
+    candidates = filters.apply(
+        Post.objects.filter(covering(languages=languages, countries=countries), queue_state=QueueState.QUEUED)
+    )
 
-    languages = [] if filters.language else list(getattr(reviewer.organisation, "languages", None) or [])
+    def pick(qs) -> tuple[str, tuple]:
+        return qs.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).values("id")[
+            :1
+        ].query.sql_with_params()
+
     attempts = []
-    if languages:
+    if languages and not filters.language:
         parts, part_params = [], []
         for language in languages:
             sql, params = candidates.filter(language=language).order_by(*QUEUE_ORDER).values("id")[
@@ -113,9 +127,17 @@ def _claim_next_in_one_statement(*, reviewer, candidates, filters: QueueFilters,
             part_params.extend(params)
         attempts.append(pick(candidates.filter(id__in=RawSQL(" UNION ALL ".join(parts), part_params))))
     attempts.append(pick(candidates))
+    return tuple(attempts)
+
+
+def _claim_next_in_one_statement(*, reviewer, picks: tuple[tuple[str, tuple], ...], now: datetime) -> Claim | None:
+    """PostgreSQL: pick, lock, mark, insert the claim and its audit event in one round trip.
+
+    claim_next is the hottest write in the app (every reviewer, every few minutes, all at
+    once at shift start); doing it as one statement keeps the row lock as short as possible.
+    """
     expires_at = now + lease_length()
-    for attempt in attempts:
-        pick_sql, pick_params = attempt.query.sql_with_params()
+    for pick_sql, pick_params in picks:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""

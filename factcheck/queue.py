@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -40,16 +41,21 @@ class QueueFilters:
         return qs
 
 
+def covering(*, languages: Sequence[str], countries: Sequence[str]) -> Q:
+    """Posts in these languages and countries (any language or country where the list is empty)."""
+    q = Q()
+    if languages:
+        q &= Q(language__in=list(languages))
+    if countries:
+        q &= Q(country__in=list(countries))
+    return q
+
+
 def covered_by(organisation: Organisation | None) -> Q:
     """Posts in the languages and countries an organisation covers (all when it lists none)."""
-    q = Q()
     if organisation is None:
-        return q
-    if organisation.languages:
-        q &= Q(language__in=organisation.languages)
-    if organisation.countries:
-        q &= Q(country__in=organisation.countries)
-    return q
+        return Q()
+    return covering(languages=organisation.languages, countries=organisation.countries)
 
 
 def queued_posts(*, organisation: Organisation | None, filters: QueueFilters = QueueFilters()) -> QuerySet[Post]:
