@@ -30,6 +30,7 @@ class AuditVerb(models.TextChoices):
     STANDING_CHANGED = "standing.changed", "Repeat-offender state changed"
     POLICY_CHANGED = "policy.changed", "Policy changed"
     APPEAL_CHANGED = "appeal.changed", "Appeal filed or changed state"
+    PAGE_CHANGED = "page.changed", "Page marked or unmarked as a politician's"
 
 
 class AuditEvent(models.Model):

@@ -34,7 +34,7 @@ from moderation.models import (
     RatingDecision,
 )
 from moderation.notifications import notify, organisation_members, page_owners, staff_members
-from moderation.removals import lift_action
+from moderation.staff_actions import lift_action
 
 MAX_STATEMENT = 2000
 MAX_EVIDENCE_URLS = 10

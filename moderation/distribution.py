@@ -46,6 +46,12 @@ def describe_action(action: Action) -> dict:
             "ground": action.ground,
             "text": f"Removed under the community standards ({action.get_ground_display()}).",
         }
+    if action.kind == ActionKind.OVERRIDE:
+        return {
+            "code": "override",
+            "action_id": action.pk,
+            "text": f"Trust and safety set feed distribution x{action.feed_multiplier.normalize()}: {action.reason}",
+        }
     organisation = action.rating.organisation.name if action.rating_id else "independent fact-checkers"
     return {
         "code": action.kind,

@@ -19,9 +19,12 @@ class ActionKind(models.TextChoices):
     FACT_CHECK = "fact_check", "Fact-check"
     MATCHED_RATING = "matched_rating", "Matched rating"
     REMOVAL = "removal", "Removal"
+    OVERRIDE = "override", "Staff override"
 
 
-FACT_CHECK_KINDS = (ActionKind.FACT_CHECK, ActionKind.MATCHED_RATING)
+# Actions that set a post's own multiplier and label: at most one is active at a time, and a
+# new rating ends whichever it is (a staff override answers the rating it overrode, not the next).
+FACT_CHECK_KINDS = (ActionKind.FACT_CHECK, ActionKind.MATCHED_RATING, ActionKind.OVERRIDE)
 
 
 class RemovalGround(models.TextChoices):

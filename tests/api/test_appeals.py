@@ -12,7 +12,7 @@ from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, withdraw_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealEvent, RatingDecision
-from moderation.removals import remove_post
+from moderation.staff_actions import remove_post
 from tests.api.helpers import post_json
 from tests.conftest import bearer_client
 from tests.factories import FactCheckerFactory, PlatformUserFactory, PostFactory, StaffFactory, UserFactory

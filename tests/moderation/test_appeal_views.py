@@ -13,7 +13,7 @@ from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal, start_review
 from moderation.enforcement import apply_rating
 from moderation.models import Action, Appeal, AppealStatus, PostDistribution
-from moderation.removals import remove_post
+from moderation.staff_actions import remove_post
 from tests.factories import FactCheckerFactory, PageFactory, PlatformUserFactory, PostFactory, StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

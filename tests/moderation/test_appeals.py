@@ -23,7 +23,7 @@ from moderation.appeals import (
 )
 from moderation.enforcement import apply_rating
 from moderation.models import AppealEvent, AppealStatus, Notification, PageStanding, PostDistribution
-from moderation.removals import remove_post
+from moderation.staff_actions import remove_post
 from tests.factories import FactCheckerFactory, PageFactory, PostFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealStatus, Notification, RatingDecision, RepeatOffenderPolicy, Strike
-from moderation.removals import remove_post
+from moderation.staff_actions import remove_post
 from tests.factories import (
     FactCheckerFactory,
     FlagFactory,

@@ -1,4 +1,4 @@
-"""Removal under the community standards, and lifting an action: staff decisions, always with a reason.
+"""Trust-and-safety decisions: removal, lifting and overriding actions, always with a reason.
 
 Removal is never a fact-check outcome: it is for violence, hate, harassment and
 misinformation that risks imminent physical harm. A removed post has distribution 0 and
@@ -8,6 +8,7 @@ its page gets a community-standards strike, counted apart from fact-check strike
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
 from django.utils import timezone
@@ -80,3 +81,43 @@ def lift_action(
     recompute_standing(page=post.page, now=now)
     refresh_distributions(post_ids=[post.pk], page=post.page, cause=f"{action.get_kind_display().lower()} {end_reason}", now=now)
     return action
+
+
+@transaction.atomic
+def override_action(
+    *, staff, action_id: int, feed_multiplier, label: str, reason: str, now: datetime | None = None
+) -> Action:
+    """Replace a fact-check action's multiplier and label with staff's own; the rating itself stays.
+
+    The overridden action ends (and with it its strike); the override is a new action that a
+    later rating of the post ends like any other post-level action.
+    """
+    _require_staff(staff)
+    if not (reason or "").strip():
+        raise RemovalRefused("An override needs a reason.")
+    try:
+        multiplier = Decimal(str(feed_multiplier))
+    except InvalidOperation as exc:
+        raise RemovalRefused("The multiplier must be a number between 0 and 1.") from exc
+    if not Decimal("0") <= multiplier <= Decimal("1"):
+        raise RemovalRefused("The multiplier must be between 0 and 1.")
+    now = now or timezone.now()
+    post_id = Action.objects.values_list("post_id", flat=True).get(pk=action_id)
+    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
+    action = Action.objects.select_for_update().get(pk=action_id)
+    if action.ended_at is not None:
+        raise RemovalRefused("This action has already ended.")
+    if action.kind == ActionKind.REMOVAL:
+        raise RemovalRefused("A removal is lifted, not overridden.")
+    end_action(action=action, reason=EndReason.OVERRIDDEN, now=now, actor=staff, note=reason.strip())
+    override = Action.objects.create(
+        post=post, kind=ActionKind.OVERRIDE, rating=action.rating, verdict=action.verdict, feed_multiplier=multiplier,
+        label=(label or "").strip(), reason=reason.strip(), created_at=now, created_by=staff,
+    )
+    record_event(
+        actor=staff, verb=AuditVerb.ACTION_CREATED, target=override, post_id=post.pk, reason=override.reason,
+        data={"kind": override.kind, "multiplier": str(multiplier), "label": override.label, "overrides": action.pk},
+    )
+    recompute_standing(page=post.page, now=now)
+    refresh_distributions(post_ids=[post.pk], page=post.page, cause="staff override", now=now)
+    return override

@@ -1,0 +1,43 @@
+"""Pages: marking a page as a politician's takes its posts out of the queue (and back)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import AuditVerb
+from audit.services import record_event
+from factcheck.claims import expire_claim
+from factcheck.models import Claim, ClaimStatus, Page, Post, QueueState, Rating
+
+
+@transaction.atomic
+def set_politician(*, staff, page_id: int, is_politician: bool, reason: str, now: datetime | None = None) -> int:
+    """Mark or unmark a politician's page; returns how many of its posts changed queue state."""
+    if not (reason or "").strip():
+        raise ValueError("Marking a page needs a reason.")
+    now = now or timezone.now()
+    page = Page.objects.select_for_update().get(pk=page_id)
+    if page.is_politician == is_politician:
+        return 0
+    page.is_politician = is_politician
+    page.save(update_fields=["is_politician"])
+    # Lock the page's posts in id order, like every other writer of posts.
+    posts = list(Post.objects.select_for_update(of=("self",)).filter(page=page).order_by("id"))
+    if is_politician:
+        for claim in Claim.objects.filter(post__page=page, status=ClaimStatus.ACTIVE):
+            expire_claim(claim, now=now, return_to_queue=False)
+        changed = Post.objects.filter(
+            page=page, queue_state__in=[QueueState.QUEUED, QueueState.CLAIMED]
+        ).update(queue_state=QueueState.NOT_ELIGIBLE, updated_at=now)
+    else:
+        rated = set(Rating.objects.filter(post__page=page, is_current=True).values_list("post_id", flat=True))
+        back = [p.pk for p in posts if p.queue_state == QueueState.NOT_ELIGIBLE and p.flag_count and p.pk not in rated]
+        changed = Post.objects.filter(pk__in=back).update(queue_state=QueueState.QUEUED, updated_at=now)
+    record_event(
+        actor=staff, verb=AuditVerb.PAGE_CHANGED, target=page, reason=reason.strip(),
+        data={"is_politician": is_politician, "posts_changed": changed},
+    )
+    return changed
