@@ -126,6 +126,8 @@ def with_json_errors(pattern: URLPattern) -> URLPattern:
     view = pattern.callback
 
     def json_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if any("\x00" in value for value in kwargs.values() if isinstance(value, str)):
+            return unknown_route(request)  # no id holds NUL, and PostgreSQL cannot even compare one
         try:
             response = view(request, *args, **kwargs)
         except Http404:

@@ -135,4 +135,10 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
         raise MalformedBody(f"The body is not valid JSON: {exc}.") from None
     if not isinstance(data, dict):
         raise MalformedBody("The body must be a JSON object.", code="body_not_object")
+    if b"\\u0000" in raw:
+        # PostgreSQL text cannot hold NUL; refuse it here rather than fail on insert.
+        raise Unprocessable(
+            "Text may not contain NUL (\\u0000) characters.",
+            details={"errors": [{"field": "", "message": "NUL characters are not allowed."}]},
+        )
     return data

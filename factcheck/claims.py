@@ -225,11 +225,16 @@ def complete_claim(claim: Claim, *, now: datetime) -> None:
 def expire_claims(*, now: datetime | None = None, limit: int = 500) -> int:
     """Return posts whose lease ran out to the queue; safe to run from several workers."""
     now = now or timezone.now()
-    due = list(
-        Claim.objects.select_for_update(skip_locked=True)
-        .filter(status=ClaimStatus.ACTIVE, expires_at__lte=now)
-        .order_by("id")[:limit]
+    # Lock posts first, as claims and ratings do (post, then claim): the other order deadlocks
+    # with a reviewer rating the post at the moment its lease runs out. SKIP LOCKED leaves a post
+    # that is being rated right now to that rating.
+    post_ids = list(
+        Post.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(claims__status=ClaimStatus.ACTIVE, claims__expires_at__lte=now)
+        .order_by("id")
+        .values_list("id", flat=True)[:limit]
     )
+    due = list(Claim.objects.filter(post_id__in=post_ids, status=ClaimStatus.ACTIVE, expires_at__lte=now).order_by("id"))
     for claim in due:
         expire_claim(claim, now=now)
     return len(due)

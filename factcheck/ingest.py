@@ -22,10 +22,13 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
+from audit.services import record_event
 from config.bulk import insert_rows, insert_rows_returning_ids, update_rows
 from factcheck.models import Flag, MediaType, Page, Post, QueueState
+from factcheck.pages import take_out_of_queue
 from factcheck.priority import compute_priority, source_weight
 from factcheck.queue import state_for
+from factcheck.signals import posts_created
 
 
 @dataclass(frozen=True)
@@ -100,23 +103,26 @@ def _pages_by_external_id(keys: list[str]) -> dict[str, _PageRow]:
     return {key: _PageRow(pk, name, is_politician) for key, pk, name, is_politician in rows}
 
 
-def _upsert_pages(inputs: list[PageInput]) -> dict[str, _PageRow]:
+def _upsert_pages(inputs: list[PageInput]) -> tuple[dict[str, _PageRow], list[_PageRow]]:
+    """Create and update the batch's pages; returns them by external id, and those that became a politician's."""
     latest = {p.external_id: p for p in inputs}  # the last mention in a batch wins
     existing = _pages_by_external_id(list(latest))
     missing = [Page(external_id=k, name=v.name, is_politician=v.is_politician) for k, v in latest.items() if k not in existing]
     if missing:
         Page.objects.bulk_create(missing, ignore_conflicts=True)
         existing = _pages_by_external_id(list(latest))
-    changed = []
+    changed, now_politician = [], []
     for key, given in latest.items():
         page = existing[key]
         # A page once marked a politician's stays so unless staff change it.
         is_politician = page.is_politician or given.is_politician
+        if is_politician and not page.is_politician:
+            now_politician.append(page)
         if page.name != given.name or page.is_politician != is_politician:
             existing[key] = page = page._replace(name=given.name, is_politician=is_politician)
             changed.append(page)
     update_rows(Page, ["name", "is_politician"], changed)
-    return existing
+    return existing, now_politician
 
 
 def _scores(post: PostInput, tally: _Tally, now: datetime) -> tuple:
@@ -146,7 +152,14 @@ def ingest_flags(*, flags: list[FlagInput], submitted_by=None, now: datetime | N
 
 
 def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[IngestResult]:
-    pages = _upsert_pages([f.post.page for f in flags])
+    pages, now_politician = _upsert_pages([f.post.page for f in flags])
+    if now_politician:
+        # The platform says these are politicians' pages now: all their posts leave the queue.
+        take_out_of_queue(page_ids=[p.pk for p in now_politician], now=now)
+        for page in now_politician:
+            record_event(actor=submitted_by, verb=AuditVerb.PAGE_CHANGED, target=Page(pk=page.pk),
+                         reason="the platform marked it as a politician's page", data={"is_politician": True},
+                         system="ingest")
     latest_post = {f.post.external_id: f.post for f in flags}  # newest reach figures win
     # Lock the posts we already have, in id order so concurrent batches cannot deadlock:
     # their flag counts are recounted below and must not interleave with another batch.
@@ -189,6 +202,11 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[Inge
              tally.weight, tally.first, *_scores(post, tally, now), now, now)
         )
     ids = dict(zip(new_keys, insert_rows_returning_ids(Post, NEW_POST_COLUMNS, new_rows), strict=True))
+    if new_keys:
+        # Inside the transaction: a listener may have to give new posts their page's standing.
+        posts_created.send(
+            sender=Post, posts=[(ids[key], pages[latest_post[key].page.external_id].pk) for key in new_keys], now=now
+        )
     ids.update({key: post.pk for key, post in existing.items()})
 
     submitter_id = getattr(submitted_by, "pk", None)

@@ -4,3 +4,7 @@ from django.dispatch import Signal
 
 # Sent inside the transaction that recorded a rating, with `rating` (factcheck.models.Rating).
 rating_recorded = Signal()
+
+# Sent inside the ingest transaction with `posts` (a list of (post id, page id)) and `now`,
+# for posts that did not exist before.
+posts_created = Signal()

@@ -24,6 +24,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
+from config.paging import page_number
 from factcheck.claims import ClaimError, claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatingForm, render_filter_fields
 from factcheck.models import ClaimStatus, Flag, FlagSource, Organisation, Post, QueueState
@@ -61,13 +62,6 @@ def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
 def _queue_url(filters: QueueFilters) -> str:
     query = urlencode({k: v for k, v in vars(filters).items() if v})
     return reverse("factcheck:queue") + (f"?{query}" if query else "")
-
-
-def _page_number(raw: str | None) -> int:
-    try:
-        return max(int(raw or 1), 1)
-    except ValueError:
-        return 1
 
 
 def _url_for_ids(name: str) -> Callable[[int], str]:
@@ -163,7 +157,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     # Cached on the user so the header's organisation name costs no query of its own.
     request.user.organisation = organisation
     filters = QueueFilterForm(request.GET, organisation=organisation).filters()
-    page = _page_number(request.GET.get("page"))
+    page = page_number(request.GET.get("page"))
     first_rank = (page - 1) * PAGE_SIZE + 1
     # One row more than shown tells whether there is a next page without counting the queue.
     # Only the columns shown, as dicts: building 26 Posts and Pages cost more than the query.

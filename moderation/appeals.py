@@ -19,7 +19,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.models import Post, Rating, Verdict
-from factcheck.ratings import MAX_SOURCES, http_url, record_rating
+from factcheck.ratings import MAX_SOURCES, RatingRefused, http_url, record_rating
 from moderation.enforcement import apply_rating
 from moderation.models import (
     OPEN_STATUSES,
@@ -34,7 +34,7 @@ from moderation.models import (
     RatingDecision,
 )
 from moderation.notifications import notify, organisation_members, page_owners, staff_members
-from moderation.staff_actions import lift_action
+from moderation.staff_actions import RemovalRefused, lift_action
 
 MAX_STATEMENT = 2000
 MAX_EVIDENCE_URLS = 10
@@ -145,7 +145,9 @@ def file_appeal(
 
 
 def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
-    post = Post.objects.select_related("page").get(pk=post_id)
+    # The post lock orders filing against a reversal or a new rating of the same post, so an
+    # appeal is never filed against a decision that is being replaced at this moment.
+    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
     if not can_file(owner, post):
         raise NotAllowed("Only an owner of the post's page can appeal its decisions.")
     rating, action, notice_at = _target(post, values["kind"])
@@ -173,6 +175,9 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
 
 def _locked(appeal_id: int) -> Appeal:
     # The row lock serialises every transition of one appeal; the loser re-reads the new state.
+    # The post is locked first, as filing, rating and enforcement do (post, then the rest).
+    post_id = Appeal.objects.values_list("post_id", flat=True).get(pk=appeal_id)
+    Post.objects.select_for_update(of=("self",)).filter(pk=post_id).values_list("id").first()
     return Appeal.objects.select_for_update(of=("self",)).select_related("rating", "action", "post__page").get(pk=appeal_id)
 
 
@@ -218,18 +223,31 @@ def decide_appeal(
         errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
     if errors:
         raise ValidationError(errors)
+    if outcome == AppealStatus.REVERSED and appeal.rating_id and not appeal.rating.is_current:
+        # Reversing would overturn a newer rating (perhaps another organisation's) that nobody appealed.
+        raise AppealConflict(
+            "The rating this appeal is against has been replaced by a newer one since it was filed, so it "
+            "cannot be reversed. Uphold it to close it; the owner can appeal the new rating."
+        )
 
     if outcome == AppealStatus.REVERSED:
         if appeal.kind == AppealKind.REMOVAL:
-            lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
-                        end_reason=EndReason.REVERSED, now=now)
+            try:
+                lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
+                            end_reason=EndReason.REVERSED, now=now)
+            except RemovalRefused as exc:  # staff lifted it meanwhile
+                raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
         else:
             new_verdict = new_verdict or Verdict.TRUE
-            appeal.new_rating = record_rating(
-                reviewer=reviewer, post_id=appeal.post_id, verdict=new_verdict,
-                rationale=f"{appeal.get_kind_display().split(' (')[0]} appeal reversed: {reason}",
-                sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES], article_url=appeal.rating.article_url, now=now,
-            )
+            try:
+                appeal.new_rating = record_rating(
+                    reviewer=reviewer, post_id=appeal.post_id, verdict=new_verdict,
+                    rationale=f"{appeal.get_kind_display().split(' (')[0]} appeal reversed: {reason}",
+                    sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES],
+                    article_url=appeal.rating.article_url, now=now,
+                )
+            except RatingRefused as exc:  # the page became a politician's meanwhile
+                raise AppealConflict(str(exc)) from exc
             # Recompute now, not when the job runs: the owner must see the outcome at once.
             apply_rating(rating_id=appeal.new_rating.pk, now=now)
             appeal.new_verdict = new_verdict

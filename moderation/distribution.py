@@ -81,8 +81,9 @@ def compute_distribution(actions: list[Action], standing: PageStanding | None) -
         result.reasons.append(
             {
                 "code": "repeat_offender",
-                "text": f"The page is a repeat offender ({standing.active_strikes} strikes); "
-                f"all its posts x{standing.page_multiplier.normalize()}.",
+                # No strike count here: it changes while the page stays a repeat offender, and the
+                # feed must not report a change of distribution that did not happen.
+                "text": f"The page is a repeat offender: all its posts x{standing.page_multiplier.normalize()}.",
             }
         )
     result.multiplier = (post_multiplier * page_multiplier).quantize(QUANTUM)

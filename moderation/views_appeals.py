@@ -25,6 +25,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince, timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
+from config.paging import page_number
 from factcheck.models import Verdict
 from moderation.appeals import (
     DECISION_TARGET,
@@ -152,10 +153,7 @@ def _url_for_ids(name: str) -> Callable[[int], str]:
 @require_http_methods(["GET", "HEAD"])
 def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
     now = timezone.now()
-    try:
-        page = max(int(request.GET.get("page") or 1), 1)
-    except ValueError:
-        page = 1
+    page = page_number(request.GET.get("page"))
     start = (page - 1) * PAGE_SIZE
     # One row more than shown tells whether there is a next page without counting the queue.
     waiting = _appeals(desk, request.user).filter(status__in=OPEN_STATUSES).order_by("created_at", "id")

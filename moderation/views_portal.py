@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from config.paging import page_number
 from factcheck.models import Flag, Page, Post, Rating
 from moderation.appeals import (
     AppealConflict,
@@ -73,13 +74,6 @@ def _url_for_ids(name: str) -> Callable[[int], str]:
     marker = "987654321"
     head, tail = reverse(name, args=[marker]).split(marker)
     return lambda pk: f"{head}{pk}{tail}"
-
-
-def _page_number(raw: str | None) -> int:
-    try:
-        return max(int(raw or 1), 1)
-    except ValueError:
-        return 1
 
 
 def _distribution(post: Post) -> dict[str, object]:
@@ -148,7 +142,7 @@ def portal(request: HttpRequest) -> HttpResponse:
         {"page": page, "standing": getattr(page, "standing", None), **strikes[page.pk]} for page in pages
     ]
 
-    number = _page_number(request.GET.get("page"))
+    number = page_number(request.GET.get("page"))
     decided = (
         Post.objects.filter(page_id__in=page_ids)
         .filter(
@@ -208,7 +202,7 @@ def portal(request: HttpRequest) -> HttpResponse:
 def mark_notifications_read(request: HttpRequest) -> HttpResponse:
     # "Mark all as read" sends the ids that were shown, so one arriving meanwhile stays unread.
     raw = request.POST.getlist("shown") if request.POST.get("all") else request.POST.getlist("notification")
-    count = mark_read(user=request.user, notification_ids=[int(value) for value in raw if value.isdigit()])
+    count = mark_read(user=request.user, notification_ids=[int(value) for value in raw if value.isascii() and value.isdigit()])
     messages.success(request, f"{count} notification{'s' if count != 1 else ''} marked as read.")
     return redirect("moderation:portal")
 

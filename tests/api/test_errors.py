@@ -161,3 +161,11 @@ def test_openapi_describes_every_endpoint_with_bearer_auth_and_error_responses(c
     rate = schema["paths"]["/api/v1/posts/{external_id}/ratings"]["post"]
     assert {"201", "404", "409", "422"} <= set(rate["responses"])
     assert set(schema["paths"]["/api/v1/decisions"]["get"]["responses"]) >= {"200", "401", "403", "422", "429"}
+
+
+def test_nul_characters_are_refused_not_a_server_error(platform_client):
+    body = '{"idempotency_key": "k\\u0000", "source": "user_report", "post": {}}'
+    response = platform_client.post("/api/v1/flags", body, content_type="application/json")
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "validation_error"
+    assert platform_client.get("/api/v1/posts/ab%00c").status_code == 404

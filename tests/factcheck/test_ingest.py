@@ -131,3 +131,15 @@ def test_in_array_lookup_selects_what_in_selects():
     assert sorted(Flag.objects.filter(post_id__in_array=post_ids).values_list("idempotency_key", flat=True)) == ["k0", "k4"]
     assert Flag.objects.filter(post__in_array=post_ids).count() == 2
     assert list(Post.objects.filter(external_id__in_array=[])) == []
+
+
+@pytest.mark.django_db
+def test_a_page_the_platform_marks_as_a_politicians_takes_all_its_posts_out_of_the_queue(platform_user, factchecker):
+    from factcheck.claims import claim_next
+
+    ingest_flags(flags=[flag("a", post="p1"), flag("b", post="p2"), flag("c", post="p3")], submitted_by=platform_user)
+    claim_next(reviewer=factchecker)
+    ingest_flags(flags=[flag("d", post="p1", politician=True)], submitted_by=platform_user)
+    assert set(Post.objects.values_list("queue_state", flat=True)) == {QueueState.NOT_ELIGIBLE}
+    assert claim_next(reviewer=factchecker) is None
+    assert AuditEvent.objects.filter(verb=AuditVerb.PAGE_CHANGED, actor=platform_user).count() == 1

@@ -203,3 +203,32 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
     assert "already" in sorted(outcomes.values())[0]
     appeal.refresh_from_db()
     assert AppealEvent.objects.filter(appeal=appeal, to_status__in=["upheld", "reversed"]).count() == 1
+
+
+def test_an_appeal_against_a_replaced_rating_cannot_reverse_the_newer_one(owner, rated_post, colleague):
+    appeal = dispute(owner, rated_post)
+    other_org = FactCheckerFactory()
+    newer = record_rating(reviewer=other_org, post_id=rated_post.pk, verdict="partly_false", rationale="Mixed.",
+                          sources=["https://b.example"])
+    apply_rating(rating_id=newer.pk)
+    with pytest.raises(AppealConflict, match="replaced"):
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="x")
+    newer.refresh_from_db()
+    assert newer.is_current
+    assert decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="Superseded.").status == "upheld"
+
+
+def test_reversing_a_removal_that_staff_lifted_meanwhile_is_a_conflict_not_an_error(owner):
+    from accounts.services import create_user
+
+    sam = create_user(username="sam", role="trust_safety", password="x" * 12)
+    kim = create_user(username="kim", role="trust_safety", password="x" * 12)
+    post = PostFactory()
+    post.page.owners.add(owner)
+    action = remove_post(staff=sam, post_id=post.pk, ground="hate", reason="Slur.")
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="removal", statement="Quoted for criticism.")
+    from moderation.staff_actions import lift_action
+
+    lift_action(actor=sam, action_id=action.pk, reason="Quoted in criticism.")
+    with pytest.raises(AppealConflict, match="already ended"):
+        decide_appeal(appeal_id=appeal.pk, reviewer=kim, outcome="reversed", reason="Agreed.")

@@ -77,3 +77,20 @@ def test_partly_false_gives_no_strike(factchecker):
     for post in PostFactory.create_batch(3, page=page):
         rate_false(factchecker, post, verdict=Verdict.PARTLY_FALSE)
     assert not PageStanding.objects.get(page=page).is_repeat_offender
+
+
+@pytest.mark.django_db
+def test_a_post_that_arrives_after_the_page_became_a_repeat_offender_is_halved_too(factchecker, platform_user):
+    from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+
+    page = PageFactory()
+    for post in PostFactory.create_batch(3, page=page):
+        rate_false(factchecker, post)
+    now = timezone.now()
+    ingest_flags(flags=[FlagInput(idempotency_key="late", source="user_report", flagged_at=now,
+                                  post=PostInput(external_id="late-post", posted_at=now,
+                                                 page=PageInput(page.external_id, page.name)))],
+                 submitted_by=platform_user)
+    late = PostDistribution.objects.get(post__external_id="late-post")
+    assert late.multiplier == Decimal("0.5")
+    assert DistributionChange.objects.filter(post__external_id="late-post").exists()
