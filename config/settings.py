@@ -30,15 +30,23 @@ def env_list(name: str, default: str) -> list[str]:
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG and env_bool("FACTDESK_REQUIRE_SECRET_KEY", False):
-        raise ImproperlyConfigured("SECRET_KEY must be set in production.")
-    # Good enough for a laptop demo; every real deployment sets SECRET_KEY.
-    SECRET_KEY = "factdesk-insecure-development-key-change-me"
+    if env_bool("FACTDESK_REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set (FACTDESK_REQUIRE_SECRET_KEY is on).")
+    # No key given (a laptop, the demo, the test suite): one random key per installation, kept in
+    # var/ so sessions survive restarts. Never a constant that anyone could read in this repository.
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    _key_file = VAR_DIR / "secret_key"
+    if not _key_file.exists():
+        import secrets
+
+        _key_file.write_text(secrets.token_urlsafe(50))
+        _key_file.chmod(0o600)
+    SECRET_KEY = _key_file.read_text().strip()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_site.FactdeskAdminConfig",  # django.contrib.admin with Factdesk's index
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -1,69 +1,187 @@
-"""The review side in the admin: staff can look everything up; ratings are never editable."""
+"""The review side in the admin: staff find anything fast and read it; nothing here is hand-edited.
+
+Posts and flags come from the platform, claims and ratings from fact-checkers, so their pages are
+read-only for everyone. Big tables (posts, flags, claims, ratings) search one index at a time
+(config.admin_base.FastListAdmin) and drill down by date with list filters rather than
+date_hierarchy where the date has no index of its own: date_hierarchy's year links need a
+DISTINCT over the whole table. The decision side (actions, strikes, appeals, the timeline) is added
+to the post page by moderation.admin, since this app never imports moderation.
+"""
+
+from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Count, Q, QuerySet
+from django.urls import reverse
+from django.utils.html import format_html
 
-from config.admin_base import ReadOnlyAdmin
-from factcheck.models import Claim, Flag, Organisation, Page, Post, Rating
+from audit.models import AuditEvent
+from config.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
+from factcheck.admin_actions import PoliticianPageActions
+from factcheck.models import Claim, Flag, Organisation, Page, Post, Rating, Verdict
+
+LATEST_FLAGS_SHOWN = 20
+LATEST_EVENTS_SHOWN = 50
+
+
+class CurrentVerdictFilter(admin.SimpleListFilter):
+    """Posts by the verdict of their current rating (at most one per post, so no duplicates)."""
+
+    title = "current verdict"
+    parameter_name = "verdict"
+
+    def lookups(self, request, model_admin):
+        return Verdict.choices
+
+    def queryset(self, request, queryset):
+        if self.value() in Verdict.values:
+            return queryset.filter(ratings__is_current=True, ratings__verdict=self.value())
+        return queryset
+
+
+class RatedByFilter(admin.SimpleListFilter):
+    """Posts by the organisation of their current rating."""
+
+    title = "rated by"
+    parameter_name = "rated_by"
+
+    def lookups(self, request, model_admin):
+        return [(str(pk), name) for pk, name in Organisation.objects.values_list("pk", "name")]
+
+    def queryset(self, request, queryset):
+        if self.value() and self.value().isdigit():
+            return queryset.filter(ratings__is_current=True, ratings__organisation_id=int(self.value()))
+        return queryset
 
 
 @admin.register(Organisation)
-class OrganisationAdmin(admin.ModelAdmin):
+class OrganisationAdmin(FastListAdmin):
     list_display = ("name", "url", "languages", "countries")
     search_fields = ("name",)
 
 
 @admin.register(Page)
-class PageAdmin(admin.ModelAdmin):
-    list_display = ("name", "external_id", "is_politician", "created_at")
-    list_filter = ("is_politician",)
-    search_fields = ("name", "external_id")
-    filter_horizontal = ("owners",)
+class PageAdmin(PoliticianPageActions, FastListAdmin):  # mark/unmark actions and buttons
+    list_display = ("name", "external_id", "is_politician", "repeat_offender", "created_at")
+    list_filter = ("is_politician", ("standing__is_repeat_offender", admin.BooleanFieldListFilter), "created_at")
+    # standing is the reverse one-to-one the decision side keeps; reading it is not importing it.
+    list_select_related = ("standing",)
+    search_by_index = True
+    search_fields = ("external_id__exact", "name__istartswith")
+    search_help_text = "Exact external id, or the start of the page name."
+    raw_id_fields = ("owners",)
+    readonly_fields = ("external_id", "name", "is_politician", "created_at")
+
+    @admin.display(description="repeat offender", boolean=True)
+    def repeat_offender(self, page: Page) -> bool:
+        standing = getattr(page, "standing", None)
+        return bool(standing and standing.is_repeat_offender)
 
 
-class FlagInline(admin.TabularInline):
-    model = Flag
-    extra = 0
-    can_delete = False
-    fields = ("source", "reason", "flagged_at", "idempotency_key")
-    readonly_fields = fields
+class ClaimInline(ReadOnlyInline):
+    model = Claim
+    fields = ("reviewer", "status", "claimed_at", "expires_at", "ended_at")
 
-    def has_add_permission(self, request, obj=None):
-        return False
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("reviewer").order_by("-claimed_at")
+
+
+class RatingInline(ReadOnlyInline):
+    model = Rating
+    fk_name = "post"
+    fields = ("created_at", "verdict", "organisation", "reviewer", "is_current", "rationale", "article_url")
+
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("organisation", "reviewer").order_by("-created_at")
+
+
+POST_FIELDS = ("external_id", "page", "url", "text", "language", "country", "media_type", "posted_at", "views", "shares")
+QUEUE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", "priority",
+                "velocity_score", "flag_score", "age_score")
 
 
 @admin.register(Post)
-class PostAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "page", "language", "country", "queue_state", "flag_count", "priority", "posted_at")
-    list_filter = ("queue_state", "media_type", "language")
+class PostAdmin(ReadOnlyAdmin):
+    """A post's record and its review story; the decision side adds its part in moderation.admin."""
+
+    list_display = ("external_id", "page", "language", "country", "media_type", "queue_state", "flag_count",
+                    "priority", "first_flagged_at", "posted_at")
+    list_filter = ("queue_state", CurrentVerdictFilter, RatedByFilter, "media_type",
+                   ("page__standing__is_repeat_offender", admin.BooleanFieldListFilter),
+                   "page__is_politician", "first_flagged_at", "posted_at")
     list_select_related = ("page",)
-    search_fields = ("external_id", "url", "page__name")
-    raw_id_fields = ("page",)
-    readonly_fields = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", "priority",
-                       "velocity_score", "flag_score", "age_score")
-    inlines = [FlagInline]
+    search_by_index = True
+    search_fields = ("external_id__exact", "url__exact", "page__external_id__exact", "page__name__istartswith")
+    search_help_text = ("Exact external id, exact URL, exact page id, or the start of a page name. "
+                        "To search post text, start with text: (slower: it reads posts until it finds matches).")
+    fieldsets = (
+        (None, {"fields": POST_FIELDS}),
+        ("Queue", {"fields": QUEUE_FIELDS}),
+        ("Flags", {"fields": ("flags_summary",)}),
+        ("Audit log", {"fields": ("audit_log",)}),
+    )
+    readonly_fields = (*POST_FIELDS, *QUEUE_FIELDS, "flags_summary", "audit_log")
+    inlines = [ClaimInline, RatingInline]
+
+    def search_lookups(self, request, term: str) -> list[Q]:
+        if term.lower().startswith("text:"):
+            # No index serves a substring of the text, so this is opt-in and capped (search_match_cap).
+            return [Q(text__icontains=term[5:].strip())]
+        return super().search_lookups(request, term)
+
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("page")
+
+    @admin.display(description="flags")
+    def flags_summary(self, post: Post):
+        by_source = Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by("source")
+        counts = html_table(("source", "flags"), ((row["source"], row["n"]) for row in by_source), empty="No flags.")
+        latest = Flag.objects.filter(post=post).order_by("-flagged_at", "-id")[:LATEST_FLAGS_SHOWN]
+        rows = html_table(
+            ("flagged at", "source", "reason", "idempotency key"),
+            ((f.flagged_at, f.get_source_display(), f.reason, f.idempotency_key) for f in latest),
+            empty="",
+        )
+        return format_html("{}<p>Latest {}:</p>{}", counts, LATEST_FLAGS_SHOWN, rows)
+
+    @admin.display(description="audit events")
+    def audit_log(self, post: Post):
+        events = AuditEvent.objects.filter(post_id=post.pk).order_by("-id")[:LATEST_EVENTS_SHOWN]
+        table = html_table(
+            ("when", "who", "what", "target", "reason"),
+            ((e.created_at, e.actor_label, e.get_verb_display(), f"{e.target_type}#{e.target_id}", e.reason)
+             for e in events),
+            empty="No audit events.",
+        )
+        full_log = f"{reverse('admin:audit_auditevent_changelist')}?post_id={post.pk}"
+        return format_html('{}<p><a href="{}">All audit events of this post</a> (latest {} shown)</p>',
+                           table, full_log, LATEST_EVENTS_SHOWN)
 
 
 @admin.register(Flag)
-class FlagAdmin(admin.ModelAdmin):
+class FlagAdmin(ReadOnlyAdmin):
     list_display = ("idempotency_key", "post", "source", "flagged_at", "received_at")
-    list_filter = ("source",)
+    list_filter = ("source", "flagged_at")
     list_select_related = ("post",)
-    search_fields = ("idempotency_key", "post__external_id")
+    search_by_index = True
+    search_fields = ("idempotency_key__exact", "post__external_id__exact")
+    search_help_text = "Exact idempotency key or exact post external id."
     raw_id_fields = ("post", "submitted_by")
 
 
 @admin.register(Claim)
-class ClaimAdmin(admin.ModelAdmin):
-    list_display = ("post", "reviewer", "status", "claimed_at", "expires_at", "ended_at")
-    list_filter = ("status",)
-    list_select_related = ("post", "reviewer")
+class ClaimAdmin(ReadOnlyAdmin):
+    list_display = ("post", "reviewer", "organisation", "status", "claimed_at", "expires_at", "ended_at")
+    list_filter = ("status", "reviewer__organisation", "claimed_at")
+    list_select_related = ("post", "reviewer__organisation")
+    search_by_index = True
+    search_fields = ("post__external_id__exact", "reviewer__username__exact")
+    search_help_text = "Exact post external id or reviewer username."
     raw_id_fields = ("post", "reviewer")
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+    @admin.display(description="organisation")
+    def organisation(self, claim: Claim) -> str:
+        return str(claim.reviewer.organisation or "")
 
 
 @admin.register(Rating)
@@ -73,5 +191,8 @@ class RatingAdmin(ReadOnlyAdmin):
     list_display = ("post", "verdict", "organisation", "reviewer", "is_current", "created_at")
     list_filter = ("verdict", "is_current", "organisation")
     list_select_related = ("post", "organisation", "reviewer")
-    search_fields = ("post__external_id",)
+    search_by_index = True
+    search_fields = ("post__external_id__exact", "reviewer__username__exact")
+    search_help_text = "Exact post external id or reviewer username."
     raw_id_fields = ("post", "claim", "superseded_by")
+    date_hierarchy = "created_at"  # indexed

@@ -1,10 +1,22 @@
-"""Trust-and-safety's view of the decision side. Policy rows are edited through moderation.policy."""
+"""Trust-and-safety's view of the decision side, and the decision side of a post's admin page.
+
+Everything here changes only through domain functions (moderation.policy for policy rows,
+moderation.staff_actions and moderation.appeals for decisions), so apart from the two policy
+models every admin is read-only. `PostStoryAdmin` re-registers factcheck's PostAdmin with the
+timeline, actions, appeals and the page's strikes, because factcheck never imports moderation.
+"""
+
+from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from config.admin_base import ReadOnlyAdmin
-from moderation.appeals import DECISION_TARGET
+from config.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
+from factcheck.admin import PostAdmin
+from factcheck.models import Post
+from moderation.admin_actions import ActionDecisions, PostRemoval, StaffDeskLinks
+from moderation.appeals import DECISION_TARGET, is_overdue
 from moderation.models import (
     OPEN_STATUSES,
     Action,
@@ -20,9 +32,12 @@ from moderation.models import (
     Strike,
 )
 from moderation.policy import save_policy
+from moderation.timeline import post_timeline
+
+LATEST_STRIKES_SHOWN = 50
 
 
-class PolicyAdmin(admin.ModelAdmin):
+class PolicyAdmin(FastListAdmin):
     readonly_fields = ("updated_at", "updated_by")
 
     def has_delete_permission(self, request, obj=None):
@@ -52,63 +67,96 @@ class RepeatOffenderPolicyAdmin(PolicyAdmin):
         return not RepeatOffenderPolicy.objects.exists()
 
 
+class ActiveFilter(admin.SimpleListFilter):
+    """Active (not ended) or ended rows, for anything with an `ended_at`."""
+
+    title = "state"
+    parameter_name = "active"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Active"), ("no", "Ended")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(ended_at__isnull=self.value() == "yes")
+        return queryset
+
+
 @admin.register(Action)
-class ActionAdmin(ReadOnlyAdmin):
-    list_display = ("puid", "post", "kind", "verdict", "feed_multiplier", "label", "created_at", "ended_at", "end_reason")
-    list_filter = ("kind", "verdict", "end_reason")
-    list_select_related = ("post",)
-    search_fields = ("puid", "post__external_id")
-    raw_id_fields = ("post", "rating")
+class ActionAdmin(ActionDecisions, ReadOnlyAdmin):  # lift/override: actions and buttons
+    list_display = ("puid", "post", "kind", "verdict", "ground", "feed_multiplier", "label", "created_at",
+                    "created_by", "ended_at", "end_reason")
+    list_filter = ("kind", ActiveFilter, "verdict", "ground", "end_reason", ("rating__organisation", admin.RelatedFieldListFilter))
+    list_select_related = ("post", "created_by")
+    search_by_index = True
+    search_fields = ("puid__exact", "post__external_id__exact")
+    search_help_text = "Exact action puid or exact post external id."
+    raw_id_fields = ("post", "rating", "created_by", "ended_by")
     date_hierarchy = "created_at"
 
 
 @admin.register(Strike)
 class StrikeAdmin(ReadOnlyAdmin):
-    list_display = ("page", "kind", "created_at", "ended_at")
-    list_filter = ("kind",)
-    list_select_related = ("page",)
-    search_fields = ("page__name", "page__external_id")
+    list_display = ("page", "kind", "action", "created_at", "ended_at")
+    list_filter = ("kind", ActiveFilter, "created_at")
+    list_select_related = ("page", "action")
+    search_by_index = True
+    search_fields = ("page__external_id__exact", "page__name__istartswith")
+    search_help_text = "Exact page id, or the start of the page name."
+    raw_id_fields = ("page", "action")
 
 
 @admin.register(PageStanding)
 class PageStandingAdmin(ReadOnlyAdmin):
-    list_display = ("page", "active_strikes", "is_repeat_offender", "monetisation_suspended", "since")
-    list_filter = ("is_repeat_offender",)
+    list_display = ("page", "active_strikes", "is_repeat_offender", "page_multiplier", "monetisation_suspended", "since")
+    list_filter = ("is_repeat_offender", "monetisation_suspended")
     list_select_related = ("page",)
-    search_fields = ("page__name", "page__external_id")
+    search_by_index = True
+    search_fields = ("page__external_id__exact", "page__name__istartswith")
+    search_help_text = "Exact page id, or the start of the page name."
+    raw_id_fields = ("page",)
 
 
 @admin.register(RatingDecision)
 class RatingDecisionAdmin(ReadOnlyAdmin):
     list_display = ("rating", "outcome", "action", "decided_at")
-    list_filter = ("outcome",)
+    list_filter = ("outcome", "rating__verdict", "decided_at")
+    list_select_related = ("rating", "action")
+    search_by_index = True
+    search_fields = ("rating__post__external_id__exact",)
+    search_help_text = "Exact post external id."
     raw_id_fields = ("rating", "action")
 
 
 @admin.register(PostDistribution)
 class PostDistributionAdmin(ReadOnlyAdmin):
-    list_display = ("post", "multiplier", "removed", "updated_at")
-    list_filter = ("removed",)
+    list_display = ("post", "multiplier", "labels", "removed", "updated_at")
+    list_filter = ("removed", "updated_at")
     list_select_related = ("post",)
-    search_fields = ("post__external_id",)
+    search_by_index = True
+    search_fields = ("post__external_id__exact",)
+    search_help_text = "Exact post external id."
+    raw_id_fields = ("post",)
 
 
 @admin.register(DistributionChange)
 class DistributionChangeAdmin(ReadOnlyAdmin):
-    list_display = ("id", "post", "multiplier", "removed", "cause", "created_at")
+    list_display = ("id", "post", "multiplier", "labels", "removed", "cause", "created_at")
+    list_filter = ("removed", "warn_sharers", "created_at")
     list_select_related = ("post",)
-    search_fields = ("post__external_id",)
+    search_by_index = True
+    search_fields = ("post__external_id__exact",)
+    search_help_text = "Exact post external id."
+    raw_id_fields = ("post",)
 
 
-class AppealEventInline(admin.TabularInline):
+class AppealEventInline(ReadOnlyInline):
     model = AppealEvent
-    extra = 0
-    can_delete = False
+    show_change_link = False
     fields = ("created_at", "from_status", "to_status", "actor", "reason")
-    readonly_fields = fields
 
-    def has_add_permission(self, request, obj=None):
-        return False
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("actor")
 
 
 class OverdueFilter(admin.SimpleListFilter):
@@ -125,21 +173,108 @@ class OverdueFilter(admin.SimpleListFilter):
 
 
 @admin.register(Appeal)
-class AppealAdmin(ReadOnlyAdmin):
+class AppealAdmin(StaffDeskLinks, ReadOnlyAdmin):  # links to the staff appeal desk
     """Appeals change state only through moderation.appeals (staff decide removal appeals at /staff/appeals/)."""
 
-    list_display = ("id", "post", "kind", "status", "created_at", "decided_at", "reviewer")
-    list_filter = ("status", "kind", OverdueFilter)
-    list_select_related = ("post", "reviewer")
-    search_fields = ("post__external_id", "statement")
+    list_display = ("id", "post", "kind", "status", "overdue", "created_at", "decided_at", "filed_by", "reviewer")
+    list_filter = ("status", "kind", OverdueFilter, ("rating__organisation", admin.RelatedFieldListFilter), "decided_at")
+    list_select_related = ("post", "filed_by", "reviewer")
+    search_by_index = True
+    search_fields = ("post__external_id__exact", "filed_by__username__exact", "statement__icontains")
+    search_help_text = "Exact post external id, exact username of the filer, or words of the statement."
     raw_id_fields = ("post", "rating", "action", "filed_by", "reviewer", "new_rating")
     date_hierarchy = "created_at"
     inlines = [AppealEventInline]
+
+    @admin.display(description="overdue", boolean=True)
+    def overdue(self, appeal: Appeal) -> bool:
+        return is_overdue(appeal)
+
+
+@admin.register(AppealEvent)
+class AppealEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "appeal", "from_status", "to_status", "actor", "reason")
+    list_filter = ("to_status", "created_at")
+    list_select_related = ("appeal", "actor")
+    search_by_index = True
+    search_fields = ("appeal__post__external_id__exact", "actor__username__exact")
+    search_help_text = "Exact post external id or exact username."
+    raw_id_fields = ("appeal", "actor")
 
 
 @admin.register(Notification)
 class NotificationAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "user", "kind", "subject", "read_at", "emailed_at")
-    list_filter = ("kind",)
+    list_filter = ("kind", "created_at")
     list_select_related = ("user",)
-    search_fields = ("subject", "user__username")
+    search_by_index = True
+    search_fields = ("user__username__exact", "subject__istartswith")
+    search_help_text = "Exact username, or the start of the subject."
+    raw_id_fields = ("user", "post", "appeal")
+
+
+class ActionInline(ReadOnlyInline):
+    model = Action
+    fields = ("created_at", "kind", "verdict", "ground", "feed_multiplier", "label", "reason", "created_by",
+              "ended_at", "end_reason", "ended_by")
+
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("created_by", "ended_by").order_by("-created_at")
+
+
+class AppealInline(ReadOnlyInline):
+    model = Appeal
+    fk_name = "post"
+    fields = ("created_at", "kind", "status", "overdue", "filed_by", "reviewer", "decided_at", "outcome_reason")
+
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("filed_by", "reviewer")
+
+    @admin.display(description="overdue", boolean=True)
+    def overdue(self, appeal: Appeal) -> bool:
+        return is_overdue(appeal)
+
+
+class PostStoryAdmin(PostRemoval, PostAdmin):  # removal: action and button
+    """The post page with its whole story: the timeline first, then each kind of record."""
+
+    fieldsets = (
+        PostAdmin.fieldsets[0],
+        ("Timeline", {"fields": ("timeline",)}),
+        ("Distribution", {"fields": ("distribution",)}),
+        *PostAdmin.fieldsets[1:],
+        ("Strikes of the page", {"fields": ("page_strikes",)}),
+    )
+    readonly_fields = (*PostAdmin.readonly_fields, "timeline", "distribution", "page_strikes")
+    inlines = [*PostAdmin.inlines, ActionInline, AppealInline]
+
+    @admin.display(description="timeline")
+    def timeline(self, post: Post):
+        return html_table(
+            ("when", "what", "detail", "by"),
+            ((e.at, e.title, e.detail, e.by) for e in post_timeline(post, for_owner=False)),
+            empty="Nothing has happened to this post yet.",
+        )
+
+    @admin.display(description="current distribution")
+    def distribution(self, post: Post):
+        row = PostDistribution.objects.filter(post=post).first()
+        if row is None:
+            return "Full distribution (no decision yet)."
+        return html_table(
+            ("multiplier", "labels", "removed", "since"),
+            [(row.multiplier.normalize(), ", ".join(row.labels) or "none", "yes" if row.removed else "no", row.updated_at)],
+        )
+
+    @admin.display(description="strikes")
+    def page_strikes(self, post: Post):
+        strikes = Strike.objects.filter(page_id=post.page_id).select_related("action").order_by("-created_at")
+        return html_table(
+            ("given", "kind", "action", "ended"),
+            ((s.created_at, s.get_kind_display(), s.action, s.ended_at or "active") for s in strikes[:LATEST_STRIKES_SHOWN]),
+            empty="The page has no strikes.",
+        )
+
+
+admin.site.unregister(Post)
+admin.site.register(Post, PostStoryAdmin)

@@ -8,6 +8,7 @@ and the periodic reconciler both call it.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -31,6 +32,8 @@ from moderation.models import (
 )
 from moderation.notifications import notify, page_owners
 from moderation.standing import end_strike_of, give_strike, recompute_standing
+
+logger = logging.getLogger(__name__)
 
 # Verdicts that never restrict a post: `true` lifts earlier fact-check actions, `not_eligible`
 # only takes the post out of the queue.
@@ -132,8 +135,16 @@ def undecided_ratings(*, now: datetime | None = None):
 
 
 def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> int:
-    """Apply every rating whose decision is missing; returns how many were applied."""
-    ids = list(undecided_ratings(now=now).values_list("id", flat=True)[:limit])
-    for rating_id in ids:
-        apply_rating(rating_id=rating_id)
-    return len(ids)
+    """Apply every rating whose decision is missing; returns how many were applied.
+
+    One rating that fails (and is logged) does not hold back the others behind it.
+    """
+    applied = 0
+    for rating_id in undecided_ratings(now=now).values_list("id", flat=True)[:limit]:
+        try:
+            apply_rating(rating_id=rating_id)
+        except Exception:
+            logger.exception("reconciler could not apply rating %s; it stays undecided and is retried", rating_id)
+            continue
+        applied += 1
+    return applied

@@ -1,0 +1,140 @@
+"""Trust-and-safety decisions in the admin: remove, restore, lift, override, and the way to removal appeals.
+
+Every decision goes through moderation.staff_actions (validated, locked, audited) by the
+confirmation machinery of factcheck.admin_actions. Removal reaches the post admin as a mixin
+of the post admin moderation/admin.py registers, because the review side never imports this side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from factcheck.admin_actions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
+from factcheck.models import Post
+from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
+from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
+
+
+class RemovalForm(ReasonForm):
+    field_order = ["ground", "reason"]
+
+    ground = forms.ChoiceField(
+        label="Ground",
+        choices=[("", "Choose the community standard broken"), *RemovalGround.choices],
+        help_text="Removal is for these grounds only; a false claim without imminent harm is a fact-check matter.",
+        error_messages={"required": "Choose a ground."},
+    )
+
+
+class OverrideForm(ReasonForm):
+    field_order = ["feed_multiplier", "label", "reason"]
+
+    feed_multiplier = forms.DecimalField(
+        label="New feed multiplier", min_value=0, max_value=1, max_digits=4, decimal_places=3,
+        help_text="0 hides the post from feeds, 1 is full distribution.",
+    )
+    label = forms.CharField(label="Label shown on the post", required=False, max_length=200,
+                            help_text="Leave empty for no label.")
+
+
+def _describe_post(post: Post) -> str:
+    return f"{post.external_id} on {post.page.name} ({post.get_queue_state_display().lower()})"
+
+
+def _describe_action(action: Action) -> str:
+    label = f", “{action.label}”" if action.label else ""
+    state = "active" if action.is_active else f"ended ({action.get_end_reason_display().lower()})"
+    kind, post = action.get_kind_display(), action.post.external_id
+    return f"{kind} on {post}: multiplier {action.feed_multiplier}{label}, {state}"
+
+
+def _remove(staff, post: Post, data: dict[str, Any]) -> str:
+    action = remove_post(staff=staff, post_id=post.pk, ground=data["ground"], reason=data["reason"])
+    return f"removed ({action.get_ground_display().lower()})"
+
+
+def _lift(staff, action: Action, data: dict[str, Any]) -> str:
+    lift_action(actor=staff, action_id=action.pk, reason=data["reason"])
+    return "removal lifted, post restored" if action.kind == ActionKind.REMOVAL else "lifted"
+
+
+def _override(staff, action: Action, data: dict[str, Any]) -> str:
+    override = override_action(staff=staff, action_id=action.pk, feed_multiplier=data["feed_multiplier"],
+                               label=data["label"], reason=data["reason"])
+    return f"overridden: multiplier {override.feed_multiplier}"
+
+
+def _lift_link(action: Action) -> str:
+    if not action.is_active:
+        return ""
+    return "Restore the post" if action.kind == ActionKind.REMOVAL else "Lift this action"
+
+
+REMOVE_POST = StaffDecision(
+    slug="remove", title="Remove posts", button="Remove", permission="moderation.remove_post",
+    form_class=RemovalForm, apply=_remove, refusals=(RemovalRefused,), describe=_describe_post,
+    link=lambda post: "Remove this post", select_related=("page",),
+    explanation=("A removed post gets distribution 0, its page a community-standards strike, and its owners a "
+                 "notice with the ground and reason; they can appeal."),
+)
+LIFT_ACTION = StaffDecision(
+    slug="lift", title="Lift actions (restores removed posts)", button="Lift", permission="moderation.lift_action",
+    form_class=ReasonForm, apply=_lift, refusals=(RemovalRefused, Action.DoesNotExist), describe=_describe_action,
+    link=_lift_link, select_related=("post",),
+    explanation=("Each action ends now, with its strike; the post's distribution is recomputed at once. "
+                 "Actions that have already ended are refused."),
+)
+OVERRIDE_ACTION = StaffDecision(
+    slug="override", title="Override actions", button="Override", permission="moderation.override_action",
+    form_class=OverrideForm, apply=_override, refusals=(RemovalRefused, Action.DoesNotExist),
+    describe=_describe_action, select_related=("post",),
+    link=lambda action: "Override" if action.is_active and action.kind != ActionKind.REMOVAL else "",
+    explanation=("Each action ends and a staff override takes its place with the multiplier and label below; "
+                 "the fact-checker's rating stays as it is. Removals are lifted, not overridden."),
+)
+
+
+class ActionDecisions(StaffDecisionsAdmin):
+    staff_decisions = (LIFT_ACTION, OVERRIDE_ACTION)
+
+
+class PostRemoval(StaffDecisionsAdmin):
+    """For the post admin that moderation/admin.py registers in place of factcheck's PostAdmin."""
+
+    staff_decisions = (REMOVE_POST,)
+
+    def staff_links(self, request: HttpRequest, obj: Post) -> list[tuple[str, str]]:
+        removal = Action.objects.filter(post=obj, kind=ActionKind.REMOVAL, ended_at__isnull=True).first()
+        if removal is None:
+            return super().staff_links(request, obj)
+        if not request.user.has_perm(LIFT_ACTION.permission):
+            return []
+        return [("Restore the post", decision_url(removal, LIFT_ACTION))]
+
+
+class StaffDeskLinks(admin.ModelAdmin):
+    """Removal appeals are decided on the staff desk (moderation.appeals.decide_appeal), not in the admin."""
+
+    change_form_template = CHANGE_FORM_TEMPLATE
+
+    def get_list_display(self, request: HttpRequest) -> tuple:
+        return (*super().get_list_display(request), "staff_desk")
+
+    @admin.display(description="Staff desk")
+    def staff_desk(self, appeal: Appeal) -> str:
+        if appeal.kind != AppealKind.REMOVAL:
+            return "decided by the organisation"
+        label = "Decide" if appeal.is_open else "View"
+        return format_html('<a href="{}">{}</a>', reverse("moderation:staff_appeal", args=[appeal.pk]), label)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.kind == AppealKind.REMOVAL:
+            label = "Decide on the staff desk" if obj.is_open else "Open on the staff desk"
+            context["factdesk_links"] = [(label, reverse("moderation:staff_appeal", args=[obj.pk]))]
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)

@@ -1,0 +1,82 @@
+"""A busy database and a trust-and-safety login for the admin tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from accounts.models import User
+from accounts.services import create_user
+from factcheck.claims import claim_post
+from factcheck.models import Post, Verdict
+from factcheck.ratings import record_rating
+from moderation.appeals import file_appeal
+from moderation.enforcement import apply_rating
+from moderation.models import AppealKind, RemovalGround
+from moderation.staff_actions import remove_post
+from tests.factories import PASSWORD, FactCheckerFactory, FlagFactory, PageFactory, PostFactory, UserFactory
+
+VERDICTS = [Verdict.FALSE, Verdict.PARTLY_FALSE, Verdict.MISSING_CONTEXT, Verdict.TRUE]
+
+
+@dataclass
+class Busy:
+    posts: list[Post]
+    staff: User
+    owner: User
+
+
+@pytest.fixture
+def ts_user(db) -> User:
+    return create_user(username="sam", role="trust_safety", password=PASSWORD)
+
+
+@pytest.fixture
+def staff_client(ts_user) -> Client:
+    client = Client()
+    assert client.login(username="sam", password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def populate(ts_user):
+    """Build `n` posts through the domain functions, so every admin list has rows and audit events.
+
+    Half are rated (then applied) and a quarter are claimed, a third of the rated posts are removed by staff, every fourth
+    rated post is disputed by its owner, and every post has two flags; pages are shared so some
+    become repeat offenders.
+    """
+
+    def build(n: int) -> Busy:
+        owner = UserFactory()
+        checker = FactCheckerFactory()
+        pages = [PageFactory() for _ in range(max(2, n // 10))]
+        for page in pages:
+            page.owners.add(owner)
+        posts = []
+        for i in range(n):
+            post = PostFactory(page=pages[i % len(pages)])
+            FlagFactory(post=post)
+            FlagFactory(post=post, source="classifier")
+            posts.append(post)
+            if i % 2:
+                if i % 4 == 1:
+                    claim_post(reviewer=checker, post_id=post.pk)
+                continue
+            rating = record_rating(
+                reviewer=checker, post_id=post.pk, verdict=VERDICTS[(i // 2) % len(VERDICTS)],
+                rationale="Checked against the primary source.", sources=["https://source.example/a"],
+            )
+            apply_rating(rating_id=rating.pk)
+            if i % 3 == 0:
+                remove_post(staff=ts_user, post_id=post.pk, ground=RemovalGround.HATE, reason="Slur against a group.")
+            elif i % 4 == 0:
+                file_appeal(owner=owner, post_id=post.pk, kind=AppealKind.DISPUTE, statement="The quote is real.",
+                            now=timezone.now() - timedelta(hours=30))
+        return Busy(posts=posts, staff=ts_user, owner=owner)
+
+    return build

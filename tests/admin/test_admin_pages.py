@@ -1,0 +1,48 @@
+"""Every admin list and change page renders for trust-and-safety staff within a fixed number of queries."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+
+STORY_APPS = ("factcheck", "moderation", "audit")
+# The same bound holds at both sizes: a page's queries do not grow with its rows.
+MAX_QUERIES = 22
+
+
+def story_models():
+    return sorted(
+        (model for model in admin.site._registry if model._meta.app_label in STORY_APPS),
+        key=lambda model: model._meta.label,
+    )
+
+
+def test_every_model_of_both_sides_and_the_audit_log_is_in_the_admin():
+    labels = {model._meta.label for model in story_models()}
+    assert labels >= {
+        "factcheck.Organisation", "factcheck.Page", "factcheck.Post", "factcheck.Flag", "factcheck.Claim",
+        "factcheck.Rating", "moderation.EnforcementPolicy", "moderation.RepeatOffenderPolicy", "moderation.Action",
+        "moderation.Strike", "moderation.PageStanding", "moderation.RatingDecision", "moderation.PostDistribution",
+        "moderation.DistributionChange", "moderation.Appeal", "moderation.AppealEvent", "moderation.Notification",
+        "audit.AuditEvent",
+    }
+
+
+@pytest.mark.parametrize("size", [20, 200])
+def test_every_list_and_change_page_renders_for_staff_in_a_fixed_number_of_queries(
+    size, populate, staff_client, django_assert_max_num_queries
+):
+    populate(size)
+    for model in story_models():
+        opts = model._meta
+        changelist = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+        with django_assert_max_num_queries(MAX_QUERIES):
+            response = staff_client.get(changelist)
+        assert response.status_code == 200, changelist
+        obj = model._default_manager.order_by("-pk").first()
+        assert obj is not None, f"no {opts.label} rows were built"
+        change = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+        with django_assert_max_num_queries(MAX_QUERIES):
+            response = staff_client.get(change)
+        assert response.status_code == 200, change

@@ -1,0 +1,68 @@
+"""A post's admin page tells its whole story, read-only; a rating is never editable by staff."""
+
+from __future__ import annotations
+
+import pytest
+
+from accounts.services import create_user
+from audit.models import AuditEvent
+from factcheck.models import Rating
+from moderation.models import Appeal, Strike
+from tests.factories import PASSWORD
+
+
+@pytest.fixture
+def told(populate):
+    busy = populate(24)
+    # Post 0 is rated False, applied, then removed by staff; post 8 is rated and disputed.
+    return busy, busy.posts[0], busy.posts[8]
+
+
+def test_the_post_page_shows_flags_ratings_actions_strikes_appeals_timeline_and_audit_events(told, staff_client):
+    busy, removed, disputed = told
+    body = staff_client.get(f"/admin/factcheck/post/{removed.pk}/change/").content.decode()
+    assert removed.external_id in body
+    assert "Classifier" in body and "User report" in body  # flags by source
+    assert "Checked against the primary source." in body  # the rating's rationale
+    assert "Removed (Hate)" in body  # the timeline
+    assert "Slur against a group." in body  # the removal's reason
+    assert "Community standards" in body  # the page's strikes
+    for event in AuditEvent.objects.filter(post_id=removed.pk):
+        assert event.get_verb_display() in body
+    assert f"/admin/audit/auditevent/?post_id={removed.pk}" in body
+    assert Strike.objects.filter(page=removed.page).exists()
+
+    body = staff_client.get(f"/admin/factcheck/post/{disputed.pk}/change/").content.decode()
+    appeal = Appeal.objects.get(post=disputed)
+    assert "Dispute appeal filed" in body
+    assert f"/admin/moderation/appeal/{appeal.pk}/change/" in body
+
+
+def test_the_post_page_has_no_editable_field_and_saving_it_changes_nothing(told, staff_client):
+    _, post, _ = told
+    body = staff_client.get(f"/admin/factcheck/post/{post.pk}/change/").content.decode()
+    assert 'name="text"' not in body and 'name="queue_state"' not in body
+    response = staff_client.post(f"/admin/factcheck/post/{post.pk}/change/", {"text": "rewritten"})
+    assert response.status_code == 403
+    post.refresh_from_db()
+    assert post.text != "rewritten"
+
+
+@pytest.mark.parametrize("who", ["trust_safety", "superuser"])
+def test_nobody_edits_adds_or_deletes_a_rating_in_the_admin(told, client, who):
+    if who == "superuser":
+        from accounts.models import User
+
+        User.objects.create_superuser(username="root", email="root@example.org", password=PASSWORD)
+        assert client.login(username="root", password=PASSWORD)
+    else:
+        create_user(username="tess", role="trust_safety", password=PASSWORD)
+        assert client.login(username="tess", password=PASSWORD)
+    rating = Rating.objects.first()
+    url = f"/admin/factcheck/rating/{rating.pk}/change/"
+    assert 'name="verdict"' not in client.get(url).content.decode()
+    assert client.post(url, {"verdict": "true", "rationale": "changed"}).status_code == 403
+    assert client.get("/admin/factcheck/rating/add/").status_code == 403
+    assert client.post(f"/admin/factcheck/rating/{rating.pk}/delete/", {"post": "yes"}).status_code == 403
+    rating.refresh_from_db()
+    assert (rating.verdict, rating.rationale) != ("true", "changed")
