@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest
 from ninja import Schema
 from ninja.security import HttpBearer
@@ -142,3 +143,9 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
             details={"errors": [{"field": "", "message": "NUL characters are not allowed."}]},
         )
     return data
+
+
+def unprocessable(exc: DjangoValidationError, message: str) -> Unprocessable:
+    """A domain ValidationError as the API's 422, one {"field", "message"} per problem."""
+    errors = [{"field": field, "message": m} for field, messages in exc.message_dict.items() for m in messages]
+    return Unprocessable(message, details={"errors": errors})

@@ -20,7 +20,16 @@ from pydantic import AwareDatetime, BaseModel, Field, StrictBool, StrictInt, Str
 from pydantic import ValidationError as PydanticValidationError
 
 from accounts.models import Role
-from config.api_common import Conflict, NotFound, TokenAuth, TooLarge, Unprocessable, errors_for, read_json_object
+from config.api_common import (
+    Conflict,
+    NotFound,
+    TokenAuth,
+    TooLarge,
+    Unprocessable,
+    errors_for,
+    read_json_object,
+    unprocessable,
+)
 from factcheck.claims import AlreadyClaimed, ClaimError
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import FlagSource, MediaType, Post, QueueState, Rating, Verdict
@@ -286,8 +295,7 @@ def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Stat
             article_url=payload.article_url,
         )
     except DjangoValidationError as exc:
-        errors = [{"field": field, "message": m} for field, messages in exc.message_dict.items() for m in messages]
-        raise Unprocessable("The rating is invalid; nothing was saved.", details={"errors": errors}) from None
+        raise unprocessable(exc, "The rating is invalid; nothing was saved.") from None
     except RatingRefused as exc:
         raise Unprocessable(str(exc), code="rating_refused") from None
     except AlreadyClaimed as exc:

@@ -17,7 +17,7 @@ from ninja import Field, Query, Router, Schema
 from ninja.responses import Status
 
 from accounts.models import Role
-from config.api_common import Conflict, NotFound, TokenAuth, Unprocessable, errors_for
+from config.api_common import Conflict, NotFound, TokenAuth, Unprocessable, errors_for, unprocessable
 from factcheck.api import RatingOut, rating_out
 from factcheck.models import Flag, FlagSource, MediaType, Post, QueueState, Rating
 from moderation.appeals import (
@@ -222,8 +222,7 @@ def create_appeal(request: HttpRequest, external_id: str, payload: AppealIn) -> 
             correction_details=payload.correction_details,
         )
     except DjangoValidationError as exc:
-        errors = [{"field": field, "message": m} for field, messages in exc.message_dict.items() for m in messages]
-        raise Unprocessable("The appeal is invalid; nothing was filed.", details={"errors": errors}) from None
+        raise unprocessable(exc, "The appeal is invalid; nothing was filed.") from None
     except AppealRefused as exc:
         raise Unprocessable(str(exc), code="appeal_refused") from None
     except AppealConflict as exc:
