@@ -34,7 +34,12 @@ class User(AbstractUser):
             models.CheckConstraint(
                 name="factchecker_has_organisation",
                 condition=~Q(role="factchecker") | Q(organisation__isnull=False),
-            )
+            ),
+            # The admin and the job dashboard check is_staff: only staff and superusers may have it.
+            models.CheckConstraint(
+                name="only_staff_role_is_staff",
+                condition=Q(is_staff=False) | Q(role="trust_safety") | Q(is_superuser=True),
+            ),
         ]
 
     def __str__(self) -> str:

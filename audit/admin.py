@@ -48,12 +48,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
     """Read-only for everyone (ReadOnlyAdmin answers False to add, change and delete, superusers included)."""
 
     list_display = ("created_at", "actor_label", "verb", "target_type", "target_id", "post_link", "reason")
-    list_filter = ("verb", TargetTypeFilter, ActorKindFilter)
+    list_filter = ("verb", TargetTypeFilter, ActorKindFilter, "created_at")
     search_by_index = True
     search_fields = ("actor__username__exact",)
     search_help_text = ("Exact post external id, exact username, or a target as shown in the log "
                         "(app.model#id, e.g. moderation.action#12).")
-    date_hierarchy = "created_at"  # indexed
     fields = ("created_at", "actor", "actor_label", "verb", "target_type", "target_id", "post_link", "reason", "data")
     readonly_fields = fields
     raw_id_fields = ("actor",)

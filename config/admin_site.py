@@ -73,6 +73,11 @@ class FactdeskAdminSite(admin.AdminSite):
     site_title = "Factdesk admin"
     index_title = "At a glance"
 
+    def has_permission(self, request) -> bool:
+        # is_staff alone is not enough: the admin is trust-and-safety's (and superusers') tool.
+        user = request.user
+        return user.is_active and user.is_staff and (user.is_superuser or getattr(user, "is_trust_safety", False))
+
     def index(self, request, extra_context=None):
         context = {"vitals": admin_vitals(), **(extra_context or {})}
         return super().index(request, extra_context=context)

@@ -2,10 +2,10 @@
 
 Posts and flags come from the platform, claims and ratings from fact-checkers, so their pages are
 read-only for everyone. Big tables (posts, flags, claims, ratings) search one index at a time
-(config.admin_base.FastListAdmin) and drill down by date with list filters rather than
-date_hierarchy where the date has no index of its own: date_hierarchy's year links need a
-DISTINCT over the whole table. The decision side (actions, strikes, appeals, the timeline) is added
-to the post page by moderation.admin, since this app never imports moderation.
+(config.admin_base.FastListAdmin) and drill down by date with list filters, never date_hierarchy:
+its year links need a DISTINCT over the whole table, indexed or not. The decision side (actions,
+strikes, appeals, the timeline) is added to the post page by moderation.admin, since this app
+never imports moderation.
 """
 
 from __future__ import annotations
@@ -189,10 +189,9 @@ class RatingAdmin(ReadOnlyAdmin):
     """A rating is a fact-checker's decision: staff read it, never edit it."""
 
     list_display = ("post", "verdict", "organisation", "reviewer", "is_current", "created_at")
-    list_filter = ("verdict", "is_current", "organisation")
+    list_filter = ("verdict", "is_current", "organisation", "created_at")
     list_select_related = ("post", "organisation", "reviewer")
     search_by_index = True
     search_fields = ("post__external_id__exact", "reviewer__username__exact")
     search_help_text = "Exact post external id or reviewer username."
     raw_id_fields = ("post", "claim", "superseded_by")
-    date_hierarchy = "created_at"  # indexed

@@ -96,7 +96,9 @@ def confirm_one(
         raise PermissionDenied
     model = modeladmin.model
     rows = modeladmin.get_queryset(request).select_related(*decision.select_related)
-    obj = rows.filter(pk=unquote(object_id)).first()
+    obj = modeladmin.get_object(request, unquote(object_id))  # None for a missing or malformed id
+    if obj is not None:
+        obj = rows.filter(pk=obj.pk).first()
     if obj is None:
         raise Http404(f"No {model._meta.verbose_name} with id {object_id}.")
     form = decision.form_class(request.POST if request.method == "POST" else None)

@@ -51,6 +51,8 @@ class PolicyAdmin(FastListAdmin):
 
 @admin.register(EnforcementPolicy)
 class EnforcementPolicyAdmin(PolicyAdmin):
+    # A row is the policy of its verdict: re-keying it would leave that verdict with no policy.
+    readonly_fields = ("verdict", "updated_at", "updated_by")
     list_display = ("verdict", "feed_multiplier", "label", "warn_sharers", "page_strike", "updated_at", "updated_by")
     list_select_related = ("updated_by",)
 
@@ -86,13 +88,13 @@ class ActiveFilter(admin.SimpleListFilter):
 class ActionAdmin(ActionDecisions, ReadOnlyAdmin):  # lift/override: actions and buttons
     list_display = ("puid", "post", "kind", "verdict", "ground", "feed_multiplier", "label", "created_at",
                     "created_by", "ended_at", "end_reason")
-    list_filter = ("kind", ActiveFilter, "verdict", "ground", "end_reason", ("rating__organisation", admin.RelatedFieldListFilter))
+    list_filter = ("kind", ActiveFilter, "verdict", "ground", "end_reason", ("rating__organisation", admin.RelatedFieldListFilter),
+                   "created_at")
     list_select_related = ("post", "created_by")
     search_by_index = True
     search_fields = ("puid__exact", "post__external_id__exact")
     search_help_text = "Exact action puid or exact post external id."
     raw_id_fields = ("post", "rating", "created_by", "ended_by")
-    date_hierarchy = "created_at"
 
 
 @admin.register(Strike)
@@ -177,13 +179,13 @@ class AppealAdmin(StaffDeskLinks, ReadOnlyAdmin):  # links to the staff appeal d
     """Appeals change state only through moderation.appeals (staff decide removal appeals at /staff/appeals/)."""
 
     list_display = ("id", "post", "kind", "status", "overdue", "created_at", "decided_at", "filed_by", "reviewer")
-    list_filter = ("status", "kind", OverdueFilter, ("rating__organisation", admin.RelatedFieldListFilter), "decided_at")
+    list_filter = ("status", "kind", OverdueFilter, ("rating__organisation", admin.RelatedFieldListFilter), "created_at",
+                   "decided_at")
     list_select_related = ("post", "filed_by", "reviewer")
     search_by_index = True
     search_fields = ("post__external_id__exact", "filed_by__username__exact", "statement__icontains")
     search_help_text = "Exact post external id, exact username of the filer, or words of the statement."
     raw_id_fields = ("post", "rating", "action", "filed_by", "reviewer", "new_rating")
-    date_hierarchy = "created_at"
     inlines = [AppealEventInline]
 
     @admin.display(description="overdue", boolean=True)

@@ -163,8 +163,10 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     record_event(actor=owner, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=post.pk, reason=values["statement"][:1000],
                  data={"from": "", "to": AppealStatus.OPEN, "kind": appeal.kind})
     deciders = staff_members() if action is not None else organisation_members(rating.organisation_id)
+    # Not the person whose decision is appealed: they may not decide it.
+    made_by = action.created_by_id if action is not None else rating.reviewer_id
     notify(
-        users=[u for u in deciders if rating is None or u.pk != rating.reviewer_id], kind=NotificationKind.APPEAL_RECEIVED,
+        users=[u for u in deciders if u.pk != made_by], kind=NotificationKind.APPEAL_RECEIVED,
         post=post, appeal=appeal, now=now,
         subject=f"New {appeal.get_kind_display().split(' (')[0].lower()} appeal on post {post.external_id}",
         body=(f"{post.page.name} filed a {appeal.kind} appeal on post {post.external_id}.\n\nStatement: {appeal.statement}\n\n"
@@ -178,7 +180,7 @@ def _locked(appeal_id: int) -> Appeal:
     # The post is locked first, as filing, rating and enforcement do (post, then the rest).
     post_id = Appeal.objects.values_list("post_id", flat=True).get(pk=appeal_id)
     Post.objects.select_for_update(of=("self",)).filter(pk=post_id).values_list("id").first()
-    return Appeal.objects.select_for_update(of=("self",)).select_related("rating", "action", "post__page").get(pk=appeal_id)
+    return Appeal.objects.select_for_update(of=("self",)).select_related("rating", "action", "post__page", "reviewer").get(pk=appeal_id)
 
 
 def _check_decider(appeal: Appeal, reviewer) -> None:
@@ -189,14 +191,23 @@ def _check_decider(appeal: Appeal, reviewer) -> None:
     if not appeal.is_open:
         raise AppealConflict(f"This appeal was already {appeal.get_status_display().lower()}.")
     if appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id != reviewer.pk:
-        raise AppealConflict(f"{appeal.reviewer} is already reviewing this appeal.")
+        # A colleague may take over from a reviewer who left or let the appeal go overdue.
+        if appeal.reviewer.is_active and not is_overdue(appeal):
+            raise AppealConflict(f"{appeal.reviewer} is already reviewing this appeal.")
 
 
 @transaction.atomic
 def start_review(*, appeal_id: int, reviewer, now: datetime | None = None) -> Appeal:
     appeal = _locked(appeal_id)
     _check_decider(appeal, reviewer)
-    if appeal.status == AppealStatus.IN_REVIEW:
+    if appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == reviewer.pk:
+        return appeal
+    if appeal.status == AppealStatus.IN_REVIEW:  # taking over (see _check_decider)
+        appeal.reviewer = reviewer
+        appeal.version += 1
+        AppealEvent.objects.create(appeal=appeal, from_status=AppealStatus.IN_REVIEW, to_status=AppealStatus.IN_REVIEW,
+                                   actor=reviewer, reason="taken over into review", created_at=now or timezone.now())
+        appeal.save(update_fields=["version", "reviewer"])
         return appeal
     appeal.reviewer = reviewer
     _transition(appeal, to=AppealStatus.IN_REVIEW, actor=reviewer, reason="taken into review", now=now or timezone.now())
@@ -217,6 +228,8 @@ def decide_appeal(
     reason = (reason or "").strip()
     if not reason:
         errors["reason"] = ["Give the reason the owner will read."]
+    elif len(reason) > MAX_STATEMENT:
+        errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
     if outcome == AppealStatus.REVERSED and appeal.kind == AppealKind.CORRECTION and not new_verdict:
         errors["new_verdict"] = ["An accepted correction needs the new verdict."]
     if new_verdict and new_verdict not in REVERSAL_VERDICTS:
@@ -234,7 +247,7 @@ def decide_appeal(
         if appeal.kind == AppealKind.REMOVAL:
             try:
                 lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
-                            end_reason=EndReason.REVERSED, now=now)
+                            end_reason=EndReason.REVERSED, now=now, notify_owners=False)
             except RemovalRefused as exc:  # staff lifted it meanwhile
                 raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
         else:

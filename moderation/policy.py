@@ -6,6 +6,7 @@ label they were made with (they are records of what was decided).
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from audit.models import AuditVerb
@@ -25,6 +26,8 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
     if row.pk is not None:
         previous = type(row).objects.select_for_update().filter(pk=row.pk).first()
         before = _snapshot(previous, fields) if previous is not None else {}
+        if "verdict" in before and before["verdict"] != str(row.verdict):
+            raise ValidationError({"verdict": ["A policy row belongs to its verdict; edit that verdict's row instead."]})
     row.updated_by = changed_by
     row.save()
     row.refresh_from_db()  # compare stored values, not what the form typed ("0.4" vs "0.400")

@@ -55,11 +55,20 @@ def statement_of_reasons(action: Action, *, flag_sources: set[str] | None = None
         flag_sources = set(action.post.flags.values_list("source", flat=True))
     automated_detection = FlagSource.CLASSIFIER in flag_sources
     automated_decision = action.kind == ActionKind.MATCHED_RATING
+    notice_at = action.created_at
     if action.kind == ActionKind.REMOVAL:
         ground = f"{COMMUNITY_STANDARD}: {action.get_ground_display()}"
         facts = action.reason
         kinds = (AppealKind.REMOVAL,)
         decided_by = "trust-and-safety staff"
+    elif action.kind == ActionKind.OVERRIDE:
+        ground = f"{MISINFORMATION_POLICY} (distribution set by trust-and-safety staff)"
+        facts = action.reason
+        kinds = (AppealKind.DISPUTE, AppealKind.CORRECTION)
+        decided_by = "trust-and-safety staff"
+        # Appeals are against the rating, so their window counts from the rating's decision.
+        decision = getattr(action.rating, "decision", None) if action.rating_id else None
+        notice_at = decision.decided_at if decision is not None else action.created_at
     else:
         ground = MISINFORMATION_POLICY
         organisation = action.rating.organisation.name if action.rating_id else "an independent fact-checker"
@@ -69,7 +78,7 @@ def statement_of_reasons(action: Action, *, flag_sources: set[str] | None = None
     detection = "an automated classifier flagged it" if automated_detection else "people flagged it (no automated detection)"
     decision = ("the rating was matched to this post automatically as a copy of a rated post"
                 if automated_decision else f"a person at {decided_by} decided (no automated decision)")
-    appeal_by = action.created_at + FILING_WINDOW
+    appeal_by = notice_at + FILING_WINDOW
     how = (
         "Appeal the removal; trust-and-safety staff who did not make the decision will review it."
         if action.kind == ActionKind.REMOVAL

@@ -66,9 +66,14 @@ def remove_post(*, staff, post_id: int, ground: str, reason: str, now: datetime 
 
 @transaction.atomic
 def lift_action(
-    *, actor, action_id: int, reason: str, end_reason: str = EndReason.LIFTED, now: datetime | None = None
+    *, actor, action_id: int, reason: str, end_reason: str = EndReason.LIFTED, now: datetime | None = None,
+    notify_owners: bool = True,
 ) -> Action:
-    """End an active action (restore a removed post, lift a label) and recompute at once."""
+    """End an active action (restore a removed post, lift a label) and recompute at once.
+
+    `notify_owners=False` when the caller tells the owners itself (a decided appeal does).
+    """
+    _require_staff(actor)
     if not (reason or "").strip():
         raise RemovalRefused("Lifting an action needs a reason.")
     now = now or timezone.now()
@@ -80,6 +85,14 @@ def lift_action(
     end_action(action=action, reason=end_reason, now=now, actor=actor, note=reason.strip())
     recompute_standing(page=post.page, now=now)
     refresh_distributions(post_ids=[post.pk], page=post.page, cause=f"{action.get_kind_display().lower()} {end_reason}", now=now)
+    if notify_owners:
+        what = "restored" if action.kind == ActionKind.REMOVAL else f"no longer under its {action.get_kind_display().lower()} action"
+        notify(
+            users=page_owners(post), kind=NotificationKind.DECISION, post=post, now=now,
+            subject=f"Your post {post.external_id} was {'restored' if action.kind == ActionKind.REMOVAL else 'cleared'}",
+            body=f"Trust and safety reviewed your post {post.external_id} on {post.page.name}: it is {what}.\n\n"
+                 f"Reason: {reason.strip()}",
+        )
     return action
 
 
@@ -120,4 +133,12 @@ def override_action(
     )
     recompute_standing(page=post.page, now=now)
     refresh_distributions(post_ids=[post.pk], page=post.page, cause="staff override", now=now)
+    notify(
+        users=page_owners(post), kind=NotificationKind.DECISION, post=post, now=now,
+        subject=f"The distribution of your post {post.external_id} was changed",
+        body=(f"Trust and safety changed how your post {post.external_id} on {post.page.name} is distributed: "
+              f"feed distribution x{multiplier.normalize()}"
+              + (f', label "{override.label}"' if override.label else ", no label")
+              + f".\n\nReason: {override.reason}\n\nThe fact-checker's rating stands; you can still dispute it."),
+    )
     return override

@@ -24,10 +24,14 @@ class Entry:
     by: str
 
 
-def _person(user, *, organisation: str, for_owner: bool) -> str:
-    if for_owner or user is None:
-        return organisation
-    return f"{user.get_username()} ({organisation})"
+def _by(user, *, for_owner: bool, nobody: str) -> str:
+    """Who acted, as this reader may see it: owners see a team, reviewers see the person too."""
+    if user is None:
+        return nobody
+    if user.is_page_owner:
+        return "the page owner" if for_owner else user.get_username()
+    team = user.organisation.name if user.is_factchecker and user.organisation_id else "Trust and safety"
+    return team if for_owner else f"{user.get_username()} ({team})"
 
 
 def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
@@ -39,32 +43,28 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
     for rating in Rating.objects.filter(post=post).select_related("organisation", "reviewer"):
         entries.append(Entry(
             rating.created_at, "rating", f"Rated {rating.get_verdict_display()}", rating.rationale,
-            _person(rating.reviewer, organisation=rating.organisation.name, for_owner=for_owner),
+            # The rating's organisation, not the reviewer's today: people change organisations.
+            rating.organisation.name if for_owner else f"{rating.reviewer.get_username()} ({rating.organisation.name})",
         ))
-    for action in Action.objects.filter(post=post).select_related("created_by", "ended_by", "rating__organisation"):
-        team = action.rating.organisation.name if action.rating_id else "Trust and safety"
+    actions = Action.objects.filter(post=post).select_related("created_by__organisation", "ended_by__organisation")
+    for action in actions:
         if action.kind == ActionKind.REMOVAL:
-            title, by = f"Removed ({action.get_ground_display()})", _person(action.created_by, organisation=team, for_owner=for_owner)
+            title = f"Removed ({action.get_ground_display()})"
         else:
             effect = f"distribution x{action.feed_multiplier.normalize()}" + (f', label "{action.label}"' if action.label else "")
-            title, by = f"{action.get_kind_display()} action: {effect}", "Factdesk (enforcement policy)"
-        entries.append(Entry(action.created_at, "action", title, action.reason if action.kind == ActionKind.REMOVAL else "", by))
+            title = f"{action.get_kind_display()} action: {effect}"
+        by = _by(action.created_by, for_owner=for_owner, nobody="Factdesk (enforcement policy)")
+        detail = action.reason if action.kind in (ActionKind.REMOVAL, ActionKind.OVERRIDE) else ""
+        entries.append(Entry(action.created_at, "action", title, detail, by))
         if action.ended_at:
-            ender = _person(action.ended_by, organisation=team, for_owner=for_owner) if action.ended_by else "Factdesk"
             entries.append(Entry(action.ended_at, "action_ended", f"{action.get_kind_display()} action ended: "
-                                 f"{action.get_end_reason_display().lower()}", "", ender))
-    events = AppealEvent.objects.filter(appeal__post=post).select_related(
-        "actor__organisation", "appeal__rating__organisation"
-    )
-    for event in events:
+                                 f"{action.get_end_reason_display().lower()}", "",
+                                 _by(action.ended_by, for_owner=for_owner, nobody="Factdesk")))
+    for event in AppealEvent.objects.filter(appeal__post=post).select_related("actor__organisation", "appeal"):
         appeal = event.appeal
-        team = appeal.rating.organisation.name if appeal.rating_id else "Trust and safety"
-        if event.actor_id == appeal.filed_by_id and event.to_status in ("open", "withdrawn"):
-            by = "the page owner" if for_owner else event.actor.get_username()
-        else:
-            by = _person(event.actor, organisation=team, for_owner=for_owner)
         title = (f"{appeal.get_kind_display().split(' (')[0]} appeal filed" if not event.from_status
                  else f"Appeal {event.get_to_status_display().lower()}")
-        entries.append(Entry(event.created_at, "appeal", title, event.reason, by))
+        entries.append(Entry(event.created_at, "appeal", title, event.reason,
+                             _by(event.actor, for_owner=for_owner, nobody="Factdesk")))
     entries.sort(key=lambda e: e.at)
     return entries

@@ -1,0 +1,125 @@
+"""Rules that a review found missing: each test proves one of them."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError
+from django.utils import timezone
+
+from accounts.models import Role
+from accounts.services import create_user
+from factcheck.ratings import record_rating
+from moderation.appeals import FILING_WINDOW, AppealConflict, decide_appeal, file_appeal, start_review
+from moderation.enforcement import apply_rating
+from moderation.models import Action, Appeal, EnforcementPolicy, Notification, RatingDecision
+from moderation.policy import save_policy
+from moderation.reasons import statement_of_reasons
+from moderation.staff_actions import lift_action, override_action, remove_post
+from moderation.timeline import post_timeline
+from tests.factories import PASSWORD, FactCheckerFactory, PostFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(db):
+    return create_user(username="sam", role="trust_safety", password=PASSWORD)
+
+
+@pytest.fixture
+def rated(factchecker):
+    owner = UserFactory()
+    post = PostFactory()
+    post.page.owners.add(owner)
+    apply_rating(rating_id=record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Invented.",
+                                         sources=["https://a.example"]).pk)
+    return owner, post
+
+
+def test_a_policy_row_cannot_be_moved_to_another_verdict(staff):
+    policy = EnforcementPolicy.objects.get(verdict="false")
+    policy.verdict = "not_eligible"
+    with pytest.raises(ValidationError):
+        save_policy(row=policy, changed_by=staff)
+    assert EnforcementPolicy.objects.filter(verdict="false").exists()
+
+
+def test_the_admin_does_not_offer_the_verdict_for_editing(client, staff):
+    client.force_login(staff)
+    policy = EnforcementPolicy.objects.get(verdict="false")
+    client.post(f"/admin/moderation/enforcementpolicy/{policy.pk}/change/",
+                {"verdict": "not_eligible", "feed_multiplier": "0.2", "label": policy.label, "warn_sharers": "on",
+                 "page_strike": "on"})
+    assert EnforcementPolicy.objects.get(pk=policy.pk).verdict == "false"
+
+
+def test_only_trust_and_safety_or_superusers_can_be_staff():
+    with pytest.raises(IntegrityError):
+        FactCheckerFactory(is_staff=True)
+
+
+def test_admin_decision_pages_answer_404_for_a_malformed_id(client, staff):
+    client.force_login(staff)
+    assert client.get("/admin/moderation/action/abc/lift/").status_code == 404
+    assert client.get("/admin/factcheck/post/abc/remove/").status_code == 404
+
+
+def test_an_override_is_explained_as_staffs_and_the_owner_is_told(rated, staff):
+    owner, post = rated
+    action = Action.objects.get(post=post)
+    override = override_action(staff=staff, action_id=action.pk, feed_multiplier="0.8", label="",
+                               reason="Demotion too harsh for a quoted claim.")
+    sor = statement_of_reasons(override)
+    assert "trust-and-safety staff" in sor.automation
+    assert sor.facts == "Demotion too harsh for a quoted claim."
+    # appeals are against the rating, so the window counts from the rating's decision, not the override
+    assert sor.appeal_by == RatingDecision.objects.get(rating=action.rating).decided_at + FILING_WINDOW
+    assert Notification.objects.filter(user=owner, post=post, subject__contains="distribution").exists()
+    owner_view = post_timeline(post, for_owner=True)
+    ended = next(e for e in owner_view if e.kind == "action_ended")
+    assert ended.by == "Trust and safety"
+    assert all("sam" not in e.by for e in owner_view)
+
+
+def test_the_owner_is_told_when_a_removal_is_lifted(staff):
+    owner = UserFactory()
+    post = PostFactory()
+    post.page.owners.add(owner)
+    action = remove_post(staff=staff, post_id=post.pk, ground="hate", reason="Slur.")
+    lift_action(actor=staff, action_id=action.pk, reason="Quoted to criticise it.")
+    assert Notification.objects.filter(user=owner, subject__contains="restored").exists()
+
+
+def test_the_remover_is_not_asked_to_decide_the_removal_appeal(staff):
+    kim = create_user(username="kim", role=Role.TRUST_SAFETY, password=PASSWORD)
+    owner = UserFactory()
+    post = PostFactory()
+    post.page.owners.add(owner)
+    remove_post(staff=staff, post_id=post.pk, ground="harassment", reason="Targets a person.")
+    file_appeal(owner=owner, post_id=post.pk, kind="removal", statement="It is about a public figure.")
+    asked = set(Notification.objects.filter(kind="appeal_received").values_list("user__username", flat=True))
+    assert asked == {kim.username}
+
+
+def test_a_colleague_takes_over_an_overdue_review(rated, factchecker):
+    owner, post = rated
+    first, second = (FactCheckerFactory(organisation=factchecker.organisation) for _ in range(2))
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="Real quote.")
+    start_review(appeal_id=appeal.pk, reviewer=first)
+    with pytest.raises(AppealConflict):
+        start_review(appeal_id=appeal.pk, reviewer=second)
+    Appeal.objects.filter(pk=appeal.pk).update(created_at=timezone.now() - timedelta(hours=25))
+    assert start_review(appeal_id=appeal.pk, reviewer=second).reviewer == second
+    assert decide_appeal(appeal_id=appeal.pk, reviewer=second, outcome="upheld", reason="Invented.").status == "upheld"
+
+
+def test_a_decision_reason_over_2000_characters_is_refused_on_its_field(rated, factchecker):
+    owner, post = rated
+    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="Real quote.")
+    with pytest.raises(ValidationError) as refused:
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="x" * 2001)
+    assert "reason" in refused.value.message_dict
