@@ -132,3 +132,16 @@ def test_seed_demo_refuses_when_a_demo_username_is_taken_and_writes_nothing():
 
     assert not Organisation.objects.exists()
     assert not Post.objects.exists()
+
+
+def test_the_demo_has_an_open_dispute_for_bob_to_decide_and_alice_cannot(run_worker, django_capture_on_commit_callbacks):
+    from accounts.models import User
+    from moderation.appeals import can_decide
+    from moderation.models import Appeal
+
+    with django_capture_on_commit_callbacks(execute=True):
+        seed()
+    appeal = Appeal.objects.select_related("rating", "filed_by").get()
+    assert (appeal.kind, appeal.status, appeal.filed_by.username) == ("dispute", "open", "olivia")
+    assert can_decide(User.objects.get(username="bob"), appeal)
+    assert not can_decide(User.objects.get(username="alice"), appeal)

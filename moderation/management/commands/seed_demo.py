@@ -1,11 +1,14 @@
-"""`manage.py seed_demo`: load the demo data set (factcheck.demo) once; later runs change nothing."""
+"""`manage.py seed_demo`: load the demo data set (factcheck.demo, moderation.demo) once; later runs change nothing."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.utils import timezone
 
 from factcheck import demo
+from moderation.demo import seed_demo_appeals
 
 
 class Command(BaseCommand):
@@ -21,13 +24,16 @@ class Command(BaseCommand):
             self.stdout.write("A new API token for the platform account: manage.py issue_token platform")
             return
         try:
-            summary = demo.seed_demo_data()
+            with transaction.atomic():
+                now = timezone.now()
+                summary = demo.seed_demo_data(now=now)
+                appeals = seed_demo_appeals(now=now)
         except ValidationError as exc:  # e.g. a demo username already taken by a real user
             raise CommandError("Cannot seed the demo: " + "; ".join(exc.messages)) from exc
         self.stdout.write(
             self.style.SUCCESS(
                 f"Seeded {summary.organisations} organisations, {summary.pages} pages, {summary.posts} posts, "
-                f"{summary.flags} flags and {summary.ratings} ratings."
+                f"{summary.flags} flags, {summary.ratings} ratings and {appeals} open appeal."
             )
         )
         self.write_accounts()
