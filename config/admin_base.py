@@ -86,8 +86,8 @@ class FastListAdmin(admin.ModelAdmin):
         return queryset.filter(pk__in=pks), False
 
 
-class ReadOnlyAdmin(FastListAdmin):
-    """Records that change only through domain functions: visible, never hand-edited, by anyone."""
+class NoEditing:
+    """Nobody, superusers included, adds, changes or deletes these rows in the admin."""
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -99,21 +99,16 @@ class ReadOnlyAdmin(FastListAdmin):
         return False
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyAdmin(NoEditing, FastListAdmin):
+    """Records that change only through domain functions: visible, never hand-edited, by anyone."""
+
+
+class ReadOnlyInline(NoEditing, admin.TabularInline):
     """A related record shown on its parent's page, linked to its own page, never edited there."""
 
     extra = 0
     can_delete = False
     show_change_link = True
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def get_readonly_fields(self, request, obj=None):
         return self.get_fields(request, obj)

@@ -28,6 +28,18 @@ class RatingRefused(Exception):
     """The post cannot be rated (politician's page); the message says why."""
 
 
+def clean_http_urls(values: list[str] | None, *, most: int, what: str) -> tuple[list[str], list[str]]:
+    """Strip and drop blanks; returns the URLs and the problems (too many, not http/https)."""
+    urls = [v.strip() for v in values or [] if v and v.strip()]
+    problems = [f"Give at most {most} {what}."] if len(urls) > most else []
+    for url in urls:
+        try:
+            http_url(url)
+        except ValidationError:
+            problems.append(f"Not an http:// or https:// URL: {url}")
+    return urls, problems
+
+
 def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], article_url: str) -> dict:
     """Validate what a reviewer typed; raise ValidationError keyed by field, else the clean values."""
     errors: dict[str, list[str]] = {}
@@ -38,16 +50,11 @@ def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], arti
         errors.setdefault("rationale", []).append("A rationale is required.")
     elif len(rationale) > MAX_RATIONALE:
         errors.setdefault("rationale", []).append(f"Keep the rationale under {MAX_RATIONALE} characters.")
-    cleaned_sources = [s.strip() for s in sources or [] if s and s.strip()]
+    cleaned_sources, problems = clean_http_urls(sources, most=MAX_SOURCES, what="sources")
     if not cleaned_sources:
         errors.setdefault("sources", []).append("Give at least one source URL.")
-    if len(cleaned_sources) > MAX_SOURCES:
-        errors.setdefault("sources", []).append(f"Give at most {MAX_SOURCES} sources.")
-    for url in cleaned_sources:
-        try:
-            http_url(url)
-        except ValidationError:
-            errors.setdefault("sources", []).append(f"Not an http:// or https:// URL: {url}")
+    if problems:
+        errors.setdefault("sources", []).extend(problems)
     article_url = (article_url or "").strip()
     if article_url:
         try:

@@ -19,7 +19,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.models import Post, Rating, Verdict
-from factcheck.ratings import MAX_SOURCES, RatingRefused, http_url, record_rating
+from factcheck.ratings import MAX_SOURCES, RatingRefused, clean_http_urls, record_rating
 from moderation.enforcement import apply_rating
 from moderation.models import (
     OPEN_STATUSES,
@@ -87,14 +87,9 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
         errors["statement"] = ["Say why you appeal."]
     elif len(statement) > MAX_STATEMENT:
         errors["statement"] = [f"Keep the statement to {MAX_STATEMENT:,} characters (it has {len(statement):,})."]
-    urls = [u.strip() for u in evidence_urls or [] if u and u.strip()]
-    if len(urls) > MAX_EVIDENCE_URLS:
-        errors.setdefault("evidence_urls", []).append(f"Give at most {MAX_EVIDENCE_URLS} evidence URLs.")
-    for url in urls:
-        try:
-            http_url(url)
-        except ValidationError:
-            errors.setdefault("evidence_urls", []).append(f"Not an http:// or https:// URL: {url}")
+    urls, problems = clean_http_urls(evidence_urls, most=MAX_EVIDENCE_URLS, what="evidence URLs")
+    if problems:
+        errors["evidence_urls"] = problems
     correction_details = (correction_details or "").strip()
     if kind == AppealKind.CORRECTION and not correction_details:
         errors["correction_details"] = ["Say what you corrected, and where."]

@@ -64,6 +64,16 @@ def remove_post(*, staff, post_id: int, ground: str, reason: str, now: datetime 
     return action
 
 
+def _lock_active_action(action_id: int) -> tuple[Post, Action]:
+    """Lock the action's post, then the action (the decision side's lock order); refuse an ended one."""
+    post_id = Action.objects.values_list("post_id", flat=True).get(pk=action_id)
+    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
+    action = Action.objects.select_for_update().get(pk=action_id)
+    if action.ended_at is not None:
+        raise RemovalRefused("This action has already ended.")
+    return post, action
+
+
 @transaction.atomic
 def lift_action(
     *, actor, action_id: int, reason: str, end_reason: str = EndReason.LIFTED, now: datetime | None = None,
@@ -77,11 +87,7 @@ def lift_action(
     if not (reason or "").strip():
         raise RemovalRefused("Lifting an action needs a reason.")
     now = now or timezone.now()
-    post_id = Action.objects.values_list("post_id", flat=True).get(pk=action_id)
-    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
-    action = Action.objects.select_for_update().get(pk=action_id)
-    if action.ended_at is not None:
-        raise RemovalRefused("This action has already ended.")
+    post, action = _lock_active_action(action_id)
     end_action(action=action, reason=end_reason, now=now, actor=actor, note=reason.strip())
     recompute_standing(page=post.page, now=now)
     refresh_distributions(post_ids=[post.pk], page=post.page, cause=f"{action.get_kind_display().lower()} {end_reason}", now=now)
@@ -115,11 +121,7 @@ def override_action(
     if not Decimal("0") <= multiplier <= Decimal("1"):
         raise RemovalRefused("The multiplier must be between 0 and 1.")
     now = now or timezone.now()
-    post_id = Action.objects.values_list("post_id", flat=True).get(pk=action_id)
-    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
-    action = Action.objects.select_for_update().get(pk=action_id)
-    if action.ended_at is not None:
-        raise RemovalRefused("This action has already ended.")
+    post, action = _lock_active_action(action_id)
     if action.kind == ActionKind.REMOVAL:
         raise RemovalRefused("A removal is lifted, not overridden.")
     end_action(action=action, reason=EndReason.OVERRIDDEN, now=now, actor=staff, note=reason.strip())

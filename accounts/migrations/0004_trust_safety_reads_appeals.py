@@ -2,21 +2,13 @@
 
 from django.db import migrations
 
+from accounts.migrations._permissions import grant_model_permissions
+
 MODELS = ["appeal", "appealevent", "notification"]
 
 
 def grant(apps, schema_editor):
-    from django.contrib.auth.management import create_permissions
-
-    for app_config in apps.get_app_configs():
-        app_config.models_module = True
-        create_permissions(app_config, apps=apps, verbosity=0)
-        app_config.models_module = None
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    group, _ = Group.objects.get_or_create(name="trust_safety")
-    for model in MODELS:
-        group.permissions.add(Permission.objects.get(content_type__app_label="moderation", codename=f"view_{model}"))
+    grant_model_permissions(apps, [("moderation", f"view_{model}") for model in MODELS])
 
 
 class Migration(migrations.Migration):
