@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
 from accounts.models import ApiToken, User
-from config.admin_base import EstimatedCountPaginator
+from core.admin_base import EstimatedCountPaginator
 
 
 @admin.register(User)

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from audit.models import AuditEvent
-from config.admin_base import ReadOnlyAdmin
+from core.admin_base import ReadOnlyAdmin
 
 AUDITED_APPS = ("accounts", "audit", "factcheck", "moderation")
 

@@ -47,7 +47,7 @@ def setup_django() -> None:
 def bench_users(*, reviewers: int):
     """The platform account that pushes flags and the fact-checkers, reused across runs."""
     from accounts.models import Role, User
-    from accounts.services import create_user
+    from factcheck.members import create_user
     from bench.data import COVERED_LANGUAGES
     from factcheck.models import Organisation
 

@@ -24,7 +24,8 @@ from ninja.parser import Parser
 from ninja.throttling import SimpleRateThrottle
 from pydantic.json_schema import models_json_schema
 
-from config.api_common import ApiError, TokenAuth, TooLarge, check_body_size, read_json_object
+from accounts.api_auth import TokenAuth
+from core.api_errors import ApiError, TooLarge, check_body_size, read_json_object
 from factcheck.api import REQUEST_SCHEMAS
 from factcheck.api import router as factcheck_router
 from moderation.api import router as moderation_router

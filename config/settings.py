@@ -148,7 +148,7 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 RQ_QUEUES = {
     "default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 300},
 }
-# config.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
+# core.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
 RQ = {"COMMIT_MODE": "auto"}
 RQ_SHOW_ADMIN_LINK = True
 FACTDESK_JOBS_IN_PROCESS = not REDIS_URL

@@ -2,7 +2,7 @@
 
 Posts and flags come from the platform, claims and ratings from fact-checkers, so their pages are
 read-only for everyone. Big tables (posts, flags, claims, ratings) search one index at a time
-(config.admin_base.FastListAdmin) and drill down by date with list filters, never date_hierarchy:
+(core.admin_base.FastListAdmin) and drill down by date with list filters, never date_hierarchy:
 its year links need a DISTINCT over the whole table, indexed or not. The decision side (actions,
 strikes, appeals, the timeline) is added to the post page by moderation.admin, since this app
 never imports moderation.
@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from audit.models import AuditEvent
-from config.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
+from core.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
 from factcheck.admin_actions import PoliticianPageActions
 from factcheck.models import Claim, Flag, Organisation, Page, Post, Rating, Verdict
 

@@ -19,11 +19,11 @@ from ninja.responses import Status
 from pydantic import AwareDatetime, BaseModel, Field, StrictBool, StrictInt, StringConstraints, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from accounts.api_auth import TokenAuth
 from accounts.models import Role
-from config.api_common import (
+from core.api_errors import (
     Conflict,
     NotFound,
-    TokenAuth,
     TooLarge,
     Unprocessable,
     errors_for,

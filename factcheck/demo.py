@@ -19,7 +19,8 @@ from django.utils import timezone
 from faker import Faker
 
 from accounts.models import Role, User
-from accounts.services import create_user, issue_token
+from accounts.services import issue_token
+from factcheck.members import create_user
 from factcheck.claims import claim_post
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import FlagSource, MediaType, Organisation, Post, Verdict

@@ -5,7 +5,7 @@ a batch with any bad item is refused whole before anything is written) and does 
 batch in one transaction with a fixed number of set-based statements, whatever its size.
 New posts arrive complete (their flag counts come from the batch itself); posts we already
 had are locked, recounted from the flag table and updated. Rows are written as plain tuples
-through config.bulk (COPY with ids taken up front on PostgreSQL, so nothing is read back), and
+through core.bulk (COPY with ids taken up front on PostgreSQL, so nothing is read back), and
 rows are looked up by all of the batch's keys at once; that is what makes bulk ingest fast.
 """
 
@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import record_event
-from config.bulk import insert_rows, insert_rows_returning_ids, update_rows
+from core.bulk import insert_rows, insert_rows_returning_ids, update_rows
 from factcheck.models import Flag, MediaType, Page, Post, QueueState
 from factcheck.pages import take_out_of_queue
 from factcheck.priority import compute_priority, source_weight

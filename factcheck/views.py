@@ -24,7 +24,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
-from config.paging import page_number
+from core.paging import page_number
 from factcheck.claims import ClaimError, claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatingForm, render_filter_fields
 from factcheck.models import ClaimStatus, Flag, FlagSource, Organisation, Post, QueueState

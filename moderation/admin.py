@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from config.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
+from core.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
 from factcheck.admin import PostAdmin
 from factcheck.models import Post
 from moderation.admin_actions import ActionDecisions, PostRemoval, StaffDeskLinks

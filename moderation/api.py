@@ -17,7 +17,8 @@ from ninja import Field, Query, Router, Schema
 from ninja.responses import Status
 
 from accounts.models import Role
-from config.api_common import Conflict, NotFound, TokenAuth, Unprocessable, errors_for, unprocessable
+from accounts.api_auth import TokenAuth
+from core.api_errors import Conflict, NotFound, Unprocessable, errors_for, unprocessable
 from factcheck.api import RatingOut, rating_out
 from factcheck.models import Flag, FlagSource, MediaType, Post, QueueState, Rating
 from moderation.appeals import (

@@ -11,7 +11,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from config.jobs import enqueue_on_commit
+from core.jobs import enqueue_on_commit
 from factcheck.models import Post
 from moderation.models import Notification
 
@@ -28,10 +28,9 @@ def notify(
             for user in {u.pk: u for u in users}.values()
         ]
     )
-    from moderation import jobs  # jobs imports the domain modules; import here to keep the graph acyclic
-
     for row in rows:
-        enqueue_on_commit(jobs.send_notification_email, row.pk)
+        # By name: moderation.jobs imports this module, so this module does not import it.
+        enqueue_on_commit("moderation.jobs.send_notification_email", row.pk)
     return rows
 
 

@@ -2,7 +2,7 @@
 
 from django.dispatch import receiver
 
-from config.jobs import enqueue_on_commit
+from core.jobs import enqueue_on_commit
 from factcheck.signals import posts_created, rating_recorded
 from moderation import jobs
 from moderation.distribution import refresh_distributions

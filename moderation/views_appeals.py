@@ -25,7 +25,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince, timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
-from config.paging import page_number
+from core.paging import page_number
 from factcheck.models import Verdict
 from moderation.appeals import (
     DECISION_TARGET,

@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from config.paging import page_number
+from core.paging import page_number
 from factcheck.models import Flag, Page, Post, Rating
 from moderation.appeals import (
     AppealConflict,

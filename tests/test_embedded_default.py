@@ -22,7 +22,7 @@ LOOP_ONCE = """
 import json
 from datetime import timedelta
 from django.utils import timezone
-from accounts.services import create_user
+from factcheck.members import create_user
 from factcheck.claims import claim_next
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import Post

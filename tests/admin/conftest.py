@@ -10,7 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import User
-from accounts.services import create_user
+from factcheck.members import create_user
 from factcheck.claims import claim_post
 from factcheck.models import Post, Verdict
 from factcheck.ratings import record_rating

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from config.admin_base import EstimatedCountPaginator
+from core.admin_base import EstimatedCountPaginator
 from factcheck.models import Post
 
 POSTS = "/admin/factcheck/post/"

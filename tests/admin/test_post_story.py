@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.services import create_user
+from factcheck.members import create_user
 from audit.models import AuditEvent
 from factcheck.models import Rating
 from moderation.models import Appeal, Strike

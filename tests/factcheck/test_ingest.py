@@ -1,6 +1,6 @@
 """Flags in: posts are created once, flags are stored once per idempotency key, the queue is updated.
 
-Also the bulk helpers ingest writes through (config.bulk): JSON, NULLs, ids, the `in_array` lookup.
+Also the bulk helpers ingest writes through (core.bulk): JSON, NULLs, ids, the `in_array` lookup.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
-from config.bulk import insert_rows_returning_ids, update_rows
+from core.bulk import insert_rows_returning_ids, update_rows
 from factcheck.ingest import AUDIT_COLUMNS, FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import Flag, Organisation, Page, Post, QueueState
 from factcheck.queue import refresh_priorities

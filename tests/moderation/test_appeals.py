@@ -219,7 +219,7 @@ def test_an_appeal_against_a_replaced_rating_cannot_reverse_the_newer_one(owner,
 
 
 def test_reversing_a_removal_that_staff_lifted_meanwhile_is_a_conflict_not_an_error(owner):
-    from accounts.services import create_user
+    from factcheck.members import create_user
 
     sam = create_user(username="sam", role="trust_safety", password="x" * 12)
     kim = create_user(username="kim", role="trust_safety", password="x" * 12)

@@ -10,7 +10,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from accounts.models import Role
-from accounts.services import create_user
+from factcheck.members import create_user
 from factcheck.ratings import record_rating
 from moderation.appeals import FILING_WINDOW, AppealConflict, decide_appeal, file_appeal, start_review
 from moderation.enforcement import apply_rating

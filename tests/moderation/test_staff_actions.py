@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from accounts.services import create_user
+from factcheck.members import create_user
 from audit.models import AuditEvent, AuditVerb
 from factcheck.claims import claim_next
 from factcheck.models import QueueState

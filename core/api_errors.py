@@ -1,7 +1,7 @@
-"""What every API router shares: the error shape, the errors it raises, roles and the JSON body.
+"""What every API router shares: the error shape, the errors it raises and the JSON body.
 
-Kept apart from config/api.py so that the routers (factcheck/api.py, moderation/api.py) can
-import it while config/api.py imports the routers.
+In the bottom layer so that the routers (factcheck/api.py, moderation/api.py) and the
+composition in config/api.py can all import it; token authentication is accounts' (accounts/api_auth.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest
 from ninja import Schema
-from ninja.security import HttpBearer
-
-from accounts.models import ApiToken, hash_token
 
 
 class ErrorBody(Schema):
@@ -77,34 +74,6 @@ ERROR_RESPONSES: dict[int, type[ErrorOut]] = {
 def errors_for(*codes: int) -> dict[int, type[ErrorOut]]:
     """The documented error responses of an operation (401 and 429 apply to all of them)."""
     return {code: ERROR_RESPONSES[code] for code in sorted({401, 429, *codes})}
-
-
-class TokenAuth(HttpBearer):
-    """`Authorization: Bearer <token>` against accounts.ApiToken, optionally for some roles only.
-
-    The role check lives here rather than in the views so that a caller with the wrong role
-    gets 403 before the body is parsed or validated.
-    """
-
-    def __init__(self, *roles: str) -> None:
-        super().__init__()
-        self.roles = roles
-
-    def authenticate(self, request: HttpRequest, token: str) -> Any:
-        found = (
-            ApiToken.objects.select_related("user")
-            .filter(key_hash=hash_token(token.strip()), revoked_at__isnull=True, user__is_active=True)
-            .first()
-        )
-        if found is None:
-            return None
-        user = found.user
-        if self.roles and user.role not in self.roles:
-            raise Forbidden(
-                f"This endpoint is for the {' or '.join(self.roles)} role; yours is {user.role or 'none'}."
-            )
-        request.user = user
-        return user
 
 
 def check_body_size(request: HttpRequest) -> None:

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import Role
-from accounts.services import create_user
+from factcheck.members import create_user
 
 
 class Command(BaseCommand):

@@ -14,19 +14,32 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
 RETRY_INTERVALS = [5, 30, 120]
 
 
-def enqueue(func: Callable[..., Any], *args: Any, queue: str = "default", **kwargs: Any) -> None:
-    """Run `func(*args, **kwargs)` as a job now (no transaction wait)."""
+Job = Callable[..., Any] | str
+
+
+def _name(func: Job) -> str:
+    return func if isinstance(func, str) else func.__name__
+
+
+def enqueue(func: Job, *args: Any, queue: str = "default", **kwargs: Any) -> None:
+    """Run `func(*args, **kwargs)` as a job now (no transaction wait).
+
+    `func` may be the dotted path of a job function ("moderation.jobs.send_notification_email"):
+    a domain module that a job module imports names its own jobs that way, so that the two
+    do not import each other.
+    """
     if settings.FACTDESK_JOBS_IN_PROCESS:
         try:
-            func(*args, **kwargs)
+            (import_string(func) if isinstance(func, str) else func)(*args, **kwargs)
         except Exception:  # A failed in-process job must not break the request that committed.
-            logger.exception("in-process job %s failed; the reconciler will retry", func.__name__)
+            logger.exception("in-process job %s failed; the reconciler will retry", _name(func))
         return
     import django_rq
     from rq import Retry
@@ -37,9 +50,9 @@ def enqueue(func: Callable[..., Any], *args: Any, queue: str = "default", **kwar
         )
     except Exception:
         # Redis down: the committed rows are the record; the periodic reconciler re-drives them.
-        logger.exception("could not enqueue %s; the reconciler will pick it up", func.__name__)
+        logger.exception("could not enqueue %s; the reconciler will pick it up", _name(func))
 
 
-def enqueue_on_commit(func: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+def enqueue_on_commit(func: Job, *args: Any, **kwargs: Any) -> None:
     """Enqueue `func` once the current transaction commits (at once outside a transaction)."""
     transaction.on_commit(lambda: enqueue(func, *args, **kwargs), robust=True)
