@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from core.append_only import AppendOnlyModel, append_only_triggers
+
 
 class AuditVerb(models.TextChoices):
     USER_CREATED = "user.created", "User created"
@@ -33,7 +35,7 @@ class AuditVerb(models.TextChoices):
     PAGE_CHANGED = "page.changed", "Page marked or unmarked as a politician's"
 
 
-class AuditEvent(models.Model):
+class AuditEvent(AppendOnlyModel):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
@@ -51,14 +53,7 @@ class AuditEvent(models.Model):
     class Meta:
         ordering = ["-id"]
         indexes = [models.Index(fields=["target_type", "target_id"])]
+        triggers = append_only_triggers("audit_event")
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.verb} {self.target_type}#{self.target_id}"
-
-    def save(self, *args, **kwargs) -> None:
-        if self.pk is not None:
-            raise ValueError("audit events are append-only")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise ValueError("audit events are append-only")

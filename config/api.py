@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import URLPattern, URLResolver, re_path
 from django.views.decorators.csrf import csrf_exempt
@@ -25,10 +26,15 @@ from ninja.throttling import SimpleRateThrottle
 from pydantic.json_schema import models_json_schema
 
 from accounts.api_auth import TokenAuth
-from core.api_errors import ApiError, TooLarge, check_body_size, read_json_object
+from core.api_errors import ApiError, TooLarge, check_body_size, read_json_object, unprocessable
+from core.refusals import Refusal
 from factcheck.api import REQUEST_SCHEMAS
 from factcheck.api import router as factcheck_router
+from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage
+from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused
 from moderation.api import router as moderation_router
+from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
+from moderation.staff_actions import RemovalRefused
 
 logger = logging.getLogger(__name__)
 
@@ -168,6 +174,39 @@ api.add_router("v1/", moderation_router)
 @api.exception_handler(ApiError)
 def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
     return error_response(request, exc.status, exc.code, exc.message, exc.details)
+
+
+# The one table of refusals to HTTP statuses; the code and message are the refusal's own.
+# The most specific class listed wins (looked up along the exception's MRO).
+REFUSAL_STATUS: dict[type[Refusal], int] = {
+    Refusal: 422,
+    RatingRefused: 422,
+    AppealRefused: 422,
+    RemovalRefused: 422,
+    NotYourRating: 403,
+    OutsideCoverage: 403,
+    NotAllowed: 403,
+    ClaimError: 409,
+    AlreadyClaimed: 409,
+    ClaimRequired: 409,
+    AppealOpen: 409,
+    AppealConflict: 409,
+}
+
+
+def refusal_status(exc: Refusal) -> int:
+    return next(REFUSAL_STATUS[cls] for cls in type(exc).__mro__ if cls in REFUSAL_STATUS)
+
+
+@api.exception_handler(Refusal)
+def on_refusal(request: HttpRequest, exc: Refusal) -> HttpResponse:
+    return error_response(request, refusal_status(exc), exc.code, exc.message, exc.details)
+
+
+@api.exception_handler(DjangoValidationError)
+def on_domain_validation_error(request: HttpRequest, exc: DjangoValidationError) -> HttpResponse:
+    """A domain function's field errors: 422, one {"field", "message"} per problem; nothing was saved."""
+    return on_api_error(request, unprocessable(exc, "The request is invalid; nothing was saved."))
 
 
 @api.exception_handler(RequestDataTooBig)

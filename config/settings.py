@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_rq",
+    "pgtrigger",
     "accounts",
     "audit",
     "factcheck",

@@ -21,19 +21,10 @@ from pydantic import ValidationError as PydanticValidationError
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
-from core.api_errors import (
-    Conflict,
-    NotFound,
-    TooLarge,
-    Unprocessable,
-    errors_for,
-    read_json_object,
-    unprocessable,
-)
-from factcheck.claims import AlreadyClaimed, ClaimError
+from core.api_errors import NotFound, TooLarge, Unprocessable, errors_for, read_json_object
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import FlagSource, MediaType, Post, QueueState, Rating, Verdict
-from factcheck.ratings import RatingRefused, http_url, record_rating
+from factcheck.ratings import http_url, record_rating
 
 MAX_BATCH = 1000
 MAX_REASON = 5000
@@ -242,6 +233,9 @@ class RatingIn(Schema):
     rationale: str
     sources: list[str] = Field(description="At least one http:// or https:// URL.")
     article_url: str = ""
+    change_reason: str = Field(
+        "", description="Why the current rating changes (new evidence, an error); required when re-rating."
+    )
 
 
 class RatingOut(Schema):
@@ -279,27 +273,26 @@ def rating_out(rating: Rating, *, post: Post) -> dict[str, Any]:
 def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Status:
     """Record a fact-checker's rating; it supersedes the post's current one.
 
-    422 for a post of a politician's page (code `rating_refused`) or invalid fields;
-    409 when another reviewer holds the post's claim.
+    An unclaimed post in the organisation's coverage is claimed and the claim completed in the
+    same transaction. Refused with: 403 `outside_coverage` (the post's language or country is not
+    the organisation's), 403 `not_your_rating` (the current rating is another organisation's),
+    409 `already_claimed` (another reviewer holds the claim), 409 `appeal_open` (an appeal against
+    the current rating is open: only its decision changes it), 422 `rating_refused` (a politician's
+    post) and 422 `validation_error` (invalid fields, or a re-rating without `change_reason`).
+    Nothing is written when refused.
     """
     post = Post.objects.filter(external_id=external_id).first()
     if post is None:
         raise NotFound(f"No post {external_id!r}.")
-    try:
-        rating = record_rating(
-            reviewer=request.auth,  # type: ignore[attr-defined]
-            post_id=post.pk,
-            verdict=payload.verdict,
-            rationale=payload.rationale,
-            sources=payload.sources,
-            article_url=payload.article_url,
-        )
-    except DjangoValidationError as exc:
-        raise unprocessable(exc, "The rating is invalid; nothing was saved.") from None
-    except RatingRefused as exc:
-        raise Unprocessable(str(exc), code="rating_refused") from None
-    except AlreadyClaimed as exc:
-        raise Conflict(str(exc), code="already_claimed") from None
-    except ClaimError as exc:
-        raise Conflict(str(exc), code="not_claimable") from None
+    # Refusals (coverage, claims, re-rating rules) and field errors map to HTTP in config/api.py.
+    rating = record_rating(
+        reviewer=request.auth,  # type: ignore[attr-defined]
+        post_id=post.pk,
+        verdict=payload.verdict,
+        rationale=payload.rationale,
+        sources=payload.sources,
+        article_url=payload.article_url,
+        change_reason=payload.change_reason,
+        claim_if_unclaimed=True,
+    )
     return Status(201, rating_out(rating, post=post))

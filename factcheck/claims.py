@@ -18,20 +18,44 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.refusals import Refusal
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
-from factcheck.queue import QUEUE_ORDER, QueueFilters, covering
+from factcheck.queue import QUEUE_ORDER, QueueFilters, covering, covers, describe_coverage
 
 
-class ClaimError(Exception):
+class ClaimError(Refusal):
     """A claim was refused; the message is shown to the reviewer."""
+
+    code = "not_claimable"
 
 
 class AlreadyClaimed(ClaimError):
-    pass
+    """Another reviewer holds a live claim on the post."""
+
+    code = "already_claimed"
 
 
 class NotClaimable(ClaimError):
-    pass
+    """The post cannot be claimed (rated, not eligible, not flagged) or the user is no fact-checker."""
+
+    code = "not_claimable"
+
+
+class OutsideCoverage(ClaimError):
+    """The post's language or country is not one the reviewer's organisation covers."""
+
+    code = "outside_coverage"
+
+
+def require_coverage(reviewer, post: Post) -> None:
+    """Acting on a post (claiming, rating, confirming a match) needs it to be in the organisation's coverage."""
+    organisation = reviewer.organisation
+    if not covers(organisation, language=post.language, country=post.country):
+        where = ", ".join(filter(None, [post.language.upper(), post.country])) or "no language or country"
+        raise OutsideCoverage(
+            f"This post ({where}) is outside what {organisation.name} covers "
+            f"({describe_coverage(organisation)}); it can be read but not claimed or rated."
+        )
 
 
 def lease_length() -> timedelta:
@@ -43,7 +67,8 @@ def _require_factchecker(reviewer) -> None:
         raise NotClaimable("Only fact-checkers can claim posts.")
 
 
-def _take(*, post: Post, reviewer, now: datetime) -> Claim:
+def take_claim(*, post: Post, reviewer, now: datetime) -> Claim:
+    """Claim a post whose row lock the caller holds (claim_post, claim_next, an API rating)."""
     claim = Claim.objects.create(
         post=post, reviewer=reviewer, claimed_at=now, expires_at=now + lease_length(), status=ClaimStatus.ACTIVE
     )
@@ -92,7 +117,7 @@ def claim_next(*, reviewer, filters: QueueFilters = QueueFilters(), now: datetim
     post = candidates.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).first()
     if post is None:
         return None
-    return _take(post=post, reviewer=reviewer, now=now)
+    return take_claim(post=post, reviewer=reviewer, now=now)
 
 
 @lru_cache(maxsize=512)
@@ -188,6 +213,7 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
         raise NotClaimable("This post already has a current rating.")
     if post.queue_state == QueueState.UNFLAGGED:
         raise NotClaimable("This post has not been flagged.")
+    require_coverage(reviewer, post)
     current = post.claims.filter(status=ClaimStatus.ACTIVE).first()
     if current is not None:
         if current.reviewer_id == reviewer.pk and current.expires_at > now:
@@ -196,7 +222,7 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
             raise AlreadyClaimed("Another reviewer is working on this post.")
         expire_claim(current, now=now)
         post.queue_state = QueueState.QUEUED
-    return _take(post=post, reviewer=reviewer, now=now)
+    return take_claim(post=post, reviewer=reviewer, now=now)
 
 
 @transaction.atomic
@@ -238,8 +264,3 @@ def expire_claims(*, now: datetime | None = None, limit: int = 500) -> int:
     for claim in due:
         expire_claim(claim, now=now)
     return len(due)
-
-
-def held_claim(*, reviewer, post: Post, now: datetime | None = None) -> Claim | None:
-    now = now or timezone.now()
-    return post.claims.filter(status=ClaimStatus.ACTIVE, reviewer=reviewer, expires_at__gt=now).first()

@@ -20,9 +20,9 @@ from faker import Faker
 
 from accounts.models import Role, User
 from accounts.services import issue_token
-from factcheck.members import create_user
 from factcheck.claims import claim_post
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.members import create_user
 from factcheck.models import FlagSource, MediaType, Organisation, Post, Verdict
 from factcheck.ratings import record_rating
 
@@ -326,7 +326,7 @@ def _record_demo_ratings(users: dict[str, User], now: datetime) -> int:
         # Claimed first, as a reviewer in the UI does, so the audit trail reads like real work.
         claim_post(reviewer=reviewer, post_id=post.pk, now=now)
         organisation = reviewer.organisation
-        record_rating(
+        record_rating(claim_if_unclaimed=True,
             reviewer=reviewer,
             post_id=post.pk,
             verdict=spec.verdict,

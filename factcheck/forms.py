@@ -95,6 +95,18 @@ class RatingForm(forms.Form):
         help_text="Optional: your published article about this claim.",
     )
 
+    change_reason = forms.CharField(
+        label="Why the rating changes",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Required to change a current rating: the new evidence or the error.",
+    )
+
+    def __init__(self, *args, rerating: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not rerating:
+            del self.fields["change_reason"]
+
     def clean(self) -> dict:
         data = super().clean()
         try:
@@ -112,4 +124,6 @@ class RatingForm(forms.Form):
                 if field not in self.errors:
                     self.add_error(field if field in self.fields else None, messages)
             return data
+        if "change_reason" in self.fields:
+            values["change_reason"] = data.get("change_reason") or ""
         return values

@@ -6,6 +6,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
+
+from core.append_only import AppendOnlyError, content_triggers
 
 
 class FlagSource(models.TextChoices):
@@ -168,6 +171,10 @@ class Claim(models.Model):
         return f"{self.reviewer} on {self.post_id} ({self.status})"
 
 
+# The fields of a rating that record its supersession: the only ones that ever change.
+SUPERSESSION_FIELDS = ("is_current", "superseded_by", "superseded_at")
+
+
 class Rating(models.Model):
     """A fact-checker's verdict on a post. Never edited: a new rating supersedes it."""
 
@@ -179,7 +186,10 @@ class Rating(models.Model):
     rationale = models.TextField()
     sources = models.JSONField(default=list)
     article_url = models.URLField(max_length=2000, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Why a current rating was changed (new evidence, an error); empty for a post's first rating.
+    change_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # Only these record the rating's supersession; everything else is its content, never changed.
     is_current = models.BooleanField(default=True)
     superseded_by = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
@@ -191,6 +201,17 @@ class Rating(models.Model):
             models.UniqueConstraint(fields=["post"], condition=Q(is_current=True), name="one_current_rating_per_post")
         ]
         indexes = [models.Index(fields=["post", "-created_at"])]
+        triggers = content_triggers("rating", mutable=SUPERSESSION_FIELDS)
 
     def __str__(self) -> str:
         return f"{self.get_verdict_display()} on {self.post_id} by {self.organisation_id}"
+
+    def save(self, *args, **kwargs) -> None:
+        # The Python twin of the database trigger: an existing rating changes only its supersession.
+        if not self._state.adding and not set(kwargs.get("update_fields") or ()) <= set(SUPERSESSION_FIELDS):
+            raise AppendOnlyError("a rating's content is never changed; record a new rating instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("ratings are never deleted; a new rating supersedes them")
+

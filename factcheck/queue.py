@@ -51,6 +51,19 @@ def covering(*, languages: Sequence[str], countries: Sequence[str]) -> Q:
     return q
 
 
+def covers(organisation: Organisation, *, language: str, country: str) -> bool:
+    """Whether the organisation covers a post in this language and country (the Python twin of `covering`)."""
+    return (not organisation.languages or language in organisation.languages) and (
+        not organisation.countries or country in organisation.countries
+    )
+
+
+def describe_coverage(organisation: Organisation) -> str:
+    languages = ", ".join(code.upper() for code in organisation.languages) or "all languages"
+    countries = ", ".join(organisation.countries) or "all countries"
+    return f"{languages}; {countries}"
+
+
 def covered_by(organisation: Organisation | None) -> Q:
     """Posts in the languages and countries an organisation covers (all when it lists none)."""
     if organisation is None:

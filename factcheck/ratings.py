@@ -15,7 +15,16 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from factcheck.claims import AlreadyClaimed, NotClaimable, complete_claim, expire_claim
+from core.refusals import Refusal
+from factcheck.claims import (
+    AlreadyClaimed,
+    ClaimError,
+    NotClaimable,
+    complete_claim,
+    expire_claim,
+    require_coverage,
+    take_claim,
+)
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
 from factcheck.signals import rating_recorded
 
@@ -24,8 +33,28 @@ MAX_SOURCES = 20
 http_url = URLValidator(schemes=["http", "https"], message="Enter a valid http:// or https:// URL.")
 
 
-class RatingRefused(Exception):
-    """The post cannot be rated (politician's page); the message says why."""
+class RatingRefused(Refusal):
+    """The post cannot be rated at all (a politician's page)."""
+
+    code = "rating_refused"
+
+
+class NotYourRating(Refusal):
+    """The post's current rating is another organisation's: only its organisation may change it."""
+
+    code = "not_your_rating"
+
+
+class AppealOpen(Refusal):
+    """An appeal against the current rating is open: only the appeal's decision may change it now."""
+
+    code = "appeal_open"
+
+
+class ClaimRequired(ClaimError):
+    """In the browser a reviewer rates the post whose claim they hold."""
+
+    code = "claim_required"
 
 
 def clean_http_urls(values: list[str] | None, *, most: int, what: str) -> tuple[list[str], list[str]]:
@@ -66,6 +95,67 @@ def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], arti
     return {"verdict": verdict, "rationale": rationale, "sources": cleaned_sources, "article_url": article_url}
 
 
+MAX_CHANGE_REASON = 2000
+
+
+def _has_open_appeal(rating: Rating, *, besides: int | None) -> bool:
+    # Appeals belong to the decision side: read through the reverse relation, never imported.
+    # An appeal is open exactly while it has no decision time (decided and withdrawn ones have one).
+    return rating.appeals.filter(decided_at__isnull=True).exclude(pk=besides).exists()
+
+
+def _authorise(
+    *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime,
+    claim_if_unclaimed: bool, deciding_appeal: int | None,
+) -> None:
+    """Raise the refusal, if any, for this reviewer rating this post now (PRODUCT.md, who may change a decision)."""
+    if not getattr(reviewer, "is_factchecker", False):
+        raise NotClaimable("Only fact-checkers can rate posts.")
+    if post.page.is_politician:
+        raise RatingRefused("Posts and ads from politicians are not fact-checked.")
+    require_coverage(reviewer, post)
+    live = claim is not None and claim.expires_at > now
+    if current is not None:
+        if current.organisation_id != reviewer.organisation_id:
+            raise NotYourRating(
+                f"This post was rated {current.get_verdict_display()} by {current.organisation.name}; "
+                "only a member of that organisation can change the rating."
+            )
+        if _has_open_appeal(current, besides=deciding_appeal):
+            raise AppealOpen("The page owner has appealed this rating; only the appeal's decision can change it now.")
+    elif live and claim.reviewer_id != reviewer.pk:
+        raise AlreadyClaimed("Another reviewer holds the claim on this post.")
+    elif not live and not claim_if_unclaimed:
+        raise ClaimRequired("Claim this post before you rate it.")
+
+
+def _clean_change_reason(change_reason: str) -> str:
+    change_reason = (change_reason or "").strip()
+    if not change_reason:
+        raise ValidationError({"change_reason": ["Say why the rating changes (new evidence, an error)."]})
+    if len(change_reason) > MAX_CHANGE_REASON:
+        raise ValidationError({"change_reason": [f"Keep the reason under {MAX_CHANGE_REASON:,} characters."]})
+    return change_reason
+
+
+def current_rating(post: Post) -> Rating | None:
+    return Rating.objects.filter(post=post, is_current=True).select_related("organisation", "reviewer").first()
+
+
+def rating_refusal(
+    *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime | None = None
+) -> Refusal | None:
+    """What would refuse this reviewer rating the post in the browser now, or None: pages show it
+    instead of a form that would be refused. `current` and `claim`: the post's current rating and
+    active claim, as the page loaded them."""
+    try:
+        _authorise(reviewer=reviewer, post=post, current=current, claim=claim, now=now or timezone.now(),
+                   claim_if_unclaimed=False, deciding_appeal=None)
+    except Refusal as refusal:
+        return refusal
+    return None
+
+
 @transaction.atomic
 def record_rating(
     *,
@@ -75,31 +165,51 @@ def record_rating(
     rationale: str,
     sources: list[str],
     article_url: str = "",
+    change_reason: str = "",
+    claim_if_unclaimed: bool = False,
+    deciding_appeal: int | None = None,
     now: datetime | None = None,
 ) -> Rating:
-    """Rate a post. The reviewer must hold its claim or the post must be unclaimed."""
+    """Rate a post, by the rules of who may change a decision (PRODUCT.md).
+
+    - The post must be in the reviewer's organisation's coverage.
+    - A post with a current rating is re-rated only by that rating's organisation, with a
+      `change_reason`, and never while an appeal against the rating is open, unless this rating
+      is that appeal's decision (`deciding_appeal`, the appeal's id; moderation.appeals passes it).
+    - Otherwise the rating needs the live claim: the reviewer holds it, or, with
+      `claim_if_unclaimed` (the API), an unclaimed post is claimed and the claim completed here,
+      in this transaction. A post another reviewer holds is refused.
+
+    Every refusal is raised before anything is written.
+    """
     if not getattr(reviewer, "is_factchecker", False):
         raise NotClaimable("Only fact-checkers can rate posts.")
     values = clean_rating_input(verdict=verdict, rationale=rationale, sources=sources, article_url=article_url)
     now = now or timezone.now()
-    # The post row lock orders this rating against claims and other ratings of the post.
-    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
-    if post.page.is_politician:
-        raise RatingRefused("Posts and ads from politicians are not fact-checked.")
+    # The post row lock orders this rating against claims, other ratings and appeals of the post.
+    post = Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page").get(pk=post_id)
+    previous = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
     claim = Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE).first()
-    if claim is not None and claim.reviewer_id != reviewer.pk and claim.expires_at > now:
-        raise AlreadyClaimed("Another reviewer holds the claim on this post.")
-
-    previous = Rating.objects.filter(post=post, is_current=True).first()
+    _authorise(reviewer=reviewer, post=post, current=previous, claim=claim, now=now,
+               claim_if_unclaimed=claim_if_unclaimed, deciding_appeal=deciding_appeal)
+    if previous is not None:
+        values["change_reason"] = _clean_change_reason(change_reason)
+    live = claim is not None and claim.expires_at > now
+    if previous is None and not live:
+        if claim is not None:  # someone's lease ran out; it ends now
+            expire_claim(claim, now=now, return_to_queue=False)
+        claim = take_claim(post=post, reviewer=reviewer, now=now)
     if previous is not None:
         previous.is_current = False
         previous.superseded_at = now
         previous.save(update_fields=["is_current", "superseded_at"])
+    own_claim = claim if claim is not None and claim.reviewer_id == reviewer.pk and claim.status == ClaimStatus.ACTIVE else None
     rating = Rating.objects.create(
         post=post,
-        claim=claim if claim is not None and claim.reviewer_id == reviewer.pk else None,
+        claim=own_claim,
         reviewer=reviewer,
         organisation_id=reviewer.organisation_id,
+        created_at=now,
         **values,
     )
     if previous is not None:
@@ -107,13 +217,10 @@ def record_rating(
         previous.save(update_fields=["superseded_by"])
         record_event(
             actor=reviewer, verb=AuditVerb.RATING_SUPERSEDED, target=previous, post_id=post.pk,
-            data={"superseded_by": rating.pk},
+            reason=values["change_reason"][:1000], data={"superseded_by": rating.pk},
         )
-    if claim is not None:
-        if claim.reviewer_id == reviewer.pk:
-            complete_claim(claim, now=now)
-        else:  # someone else's lease had run out; it ends now
-            expire_claim(claim, now=now, return_to_queue=False)
+    if own_claim is not None:
+        complete_claim(own_claim, now=now)
     post.queue_state = QueueState.NOT_ELIGIBLE if values["verdict"] == Verdict.NOT_ELIGIBLE else QueueState.RATED
     post.updated_at = now
     post.save(update_fields=["queue_state", "updated_at"])

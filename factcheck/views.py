@@ -25,12 +25,13 @@ from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.paging import page_number
-from factcheck.claims import ClaimError, claim_next, claim_post, release_claim
+from core.refusals import Refusal
+from factcheck.claims import claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatingForm, render_filter_fields
 from factcheck.models import ClaimStatus, Flag, FlagSource, Organisation, Post, QueueState
 from factcheck.priority import priority_of
 from factcheck.queue import QueueFilters, active_claim, post_history, queued_posts
-from factcheck.ratings import RatingRefused, record_rating
+from factcheck.ratings import current_rating, rating_refusal, record_rating
 
 PAGE_SIZE = 25
 RECENT_FLAGS = 20
@@ -188,7 +189,7 @@ def claim_next_view(request: HttpRequest) -> HttpResponse:
     filters = QueueFilterForm(request.POST, organisation=request.user.organisation).filters()
     try:
         claim = claim_next(reviewer=request.user, filters=filters)
-    except ClaimError as exc:
+    except Refusal as exc:
         messages.error(request, str(exc))
         return redirect(_queue_url(filters))
     if claim is None:
@@ -204,7 +205,7 @@ def claim_view(request: HttpRequest, post_id: int) -> HttpResponse:
     get_object_or_404(Post.objects.only("id"), pk=post_id)
     try:
         claim = claim_post(reviewer=request.user, post_id=post_id)
-    except ClaimError as exc:
+    except Refusal as exc:
         messages.error(request, str(exc))
         return redirect("factcheck:post", post_id=post_id)
     messages.success(request, f"You claimed this post until {timezone.localtime(claim.expires_at):%H:%M} UTC.")
@@ -221,7 +222,7 @@ def release_view(request: HttpRequest, post_id: int) -> HttpResponse:
         return redirect("factcheck:post", post_id=post_id)
     try:
         release_claim(claim_id=claim.pk, reviewer=request.user)
-    except ClaimError as exc:
+    except Refusal as exc:
         messages.error(request, str(exc))
         return redirect("factcheck:post", post_id=post_id)
     messages.success(request, "Claim released; the post is back in the queue.")
@@ -234,14 +235,15 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     # page__standing and distribution are reverse relations owned by the decision side:
     # read here through the ORM only, so this app never imports moderation.
     post = get_object_or_404(Post.objects.select_related("page__standing", "distribution"), pk=post_id)
-    form = RatingForm(request.POST or None)
+    form = RatingForm(request.POST or None, rerating=post.queue_state in (QueueState.RATED, QueueState.NOT_ELIGIBLE))
     if request.method == "POST" and form.is_valid():
         try:
+            # The browser rates only with the claim in hand (or re-rates); the rules are record_rating's.
             rating = record_rating(reviewer=request.user, post_id=post.pk, **form.cleaned_data)
-        except (RatingRefused, ClaimError) as exc:
+        except Refusal as exc:
             messages.error(request, str(exc))
             return redirect("factcheck:post", post_id=post.pk)
-        except ValidationError as exc:  # the same rules as the form's; kept for a race-free answer
+        except ValidationError as exc:  # the same rules as the form's, and the re-rating reason
             for field, errors in exc.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)
         else:
@@ -259,7 +261,7 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         claim = None  # a lapsed lease is as good as none: anyone may claim or rate
     held = claim is not None and claim.reviewer_id == request.user.pk
     history = list(post_history(post)[:HISTORY_ROWS])
-    current_rating = next((r for r in history if r.post_id == post.pk and r.is_current), None)
+    current = current_rating(post)
     flags_by_source = [
         {"source": row["source"], "label": FLAG_LABELS.get(row["source"], row["source"]), "count": row["n"]}
         for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by("-n", "source")
@@ -274,10 +276,11 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         "distribution": getattr(post, "distribution", None),
         "claim": claim,
         "held": held,
-        "can_rate": not politician and (claim is None or held),
+        # The same rules record_rating applies, so the page never offers a form that will be refused.
+        "refusal": rating_refusal(reviewer=request.user, post=post, current=current, claim=claim, now=now),
         "politician": politician,
         "queued": post.queue_state == QueueState.QUEUED,
-        "current_rating": current_rating,
+        "current_rating": current,
         "history": history,
         "flags_by_source": flags_by_source,
         "flag_total": sum(row["count"] for row in flags_by_source),

@@ -110,24 +110,28 @@ class StrikeAdmin(ReadOnlyAdmin):
 
 @admin.register(PageStanding)
 class PageStandingAdmin(ReadOnlyAdmin):
-    list_display = ("page", "active_strikes", "is_repeat_offender", "page_multiplier", "monetisation_suspended", "since")
-    list_filter = ("is_repeat_offender", "monetisation_suspended")
+    list_display = ("page", "active_strikes", "is_repeat_offender", "page_multiplier", "monetisation", "since")
+    list_filter = ("is_repeat_offender",)
     list_select_related = ("page",)
     search_by_index = True
     search_fields = ("page__external_id__exact", "page__name__istartswith")
     search_help_text = "Exact page id, or the start of the page name."
     raw_id_fields = ("page",)
 
+    @admin.display(description="monetisation suspended", boolean=True, ordering="is_repeat_offender")
+    def monetisation(self, standing: PageStanding) -> bool:
+        return standing.monetisation_suspended
+
 
 @admin.register(RatingDecision)
 class RatingDecisionAdmin(ReadOnlyAdmin):
-    list_display = ("rating", "outcome", "action", "decided_at")
+    list_display = ("rating", "post", "outcome", "action", "decided_at")
     list_filter = ("outcome", "rating__verdict", "decided_at")
-    list_select_related = ("rating", "action")
+    list_select_related = ("rating", "post", "action")
     search_by_index = True
-    search_fields = ("rating__post__external_id__exact",)
+    search_fields = ("post__external_id__exact",)
     search_help_text = "Exact post external id."
-    raw_id_fields = ("rating", "action")
+    raw_id_fields = ("rating", "post", "action")
 
 
 @admin.register(PostDistribution)

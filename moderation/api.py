@@ -10,22 +10,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.responses import Status
 
-from accounts.models import Role
 from accounts.api_auth import TokenAuth
-from core.api_errors import Conflict, NotFound, Unprocessable, errors_for, unprocessable
+from accounts.models import Role
+from core.api_errors import NotFound, errors_for
 from factcheck.api import RatingOut, rating_out
 from factcheck.models import Flag, FlagSource, MediaType, Post, QueueState, Rating
 from moderation.appeals import (
     MAX_EVIDENCE_URLS,
     MAX_STATEMENT,
-    AppealConflict,
-    AppealRefused,
     NotAllowed,
     can_file,
     file_appeal,
@@ -222,15 +219,10 @@ def create_appeal(request: HttpRequest, external_id: str, payload: AppealIn) -> 
             evidence_urls=payload.evidence_urls,
             correction_details=payload.correction_details,
         )
-    except DjangoValidationError as exc:
-        raise unprocessable(exc, "The appeal is invalid; nothing was filed.") from None
-    except AppealRefused as exc:
-        raise Unprocessable(str(exc), code="appeal_refused") from None
-    except AppealConflict as exc:
-        raise Conflict(str(exc), code="appeal_open") from None
     except NotAllowed:
         # Ownership changed between the check above and the filing: still no leak.
         raise NotFound(f"No post {external_id!r}.") from None
+    # Other refusals (appeal_open, appeal_refused) and field errors map to HTTP in config/api.py.
     return Status(201, {
         **appeal_out(appeal),
         "post": post.external_id,

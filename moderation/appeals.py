@@ -9,15 +9,15 @@ made the rating (or the staff member who made the removal).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from dateutil.relativedelta import relativedelta
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.refusals import Refusal
 from factcheck.models import Post, Rating, Verdict
 from factcheck.ratings import MAX_SOURCES, RatingRefused, clean_http_urls, record_rating
 from moderation.enforcement import apply_rating
@@ -31,33 +31,47 @@ from moderation.models import (
     AppealStatus,
     EndReason,
     NotificationKind,
-    RatingDecision,
 )
-from moderation.notifications import notify, organisation_members, page_owners, staff_members
+from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW
+from moderation.notices import Notice, send_notice
+from moderation.notifications import organisation_members, page_owners, staff_members
+from moderation.pipeline import lock_post
 from moderation.staff_actions import RemovalRefused, lift_action
+
+__all__ = ["DECISION_TARGET", "FILING_WINDOW"]  # re-exported: the appeal rules' numbers
 
 MAX_STATEMENT = 2000
 MAX_EVIDENCE_URLS = 10
-FILING_WINDOW = relativedelta(months=6)
-DECISION_TARGET = timedelta(hours=24)
 # Verdicts a reversed dispute or accepted correction may give (not_eligible is not an outcome).
 REVERSAL_VERDICTS = [v for v in Verdict.values if v != Verdict.NOT_ELIGIBLE]
 
 
-class AppealError(Exception):
+class AppealError(Refusal):
     """An appeal step was refused; the message is for the person who tried it."""
 
 
 class NotAllowed(AppealError):
-    """The user may not do this to this appeal (HTTP 403 / 404)."""
+    """The user may not do this to this appeal."""
+
+    code = "forbidden"
 
 
 class AppealRefused(AppealError):
-    """The request breaks a rule: nothing to appeal, window closed, wrong kind (HTTP 422)."""
+    """The request breaks a rule: nothing to appeal, window closed, wrong kind."""
+
+    code = "appeal_refused"
 
 
 class AppealConflict(AppealError):
-    """Another appeal is open for the decision, or the appeal was decided already (HTTP 409)."""
+    """Another appeal is open for the decision, or the appeal was decided already."""
+
+    code = "appeal_open"
+
+
+class StaleAppeal(AppealConflict):
+    """The appeal changed since the page the decision was made on was loaded."""
+
+    code = "stale_appeal"
 
 
 def is_overdue(appeal: Appeal, *, now: datetime | None = None) -> bool:
@@ -108,7 +122,7 @@ def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, dateti
     rating = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
     if rating is None:
         raise AppealRefused("This post has no fact-check rating to dispute or correct.")
-    decision = RatingDecision.objects.filter(rating=rating).first()
+    decision = rating.decisions.filter(post=post).first()
     return rating, None, decision.decided_at if decision else rating.created_at
 
 
@@ -142,7 +156,7 @@ def file_appeal(
 def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     # The post lock orders filing against a reversal or a new rating of the same post, so an
     # appeal is never filed against a decision that is being replaced at this moment.
-    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
+    post = lock_post(post_id)
     if not can_file(owner, post):
         raise NotAllowed("Only an owner of the post's page can appeal its decisions.")
     rating, action, notice_at = _target(post, values["kind"])
@@ -160,12 +174,10 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     deciders = staff_members() if action is not None else organisation_members(rating.organisation_id)
     # Not the person whose decision is appealed: they may not decide it.
     made_by = action.created_by_id if action is not None else rating.reviewer_id
-    notify(
-        users=[u for u in deciders if u.pk != made_by], kind=NotificationKind.APPEAL_RECEIVED,
-        post=post, appeal=appeal, now=now,
-        subject=f"New {appeal.get_kind_display().split(' (')[0].lower()} appeal on post {post.external_id}",
-        body=(f"{post.page.name} filed a {appeal.kind} appeal on post {post.external_id}.\n\nStatement: {appeal.statement}\n\n"
-              "Please decide it within 24 hours."),
+    send_notice(
+        Notice("appeal_received", {"appeal": appeal, "kind_name": appeal.get_kind_display().split(" (")[0].lower()},
+               kind=NotificationKind.APPEAL_RECEIVED),
+        users=[u for u in deciders if u.pk != made_by], post=post, appeal=appeal, now=now,
     )
     return appeal
 
@@ -174,8 +186,20 @@ def _locked(appeal_id: int) -> Appeal:
     # The row lock serialises every transition of one appeal; the loser re-reads the new state.
     # The post is locked first, as filing, rating and enforcement do (post, then the rest).
     post_id = Appeal.objects.values_list("post_id", flat=True).get(pk=appeal_id)
-    Post.objects.select_for_update(of=("self",)).filter(pk=post_id).values_list("id").first()
-    return Appeal.objects.select_for_update(of=("self",)).select_related("rating", "action", "post__page", "reviewer").get(pk=appeal_id)
+    lock_post(post_id)
+    return (
+        Appeal.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("rating__organisation", "action", "post__page", "reviewer")
+        .get(pk=appeal_id)
+    )
+
+
+def _check_version(appeal: Appeal, expected_version: int | None) -> None:
+    if expected_version is not None and expected_version != appeal.version:
+        raise StaleAppeal(
+            "This appeal changed since you opened it (someone took it into review, decided it or the owner "
+            "withdrew it). Nothing was saved; read it as it is now and decide again."
+        )
 
 
 def _check_decider(appeal: Appeal, reviewer) -> None:
@@ -192,9 +216,12 @@ def _check_decider(appeal: Appeal, reviewer) -> None:
 
 
 @transaction.atomic
-def start_review(*, appeal_id: int, reviewer, now: datetime | None = None) -> Appeal:
+def start_review(
+    *, appeal_id: int, reviewer, expected_version: int | None = None, now: datetime | None = None
+) -> Appeal:
     appeal = _locked(appeal_id)
     _check_decider(appeal, reviewer)
+    _check_version(appeal, expected_version)
     if appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == reviewer.pk:
         return appeal
     if appeal.status == AppealStatus.IN_REVIEW:  # taking over (see _check_decider)
@@ -212,11 +239,14 @@ def start_review(*, appeal_id: int, reviewer, now: datetime | None = None) -> Ap
 
 @transaction.atomic
 def decide_appeal(
-    *, appeal_id: int, reviewer, outcome: str, reason: str, new_verdict: str = "", now: datetime | None = None
+    *, appeal_id: int, reviewer, outcome: str, reason: str, new_verdict: str = "",
+    expected_version: int | None = None, now: datetime | None = None,
 ) -> Appeal:
+    """Uphold or reverse an appeal. `expected_version`: the version the decider's page showed."""
     now = now or timezone.now()
     appeal = _locked(appeal_id)
     _check_decider(appeal, reviewer)
+    _check_version(appeal, expected_version)
     errors: dict[str, list[str]] = {}
     if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
         errors["outcome"] = ["Choose upheld or reversed."]
@@ -238,50 +268,52 @@ def decide_appeal(
             "cannot be reversed. Uphold it to close it; the owner can appeal the new rating."
         )
 
-    if outcome == AppealStatus.REVERSED:
-        if appeal.kind == AppealKind.REMOVAL:
-            try:
-                lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
-                            end_reason=EndReason.REVERSED, now=now, notify_owners=False)
-            except RemovalRefused as exc:  # staff lifted it meanwhile
-                raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
-        else:
-            new_verdict = new_verdict or Verdict.TRUE
-            try:
-                appeal.new_rating = record_rating(
-                    reviewer=reviewer, post_id=appeal.post_id, verdict=new_verdict,
-                    rationale=f"{appeal.get_kind_display().split(' (')[0]} appeal reversed: {reason}",
-                    sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES],
-                    article_url=appeal.rating.article_url, now=now,
-                )
-            except RatingRefused as exc:  # the page became a politician's meanwhile
-                raise AppealConflict(str(exc)) from exc
-            # Recompute now, not when the job runs: the owner must see the outcome at once.
-            apply_rating(rating_id=appeal.new_rating.pk, now=now)
-            appeal.new_verdict = new_verdict
     appeal.reviewer = reviewer
     appeal.decided_at = now
     appeal.outcome_reason = reason
+    if outcome == AppealStatus.REVERSED and appeal.kind != AppealKind.REMOVAL:
+        appeal.new_verdict = new_verdict or Verdict.TRUE
     _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
+    # One notice for the outcome: the pipeline sends it with the reversal's consequences.
+    notice = Notice(
+        "appeal_decided", _decided_context(appeal), kind=NotificationKind.APPEAL_DECIDED, appeal=appeal
+    )
+    if outcome == AppealStatus.REVERSED:
+        _reverse(appeal, reviewer=reviewer, reason=reason, notice=notice, now=now)
+    else:
+        send_notice(notice, users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post, now=now)
     appeal.save(update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason", "new_verdict", "new_rating"])
-    _notify_decided(appeal, now=now)
     return appeal
 
 
-def _notify_decided(appeal: Appeal, *, now: datetime) -> None:
-    post = appeal.post
-    who = appeal.rating.organisation.name if appeal.rating_id else "Trust and safety"
-    if appeal.status == AppealStatus.REVERSED:
-        consequence = ("The removal was lifted." if appeal.kind == AppealKind.REMOVAL
-                       else f"The rating was replaced by a new one: {Verdict(appeal.new_verdict).label}.")
-    else:
-        consequence = "The decision stands."
-    notify(
-        users=[appeal.filed_by, *page_owners(post)], kind=NotificationKind.APPEAL_DECIDED, post=post, appeal=appeal, now=now,
-        subject=f"Your appeal on post {post.external_id} was {appeal.get_status_display().lower()}",
-        body=f"{who} decided your {appeal.kind} appeal on post {post.external_id}: {appeal.get_status_display()}. "
-             f"{consequence}\n\nReason: {appeal.outcome_reason}",
-    )
+def _decided_context(appeal: Appeal) -> dict:
+    return {
+        "appeal": appeal,
+        "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
+        "new_verdict_label": Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
+    }
+
+
+def _reverse(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: datetime) -> None:
+    """The reversal's consequences, at once (the owner sees the outcome now, not when a job runs)."""
+    if appeal.kind == AppealKind.REMOVAL:
+        try:
+            lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
+                        end_reason=EndReason.REVERSED, now=now, notice=notice)
+        except RemovalRefused as exc:  # staff lifted it meanwhile
+            raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
+        return
+    try:
+        appeal.new_rating = record_rating(
+            reviewer=reviewer, post_id=appeal.post_id, verdict=appeal.new_verdict,
+            rationale=f"{appeal.get_kind_display().split(' (')[0]} appeal reversed: {reason}",
+            sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES],
+            article_url=appeal.rating.article_url, change_reason=f"appeal {appeal.pk} reversed: {reason}",
+            deciding_appeal=appeal.pk, now=now,
+        )
+    except RatingRefused as exc:  # the page became a politician's meanwhile
+        raise AppealConflict(str(exc)) from exc
+    apply_rating(rating_id=appeal.new_rating.pk, now=now, end_reason=EndReason.REVERSED, notice=notice)
 
 
 @transaction.atomic

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
+from django.db import transaction
+from django.utils import timezone
+
 from factcheck.models import Page, Post
 from moderation.feed import append_changes
 from moderation.models import FACT_CHECK_KINDS, Action, ActionKind, DistributionChange, PageStanding, PostDistribution
@@ -137,6 +140,26 @@ def refresh_distributions(*, post_ids: list[int], page: Page, cause: str, now: d
     PostDistribution.objects.bulk_create(to_create, batch_size=1000)
     PostDistribution.objects.bulk_update(to_update, ["multiplier", "labels", "removed", "reasons", "updated_at"], batch_size=1000)
     return append_changes(changes)
+
+
+def refresh_posts(*, post_ids: list[int], now: datetime | None = None) -> list[DistributionChange]:
+    """Recompute some posts' distribution in a transaction of its own, posts locked first (in id order)."""
+    now = now or timezone.now()
+    changes: list[DistributionChange] = []
+    with transaction.atomic():
+        posts = list(
+            Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page")
+            .filter(pk__in=post_ids).order_by("id")
+        )
+        by_page: dict[int, list[Post]] = defaultdict(list)
+        for post in posts:
+            by_page[post.page_id].append(post)
+        for page_posts in by_page.values():
+            changes += refresh_distributions(
+                post_ids=[post.pk for post in page_posts], page=page_posts[0].page,
+                cause="new post on a repeat offender's page", now=now,
+            )
+    return changes
 
 
 def page_post_ids(page: Page) -> list[int]:

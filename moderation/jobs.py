@@ -1,6 +1,6 @@
 """Job entry points of the decision side: thin, idempotent, safe to run twice."""
 
-from moderation import enforcement, notifications, standing
+from moderation import distribution, enforcement, notifications, standing
 
 
 def apply_rating(rating_id: int) -> int:
@@ -19,3 +19,8 @@ def refresh_standings() -> int:
 def send_notification_email(notification_id: int) -> bool:
     """E-mail one notification (RQ retries it on SMTP errors; a sent one is not sent again)."""
     return notifications.send_notification_email(notification_id=notification_id)
+
+
+def refresh_distributions(post_ids: list[int]) -> int:
+    """Recompute some posts' distribution (new posts of a repeat offender's page); returns feed entries."""
+    return len(distribution.refresh_posts(post_ids=post_ids))

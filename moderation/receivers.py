@@ -1,11 +1,10 @@
-"""How the decision side hears from the review side: ratings (a job after commit) and new posts."""
+"""How the decision side hears from the review side: ratings and new posts, each a job after commit."""
 
 from django.dispatch import receiver
 
 from core.jobs import enqueue_on_commit
 from factcheck.signals import posts_created, rating_recorded
 from moderation import jobs
-from moderation.distribution import refresh_distributions
 from moderation.models import PageStanding
 
 
@@ -16,10 +15,16 @@ def apply_rating_after_commit(sender, rating, **kwargs) -> None:
 
 @receiver(posts_created, dispatch_uid="moderation.new_posts_of_repeat_offenders")
 def give_new_posts_their_pages_standing(sender, posts, now, **kwargs) -> None:
-    """Every post of a repeat offender's page carries the page multiplier, new ones included."""
+    """Every post of a repeat offender's page carries the page multiplier, new ones included.
+
+    After commit, in a job of its own: the decisions feed's lock is never taken inside an ingest
+    batch, so a decision never waits behind a 1,000-flag batch (docs/concurrency.md). If the job
+    is lost, the hourly standings refresh gives such posts their distribution.
+    """
     page_ids = {page_id for _, page_id in posts}
-    for standing in PageStanding.objects.filter(page_id__in=page_ids, is_repeat_offender=True).select_related("page"):
-        refresh_distributions(
-            post_ids=[post_id for post_id, page_id in posts if page_id == standing.page_id], page=standing.page,
-            cause="new post on a repeat offender's page", now=now,
-        )
+    offenders = set(
+        PageStanding.objects.filter(page_id__in=page_ids, is_repeat_offender=True).values_list("page_id", flat=True)
+    )
+    post_ids = [post_id for post_id, page_id in posts if page_id in offenders]
+    if post_ids:
+        enqueue_on_commit(jobs.refresh_distributions, post_ids)

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from factcheck.models import Page
-from moderation.distribution import page_post_ids, refresh_distributions
+from factcheck.models import Page, Post
+from moderation.distribution import page_post_ids, refresh_distributions, refresh_posts
 from moderation.models import Action, PageStanding, RepeatOffenderPolicy, Strike, StrikeKind
 
 
@@ -61,7 +61,6 @@ def recompute_standing(*, page: Page, now: datetime) -> bool:
     multiplier_changed = repeat and standing.page_multiplier != policy.page_multiplier
     standing.active_strikes = count
     standing.is_repeat_offender = repeat
-    standing.monetisation_suspended = repeat
     standing.page_multiplier = policy.page_multiplier if repeat else 1
     if flipped:
         standing.since = now if repeat else None
@@ -82,11 +81,21 @@ def recompute_standing(*, page: Page, now: datetime) -> bool:
 
 
 def refresh_standings(*, now: datetime | None = None) -> int:
-    """Let strikes age out: recompute every page that has strikes counted. Returns flips."""
+    """Let strikes age out: recompute every page that has strikes counted. Returns flips.
+
+    Also the reconciler of new posts on repeat offenders' pages whose job was lost: any such post
+    without a distribution of its own gets one.
+    """
     now = now or timezone.now()
     flips = 0
     page_ids = list(PageStanding.objects.filter(active_strikes__gt=0).values_list("page_id", flat=True))
     for page in Page.objects.filter(pk__in=page_ids).order_by("pk"):
         with transaction.atomic():
             flips += recompute_standing(page=page, now=now)
+    missing = list(
+        Post.objects.filter(page__standing__is_repeat_offender=True, distribution__isnull=True)
+        .order_by("id").values_list("id", flat=True)[:10_000]
+    )
+    if missing:
+        refresh_posts(post_ids=missing, now=now)
     return flips

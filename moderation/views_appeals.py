@@ -91,6 +91,8 @@ class DecideForm(forms.Form):
         help_text="The page owner reads this, word for word.",
     )
     new_verdict = forms.ChoiceField(label="New verdict", required=False)
+    # The appeal's version when the page was loaded: a decision from a stale page is refused.
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
 
     def __init__(self, *args, kind: str, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -257,6 +259,7 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
             decided = decide_appeal(
                 appeal_id=appeal.pk, reviewer=request.user, outcome=data["outcome"], reason=data["reason"],
                 new_verdict=data.get("new_verdict", "") if data["outcome"] == AppealStatus.REVERSED else "",
+                expected_version=data.get("version"),
             )
         except NotAllowed as exc:
             return _forbidden(request, desk=desk, reason=str(exc))
@@ -281,12 +284,17 @@ def _decided_message(appeal: Appeal) -> str:
             "The page owner has been told why.")
 
 
+def _posted_version(request: HttpRequest) -> int | None:
+    raw = request.POST.get("version", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else None
+
+
 @desk_member_required
 @require_POST
 def take_into_review(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpResponse:
     appeal = _load(desk, request.user, appeal_id)
     try:
-        start_review(appeal_id=appeal.pk, reviewer=request.user)
+        start_review(appeal_id=appeal.pk, reviewer=request.user, expected_version=_posted_version(request))
     except NotAllowed as exc:
         return _forbidden(request, desk=desk, reason=str(exc))
     except AppealConflict as exc:

@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.paging import page_number
-from factcheck.models import Flag, Page, Post, Rating
+from factcheck.models import Page, Post, Rating
 from moderation.appeals import (
     AppealConflict,
     AppealRefused,
@@ -43,11 +43,11 @@ from moderation.models import (
     AppealKind,
     Notification,
     RepeatOffenderPolicy,
+    StatementOfReasons,
     Strike,
     StrikeKind,
 )
 from moderation.notifications import mark_read
-from moderation.reasons import statement_of_reasons
 from moderation.timeline import post_timeline
 
 PAGE_SIZE = 20
@@ -88,17 +88,15 @@ def _distribution(post: Post) -> dict[str, object]:
     }
 
 
-def _flag_sources(post_ids: list[int]) -> dict[int, set[str]]:
-    sources: dict[int, set[str]] = defaultdict(set)
-    for post_id, source in Flag.objects.filter(post_id__in=post_ids).values_list("post_id", "source").distinct():
-        sources[post_id].add(source)
-    return sources
+def _statements(actions: list[Action]) -> list[StatementOfReasons]:
+    """The stored statements of the restricting ones (an action that restricts nothing has none)."""
+    return [action.statement for action in actions if hasattr(action, "statement")]
 
 
 def _active_actions() -> QuerySet[Action]:
-    # The organisation comes along: the statement of reasons names who rated the post.
+    # Each with the statement of reasons stored when it was taken.
     active = Action.objects.filter(ended_at__isnull=True)
-    return active.select_related("rating__organisation").order_by("created_at", "id")
+    return active.select_related("statement").order_by("created_at", "id")
 
 
 def _current_ratings() -> QuerySet[Rating]:
@@ -162,7 +160,6 @@ def portal(request: HttpRequest) -> HttpResponse:
         Prefetch("actions", queryset=_active_actions(), to_attr="active_actions"),
         Prefetch("appeals", queryset=Appeal.objects.order_by("-created_at")),
     )
-    sources = _flag_sources([post.pk for post in posts])
     post_url = _url_for_ids("moderation:portal_post")
     post_rows = [
         {
@@ -170,7 +167,7 @@ def portal(request: HttpRequest) -> HttpResponse:
             "url": post_url(post.pk),
             "distribution": _distribution(post),
             "rating": post.current_ratings[0] if post.current_ratings else None,
-            "reasons": [statement_of_reasons(a, flag_sources=sources[post.pk]) for a in post.active_actions],
+            "reasons": _statements(post.active_actions),
             "open_appeals": [appeal for appeal in post.appeals.all() if appeal.is_open],
             "appeal_count": len(post.appeals.all()),
         }
@@ -243,7 +240,6 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                 )
                 return redirect("moderation:portal_post", post_id=post.pk)
 
-    sources = _flag_sources([post.pk])[post.pk]
     appeals = list(
         Appeal.objects.filter(post=post).select_related("rating__organisation").order_by("-created_at", "-id")
     )
@@ -258,7 +254,7 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "standing": getattr(post.page, "standing", None),
             "distribution": _distribution(post),
             "rating": rating,
-            "reasons": [statement_of_reasons(action, flag_sources=sources) for action in actions],
+            "reasons": _statements(actions),
             "form": form if kinds else None,
             # One open appeal per decision: say so before the owner writes a second one.
             "rating_appeal_open": rating is not None and any(a.is_open and a.rating_id == rating.pk for a in appeals),

@@ -36,7 +36,7 @@ post = PostInput(external_id="post-1", page=page, posted_at=now - timedelta(hour
 ingest_flags(flags=[FlagInput(idempotency_key="k1", source="user_report", post=post, flagged_at=now)])
 reviewer = create_user(username="rita", role="factchecker", password=None, organisation_name="Verifact")
 claim = claim_next(reviewer=reviewer)
-record_rating(reviewer=reviewer, post_id=claim.post_id, verdict="false", rationale="No such study exists.",
+record_rating(claim_if_unclaimed=True, reviewer=reviewer, post_id=claim.post_id, verdict="false", rationale="No such study exists.",
               sources=["https://example.org/evidence"])
 # record_rating committed (autocommit); the decision job ran in-process right after.
 d = current_distribution(Post.objects.get(external_id="post-1"))

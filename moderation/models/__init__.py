@@ -1,6 +1,6 @@
 """The decision side's records, one module per responsibility."""
 
-from moderation.models.appeals import Appeal, AppealEvent, AppealKind, AppealStatus, OPEN_STATUSES
+from moderation.models.appeals import OPEN_STATUSES, Appeal, AppealEvent, AppealKind, AppealStatus
 from moderation.models.decisions import (
     FACT_CHECK_KINDS,
     Action,
@@ -19,10 +19,11 @@ from moderation.models.decisions import (
     StrikeKind,
 )
 from moderation.models.notifications import Notification, NotificationKind
+from moderation.models.statements import StatementOfReasons
 
 __all__ = [
     "FACT_CHECK_KINDS", "OPEN_STATUSES", "Action", "ActionKind", "Appeal", "AppealEvent", "AppealKind", "AppealStatus",
     "DecisionOutcome", "DistributionChange", "EndReason", "EnforcementPolicy", "FeedSequence", "Notification",
     "NotificationKind", "PageStanding", "PostDistribution", "RatingDecision", "RemovalGround", "RepeatOffenderPolicy",
-    "Strike", "StrikeKind",
+    "StatementOfReasons", "Strike", "StrikeKind",
 ]

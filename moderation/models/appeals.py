@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from dateutil.relativedelta import relativedelta
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.append_only import AppendOnlyModel, append_only_triggers
 from factcheck.models import Post, Rating, Verdict
 from moderation.models.decisions import Action
 
@@ -25,6 +29,10 @@ class AppealStatus(models.TextChoices):
 
 
 OPEN_STATUSES = (AppealStatus.OPEN, AppealStatus.IN_REVIEW)
+# An owner may appeal for this long after being told of the decision (PRODUCT.md, Appeals).
+FILING_WINDOW = relativedelta(months=6)
+# Appeals should be decided within this; older open ones are overdue.
+DECISION_TARGET = timedelta(hours=24)
 
 
 class Appeal(models.Model):
@@ -39,7 +47,7 @@ class Appeal(models.Model):
     evidence_urls = models.JSONField(default=list, blank=True)
     correction_details = models.TextField(blank=True, help_text="What was corrected, and where.")
     status = models.CharField(max_length=20, choices=AppealStatus.choices, default=AppealStatus.OPEN)
-    # Bumped by every transition; a stale writer's conditional UPDATE matches no row.
+    # Bumped by every transition; a decision made from a page showing an older version is refused.
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     decision_notice_at = models.DateTimeField(help_text="When the owner was told of the decision appealed.")
@@ -76,10 +84,10 @@ class Appeal(models.Model):
         return self.status in OPEN_STATUSES
 
 
-class AppealEvent(models.Model):
+class AppealEvent(AppendOnlyModel):
     """One state change of an appeal: the history the owner, organisation and staff read."""
 
-    appeal = models.ForeignKey(Appeal, on_delete=models.CASCADE, related_name="events")
+    appeal = models.ForeignKey(Appeal, on_delete=models.PROTECT, related_name="events")
     from_status = models.CharField(max_length=20, choices=AppealStatus.choices, blank=True)
     to_status = models.CharField(max_length=20, choices=AppealStatus.choices)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -88,6 +96,7 @@ class AppealEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        triggers = append_only_triggers("appeal_event")
 
     def __str__(self) -> str:
         return f"{self.appeal_id}: {self.from_status or '-'} -> {self.to_status}"

@@ -10,6 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from core.append_only import AppendOnlyModel, append_only_triggers
 from factcheck.models import Page, Post, Rating, Verdict
 
 unit_interval = [MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1"))]
@@ -169,24 +170,37 @@ class PageStanding(models.Model):
     active_strikes = models.PositiveIntegerField(default=0)
     is_repeat_offender = models.BooleanField(default=False, db_index=True)
     page_multiplier = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("1"))
-    monetisation_suspended = models.BooleanField(default=False)
     since = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"{self.page}: {self.active_strikes} strikes{' (repeat offender)' if self.is_repeat_offender else ''}"
 
+    @property
+    def monetisation_suspended(self) -> bool:
+        """A repeat offender's page loses monetisation, exactly as long as it is one."""
+        return self.is_repeat_offender
 
-class RatingDecision(models.Model):
-    """That a rating has been turned into actions: what the reconciler looks for."""
 
-    rating = models.OneToOneField(Rating, on_delete=models.PROTECT, related_name="decision")
+class RatingDecision(AppendOnlyModel):
+    """That a rating has been turned into actions on one post: what the reconciler looks for.
+
+    Keyed by (rating, post): a rating decides its own post, and (with near-duplicate matching)
+    the copies it is matched to.
+    """
+
+    rating = models.ForeignKey(Rating, on_delete=models.PROTECT, related_name="decisions")
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="rating_decisions")
     outcome = models.CharField(max_length=20, choices=DecisionOutcome.choices)
     action = models.ForeignKey(Action, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     decided_at = models.DateTimeField()
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rating", "post"], name="one_decision_per_rating_and_post")]
+        triggers = append_only_triggers("rating_decision")
+
     def __str__(self) -> str:
-        return f"rating {self.rating_id}: {self.outcome}"
+        return f"rating {self.rating_id} on post {self.post_id}: {self.outcome}"
 
 
 class PostDistribution(models.Model):
@@ -203,7 +217,7 @@ class PostDistribution(models.Model):
         return f"{self.post_id}: x{self.multiplier}"
 
 
-class DistributionChange(models.Model):
+class DistributionChange(AppendOnlyModel):
     """The decisions feed: one row per change of a post's distribution, ids in commit order."""
 
     post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="distribution_changes")
@@ -217,6 +231,7 @@ class DistributionChange(models.Model):
 
     class Meta:
         ordering = ["id"]
+        triggers = append_only_triggers("distribution_change")
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.post_id}: x{self.multiplier}"

@@ -67,7 +67,7 @@ def populate(ts_user):
                 if i % 4 == 1:
                     claim_post(reviewer=checker, post_id=post.pk)
                 continue
-            rating = record_rating(
+            rating = record_rating(claim_if_unclaimed=True,
                 reviewer=checker, post_id=post.pk, verdict=VERDICTS[(i // 2) % len(VERDICTS)],
                 rationale="Checked against the primary source.", sources=["https://source.example/a"],
             )

@@ -36,7 +36,7 @@ def rated_post(owner, factchecker):
     """A post on the owner's page, rated False and decided."""
     post = PostFactory()
     post.page.owners.add(owner)
-    rating = record_rating(
+    rating = record_rating(claim_if_unclaimed=True,
         reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Fabricated quote.",
         sources=["https://evidence.example/1"],
     )
@@ -149,11 +149,14 @@ def test_a_second_appeal_while_one_is_open_is_409(owner, rated_post):
     assert Appeal.objects.count() == 1
 
 
-def test_after_six_months_the_window_is_closed_422(owner, rated_post):
-    RatingDecision.objects.filter(rating__post=rated_post).update(
-        decided_at=timezone.now() - timedelta(days=31 * 6 + 1)
-    )
-    response = file(owner, rated_post)
+def test_after_six_months_the_window_is_closed_422(owner, factchecker):
+    long_ago = timezone.now() - timedelta(days=31 * 6 + 1)
+    post = PostFactory()
+    post.page.owners.add(owner)
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false",
+                           rationale="Fabricated quote.", sources=["https://evidence.example/1"], now=long_ago)
+    apply_rating(rating_id=rating.pk, now=long_ago)
+    response = file(owner, post)
     assert response.status_code == 422
     error = response.json()["error"]
     assert error["code"] == "appeal_refused"

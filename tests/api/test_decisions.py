@@ -11,8 +11,9 @@ from tests.factories import FactCheckerFactory, PostFactory, StaffFactory, UserF
 
 
 def rate_and_decide(post, reviewer, verdict: str = "false") -> None:
-    rating = record_rating(
-        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="Checked.", sources=["https://s.example"]
+    rating = record_rating(claim_if_unclaimed=True,
+        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="Checked.", sources=["https://s.example"],
+        change_reason="Re-checked.",
     )
     apply_rating(rating_id=rating.pk)
 
@@ -40,7 +41,7 @@ def test_the_feed_pages_through_changes_in_order_by_cursor(platform_client, fact
 def test_a_superseding_true_rating_appears_as_a_new_change_restoring_distribution(platform_client, factchecker):
     post = PostFactory()
     rate_and_decide(post, factchecker, "false")
-    rate_and_decide(post, FactCheckerFactory(), "true")
+    rate_and_decide(post, FactCheckerFactory(organisation=factchecker.organisation), "true")
     decisions = platform_client.get("/api/v1/decisions").json()["decisions"]
     assert [d["distribution"]["multiplier"] for d in decisions] == [0.2, 1.0]
     assert decisions[1]["distribution"]["labels"] == []

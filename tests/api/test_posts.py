@@ -10,7 +10,15 @@ from django.utils import timezone
 from factcheck.ratings import record_rating
 from moderation.enforcement import apply_rating
 from tests.conftest import bearer_client
-from tests.factories import FactCheckerFactory, FlagFactory, PlatformUserFactory, PostFactory, StaffFactory, UserFactory
+from tests.factories import (
+    FactCheckerFactory,
+    FlagFactory,
+    OrganisationFactory,
+    PlatformUserFactory,
+    PostFactory,
+    StaffFactory,
+    UserFactory,
+)
 
 
 @pytest.mark.django_db
@@ -69,7 +77,7 @@ def test_an_unknown_post_is_404(platform_client):
 @pytest.mark.django_db
 def test_a_rated_post_shows_rating_actions_and_reasons(platform_client, factchecker):
     post = PostFactory()
-    rating = record_rating(
+    rating = record_rating(claim_if_unclaimed=True,
         reviewer=factchecker, post_id=post.pk, verdict="partly_false", rationale="Wrong figures.",
         sources=["https://stats.example/table"],
     )
@@ -100,15 +108,16 @@ def test_a_rated_post_shows_rating_actions_and_reasons(platform_client, factchec
 
 @pytest.mark.django_db
 def test_reading_a_post_takes_a_fixed_number_of_queries(page_owner, django_assert_max_num_queries):
-    reviewers = FactCheckerFactory.create_batch(3)
+    reviewers = FactCheckerFactory.create_batch(3, organisation=OrganisationFactory())
     post = PostFactory()
     post.page.owners.add(page_owner)
     for n in range(30):
         FlagFactory(post=post, source=["user_report", "classifier", "partner"][n % 3])
     for n, reviewer in enumerate(reviewers):  # three ratings, each superseding the last: three actions
-        rating = record_rating(
+        rating = record_rating(claim_if_unclaimed=True,
             reviewer=reviewer, post_id=post.pk, verdict=["false", "altered", "partly_false"][n],
             rationale="Checked.", sources=["https://source.example"], now=timezone.now() + timedelta(seconds=n),
+            change_reason="Re-checked.",
         )
         apply_rating(rating_id=rating.pk)
     client = bearer_client(page_owner)

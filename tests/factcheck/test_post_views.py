@@ -52,10 +52,10 @@ def test_post_page_shows_the_post_its_flags_reach_page_and_earlier_ratings(login
     FlagFactory(post=post, source=FlagSource.TRUSTED_FLAGGER, reason="medical misinformation")
     earlier = PostFactory(page=page, queue_state=QueueState.RATED)
     other_org = FactCheckerFactory(organisation=OrganisationFactory(name="Checkers United"))
-    record_rating(reviewer=other_org, post_id=earlier.pk, verdict=Verdict.PARTLY_FALSE, rationale="r",
+    record_rating(claim_if_unclaimed=True, reviewer=other_org, post_id=earlier.pk, verdict=Verdict.PARTLY_FALSE, rationale="r",
                   sources=["https://a.example"])
     PageStanding.objects.create(page=page, active_strikes=3, is_repeat_offender=True, page_multiplier="0.5",
-                                monetisation_suspended=True, since=timezone.now())
+                                since=timezone.now())
 
     html = login(factchecker).get(f"/queue/posts/{post.pk}/").content.decode()
     assert "Lemon water cures measles" in html and "https://social.example/p/1" in html
@@ -64,7 +64,9 @@ def test_post_page_shows_the_post_its_flags_reach_page_and_earlier_ratings(login
     assert "40,000" in html and "2,000" in html and "4,200" in html  # velocity: 42,000 reach over 10 hours
     assert "Partly false" in html and "Checkers United" in html
     assert "3 active strikes" in html and "Repeat offender" in html
-    assert 'name="rationale"' in html  # nobody holds it: rating directly is allowed
+    # Nobody holds it: in the browser a reviewer claims it first, so no rating form yet.
+    assert "Claim this post before you rate it." in html
+    assert 'name="rationale"' not in html
 
 
 def test_a_page_without_strikes_or_ratings_says_so(login, factchecker):
@@ -129,10 +131,21 @@ def test_rating_a_claimed_post_saves_it_completes_the_claim_and_returns_to_the_q
     assert "Rating saved: “post-lemon” rated False." in queue
 
 
-def test_an_unclaimed_post_can_be_rated_directly(login, factchecker):
+def test_an_unclaimed_post_is_not_rated_in_the_browser_without_its_claim(login, factchecker):
     post = PostFactory()
+    client = login(factchecker)
+    response = rate(client, post, verdict=Verdict.MISSING_CONTEXT, article_url="")
+    assert response.status_code == 302
+    assert "Claim this post before you rate it." in client.get(response["Location"]).content.decode()
+    assert not Rating.objects.exists()
+
+
+def test_the_claimed_post_is_rated_in_the_browser(login, factchecker):
+    post = PostFactory()
+    claim_post(reviewer=factchecker, post_id=post.pk)
     assert rate(login(factchecker), post, verdict=Verdict.MISSING_CONTEXT, article_url="").status_code == 302
     assert Rating.objects.get().verdict == Verdict.MISSING_CONTEXT
+    assert Claim.objects.get().status == ClaimStatus.COMPLETED
 
 
 @pytest.mark.parametrize(
@@ -175,7 +188,7 @@ def test_a_politicians_post_shows_why_it_cannot_be_rated_and_a_rating_is_refused
     post = PostFactory(page__is_politician=True, queue_state=QueueState.NOT_ELIGIBLE)
     client = login(factchecker)
     html = client.get(f"/queue/posts/{post.pk}/").content.decode()
-    assert "posts and ads from politicians are not fact-checked" in html
+    assert "Posts and ads from politicians are not fact-checked." in html
     assert 'name="rationale"' not in html
     response = rate(client, post)
     assert response.status_code == 302
@@ -185,13 +198,17 @@ def test_a_politicians_post_shows_why_it_cannot_be_rated_and_a_rating_is_refused
 
 def test_rating_a_rated_post_again_supersedes_the_earlier_rating(login, factchecker):
     post = PostFactory()
-    record_rating(reviewer=factchecker, post_id=post.pk, verdict=Verdict.TRUE, rationale="r",
+    record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict=Verdict.TRUE, rationale="r",
                   sources=["https://a.example"])
     client = login(factchecker)
-    assert "A new rating supersedes the current one" in client.get(f"/queue/posts/{post.pk}/").content.decode()
-    rate(client, post)
-    assert list(Rating.objects.order_by("id").values_list("verdict", "is_current")) == [
-        (Verdict.TRUE, False), (Verdict.FALSE, True),
+    html = client.get(f"/queue/posts/{post.pk}/").content.decode()
+    assert "A new rating supersedes the current one" in html and 'name="change_reason"' in html
+    response = rate(client, post)  # without a reason: refused next to the field
+    assert "Say why the rating changes" in field_block(response.content.decode(), "change_reason")
+    assert Rating.objects.count() == 1
+    rate(client, post, change_reason="A new study contradicts it.")
+    assert list(Rating.objects.order_by("id").values_list("verdict", "is_current", "change_reason")) == [
+        (Verdict.TRUE, False, ""), (Verdict.FALSE, True, "A new study contradicts it."),
     ]
 
 
@@ -206,14 +223,14 @@ def test_post_page_renders_in_a_fixed_number_of_queries(login, factchecker, djan
         FlagFactory.create_batch(rows // 4, post=post, source=source)
     for i in range(rows):
         earlier = PostFactory(page=page)
-        record_rating(reviewer=FactCheckerFactory(), post_id=earlier.pk, verdict=Verdict.FALSE, rationale=f"r{i}",
+        record_rating(claim_if_unclaimed=True, reviewer=FactCheckerFactory(), post_id=earlier.pk, verdict=Verdict.FALSE, rationale=f"r{i}",
                       sources=["https://a.example"])
     PageStanding.objects.create(page=page, active_strikes=rows)
     claim_post(reviewer=factchecker, post_id=post.pk)
     client = login(factchecker)
-    # session, user, post with page/standing/distribution, claim, history, flags by source, recent flags,
-    # and the organisation in the header
-    with django_assert_max_num_queries(8):
+    # session, user, post with page/standing/distribution, claim, history, current rating, flags by
+    # source, recent flags, and the organisation in the header (which the coverage check reuses)
+    with django_assert_max_num_queries(9):
         response = client.get(f"/queue/posts/{post.pk}/")
     assert response.status_code == 200
     assert f"{rows} active strikes" in response.content.decode()

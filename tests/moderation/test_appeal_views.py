@@ -24,7 +24,7 @@ SCRIPT = '<script>alert("x")</script><b>bold</b>'
 def rated_post(*, rater, owner, verdict: str = "false", text: str = "A miracle cure was found."):
     post = PostFactory(page=PageFactory(), text=text)
     post.page.owners.add(owner)
-    rating = record_rating(reviewer=rater, post_id=post.pk, verdict=verdict, rationale="No such cure exists.",
+    rating = record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=verdict, rationale="No such cure exists.",
                            sources=["https://who.example/facts"])
     apply_rating(rating_id=rating.pk)
     return post

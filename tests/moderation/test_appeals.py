@@ -11,7 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
-from factcheck.ratings import record_rating
+from factcheck.models import Rating
+from factcheck.ratings import AppealOpen, NotYourRating, record_rating
 from moderation.appeals import (
     AppealConflict,
     AppealRefused,
@@ -38,7 +39,7 @@ def owner(db):
 def rated_post(owner, factchecker):
     post = PostFactory(page=PageFactory())
     post.page.owners.add(owner)
-    rating = record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Fabricated.",
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Fabricated.",
                            sources=["https://a.example"])
     apply_rating(rating_id=rating.pk)
     return post
@@ -161,7 +162,7 @@ def test_reversal_drops_a_page_below_the_repeat_offender_threshold(owner, factch
     page.owners.add(owner)
     posts = PostFactory.create_batch(3, page=page)
     for post in posts:
-        apply_rating(rating_id=record_rating(reviewer=factchecker, post_id=post.pk, verdict="false",
+        apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false",
                                              rationale="No.", sources=["https://a.example"]).pk)
     assert PageStanding.objects.get(page=page).is_repeat_offender
     appeal = dispute(owner, posts[0])
@@ -177,7 +178,7 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
     first, second = (FactCheckerFactory(organisation=rater.organisation) for _ in range(2))
     post = PostFactory()
     post.page.owners.add(owner)
-    apply_rating(rating_id=record_rating(reviewer=rater, post_id=post.pk, verdict="false", rationale="No.",
+    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict="false", rationale="No.",
                                          sources=["https://a.example"]).pk)
     appeal = dispute(owner, post)
     barrier = threading.Barrier(2)
@@ -205,17 +206,20 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
     assert AppealEvent.objects.filter(appeal=appeal, to_status__in=["upheld", "reversed"]).count() == 1
 
 
-def test_an_appeal_against_a_replaced_rating_cannot_reverse_the_newer_one(owner, rated_post, colleague):
+def test_while_a_dispute_is_open_only_its_decision_changes_the_rating(owner, rated_post, colleague, factchecker):
     appeal = dispute(owner, rated_post)
-    other_org = FactCheckerFactory()
-    newer = record_rating(reviewer=other_org, post_id=rated_post.pk, verdict="partly_false", rationale="Mixed.",
-                          sources=["https://b.example"])
-    apply_rating(rating_id=newer.pk)
-    with pytest.raises(AppealConflict, match="replaced"):
-        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="x")
-    newer.refresh_from_db()
-    assert newer.is_current
-    assert decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="Superseded.").status == "upheld"
+    rating = Rating.objects.get(post=rated_post, is_current=True)
+    with pytest.raises(NotYourRating):  # another organisation never
+        record_rating(claim_if_unclaimed=True, reviewer=FactCheckerFactory(), post_id=rated_post.pk,
+                      verdict="true", rationale="Mixed.", sources=["https://b.example"], change_reason="x")
+    for member in (factchecker, colleague):  # not the rater, not a colleague: only the appeal's decision
+        with pytest.raises(AppealOpen):
+            record_rating(claim_if_unclaimed=True, reviewer=member, post_id=rated_post.pk, verdict="true",
+                          rationale="Mixed.", sources=["https://b.example"], change_reason="New evidence.")
+    assert list(Rating.objects.filter(post=rated_post).values_list("pk", flat=True)) == [rating.pk]
+    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The quote is real.",
+                            new_verdict="true")
+    assert decided.new_rating.is_current and decided.new_rating.change_reason.endswith("The quote is real.")
 
 
 def test_reversing_a_removal_that_staff_lifted_meanwhile_is_a_conflict_not_an_error(owner):

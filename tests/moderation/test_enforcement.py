@@ -8,7 +8,7 @@ import pytest
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Verdict
-from factcheck.ratings import record_rating
+from factcheck.ratings import NotYourRating, record_rating
 from moderation.enforcement import apply_rating
 from moderation.models import (
     Action,
@@ -27,9 +27,9 @@ FALSE_LABEL = "False information. Checked by independent fact-checkers."
 
 
 def rate(reviewer, post, verdict: str, rationale: str = "See sources.") -> object:
-    return record_rating(
+    return record_rating(claim_if_unclaimed=True,
         reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale=rationale,
-        sources=["https://evidence.example/1"],
+        sources=["https://evidence.example/1"], change_reason="Re-checked with new evidence.",
     )
 
 
@@ -160,8 +160,10 @@ def test_a_multiplier_outside_zero_to_one_is_refused(staff_user):
 
 
 @pytest.mark.django_db
-def test_another_organisations_reviewer_can_supersede(rate_and_decide):
+def test_another_organisations_reviewer_cannot_supersede_and_a_colleague_can(rate_and_decide, factchecker):
     post = PostFactory()
     rate_and_decide(post, Verdict.FALSE)
-    rate_and_decide(post, Verdict.MISSING_CONTEXT, reviewer=FactCheckerFactory())
+    with pytest.raises(NotYourRating):
+        rate(FactCheckerFactory(), post, Verdict.TRUE)
+    rate_and_decide(post, Verdict.MISSING_CONTEXT, reviewer=FactCheckerFactory(organisation=factchecker.organisation))
     assert PostDistribution.objects.get(post=post).labels == ["Missing context."]

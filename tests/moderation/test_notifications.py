@@ -55,7 +55,7 @@ def post(owner):
 def decided(post, factchecker, run_worker, django_capture_on_commit_callbacks, mailoutbox):
     """The post rated False and decided by real workers; the decision e-mail already sent."""
     with django_capture_on_commit_callbacks(execute=True):
-        record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale=RATIONALE,
+        record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale=RATIONALE,
                       sources=["https://parliament.example/speech"])
     with django_capture_on_commit_callbacks(execute=True):
         run_worker()
@@ -75,7 +75,7 @@ def test_a_false_rating_is_emailed_to_the_page_owners_by_a_real_worker(
     co_owner = UserFactory()
     post.page.owners.add(co_owner)
     with django_capture_on_commit_callbacks(execute=True):
-        record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale=RATIONALE,
+        record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale=RATIONALE,
                       sources=["https://parliament.example/speech"])
     assert queued_job_names() == ["moderation.jobs.apply_rating"]
 

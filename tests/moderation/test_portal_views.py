@@ -27,8 +27,9 @@ pytestmark = pytest.mark.django_db
 
 
 def rate(post, reviewer, *, verdict="false", rationale="The quote is invented.", **kw):
-    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale=rationale,
-                           sources=["https://source.example/evidence"], article_url=kw.get("article_url", ""))
+    rating = record_rating(claim_if_unclaimed=True, reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale=rationale,
+                           sources=["https://source.example/evidence"], article_url=kw.get("article_url", ""),
+                           change_reason="Re-checked with new evidence.")
     apply_rating(rating_id=rating.pk)
     return rating
 
@@ -227,10 +228,14 @@ def test_a_second_appeal_against_the_same_decision_is_refused_with_a_message(log
     assert Appeal.objects.count() == 1
 
 
-def test_filing_after_the_six_month_window_is_refused_with_a_message(login, owner, rated_post):
+def test_filing_after_the_six_month_window_is_refused_with_a_message(login, owner, page, factchecker):
     long_ago = timezone.now() - timedelta(days=200)
-    RatingDecision.objects.filter(rating__post=rated_post).update(decided_at=long_ago)
-    response = file(login(owner), rated_post)
+    # Rated and decided 200 days ago (history is append-only, so it is made in the past, not rewritten).
+    old_post = PostFactory(page=page)
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=old_post.pk, verdict="false",
+                           rationale="Invented.", sources=["https://source.example/evidence"], now=long_ago)
+    apply_rating(rating_id=rating.pk, now=long_ago)
+    response = file(login(owner), old_post)
     closed = long_ago + relativedelta(months=6)
     assert f"The 6-month window to appeal this decision closed on {closed:%d %B %Y}." in text(response)
     assert not Appeal.objects.exists()

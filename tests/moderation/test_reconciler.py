@@ -19,7 +19,7 @@ def test_reconciler_applies_a_rating_whose_job_never_ran(factchecker, run_worker
     post = PostFactory()
     # Redis was "down": the on-commit callback never ran, so no job exists.
     with django_capture_on_commit_callbacks(execute=False):
-        rating = record_rating(
+        rating = record_rating(claim_if_unclaimed=True,
             reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Fake.", sources=["https://a.example"]
         )
     assert run_worker() == 0
@@ -40,7 +40,7 @@ def test_reconciler_runs_as_a_job_on_a_real_worker(factchecker, run_worker, sett
 
     settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
     post = PostFactory()
-    record_rating(reviewer=factchecker, post_id=post.pk, verdict="altered", rationale="Edited.", sources=["https://a.example"])
+    record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="altered", rationale="Edited.", sources=["https://a.example"])
     django_rq.get_queue("default").enqueue(jobs.reconcile_decisions)
     assert run_worker() == 1
     assert PostDistribution.objects.get(post=post).labels == ["Altered media."]

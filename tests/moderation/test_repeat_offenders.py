@@ -17,8 +17,9 @@ from tests.factories import PageFactory, PostFactory
 
 
 def rate_false(reviewer, post, *, now=None, verdict=Verdict.FALSE):
-    rating = record_rating(
-        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="Made up.", sources=["https://x.example"]
+    rating = record_rating(claim_if_unclaimed=True,
+        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="Made up.", sources=["https://x.example"],
+        change_reason="Re-checked.",
     )
     apply_rating(rating_id=rating.pk, now=now)
     return rating
@@ -80,17 +81,43 @@ def test_partly_false_gives_no_strike(factchecker):
 
 
 @pytest.mark.django_db
-def test_a_post_that_arrives_after_the_page_became_a_repeat_offender_is_halved_too(factchecker, platform_user):
+def test_a_post_that_arrives_after_the_page_became_a_repeat_offender_is_halved_too(
+    factchecker, platform_user, django_capture_on_commit_callbacks, run_worker
+):
     from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 
     page = PageFactory()
     for post in PostFactory.create_batch(3, page=page):
         rate_false(factchecker, post)
     now = timezone.now()
-    ingest_flags(flags=[FlagInput(idempotency_key="late", source="user_report", flagged_at=now,
-                                  post=PostInput(external_id="late-post", posted_at=now,
-                                                 page=PageInput(page.external_id, page.name)))],
-                 submitted_by=platform_user)
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_flags(flags=[FlagInput(idempotency_key="late", source="user_report", flagged_at=now,
+                                      post=PostInput(external_id="late-post", posted_at=now,
+                                                     page=PageInput(page.external_id, page.name)))],
+                     submitted_by=platform_user)
+    # The page's standing reaches the new post in a job after the ingest commits, not inside it.
+    assert not PostDistribution.objects.filter(post__external_id="late-post").exists()
+    assert run_worker() == 1
     late = PostDistribution.objects.get(post__external_id="late-post")
     assert late.multiplier == Decimal("0.5")
     assert DistributionChange.objects.filter(post__external_id="late-post").exists()
+
+
+@pytest.mark.django_db
+def test_a_new_post_of_a_repeat_offender_whose_job_was_lost_is_halved_by_the_standings_refresh(
+    factchecker, platform_user
+):
+    from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+
+    page = PageFactory()
+    for post in PostFactory.create_batch(3, page=page):
+        rate_false(factchecker, post)
+    now = timezone.now()
+    # Inside the test transaction nothing commits, so the after-commit job never runs: it is lost.
+    ingest_flags(flags=[FlagInput(idempotency_key="lost", source="user_report", flagged_at=now,
+                                  post=PostInput(external_id="lost-job", posted_at=now,
+                                                 page=PageInput(page.external_id, page.name)))],
+                 submitted_by=platform_user)
+    assert not PostDistribution.objects.filter(post__external_id="lost-job").exists()
+    refresh_standings()
+    assert PostDistribution.objects.get(post__external_id="lost-job").multiplier == Decimal("0.5")

@@ -16,7 +16,6 @@ from moderation.appeals import FILING_WINDOW, AppealConflict, decide_appeal, fil
 from moderation.enforcement import apply_rating
 from moderation.models import Action, Appeal, EnforcementPolicy, Notification, RatingDecision
 from moderation.policy import save_policy
-from moderation.reasons import statement_of_reasons
 from moderation.staff_actions import lift_action, override_action, remove_post
 from moderation.timeline import post_timeline
 from tests.factories import PASSWORD, FactCheckerFactory, PostFactory, UserFactory
@@ -34,7 +33,7 @@ def rated(factchecker):
     owner = UserFactory()
     post = PostFactory()
     post.page.owners.add(owner)
-    apply_rating(rating_id=record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Invented.",
+    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Invented.",
                                          sources=["https://a.example"]).pk)
     return owner, post
 
@@ -72,7 +71,7 @@ def test_an_override_is_explained_as_staffs_and_the_owner_is_told(rated, staff):
     action = Action.objects.get(post=post)
     override = override_action(staff=staff, action_id=action.pk, feed_multiplier="0.8", label="",
                                reason="Demotion too harsh for a quoted claim.")
-    sor = statement_of_reasons(override)
+    sor = override.statement  # stored when the override was made
     assert "trust-and-safety staff" in sor.automation
     assert sor.facts == "Demotion too harsh for a quoted claim."
     # appeals are against the rating, so the window counts from the rating's decision, not the override

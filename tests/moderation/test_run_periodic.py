@@ -33,11 +33,10 @@ def test_run_periodic_once_returns_expired_claims_to_the_queue(factchecker):
 def test_run_periodic_once_applies_a_rating_whose_decision_job_never_ran(factchecker):
     post = PostFactory()
     # Inside the test transaction nothing commits, so the on-commit decision job never runs.
-    rating = record_rating(
+    rating = record_rating(claim_if_unclaimed=True,
         reviewer=factchecker, post_id=post.pk, verdict=Verdict.FALSE, rationale="Fabricated quote.",
-        sources=["https://example.org/evidence"],
+        sources=["https://example.org/evidence"], now=timezone.now() - timedelta(minutes=5),
     )
-    Rating.objects.filter(pk=rating.pk).update(created_at=timezone.now() - timedelta(minutes=5))
     assert not RatingDecision.objects.exists()
 
     call_command("run_periodic", "--once")

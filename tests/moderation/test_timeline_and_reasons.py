@@ -8,7 +8,7 @@ from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Action
-from moderation.reasons import MISINFORMATION_POLICY, statement_of_reasons
+from moderation.reasons import MISINFORMATION_POLICY
 from moderation.timeline import post_timeline
 from tests.factories import FactCheckerFactory, FlagFactory, PostFactory, UserFactory
 
@@ -21,7 +21,7 @@ def story(factchecker):
     post = PostFactory()
     post.page.owners.add(owner)
     FlagFactory(post=post, source="classifier")
-    rating = record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale="The quote is invented.",
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale="The quote is invented.",
                            sources=["https://a.example"])
     apply_rating(rating_id=rating.pk)
     return owner, post
@@ -29,7 +29,7 @@ def story(factchecker):
 
 def test_statement_of_reasons_says_what_why_automation_and_how_to_appeal(story, factchecker):
     _, post = story
-    sor = statement_of_reasons(Action.objects.get(post=post))
+    sor = Action.objects.get(post=post).statement
     assert "80% less" in sor.what and "False information" in sor.what
     assert sor.ground == MISINFORMATION_POLICY
     assert sor.facts == f"Rated False by {factchecker.organisation.name}: The quote is invented."
