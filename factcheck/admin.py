@@ -11,7 +11,7 @@ never imports moderation.
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -19,6 +19,7 @@ from audit.models import AuditEvent
 from core.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
 from factcheck.admin_actions import PoliticianPageActions
 from factcheck.models import Claim, Flag, Organisation, Page, Post, Rating, Verdict
+from factcheck.selectors import flag_counts, recent_flags
 
 LATEST_FLAGS_SHOWN = 20
 LATEST_EVENTS_SHOWN = 50
@@ -134,9 +135,9 @@ class PostAdmin(ReadOnlyAdmin):
 
     @admin.display(description="flags")
     def flags_summary(self, post: Post):
-        by_source = Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by("source")
-        counts = html_table(("source", "flags"), ((row["source"], row["n"]) for row in by_source), empty="No flags.")
-        latest = Flag.objects.filter(post=post).order_by("-flagged_at", "-id")[:LATEST_FLAGS_SHOWN]
+        by_source = [(source, n) for source, n in sorted(flag_counts(post).items()) if n]
+        counts = html_table(("source", "flags"), by_source, empty="No flags.")
+        latest = recent_flags(post, limit=LATEST_FLAGS_SHOWN)
         rows = html_table(
             ("flagged at", "source", "reason", "idempotency key"),
             ((f.flagged_at, f.get_source_display(), f.reason, f.idempotency_key) for f in latest),

@@ -208,7 +208,8 @@ class Rating(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         # The Python twin of the database trigger: an existing rating changes only its supersession.
-        if not self._state.adding and not set(kwargs.get("update_fields") or ()) <= set(SUPERSESSION_FIELDS):
+        update_fields = kwargs.get("update_fields")
+        if not self._state.adding and (update_fields is None or not set(update_fields) <= set(SUPERSESSION_FIELDS)):
             raise AppendOnlyError("a rating's content is never changed; record a new rating instead")
         super().save(*args, **kwargs)
 

@@ -138,10 +138,6 @@ def _clean_change_reason(change_reason: str) -> str:
     return change_reason
 
 
-def current_rating(post: Post) -> Rating | None:
-    return Rating.objects.filter(post=post, is_current=True).select_related("organisation", "reviewer").first()
-
-
 def rating_refusal(
     *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime | None = None
 ) -> Refusal | None:

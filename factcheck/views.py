@@ -15,7 +15,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db.models import Count, FilteredRelation, Q
+from django.db.models import FilteredRelation, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -28,10 +28,11 @@ from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatingForm, render_filter_fields
-from factcheck.models import ClaimStatus, Flag, FlagSource, Organisation, Post, QueueState
+from factcheck.models import ClaimStatus, FlagSource, Organisation, Post, QueueState
 from factcheck.priority import priority_of
 from factcheck.queue import QueueFilters, active_claim, post_history, queued_posts
-from factcheck.ratings import current_rating, rating_refusal, record_rating
+from factcheck.ratings import rating_refusal, record_rating
+from factcheck.selectors import current_rating, flag_counts, recent_flags
 
 PAGE_SIZE = 25
 RECENT_FLAGS = 20
@@ -262,11 +263,12 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
     held = claim is not None and claim.reviewer_id == request.user.pk
     history = list(post_history(post)[:HISTORY_ROWS])
     current = current_rating(post)
+    counts = flag_counts(post)
     flags_by_source = [
-        {"source": row["source"], "label": FLAG_LABELS.get(row["source"], row["source"]), "count": row["n"]}
-        for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by("-n", "source")
+        {"source": source, "label": FLAG_LABELS[source], "count": n}
+        for source, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        if n
     ]
-    recent_flags = list(Flag.objects.filter(post=post).order_by("-flagged_at", "-id")[:RECENT_FLAGS])
     velocity = priority_of(post, now=now).velocity
     politician = post.page.is_politician
     return {
@@ -284,7 +286,7 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         "history": history,
         "flags_by_source": flags_by_source,
         "flag_total": sum(row["count"] for row in flags_by_source),
-        "recent_flags": recent_flags,
+        "recent_flags": recent_flags(post, limit=RECENT_FLAGS),
         "velocity": velocity,
         "form": form,
     }

@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.responses import Status
@@ -19,7 +18,8 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, errors_for
 from factcheck.api import RatingOut, rating_out
-from factcheck.models import Flag, FlagSource, MediaType, Post, QueueState, Rating
+from factcheck.models import MediaType, Post, QueueState
+from factcheck.selectors import current_rating, flag_counts
 from moderation.appeals import (
     MAX_EVIDENCE_URLS,
     MAX_STATEMENT,
@@ -150,10 +150,8 @@ def appeal_out(appeal: Appeal) -> dict[str, Any]:
 
 
 def post_out(post: Post) -> dict[str, Any]:
-    by_source = dict.fromkeys(FlagSource.values, 0)
-    for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by():
-        by_source[row["source"]] = row["n"]
-    rating = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
+    by_source = flag_counts(post)
+    rating = current_rating(post)
     return {
         "external_id": post.external_id,
         "url": post.url,

@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from decimal import Decimal
 from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import Exists, OuterRef, Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -34,25 +33,22 @@ from moderation.appeals import (
     is_overdue,
     withdraw_appeal,
 )
-from moderation.distribution import current_distribution
 from moderation.forms import AppealForm
 from moderation.models import (
     Action,
-    ActionKind,
     Appeal,
     AppealKind,
     Notification,
     RepeatOffenderPolicy,
-    StatementOfReasons,
     Strike,
     StrikeKind,
 )
 from moderation.notifications import mark_read
+from moderation.selectors import active_actions, appealable_kinds, current_ratings, owner_distribution, statements
 from moderation.timeline import post_timeline
 
 PAGE_SIZE = 20
 NOTIFICATIONS_SHOWN = 20
-ONE = Decimal("1")
 
 
 def page_owner_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -74,33 +70,6 @@ def _url_for_ids(name: str) -> Callable[[int], str]:
     marker = "987654321"
     head, tail = reverse(name, args=[marker]).split(marker)
     return lambda pk: f"{head}{pk}{tail}"
-
-
-def _distribution(post: Post) -> dict[str, object]:
-    """The post's current distribution as an owner reads it."""
-    current = current_distribution(post)
-    return {
-        "multiplier": f"{current.multiplier.normalize():f}",
-        "percent_less": round((1 - float(current.multiplier)) * 100),
-        "full": not current.removed and current.multiplier == ONE,
-        "removed": current.removed,
-        "labels": current.labels,
-    }
-
-
-def _statements(actions: list[Action]) -> list[StatementOfReasons]:
-    """The stored statements of the restricting ones (an action that restricts nothing has none)."""
-    return [action.statement for action in actions if hasattr(action, "statement")]
-
-
-def _active_actions() -> QuerySet[Action]:
-    # Each with the statement of reasons stored when it was taken.
-    active = Action.objects.filter(ended_at__isnull=True)
-    return active.select_related("statement").order_by("created_at", "id")
-
-
-def _current_ratings() -> QuerySet[Rating]:
-    return Rating.objects.filter(is_current=True).select_related("organisation")
 
 
 def _strikes_by_page(page_ids: list[int], *, policy: RepeatOffenderPolicy, now: datetime) -> dict[int, dict[str, list]]:
@@ -156,8 +125,8 @@ def portal(request: HttpRequest) -> HttpResponse:
     posts = posts[:PAGE_SIZE]
     prefetch_related_objects(
         posts,
-        Prefetch("ratings", queryset=_current_ratings(), to_attr="current_ratings"),
-        Prefetch("actions", queryset=_active_actions(), to_attr="active_actions"),
+        Prefetch("ratings", queryset=current_ratings(), to_attr="current_ratings"),
+        Prefetch("actions", queryset=active_actions(), to_attr="active_actions"),
         Prefetch("appeals", queryset=Appeal.objects.order_by("-created_at")),
     )
     post_url = _url_for_ids("moderation:portal_post")
@@ -165,9 +134,9 @@ def portal(request: HttpRequest) -> HttpResponse:
         {
             "post": post,
             "url": post_url(post.pk),
-            "distribution": _distribution(post),
+            "distribution": owner_distribution(post),
             "rating": post.current_ratings[0] if post.current_ratings else None,
-            "reasons": _statements(post.active_actions),
+            "reasons": statements(post.active_actions),
             "open_appeals": [appeal for appeal in post.appeals.all() if appeal.is_open],
             "appeal_count": len(post.appeals.all()),
         }
@@ -204,22 +173,15 @@ def mark_notifications_read(request: HttpRequest) -> HttpResponse:
     return redirect("moderation:portal")
 
 
-def _appealable_kinds(rating: Rating | None, actions: list[Action]) -> list[str]:
-    kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION] if rating is not None else []
-    if any(action.kind == ActionKind.REMOVAL for action in actions):
-        kinds.append(AppealKind.REMOVAL)
-    return [str(kind) for kind in kinds]
-
-
 @page_owner_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     post = get_object_or_404(
         Post.objects.filter(page__owners=request.user).select_related("page__standing", "distribution"), pk=post_id
     )
-    rating = _current_ratings().filter(post=post).first()
-    actions = list(_active_actions().filter(post=post))
-    kinds = _appealable_kinds(rating, actions)
+    rating = current_ratings().filter(post=post).first()
+    actions = list(active_actions().filter(post=post))
+    kinds = appealable_kinds(rating, actions)
     form = AppealForm(request.POST or None, kinds=kinds)
     if request.method == "POST":
         if not kinds:
@@ -252,9 +214,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "post": post,
             "page": post.page,
             "standing": getattr(post.page, "standing", None),
-            "distribution": _distribution(post),
+            "distribution": owner_distribution(post),
             "rating": rating,
-            "reasons": _statements(actions),
+            "reasons": statements(actions),
             "form": form if kinds else None,
             # One open appeal per decision: say so before the owner writes a second one.
             "rating_appeal_open": rating is not None and any(a.is_open and a.rating_id == rating.pk for a in appeals),
