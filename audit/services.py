@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from django.db import models
@@ -41,7 +40,3 @@ def record_event(**kwargs: Any) -> AuditEvent:
     event = build_event(**kwargs)
     event.save()
     return event
-
-
-def record_events(events: Iterable[AuditEvent]) -> None:
-    AuditEvent.objects.bulk_create(list(events), batch_size=1000)

@@ -114,7 +114,7 @@ def claim_next(*, reviewer, filters: QueueFilters = QueueFilters(), now: datetim
     candidates = filters.apply(Post.objects.filter(covering(languages=languages, countries=countries),
                                                    queue_state=QueueState.QUEUED))
     # SKIP LOCKED: a post another reviewer is claiming right now is passed over, not waited on.
-    post = candidates.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).first()
+    post = candidates.select_for_update(skip_locked=True, no_key=True, of=("self",)).order_by(*QUEUE_ORDER).first()
     if post is None:
         return None
     return take_claim(post=post, reviewer=reviewer, now=now)
@@ -137,7 +137,7 @@ def _pick_statements(
     )
 
     def pick(qs) -> tuple[str, tuple]:
-        return qs.select_for_update(skip_locked=True, of=("self",)).order_by(*QUEUE_ORDER).values("id")[
+        return qs.select_for_update(skip_locked=True, no_key=True, of=("self",)).order_by(*QUEUE_ORDER).values("id")[
             :1
         ].query.sql_with_params()
 
@@ -206,7 +206,7 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
     _require_factchecker(reviewer)
     now = now or timezone.now()
     # Lock the post so that a concurrent claim of the same post waits and then sees ours.
-    post = Post.objects.select_for_update(of=("self",)).select_related("page").get(pk=post_id)
+    post = Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page").get(pk=post_id)
     if post.page.is_politician or post.queue_state == QueueState.NOT_ELIGIBLE:
         raise NotClaimable("Posts from politicians' pages are not fact-checked.")
     if post.queue_state == QueueState.RATED:
@@ -228,7 +228,7 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
 @transaction.atomic
 def release_claim(*, claim_id: int, reviewer, reason: str = "released by reviewer", now: datetime | None = None) -> None:
     now = now or timezone.now()
-    Post.objects.select_for_update(of=("self",)).filter(claims__pk=claim_id).first()
+    Post.objects.select_for_update(no_key=True, of=("self",)).filter(claims__pk=claim_id).first()
     claim = Claim.objects.get(pk=claim_id)
     if claim.reviewer_id != reviewer.pk:
         raise NotClaimable("You can only release your own claims.")
@@ -255,7 +255,7 @@ def expire_claims(*, now: datetime | None = None, limit: int = 500) -> int:
     # with a reviewer rating the post at the moment its lease runs out. SKIP LOCKED leaves a post
     # that is being rated right now to that rating.
     post_ids = list(
-        Post.objects.select_for_update(skip_locked=True, of=("self",))
+        Post.objects.select_for_update(skip_locked=True, no_key=True, of=("self",))
         .filter(claims__status=ClaimStatus.ACTIVE, claims__expires_at__lte=now)
         .order_by("id")
         .values_list("id", flat=True)[:limit]

@@ -16,7 +16,7 @@ from factcheck.models import Claim, ClaimStatus, Page, Post, QueueState, Rating
 def take_out_of_queue(*, page_ids: list[int], now: datetime) -> int:
     """Posts of politicians' pages leave the queue; their claims end. Returns posts changed."""
     # Lock the pages' posts in id order, like every other writer of posts.
-    list(Post.objects.select_for_update(of=("self",)).filter(page_id__in=page_ids).order_by("id").values_list("id"))
+    list(Post.objects.select_for_update(no_key=True, of=("self",)).filter(page_id__in=page_ids).order_by("id").values_list("id"))
     for claim in Claim.objects.filter(post__page_id__in=page_ids, status=ClaimStatus.ACTIVE):
         expire_claim(claim, now=now, return_to_queue=False)
     return Post.objects.filter(
@@ -38,7 +38,7 @@ def set_politician(*, staff, page_id: int, is_politician: bool, reason: str, now
     if is_politician:
         changed = take_out_of_queue(page_ids=[page.pk], now=now)
     else:
-        posts = list(Post.objects.select_for_update(of=("self",)).filter(page=page).order_by("id"))
+        posts = list(Post.objects.select_for_update(no_key=True, of=("self",)).filter(page=page).order_by("id"))
         rated = set(Rating.objects.filter(post__page=page, is_current=True).values_list("post_id", flat=True))
         back = [p.pk for p in posts if p.queue_state == QueueState.NOT_ELIGIBLE and p.flag_count and p.pk not in rated]
         changed = Post.objects.filter(pk__in=back).update(queue_state=QueueState.QUEUED, updated_at=now)

@@ -154,6 +154,9 @@ def refresh_posts(*, post_ids: list[int], now: datetime | None = None) -> list[D
         by_page: dict[int, list[Post]] = defaultdict(list)
         for post in posts:
             by_page[post.page_id].append(post)
+        # Then their pages' standings (the lock order: posts, standing, feed), so a standing that is
+        # flipping right now is read as it ends up, not as it was.
+        list(PageStanding.objects.select_for_update().filter(page_id__in=list(by_page)).order_by("page_id"))
         for page_posts in by_page.values():
             changes += refresh_distributions(
                 post_ids=[post.pk for post in page_posts], page=page_posts[0].page,
