@@ -70,12 +70,15 @@ def apply_rating(
     if not rating.is_current:
         return record_decision(rating=rating, post=post, outcome=DecisionOutcome.SUPERSEDED, now=now)
     new = action_for(rating, policy_for(rating.verdict))
+    ending = active_post_actions(post)
     if notice == "rated":
-        notice = Notice("rated", {"rating": rating}) if new is not None else None
+        # The owner hears of a new restriction, and of an earlier one this rating lifts.
+        notice = (Notice("rated", {"rating": rating}) if new is not None
+                  else Notice("rating_cleared", {"rating": rating}) if ending else None)
     outcome = carry_out(
         Change(
             post=post, cause=f"rated {rating.get_verdict_display()}", decides=rating,
-            end=[Ending(old, end_reason, f"superseded by rating {rating.pk}") for old in active_post_actions(post)],
+            end=[Ending(old, end_reason, f"superseded by rating {rating.pk}") for old in ending],
             create=[new] if new is not None else [], notice=notice,
         ),
         now=now,

@@ -282,12 +282,6 @@ def test_a_true_rating_lifts_the_earlier_false(factchecker, post):
     # The owner's notice: see test_the_owner_is_told_when_a_true_rating_lifts_the_earlier_false.
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: apply_rating sends the owner a notice only when the new rating restricts the post "
-    "(notice=None when action_for() is None), so a True (or Not eligible) re-rating that lifts an "
-    "earlier False demotion, label and page strike changes the owner's post without telling them; "
-    "every other caller that changes a post's actions sends exactly one notice"
-))
 @pytest.mark.parametrize("verdict", [Verdict.TRUE, Verdict.NOT_ELIGIBLE])
 def test_the_owner_is_told_when_a_true_rating_lifts_the_earlier_false(factchecker, owner, post, verdict):
     rate(factchecker, post, Verdict.FALSE)
@@ -296,7 +290,9 @@ def test_the_owner_is_told_when_a_true_rating_lifts_the_earlier_false(factchecke
     apply_rating(rating_id=lifting.pk)
     assert actions_of(post) == [(ActionKind.FACT_CHECK, D("0.2"), FALSE_LABEL, EndReason.SUPERSEDED)]
     assert distribution_of(post) == (D("1"), [], False)
-    assert [(user_id, kind) for user_id, kind, _ in notices_of(watch)] == [(owner.pk, NotificationKind.DECISION)]
+    notices = notices_of(watch)
+    assert [(user_id, kind) for user_id, kind, _ in notices] == [(owner.pk, NotificationKind.DECISION)]
+    assert "shown normally again" in Notification.objects.get(user=owner, post=post, subject=notices[0][2]).body
 
 
 def test_a_fresh_true_rating_changes_nothing_and_tells_nobody(factchecker, post):
