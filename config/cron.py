@@ -13,3 +13,5 @@ cron.register(factcheck_jobs.refresh_priorities, "default", interval=300)
 cron.register(moderation_jobs.reconcile_decisions, "default", interval=60)
 # Strikes age out: recompute repeat-offender standings and the distributions they affect.
 cron.register(moderation_jobs.refresh_standings, "default", interval=3600)
+# E-mail the notifications whose job was lost (Redis down when they were made).
+cron.register(moderation_jobs.send_unsent_emails, "default", interval=120)

@@ -129,9 +129,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# Sessions are read from the cache (Redis when configured) and written through to the database,
-# so a page view does not pay a database query for its session.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Sessions live in the database only: signing in and every page keep working while Redis is down
+# (a cache in front of them could serve a session that was ended during an outage).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -153,10 +153,14 @@ RQ_QUEUES = {
 RQ = {"COMMIT_MODE": "auto"}
 RQ_SHOW_ADMIN_LINK = True
 FACTDESK_JOBS_IN_PROCESS = not REDIS_URL
-# The API's rate limits count in the cache: shared by every process through Redis when there is one.
+# The API's rate limits count in the cache: shared by every process through Redis when there is one,
+# and in each process's memory while Redis is down (core.resilience.FallbackCache).
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "factdesk"}
+        {
+            "BACKEND": "core.resilience.FallbackCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "factdesk",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils.module_loading import import_string
+
+from core.resilience import OUTAGE, Breaker
 
 logger = logging.getLogger(__name__)
 
@@ -41,16 +44,31 @@ def enqueue(func: Job, *args: Any, queue: str = "default", **kwargs: Any) -> Non
         except Exception:  # A failed in-process job must not break the request that committed.
             logger.exception("in-process job %s failed; the reconciler will retry", _name(func))
         return
-    import django_rq
-    from rq import Retry
+    if _breaker.open:
+        logger.warning("Redis is down: %s not enqueued; the reconciler will pick it up", _name(func))
+        return
+    from rq import Queue, Retry
 
     try:
-        django_rq.get_queue(queue).enqueue(
+        Queue(queue, connection=_enqueue_connection(settings.REDIS_URL)).enqueue(
             func, *args, retry=Retry(max=len(RETRY_INTERVALS), interval=RETRY_INTERVALS), **kwargs
         )
-    except Exception:
-        # Redis down: the committed rows are the record; the periodic reconciler re-drives them.
+    except OUTAGE as exc:
+        # Redis down: the committed rows are the record; the periodic reconcilers re-drive them.
+        _breaker.trip(exc)
         logger.exception("could not enqueue %s; the reconciler will pick it up", _name(func))
+
+
+_breaker = Breaker("jobs")
+
+
+@lru_cache(maxsize=4)
+def _enqueue_connection(url: str):
+    """The web side's Redis connection for enqueueing: short time-outs, so an outage costs a request
+    at most a second (and then nothing, while the breaker is open). Workers keep their own."""
+    from redis import Redis
+
+    return Redis.from_url(url, socket_connect_timeout=1, socket_timeout=2)
 
 
 def enqueue_on_commit(func: Job, *args: Any, **kwargs: Any) -> None:

@@ -24,3 +24,8 @@ def send_notification_email(notification_id: int) -> bool:
 def refresh_distributions(post_ids: list[int]) -> int:
     """Recompute some posts' distribution (new posts of a repeat offender's page); returns feed entries."""
     return len(distribution.refresh_posts(post_ids=post_ids))
+
+
+def send_unsent_emails() -> int:
+    """E-mail the notifications whose job was lost (Redis down when they were made)."""
+    return notifications.send_unsent_emails()

@@ -40,6 +40,7 @@ SCHEDULE = (
     Periodic(factcheck_jobs.refresh_priorities, 300),
     Periodic(moderation_jobs.reconcile_decisions, 60),
     Periodic(moderation_jobs.refresh_standings, 3600),
+    Periodic(moderation_jobs.send_unsent_emails, 120),
 )
 
 
