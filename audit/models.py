@@ -33,6 +33,8 @@ class AuditVerb(models.TextChoices):
     POLICY_CHANGED = "policy.changed", "Policy changed"
     APPEAL_CHANGED = "appeal.changed", "Appeal filed or changed state"
     PAGE_CHANGED = "page.changed", "Page marked or unmarked as a politician's"
+    POST_REPAIRED = "post.repaired", "Post's impossible timestamp repaired"
+    FLAG_REPAIRED = "flag.repaired", "Flag's impossible timestamp repaired"
 
 
 class AuditEvent(AppendOnlyModel):

@@ -7,6 +7,7 @@ composition in config/api.py can all import it; token authentication is accounts
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.conf import settings
@@ -99,12 +100,23 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
         ) from None
     if not raw:
         raise MalformedBody("The request needs a JSON body.", code="empty_body")
+    if nesting_depth(raw, most=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise MalformedBody(f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.", code="too_deep")
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MalformedBody(f"The body is not valid JSON: {exc}.") from None
     if not isinstance(data, dict):
         raise MalformedBody("The body must be a JSON object.", code="body_not_object")
+    try:
+        # A lone surrogate ("\ud800") parses, but no database can store it as text.
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Unprocessable(
+            "Text may not contain unpaired surrogates (such as \\ud800): they are not characters.",
+            code="invalid_text",
+            details={"errors": [{"field": "", "message": "an unpaired UTF-16 surrogate is not a character"}]},
+        ) from None
     if b"\\u0000" in raw:
         # PostgreSQL text cannot hold NUL; refuse it here rather than fail on insert.
         raise Unprocessable(
@@ -112,6 +124,29 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
             details={"errors": [{"field": "", "message": "NUL characters are not allowed."}]},
         )
     return data
+
+
+# Deeper than any request of this API needs; json.loads would recurse into a hostile body.
+MAX_JSON_DEPTH = 32
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def nesting_depth(raw: bytes, *, most: int) -> int:
+    """How deeply arrays and objects nest in a JSON text (strings skipped), stopping past `most`."""
+    depth = deepest = 0
+    for char in _STRINGS.sub(b'""', raw).translate(None, delete=_NOT_BRACKETS):
+        if char in b"[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > most:
+                    return deepest
+        else:
+            depth -= 1
+    return deepest
+
+
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 
 
 def unprocessable(exc: DjangoValidationError, message: str) -> Unprocessable:

@@ -24,10 +24,24 @@ from accounts.models import Role
 from core.api_errors import NotFound, TooLarge, Unprocessable, errors_for, read_json_object
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import FlagSource, MediaType, Post, QueueState, Rating, Verdict
-from factcheck.ratings import http_url, record_rating
+from factcheck.ratings import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, http_url, record_rating
+from factcheck.timestamps import timestamp_problem
+
+# What the server enforces, declared so that the OpenAPI document says it too.
+TWO_LETTERS = r"^\s*([A-Za-z]{2})?\s*$"
+HTTP_URL = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://\S+"
+HTTP_URL_OR_EMPTY = r"^\s*([Hh][Tt][Tt][Pp][Ss]?://\S+.*)?$"
+
+
+def documented(**constraints: Any) -> dict[str, Any]:
+    """JSON Schema constraints for the OpenAPI document of a field the domain validates itself."""
+    return constraints
+
 
 MAX_BATCH = 1000
 MAX_REASON = 5000
+# Facebook's own limit for a post's text.
+MAX_POST_TEXT = 63_206
 BIGINT_MAX = 2**63 - 1
 
 router = Router(tags=["review"])
@@ -40,6 +54,13 @@ def _blank_if_none(value: Any) -> Any:
     return "" if value is None else value
 
 
+def _real_timestamp(value: datetime) -> datetime:
+    problem = timestamp_problem(value, now=timezone.now())
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 class PageIn(BaseModel):
     external_id: Key
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
@@ -48,10 +69,10 @@ class PageIn(BaseModel):
 
 class PostIn(BaseModel):
     external_id: Key
-    url: Annotated[str, Field(max_length=2000)] = ""
-    text: str = ""
-    language: str = Field("", description="ISO 639-1, two letters; stored lower-case.")
-    country: str = Field("", description="ISO 3166-1 alpha-2; stored upper-case.")
+    url: Annotated[str, Field(max_length=2000, json_schema_extra=documented(pattern=HTTP_URL_OR_EMPTY))] = ""
+    text: Annotated[str, Field(max_length=MAX_POST_TEXT)] = ""
+    language: str = Field("", description="ISO 639-1, two letters; stored lower-case.", json_schema_extra=documented(pattern=TWO_LETTERS))
+    country: str = Field("", description="ISO 3166-1 alpha-2; stored upper-case.", json_schema_extra=documented(pattern=TWO_LETTERS))
     media_type: MediaType = MediaType.TEXT
     posted_at: AwareDatetime
     views: Count = 0
@@ -73,6 +94,11 @@ class PostIn(BaseModel):
             except DjangoValidationError:
                 raise ValueError("must be an http:// or https:// URL") from None
         return value
+
+    @field_validator("posted_at")
+    @classmethod
+    def real_posting_time(cls, value: datetime) -> datetime:
+        return _real_timestamp(value)
 
     @field_validator("language")
     @classmethod
@@ -104,6 +130,11 @@ class FlagIn(BaseModel):
     @classmethod
     def blank_for_null(cls, value: Any) -> Any:
         return _blank_if_none(value)
+
+    @field_validator("flagged_at")
+    @classmethod
+    def real_flagging_time(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else _real_timestamp(value)
 
     def to_input(self, *, now: datetime) -> FlagInput:
         post, page = self.post, self.post.page
@@ -173,12 +204,31 @@ def parse_flags(data: dict[str, Any], *, now: datetime) -> list[FlagInput]:
             errors.extend(
                 {"item": index, "field": _field(e["loc"]), "message": _message(e)} for e in exc.errors()
             )
+    if not errors:
+        errors = _repeated_keys(valid)
     if errors:
         bad = len({e["item"] for e in errors})
         raise Unprocessable(
             f"{bad} of {len(items)} flag(s) are invalid; nothing was stored.", details={"errors": errors}
         )
     return [flag.to_input(now=now) for flag in valid]
+
+
+def _repeated_keys(flags: list[FlagIn]) -> list[dict[str, Any]]:
+    """One batch may not give one idempotency key to two different flags: which would be "the" flag?
+
+    The same flag repeated word for word is a retry and is stored once.
+    """
+    seen: dict[str, int] = {}
+    errors = []
+    for index, flag in enumerate(flags):
+        first = seen.setdefault(flag.idempotency_key, index)
+        if first != index and flag != flags[first]:
+            errors.append({
+                "item": index, "field": "idempotency_key",
+                "message": f"repeats the idempotency key of item {first} for a different flag; each flag needs its own key",
+            })
+    return errors
 
 
 class IngestResultOut(Schema):
@@ -229,12 +279,23 @@ def push_flags(request: HttpRequest) -> Status:
 
 
 class RatingIn(Schema):
+    """The constraints are declared for clients; factcheck.ratings enforces them, with its own messages."""
+
     verdict: str = Field(json_schema_extra={"enum": list(Verdict.values)})
-    rationale: str
-    sources: list[str] = Field(description="At least one http:// or https:// URL.")
-    article_url: str = ""
+    rationale: str = Field(
+        description="Required: why, and how you know.",
+        json_schema_extra=documented(minLength=1, maxLength=MAX_RATIONALE, pattern=r"\S"),
+    )
+    sources: list[str] = Field(
+        description="At least one http:// or https:// URL.",
+        json_schema_extra=documented(
+            minItems=1, maxItems=MAX_SOURCES, items={"type": "string", "maxLength": 2000, "pattern": HTTP_URL}
+        ),
+    )
+    article_url: str = Field("", json_schema_extra=documented(maxLength=2000, pattern=HTTP_URL_OR_EMPTY))
     change_reason: str = Field(
-        "", description="Why the current rating changes (new evidence, an error); required when re-rating."
+        "", description="Why the current rating changes (new evidence, an error); required when re-rating.",
+        json_schema_extra=documented(maxLength=MAX_CHANGE_REASON),
     )
 
 

@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.append_only import AppendOnlyError, content_triggers
+from factcheck.timestamps import EARLIEST as TIMESTAMPS_FROM
 
 
 class FlagSource(models.TextChoices):
@@ -116,6 +117,10 @@ class Post(models.Model):
             ),
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
         ]
+        constraints = [
+            # factcheck.timestamps: nothing before 2000 is a real post (and year 1 cannot even be read back).
+            models.CheckConstraint(name="post_posted_since_2000", condition=Q(posted_at__gte=TIMESTAMPS_FROM)),
+        ]
 
     def __str__(self) -> str:
         return self.external_id
@@ -141,6 +146,9 @@ class Flag(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["post", "source"])]
+        constraints = [
+            models.CheckConstraint(name="flag_flagged_since_2000", condition=Q(flagged_at__gte=TIMESTAMPS_FROM)),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_source_display()} flag on {self.post_id}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,6 +12,8 @@ from django.utils import timezone
 
 from factcheck.models import Claim, ClaimStatus, Flag, Organisation, Post, QueueState, Rating
 from factcheck.priority import apply_priority
+
+logger = logging.getLogger(__name__)
 
 QUEUE_ORDER = ("-priority", "first_flagged_at", "id")
 
@@ -103,8 +106,14 @@ def refresh_priorities(*, now: datetime | None = None, batch_size: int = 2000) -
         )
         if not batch:
             return updated
+        scored = []
         for post in batch:
-            apply_priority(post, now=now)
-        Post.objects.bulk_update(batch, ["priority", "velocity_score", "flag_score", "age_score"])
-        updated += len(batch)
+            try:
+                apply_priority(post, now=now)
+            except (ArithmeticError, ValueError):  # one bad row is logged and skipped; the rest proceed
+                logger.exception("refresh_priorities: cannot score post %s; skipped", post.pk)
+                continue
+            scored.append(post)
+        Post.objects.bulk_update(scored, ["priority", "velocity_score", "flag_score", "age_score"])
+        updated += len(scored)
         last_id = batch[-1].id

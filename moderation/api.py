@@ -17,7 +17,7 @@ from ninja.responses import Status
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, errors_for
-from factcheck.api import RatingOut, rating_out
+from factcheck.api import HTTP_URL, RatingOut, documented, rating_out
 from factcheck.models import MediaType, Post, QueueState
 from factcheck.selectors import current_rating, flag_counts
 from moderation.appeals import (
@@ -88,11 +88,20 @@ class AppealIn(Schema):
         json_schema_extra={"enum": list(AppealKind.values)},
         description="`dispute` or `correction` (against the current fact-check rating), `removal` (the removal).",
     )
-    statement: str = Field(description=f"Why the decision is wrong; up to {MAX_STATEMENT:,} characters.")
-    evidence_urls: list[str] = Field(
-        default_factory=list, description=f"Up to {MAX_EVIDENCE_URLS} http:// or https:// URLs."
+    statement: str = Field(
+        description=f"Why the decision is wrong; up to {MAX_STATEMENT:,} characters.",
+        json_schema_extra=documented(minLength=1, maxLength=MAX_STATEMENT, pattern=r"\S"),
     )
-    correction_details: str = Field("", description="For a `correction`: what was corrected, and where (required).")
+    evidence_urls: list[str] = Field(
+        default_factory=list, description=f"Up to {MAX_EVIDENCE_URLS} http:// or https:// URLs.",
+        json_schema_extra=documented(
+            maxItems=MAX_EVIDENCE_URLS, items={"type": "string", "maxLength": 2000, "pattern": HTTP_URL}
+        ),
+    )
+    correction_details: str = Field(
+        "", description="For a `correction`: what was corrected, and where (required).",
+        json_schema_extra=documented(maxLength=MAX_STATEMENT),
+    )
 
 
 class PostOut(Schema):
