@@ -55,6 +55,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_rq",
     "pgtrigger",
+    "axes",
+    "csp",
+    "ninja",  # its vendored Swagger UI for /api/docs (no CDN)
     "accounts",
     "audit",
     "factcheck",
@@ -70,6 +73,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -108,9 +114,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes checks each login (the site's and the admin's) before Django's own backend does.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "factcheck:home"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -137,7 +147,43 @@ SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY", False) else None
+BEHIND_PROXY = env_bool("BEHIND_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
+# Behind the TLS proxy: plain HTTP is redirected, and browsers are told to use HTTPS for a year.
+SECURE_SSL_REDIRECT = BEHIND_PROXY
+SECURE_HSTS_SECONDS = 31_536_000 if BEHIND_PROXY else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = BEHIND_PROXY
+SECURE_HSTS_PRELOAD = False  # preloading is a commitment a deployment makes itself
+SECURE_REFERRER_POLICY = "same-origin"
+# /healthz answers load balancers over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+# Content Security Policy (django-csp): nothing from elsewhere, and no inline script anywhere.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        # Swagger UI and the admin set a few style attributes; no script can run from them.
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+        "base-uri": ["'self'"],
+        "object-src": ["'none'"],
+    }
+}
+
+# Login lockout (django-axes): 5 failures for one username from one address lock that pair out
+# for an hour; staff can unlock from the admin (audited). Attempts are kept in the database.
+AXES_FAILURE_LIMIT = 5
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_COOLOFF_TIME = 1  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 
 # The API refuses larger bodies with 413 itself; Django's own limit sits just above it.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(5 * 1024 * 1024)))

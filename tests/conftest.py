@@ -16,6 +16,13 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_login_lockout(settings):
+    # Client.login() authenticates without a request, which django-axes cannot check; the lockout's
+    # own tests (tests/accounts/test_lockout.py) switch it back on and sign in through the form.
+    settings.AXES_ENABLED = False
+
+
+@pytest.fixture(autouse=True)
 def _clean_redis(settings):
     """Each test starts with an empty Redis test database (REDIS_URL points at a spare db)."""
     if settings.FACTDESK_JOBS_IN_PROCESS:
