@@ -1,0 +1,398 @@
+"""Who may rate, through the JSON API (PRODUCT.md, "Who may change a decision").
+
+POST /api/v1/posts/{external_id}/ratings against every rule of factcheck.ratings._authorise,
+each refusal with its status and code (config/api.py, REFUSAL_STATUS) and proof that nothing
+was written: no Rating, Claim, AuditEvent or Action row, no work scheduled after commit, the
+current rating, the post's claims and its queue state as they were.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from factcheck.claims import claim_post
+from factcheck.models import Claim, ClaimStatus, Organisation, Post, QueueState, Rating, Verdict
+from factcheck.pages import set_politician
+from factcheck.ratings import record_rating
+from moderation.appeals import decide_appeal, start_review, withdraw_appeal
+from moderation.enforcement import apply_rating
+from moderation.models import Action, Appeal, AppealStatus
+from tests.api.helpers import post_json
+from tests.conftest import bearer_client
+from tests.factories import (
+    FactCheckerFactory,
+    OrganisationFactory,
+    PageFactory,
+    PlatformUserFactory,
+    PostFactory,
+    StaffFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+VALID = {
+    "verdict": "false",
+    "rationale": "The quote was never said; the original speech is archived.",
+    "sources": ["https://archive.example/speech"],
+}
+REASON = "The full recording, found since, shows the quote is cut."
+DISPUTE = {
+    "kind": "dispute",
+    "statement": "The quote is real: the full video shows it.",
+    "evidence_urls": ["https://video.example/full"],
+}
+
+
+# Helpers
+
+
+def snapshot(post: Post) -> dict:
+    """Everything a refused rating might have written."""
+    return {
+        "ratings": Rating.objects.count(),
+        "claims": Claim.objects.count(),
+        "audit_events": AuditEvent.objects.count(),
+        "actions": Action.objects.count(),
+        "appeals": list(Appeal.objects.order_by("pk").values_list("pk", "status", "decided_at")),
+        "current_rating": list(
+            Rating.objects.filter(post=post, is_current=True).values_list(
+                "pk", "verdict", "reviewer_id", "organisation_id", "change_reason", "superseded_at"
+            )
+        ),
+        "post_claims": list(
+            Claim.objects.filter(post=post).order_by("pk").values_list("pk", "reviewer_id", "status", "ended_at")
+        ),
+        "queue_state": Post.objects.values_list("queue_state", flat=True).get(pk=post.pk),
+    }
+
+
+@pytest.fixture
+def writes_nothing(django_capture_on_commit_callbacks):
+    """`with writes_nothing(post): ...` fails if the block wrote anything or scheduled a job."""
+
+    @contextmanager
+    def check(post: Post):
+        before = snapshot(post)
+        with django_capture_on_commit_callbacks() as callbacks:
+            yield
+        assert snapshot(post) == before
+        assert callbacks == [], "a refusal scheduled work after commit (a rating's decision job)"
+
+    return check
+
+
+def rate(client, post: Post, **changes):
+    return post_json(client, f"/api/v1/posts/{post.external_id}/ratings", {**VALID, **changes})
+
+
+def refused(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    error = response.json()["error"]
+    assert error["code"] == code
+    return error
+
+
+def rated(rater, post: Post) -> Post:
+    """`post` rated by `rater` and decided, so it has actions."""
+    rating = record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=Verdict.FALSE,
+                           rationale="Fabricated quote.", sources=["https://evidence.example/1"])
+    apply_rating(rating_id=rating.pk)
+    assert Action.objects.filter(post=post).exists()  # so "no Action row written" means something
+    return post
+
+
+def file_dispute(owner, post: Post) -> Appeal:
+    post.page.owners.add(owner)
+    response = post_json(bearer_client(owner), f"/api/v1/posts/{post.external_id}/appeals", DISPUTE)
+    assert response.status_code == 201, response.content
+    return Appeal.objects.get(pk=response.json()["id"])
+
+
+def current(post: Post) -> Rating:
+    return Rating.objects.get(post=post, is_current=True)
+
+
+@pytest.fixture
+def organisation(db) -> Organisation:
+    return OrganisationFactory(name="Vérifions", languages=["fr"], countries=["FR"])
+
+
+@pytest.fixture
+def reviewer(organisation):
+    return FactCheckerFactory(organisation=organisation)
+
+
+@pytest.fixture
+def colleague(organisation):
+    return FactCheckerFactory(organisation=organisation)
+
+
+@pytest.fixture
+def reviewer_client(reviewer):
+    return bearer_client(reviewer)
+
+
+@pytest.fixture
+def covered_post(db) -> Post:
+    return PostFactory(language="fr", country="FR", page=PageFactory())
+
+
+OUTSIDE = pytest.mark.parametrize(
+    "language, country", [("en", "FR"), ("fr", "BE"), ("en", "GB")], ids=["language", "country", "both"]
+)
+
+
+# Coverage
+
+
+@OUTSIDE
+def test_rating_a_post_outside_coverage_is_403_outside_coverage_and_writes_nothing(
+    reviewer_client, writes_nothing, language, country
+):
+    post = PostFactory(language=language, country=country)
+    with writes_nothing(post):
+        response = rate(reviewer_client, post)
+    error = refused(response, 403, "outside_coverage")
+    assert "outside what Vérifions covers (FR; FR); it can be read but not claimed or rated." in error["message"]
+
+
+@OUTSIDE
+def test_a_post_outside_coverage_can_be_read(reviewer_client, writes_nothing, language, country):
+    post = PostFactory(language=language, country=country)
+    with writes_nothing(post):
+        response = reviewer_client.get(f"/api/v1/posts/{post.external_id}")
+    assert response.status_code == 200
+    assert response.json()["external_id"] == post.external_id
+
+
+def test_re_rating_after_coverage_narrowed_is_403_outside_coverage_even_for_the_rater(
+    reviewer, reviewer_client, organisation, covered_post, writes_nothing
+):
+    rated(reviewer, covered_post)
+    Organisation.objects.filter(pk=organisation.pk).update(countries=["BE"])
+    with writes_nothing(covered_post):
+        response = rate(reviewer_client, covered_post, change_reason=REASON)
+    refused(response, 403, "outside_coverage")
+
+
+@pytest.mark.parametrize(
+    "languages, countries, language, country",
+    [([], [], "sw", "KE"), (["en"], [], "en", "NZ"), ([], ["GB"], "cy", "GB")],
+    ids=["lists-none", "languages-only", "countries-only"],
+)
+def test_an_empty_coverage_list_covers_all_so_the_post_is_rated(languages, countries, language, country):
+    reviewer = FactCheckerFactory(organisation=OrganisationFactory(languages=languages, countries=countries))
+    post = PostFactory(language=language, country=country)
+    assert rate(bearer_client(reviewer), post).status_code == 201
+    assert current(post).reviewer == reviewer
+
+
+# The live claim
+
+
+def test_an_unclaimed_post_is_claimed_and_the_claim_completed_with_the_rating(
+    reviewer, reviewer_client, covered_post
+):
+    response = rate(reviewer_client, covered_post)
+    assert response.status_code == 201
+    the_claim = Claim.objects.get(post=covered_post)  # exactly one
+    assert (the_claim.reviewer, the_claim.status) == (reviewer, ClaimStatus.COMPLETED)
+    assert the_claim.ended_at is not None
+    rating = Rating.objects.get(pk=response.json()["id"])
+    assert (rating.claim_id, rating.reviewer, rating.is_current) == (the_claim.pk, reviewer, True)
+    # Claimed, completed and rated at one instant: one transaction.
+    assert the_claim.claimed_at == the_claim.ended_at == rating.created_at
+    events = AuditEvent.objects.filter(post_id=covered_post.pk).order_by("id")
+    assert [(e.verb, e.actor_id) for e in events] == [("claim.created", reviewer.pk), ("rating.recorded", reviewer.pk)]
+    covered_post.refresh_from_db()
+    assert covered_post.queue_state == QueueState.RATED
+
+
+def test_when_the_rating_fails_the_claim_taken_for_it_is_not_kept(
+    reviewer_client, covered_post, writes_nothing, monkeypatch
+):
+    def broken(*args, **kwargs):
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr("factcheck.ratings.complete_claim", broken)  # fails after the claim was taken
+    with writes_nothing(covered_post):
+        response = rate(reviewer_client, covered_post)
+    assert response.status_code == 500
+    assert not Claim.objects.exists()
+
+
+def test_the_callers_own_claim_is_completed_not_duplicated(reviewer, reviewer_client, covered_post):
+    own = claim_post(reviewer=reviewer, post_id=covered_post.pk)
+    assert rate(reviewer_client, covered_post).status_code == 201
+    assert list(Claim.objects.values_list("pk", "status")) == [(own.pk, ClaimStatus.COMPLETED)]
+    assert current(covered_post).claim_id == own.pk
+
+
+@pytest.mark.parametrize("holder_is", ["colleague", "other-organisation"])
+def test_a_post_another_reviewer_holds_is_409_already_claimed_and_writes_nothing(
+    reviewer_client, colleague, covered_post, writes_nothing, holder_is
+):
+    holder = colleague if holder_is == "colleague" else FactCheckerFactory()
+    claim_post(reviewer=holder, post_id=covered_post.pk)
+    with writes_nothing(covered_post):
+        response = rate(reviewer_client, covered_post)
+    error = refused(response, 409, "already_claimed")
+    assert error["message"] == "Another reviewer holds the claim on this post."
+
+
+def test_a_lapsed_claim_of_another_reviewer_does_not_hold_the_post(reviewer, reviewer_client, covered_post):
+    lapsed = claim_post(reviewer=FactCheckerFactory(), post_id=covered_post.pk)
+    Claim.objects.filter(pk=lapsed.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert rate(reviewer_client, covered_post).status_code == 201
+    assert list(Claim.objects.order_by("pk").values_list("reviewer_id", "status")) == [
+        (lapsed.reviewer_id, ClaimStatus.EXPIRED), (reviewer.pk, ClaimStatus.COMPLETED),
+    ]
+
+
+# Re-rating: the rating's organisation, with a reason, never under an open appeal
+
+
+@pytest.mark.parametrize("who", ["rater", "colleague"])
+def test_the_raters_organisation_re_rates_with_change_reason_and_supersedes_the_rating(
+    reviewer, colleague, covered_post, who
+):
+    rated(reviewer, covered_post)
+    earlier = current(covered_post)
+    by = reviewer if who == "rater" else colleague
+    response = rate(bearer_client(by), covered_post, verdict="partly_false", change_reason=REASON)
+    assert response.status_code == 201
+    now_current = current(covered_post)
+    assert (now_current.pk, now_current.verdict, now_current.reviewer, now_current.change_reason) == (
+        response.json()["id"], "partly_false", by, REASON
+    )
+    earlier.refresh_from_db()
+    assert (earlier.is_current, earlier.superseded_by_id) == (False, now_current.pk)
+    assert AuditEvent.objects.filter(verb="rating.superseded", target_id=str(earlier.pk), reason=REASON).exists()
+
+
+@pytest.mark.parametrize("change_reason", [None, "", "   \n\t"], ids=["absent", "empty", "blank"])
+def test_re_rating_without_change_reason_is_422_naming_the_field_and_writes_nothing(
+    reviewer, reviewer_client, covered_post, writes_nothing, change_reason
+):
+    rated(reviewer, covered_post)
+    body = {} if change_reason is None else {"change_reason": change_reason}
+    with writes_nothing(covered_post):
+        response = rate(reviewer_client, covered_post, verdict="true", **body)
+    error = refused(response, 422, "validation_error")
+    assert [e["field"] for e in error["details"]["errors"]] == ["change_reason"]
+
+
+@pytest.mark.parametrize("with_reason", [True, False], ids=["with-reason", "without-reason"])
+def test_another_organisation_re_rating_is_403_not_your_rating_and_writes_nothing(
+    reviewer, covered_post, writes_nothing, with_reason
+):
+    rated(reviewer, covered_post)
+    client = bearer_client(FactCheckerFactory(organisation=OrganisationFactory(languages=["fr"])))
+    with writes_nothing(covered_post):
+        response = rate(client, covered_post, verdict="true", **({"change_reason": REASON} if with_reason else {}))
+    error = refused(response, 403, "not_your_rating")
+    assert error["message"] == (
+        "This post was rated False by Vérifions; only a member of that organisation can change the rating."
+    )
+
+
+@pytest.mark.parametrize("appeal_state", ["open", "in_review"])
+@pytest.mark.parametrize("who", ["rater", "colleague"])
+def test_while_an_appeal_is_open_re_rating_is_409_appeal_open_and_writes_nothing(
+    reviewer, colleague, covered_post, writes_nothing, who, appeal_state
+):
+    rated(reviewer, covered_post)
+    appeal = file_dispute(UserFactory(), covered_post)
+    if appeal_state == "in_review":
+        start_review(appeal_id=appeal.pk, reviewer=colleague)
+    client = bearer_client(reviewer if who == "rater" else colleague)
+    with writes_nothing(covered_post):
+        response = rate(client, covered_post, verdict="true", change_reason=REASON)
+    refused(response, 409, "appeal_open")
+
+
+@pytest.mark.parametrize("ending", ["upheld", "withdrawn"])
+def test_once_the_appeal_is_closed_the_raters_organisation_re_rates_again_with_a_reason(
+    reviewer, reviewer_client, colleague, covered_post, writes_nothing, ending
+):
+    rated(reviewer, covered_post)
+    owner = UserFactory()
+    appeal = file_dispute(owner, covered_post)
+    if ending == "upheld":
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome=AppealStatus.UPHELD, reason="It is fabricated.")
+    else:
+        withdraw_appeal(appeal_id=appeal.pk, owner=owner)
+    with writes_nothing(covered_post):
+        refused(rate(reviewer_client, covered_post, verdict="partly_false"), 422, "validation_error")
+    assert rate(reviewer_client, covered_post, verdict="partly_false", change_reason=REASON).status_code == 201
+    assert (current(covered_post).verdict, current(covered_post).change_reason) == ("partly_false", REASON)
+
+
+def test_the_appeals_reversal_supersedes_the_rating_under_appeal(
+    reviewer, reviewer_client, colleague, covered_post
+):
+    rated(reviewer, covered_post)
+    under_appeal = current(covered_post)
+    appeal = file_dispute(UserFactory(), covered_post)
+    refused(rate(reviewer_client, covered_post, verdict="true", change_reason=REASON), 409, "appeal_open")
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome=AppealStatus.REVERSED,
+                  reason="The video is authentic.", new_verdict="true")
+    reversal = current(covered_post)
+    assert (reversal.verdict, reversal.reviewer, reversal.organisation_id) == ("true", colleague,
+                                                                             reviewer.organisation_id)
+    assert reversal.change_reason.startswith("appeal")
+    under_appeal.refresh_from_db()
+    assert (under_appeal.is_current, under_appeal.superseded_by_id) == (False, reversal.pk)
+    body = reviewer_client.get(f"/api/v1/posts/{covered_post.external_id}").json()
+    assert (body["rating"]["id"], body["rating"]["verdict"]) == (reversal.pk, "true")
+    assert [a["status"] for a in body["appeals"]] == ["reversed"]
+
+
+# Roles
+
+
+@pytest.mark.parametrize(
+    "make_user",
+    [StaffFactory, lambda: StaffFactory(is_superuser=True), UserFactory, PlatformUserFactory],
+    ids=["trust-and-safety", "superuser-staff", "page-owner", "platform"],
+)
+@pytest.mark.parametrize("state", ["queued", "rated"])
+def test_staff_page_owners_and_platform_tokens_never_rate(
+    reviewer, covered_post, writes_nothing, make_user, state
+):
+    if state == "rated":
+        rated(reviewer, covered_post)
+    user = make_user()
+    covered_post.page.owners.add(user)  # even the owner of the post's page
+    client = bearer_client(user)
+    with writes_nothing(covered_post):
+        response = rate(client, covered_post, verdict="true", change_reason=REASON)
+    error = refused(response, 403, "forbidden")
+    assert "for the factchecker role" in error["message"]
+
+
+# A politician's page
+
+
+def test_a_politicians_post_is_422_rating_refused_and_writes_nothing(reviewer_client, writes_nothing):
+    post = PostFactory(language="fr", country="FR", page__is_politician=True, queue_state=QueueState.NOT_ELIGIBLE)
+    with writes_nothing(post):
+        response = rate(reviewer_client, post)
+    error = refused(response, 422, "rating_refused")
+    assert error["message"] == "Posts and ads from politicians are not fact-checked."
+
+
+def test_a_rated_post_whose_page_became_a_politicians_is_422_rating_refused(
+    reviewer, reviewer_client, covered_post, writes_nothing
+):
+    rated(reviewer, covered_post)
+    set_politician(staff=StaffFactory(), page_id=covered_post.page_id, is_politician=True, reason="An MP's page.")
+    with writes_nothing(covered_post):
+        response = rate(reviewer_client, covered_post, verdict="true", change_reason=REASON)
+    refused(response, 422, "rating_refused")
