@@ -64,6 +64,12 @@ class Organisation(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args, **kwargs) -> None:
+        # Posts store languages lower-case and countries upper-case: coverage must match them.
+        self.languages = list(dict.fromkeys(str(c).strip().lower() for c in self.languages or [] if str(c).strip()))
+        self.countries = list(dict.fromkeys(str(c).strip().upper() for c in self.countries or [] if str(c).strip()))
+        super().save(*args, **kwargs)
+
 
 class Page(models.Model):
     external_id = models.CharField(max_length=200, unique=True)

@@ -113,7 +113,9 @@ def _authorise(
         raise NotClaimable("Only fact-checkers can rate posts.")
     if post.page.is_politician:
         raise RatingRefused("Posts and ads from politicians are not fact-checked.")
-    require_coverage(reviewer, post)
+    if deciding_appeal is None:
+        # An organisation answers the appeals against its own ratings even where it no longer covers.
+        require_coverage(reviewer, post)
     live = claim is not None and claim.expires_at > now
     if current is not None:
         if current.organisation_id != reviewer.organisation_id:

@@ -30,7 +30,7 @@ from factcheck.claims import claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatingForm, render_filter_fields
 from factcheck.models import ClaimStatus, FlagSource, Organisation, Post, QueueState
 from factcheck.priority import priority_of
-from factcheck.queue import QueueFilters, active_claim, post_history, queued_posts
+from factcheck.queue import QueueFilters, active_claim, covers, post_history, queued_posts
 from factcheck.ratings import rating_refusal, record_rating
 from factcheck.selectors import current_rating, flag_counts, recent_flags
 
@@ -281,7 +281,9 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         # The same rules record_rating applies, so the page never offers a form that will be refused.
         "refusal": rating_refusal(reviewer=request.user, post=post, current=current, claim=claim, now=now),
         "politician": politician,
-        "queued": post.queue_state == QueueState.QUEUED,
+        # Offer the claim only where it can succeed: a queued post the organisation covers.
+        "queued": post.queue_state == QueueState.QUEUED
+        and covers(request.user.organisation, language=post.language, country=post.country),
         "current_rating": current,
         "history": history,
         "flags_by_source": flags_by_source,

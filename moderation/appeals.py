@@ -19,7 +19,7 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from core.refusals import Refusal
 from factcheck.models import Post, Rating, Verdict
-from factcheck.ratings import MAX_SOURCES, RatingRefused, clean_http_urls, record_rating
+from factcheck.ratings import MAX_SOURCES, clean_http_urls, record_rating
 from moderation.enforcement import apply_rating
 from moderation.models import (
     OPEN_STATUSES,
@@ -311,7 +311,7 @@ def _reverse(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: date
             article_url=appeal.rating.article_url, change_reason=f"appeal {appeal.pk} reversed: {reason}",
             deciding_appeal=appeal.pk, now=now,
         )
-    except RatingRefused as exc:  # the page became a politician's meanwhile
+    except Refusal as exc:  # e.g. the page became a politician's meanwhile
         raise AppealConflict(str(exc)) from exc
     apply_rating(rating_id=appeal.new_rating.pk, now=now, end_reason=EndReason.REVERSED, notice=notice)
 
