@@ -1,10 +1,26 @@
-"""Accounts in the admin. Users are many (every page owner), so lists page by estimate like the rest."""
+"""Accounts in the admin. Users are many (every page owner), so lists page by estimate like the rest.
+
+API tokens are read-only here, for everyone: they are issued by `manage.py issue_token` (the
+value is shown once, to whoever runs it) and revoked through accounts.services, by staff with
+`accounts.revoke_apitoken` (the trust_safety group) with a reason that goes to the audit log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.safestring import SafeString
 
-from accounts.models import ApiToken, User
-from core.admin_base import EstimatedCountPaginator
+from accounts.models import ApiToken, TokenState, User
+from accounts.services import TokenAlreadyRevoked, TokenNotFound, revoke_token_by_id
+from audit.models import AuditEvent
+from core.admin_base import EstimatedCountPaginator, ReadOnlyAdmin, html_table
+from core.admin_decisions import ReasonForm, StaffDecision, StaffDecisionsAdmin
 
 
 @admin.register(User)
@@ -17,11 +33,70 @@ class FactdeskUserAdmin(UserAdmin):
     show_full_result_count = False
 
 
+class TokenStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return TokenState.choices
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        not_revoked = Q(revoked_at__isnull=True)
+        conditions = {
+            TokenState.ACTIVE: not_revoked & (Q(expires_at__isnull=True) | Q(expires_at__gt=now)),
+            TokenState.EXPIRED: not_revoked & Q(expires_at__lte=now),
+            TokenState.REVOKED: Q(revoked_at__isnull=False),
+        }
+        condition = conditions.get(self.value())
+        return queryset.filter(condition) if condition is not None else queryset
+
+
+def _describe_token(token: ApiToken) -> str:
+    name = f" “{token.name}”" if token.name else ""
+    state = TokenState(token.state(now=timezone.now())).label.lower()
+    return f"{token.prefix}{name} of {token.user.username} ({token.user.get_role_display().lower()}), {state}"
+
+
+def _revoke(staff: User, token: ApiToken, data: dict[str, Any]) -> str:
+    revoke_token_by_id(token_id=token.pk, by=staff, reason=data["reason"])
+    return "revoked"
+
+
+REVOKE_TOKEN = StaffDecision(
+    slug="revoke", title="Revoke API tokens", button="Revoke", permission="accounts.revoke_apitoken",
+    form_class=ReasonForm, apply=_revoke, refusals=(TokenAlreadyRevoked, TokenNotFound), describe=_describe_token,
+    link=lambda token: "" if token.revoked_at else "Revoke this token", select_related=("user",),
+    explanation=("Each token is refused from now on (401 token_revoked), whoever holds it; this cannot be undone. "
+                 "Its holder needs a new token from `manage.py issue_token`. Tokens already revoked are refused."),
+)
+
+
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("prefix", "user", "created_at", "revoked_at")
+class ApiTokenAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):  # revoke: an action and a button
+    staff_decisions = (REVOKE_TOKEN,)
+    list_display = ("prefix", "user", "name", "created_at", "last_used_at", "expires_at", "revoked_at", "state")
+    list_filter = (TokenStateFilter, "user__role", "created_at")
     list_select_related = ("user",)
-    search_fields = ("prefix", "user__username")
-    readonly_fields = ("key_hash", "prefix", "created_at", "user")
-    paginator = EstimatedCountPaginator
-    show_full_result_count = False
+    search_by_index = True
+    search_fields = ("prefix__startswith", "user__username__exact")
+    search_help_text = "The start of a token's prefix, or an exact username."
+    # The hash is of no use to anyone reading this page; who holds a token and when are.
+    fields = ("user", "prefix", "name", "state", "created_at", "last_used_at", "expires_at", "revoked_at", "history")
+    readonly_fields = ("state", "history")
+
+    @admin.display(description="state")
+    def state(self, token: ApiToken) -> str:
+        return TokenState(token.state(now=timezone.now())).label
+
+    @admin.display(description="audit log")
+    def history(self, token: ApiToken) -> SafeString:
+        events = AuditEvent.objects.filter(target_type=token._meta.label_lower, target_id=str(token.pk)).order_by("id")
+        return html_table(
+            ("when", "who", "what", "reason"),
+            ((f"{e.created_at:%Y-%m-%d %H:%M:%S}", e.actor_label, e.get_verb_display(), e.reason) for e in events),
+            empty="No events.",
+        )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiToken]:
+        return super().get_queryset(request).select_related("user")

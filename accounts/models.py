@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime
 
+import pgtrigger
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
@@ -62,24 +64,71 @@ class User(AbstractUser):
         return self.role == Role.TRUST_SAFETY
 
 
+# "fd_" and 7 random characters: enough to tell one user's tokens apart, far too few to guess a token.
+PREFIX_LENGTH = 10
+NAME_MAX_LENGTH = 100
+
+
+class TokenState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    EXPIRED = "expired", "Expired"
+    REVOKED = "revoked", "Revoked"
+
+
 def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
 class ApiToken(models.Model):
-    """A bearer token; only its SHA-256 is stored, the raw value is shown once."""
+    """A bearer token; only its SHA-256 is stored, the raw value is shown once.
+
+    A token is accepted while it is neither revoked nor past `expires_at`. Who holds it, its hash,
+    prefix and creation time never change (a database trigger refuses it), and a revoked token
+    stays revoked; accounts.services is the only writer of the rest.
+    """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     key_hash = models.CharField(max_length=64, unique=True)
-    prefix = models.CharField(max_length=12, help_text="First characters, to tell tokens apart.")
+    prefix = models.CharField(max_length=12, db_index=True, help_text="First characters, to tell tokens apart.")
+    name = models.CharField(max_length=NAME_MAX_LENGTH, blank=True, help_text="What the token is for.")
     created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Refused from then on; empty: never.")
+    # Written at most once a minute per token (accounts.services.record_use), not on every request.
+    last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        verbose_name = "API token"
+        permissions = [("revoke_apitoken", "Can revoke any API token")]
+        triggers = [
+            pgtrigger.ReadOnly(
+                name="api_token_identity_read_only", fields=["user", "key_hash", "prefix", "created_at"]
+            ),
+            pgtrigger.Protect(
+                name="api_token_stays_revoked",
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Q(
+                    old__revoked_at__isnull=False, old__revoked_at__df=pgtrigger.F("new__revoked_at")
+                ),
+            ),
+        ]
+
     def __str__(self) -> str:
-        return f"{self.prefix}… ({self.user})"
+        label = f" “{self.name}”" if self.name else ""
+        return f"{self.prefix}…{label} ({self.user})"
 
     @classmethod
-    def issue(cls, *, user: User) -> tuple[ApiToken, str]:
+    def issue(cls, *, user: User, name: str = "", expires_at: datetime | None = None) -> tuple[ApiToken, str]:
         raw = "fd_" + secrets.token_urlsafe(32)
-        token = cls.objects.create(user=user, key_hash=hash_token(raw), prefix=raw[:10])
+        token = cls.objects.create(
+            user=user, key_hash=hash_token(raw), prefix=raw[:PREFIX_LENGTH], name=name, expires_at=expires_at
+        )
         return token, raw
+
+    def state(self, *, now: datetime) -> TokenState:
+        # Revoked first: a deliberate act says more than a date that also passed.
+        if self.revoked_at is not None:
+            return TokenState.REVOKED
+        if self.expires_at is not None and self.expires_at <= now:
+            return TokenState.EXPIRED
+        return TokenState.ACTIVE

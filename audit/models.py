@@ -16,6 +16,7 @@ from core.append_only import AppendOnlyModel, append_only_triggers
 class AuditVerb(models.TextChoices):
     USER_CREATED = "user.created", "User created"
     TOKEN_ISSUED = "token.issued", "API token issued"
+    TOKEN_REVOKED = "token.revoked", "API token revoked"
     FLAG_RECEIVED = "flag.received", "Flag received"
     POST_QUEUED = "post.queued", "Post entered the queue"
     POST_NOT_ELIGIBLE = "post.not_eligible", "Post not eligible"

@@ -3,8 +3,8 @@
 Every answer that is not a success has one shape, {"error": {"code", "message", "details"}},
 whatever produced it: an endpoint, ninja's own validation, auth, throttling, Django's body
 limit, an unknown route under /api/ or a wrong method. Endpoints live in factcheck/api.py
-(flags, ratings) and moderation/api.py (posts, decisions); config/api_common.py holds what
-they share.
+(flags, ratings), moderation/api.py (posts, decisions) and accounts/api.py (tokens);
+config/api_common.py holds what they share.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from ninja.parser import Parser
 from ninja.throttling import SimpleRateThrottle
 from pydantic.json_schema import models_json_schema
 
-from accounts.api_auth import TokenAuth
+from accounts.api import router as accounts_router
+from accounts.api_auth import TokenAuth, TokenNotAccepted
+from accounts.services import AmbiguousTokenPrefix, InvalidTokenRequest, TokenAlreadyRevoked, TokenNotFound
 from core.api_errors import ApiError, TooLarge, check_body_size, read_json_object, unprocessable
 from core.refusals import Refusal
 from factcheck.api import REQUEST_SCHEMAS
@@ -169,6 +171,7 @@ api = FactdeskAPI(
 api.add_decorator(refuse_oversized_body, mode="view")
 api.add_router("v1/", factcheck_router)
 api.add_router("v1/", moderation_router)
+api.add_router("v1/", accounts_router)
 
 
 @api.exception_handler(ApiError)
@@ -191,6 +194,10 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     ClaimRequired: 409,
     AppealOpen: 409,
     AppealConflict: 409,
+    TokenNotFound: 404,
+    AmbiguousTokenPrefix: 409,
+    TokenAlreadyRevoked: 409,
+    InvalidTokenRequest: 422,
 }
 
 
@@ -218,9 +225,12 @@ def on_body_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpRespons
 
 @api.exception_handler(AuthenticationError)
 def on_unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    response = error_response(
-        request, 401, "unauthorized", "A valid API token is required: send `Authorization: Bearer <token>`."
-    )
+    if isinstance(exc, TokenNotAccepted):  # a known token, expired or revoked: say which
+        response = error_response(request, 401, exc.code, exc.message, exc.details)
+    else:
+        response = error_response(
+            request, 401, "unauthorized", "A valid API token is required: send `Authorization: Bearer <token>`."
+        )
     response["WWW-Authenticate"] = 'Bearer realm="factdesk"'
     return response
 

@@ -1,7 +1,7 @@
 """Trust-and-safety decisions in the admin: remove, restore, lift, override, and the way to removal appeals.
 
 Every decision goes through moderation.staff_actions (validated, locked, audited) by the
-confirmation machinery of factcheck.admin_actions. Removal reaches the post admin as a mixin
+confirmation machinery of core.admin_decisions. Removal reaches the post admin as a mixin
 of the post admin moderation/admin.py registers, because the review side never imports this side.
 """
 
@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from factcheck.admin_actions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
+from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
 from factcheck.models import Post
 from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from audit.models import AuditEvent, AuditVerb
-from factcheck.admin_actions import BULK_CAP
+from core.admin_decisions import BULK_CAP
 from factcheck.models import Page, QueueState
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal

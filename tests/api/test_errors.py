@@ -64,7 +64,9 @@ def test_a_revoked_token_is_401(platform_user):
     token.revoked_at = timezone.now()
     token.save(update_fields=["revoked_at"])
     response = Client(headers={"Authorization": f"Bearer {raw}"}).get("/api/v1/decisions")
-    assert_error(response, 401, "unauthorized")
+    # A known token says why it is refused (tests/accounts/test_tokens.py has the life cycle).
+    assert_error(response, 401, "token_revoked")
+    assert response["WWW-Authenticate"].startswith("Bearer")
 
 
 @pytest.mark.django_db
@@ -149,6 +151,8 @@ def test_openapi_describes_every_endpoint_with_bearer_auth_and_error_responses(c
         "/api/v1/posts/{external_id}/ratings",
         "/api/v1/posts/{external_id}/appeals",
         "/api/v1/decisions",
+        "/api/v1/tokens",
+        "/api/v1/tokens/{prefix}",
     }
     assert schema["components"]["securitySchemes"] == {"TokenAuth": {"type": "http", "scheme": "bearer"}}
     flags = schema["paths"]["/api/v1/flags"]["post"]

@@ -1,0 +1,191 @@
+"""Staff decisions from the admin: a reason form, a confirmation page, one domain call per row.
+
+The admin never saves a model field for a decision: each row goes through the domain function
+that owns the change (accounts.admin: revoking tokens; factcheck.admin_actions: politicians'
+pages; moderation.admin_actions: removals, lifts and overrides), which validates, locks and
+audits. A bulk action is capped, lists what will change before anything does, and applies row
+by row: each domain call is its own transaction, so a refused row is reported and leaves no
+half-written state. It is in core so that every app's admin, accounts' included, can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+# One reviewer can read and vouch for this many rows on one confirmation page.
+BULK_CAP = 100
+CONFIRM_TEMPLATE = "admin/factdesk/confirm_decision.html"
+CHANGE_FORM_TEMPLATE = "admin/factdesk/change_form.html"
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        label="Reason",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
+        help_text="Recorded with the decision in the audit log and shown where the decision is explained.",
+        error_messages={"required": "A reason is required: every staff decision records why."},
+    )
+
+
+@dataclass(frozen=True)
+class StaffDecision:
+    """One kind of staff decision as the admin offers it: a changelist action and a change-page button."""
+
+    slug: str  # the admin action's name and the change page's URL segment
+    title: str  # the changelist action and the confirmation page's heading
+    button: str
+    permission: str  # "app_label.codename", granted to trust_safety by accounts' data migrations
+    form_class: type[forms.Form]
+    # (staff, row, cleaned form data) -> what changed, for the success message; raises a refusal.
+    apply: Callable[[Any, Any, dict[str, Any]], str]
+    refusals: tuple[type[Exception], ...]
+    describe: Callable[[Any], str]
+    # The change-page button's label for this row, or "" when the decision does not apply to it.
+    link: Callable[[Any], str]
+    explanation: str
+    select_related: tuple[str, ...] = ()
+
+    def as_action(self) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet], HttpResponse | None]:
+        def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+            return confirm_bulk(modeladmin, request, queryset, decision=self)
+
+        action.__name__ = self.slug
+        action.factdesk_permission = self.permission  # type: ignore[attr-defined]
+        return admin.action(description=self.title)(action)
+
+
+def confirm_bulk(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet, *, decision: StaffDecision
+) -> HttpResponse | None:
+    """The changelist action: the confirmation page first, then each row; None returns to the changelist."""
+    if not request.user.has_perm(decision.permission):
+        raise PermissionDenied
+    # Fetch one id past the cap rather than counting: "select all" on a million rows stays cheap.
+    ids = list(queryset.order_by("pk").values_list("pk", flat=True)[: BULK_CAP + 1])
+    if len(ids) > BULK_CAP:
+        messages.error(request, f"At most {BULK_CAP} rows per bulk action; narrow the selection. Nothing was changed.")
+        return None
+    manager = queryset.model._default_manager
+    rows = list(manager.select_related(*decision.select_related).filter(pk__in=ids).order_by("pk"))
+    form = decision.form_class(request.POST if "confirm" in request.POST else None)
+    if form.is_bound and form.is_valid():
+        apply_decision(request, rows=rows, decision=decision, data=form.cleaned_data)
+        return None
+    return render_confirmation(modeladmin, request, rows=rows, decision=decision, form=form, bulk=True)
+
+
+def confirm_one(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, object_id: str, *, decision: StaffDecision
+) -> HttpResponse:
+    """The change page's button: the same confirmation for one row, back to its change page after."""
+    if not request.user.has_perm(decision.permission):
+        raise PermissionDenied
+    model = modeladmin.model
+    rows = modeladmin.get_queryset(request).select_related(*decision.select_related)
+    obj = modeladmin.get_object(request, unquote(object_id))  # None for a missing or malformed id
+    if obj is not None:
+        obj = rows.filter(pk=obj.pk).first()
+    if obj is None:
+        raise Http404(f"No {model._meta.verbose_name} with id {object_id}.")
+    form = decision.form_class(request.POST if request.method == "POST" else None)
+    if form.is_bound and form.is_valid():
+        apply_decision(request, rows=[obj], decision=decision, data=form.cleaned_data)
+        return HttpResponseRedirect(change_url(obj))
+    return render_confirmation(modeladmin, request, rows=[obj], decision=decision, form=form, bulk=False)
+
+
+def apply_decision(request: HttpRequest, *, rows: list[Model], decision: StaffDecision, data: dict[str, Any]) -> None:
+    done: list[str] = []
+    for row in rows:
+        try:
+            outcome = decision.apply(request.user, row, data)
+        except decision.refusals as exc:
+            messages.error(request, f"{decision.describe(row)}: {exc} Nothing was changed for it.")
+        else:
+            done.append(f"{decision.describe(row)}: {outcome}")
+    if done:
+        messages.success(request, f"{decision.title} — done for {len(done)} of {len(rows)}: " + "; ".join(done))
+
+
+def render_confirmation(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, *, rows: list[Model], decision: StaffDecision,
+    form: forms.Form, bulk: bool,
+) -> TemplateResponse:
+    opts = modeladmin.model._meta
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": decision.title,
+        "opts": opts,
+        "decision": decision,
+        "rows": [{"pk": row.pk, "description": decision.describe(row), "url": change_url(row)} for row in rows],
+        "form": form,
+        "bulk": bulk,
+        "cancel_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist") if bulk else change_url(rows[0]),
+    }
+    return TemplateResponse(request, CONFIRM_TEMPLATE, context)
+
+
+def change_url(obj: Model) -> str:
+    return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+
+
+def decision_url(obj: Model, decision: StaffDecision) -> str:
+    return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_{decision.slug}", args=[obj.pk])
+
+
+class StaffDecisionsAdmin(admin.ModelAdmin):
+    """Offers `staff_decisions` as changelist actions and change-page buttons, to holders of their permission."""
+
+    staff_decisions: tuple[StaffDecision, ...] = ()
+    change_form_template = CHANGE_FORM_TEMPLATE
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.actions = [*(self.actions or ()), *(decision.as_action() for decision in self.staff_decisions)]
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        # entry = (function, name, description); other actions keep Django's own permission checks.
+        allowed = {}
+        for name, entry in actions.items():
+            permission = getattr(entry[0], "factdesk_permission", None)
+            if permission is None or request.user.has_perm(permission):
+                allowed[name] = entry
+        return allowed
+
+    def get_urls(self) -> list:
+        opts = self.model._meta
+        # Before the default URLs: their "<path:object_id>/" would swallow "<id>/remove/".
+        own = [
+            path(
+                f"<path:object_id>/{decision.slug}/",
+                self.admin_site.admin_view(partial(confirm_one, self, decision=decision)),
+                name=f"{opts.app_label}_{opts.model_name}_{decision.slug}",
+            )
+            for decision in self.staff_decisions
+        ]
+        return own + super().get_urls()
+
+    def staff_links(self, request: HttpRequest, obj: Model) -> list[tuple[str, str]]:
+        return [
+            (label, decision_url(obj, decision))
+            for decision in self.staff_decisions
+            if request.user.has_perm(decision.permission) and (label := decision.link(obj))
+        ]
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context["factdesk_links"] = self.staff_links(request, obj)
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
