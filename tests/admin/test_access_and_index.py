@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from factcheck.claims import claim_post
 from factcheck.models import Post, QueueState
-from moderation.models import Appeal
-from tests.factories import PostFactory
+from factcheck.ratings import record_rating
+from moderation.appeals import file_appeal, start_review, withdraw_appeal
+from moderation.enforcement import apply_rating
+from moderation.models import Appeal, AppealKind
+from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
+
+
+def rate(reviewer, post) -> None:
+    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict="false", rationale="Invented quote.",
+                           sources=["https://source.example/a"])
+    apply_rating(rating_id=rating.pk)
 
 
 def test_factcheckers_and_page_owners_are_sent_to_the_admin_login(client, factchecker, page_owner):
@@ -30,23 +41,85 @@ def test_trust_safety_may_view_every_list_but_change_only_the_two_policies(staff
     assert not ts_user.has_perm("factcheck.change_post")
 
 
-def test_the_index_shows_queue_depth_oldest_unclaimed_post_overdue_appeals_failed_jobs_and_the_rq_link(
-    populate, staff_client, django_assert_max_num_queries
+def vitals_rows(body: str) -> dict[str, str]:
+    """The index's "Queues and jobs" table as {row heading: cell text}, whitespace collapsed."""
+    section = re.search(r'<section[^>]*id="factdesk-vitals".*?</section>', body, re.S)
+    assert section, "the index has no vitals section"
+    rows = re.findall(r"<tr>\s*<th[^>]*>(.*?)</th>\s*<td>(.*?)</td>\s*</tr>", section.group(0), re.S)
+
+    def text(html: str) -> str:
+        return re.sub(r"[ \t\r\n]+", " ", re.sub(r"<[^>]+>", "", html)).strip()  # keeps the \xa0 of timesince
+
+    return {text(th): text(td) for th, td in rows}
+
+
+def test_the_index_shows_the_queue_depth_oldest_unclaimed_post_overdue_appeals_and_failed_jobs_of_known_data(
+    staff_client, settings, django_assert_max_num_queries
 ):
-    populate(24)
-    oldest = PostFactory(first_flagged_at=timezone.now() - timedelta(days=2, hours=1))
-    queued = Post.objects.filter(queue_state=QueueState.QUEUED).count()
+    now = timezone.now()
+    # Queued: two posts. The older one is the oldest unclaimed post.
+    oldest_flagged = (now - timedelta(days=2, hours=1)).replace(second=0, microsecond=0)
+    PostFactory(first_flagged_at=oldest_flagged)
+    PostFactory(first_flagged_at=now - timedelta(hours=3))
+    # Not queued, though flagged earlier: claimed, rated, not eligible, never flagged.
+    organisation = OrganisationFactory()
+    checker, colleague = FactCheckerFactory(organisation=organisation), FactCheckerFactory(organisation=organisation)
+    claim_post(reviewer=checker, post_id=PostFactory(first_flagged_at=now - timedelta(days=5)).pk)
+    rate(checker, PostFactory(first_flagged_at=now - timedelta(days=6)))
+    PostFactory(page=PageFactory(is_politician=True), queue_state=QueueState.NOT_ELIGIBLE,
+                first_flagged_at=now - timedelta(days=9))
+    PostFactory(queue_state=QueueState.UNFLAGGED, first_flagged_at=None, flag_count=0)
+
+    # Appeals (each against its own rated post): open 25 h and in review 30 h are overdue;
+    # open 23 h is not yet; withdrawn after 40 h is no longer open.
+    owner = UserFactory()
+
+    def appeal(hours_ago: int):
+        post = PostFactory(first_flagged_at=now - timedelta(days=7))
+        post.page.owners.add(owner)
+        rate(checker, post)
+        return file_appeal(owner=owner, post_id=post.pk, kind=AppealKind.DISPUTE, statement="The quote is real.",
+                           now=now - timedelta(hours=hours_ago))
+
+    appeal(25)
+    start_review(appeal_id=appeal(30).pk, reviewer=colleague)
+    appeal(23)
+    withdraw_appeal(appeal_id=appeal(40).pk, owner=owner)
+    assert Post.objects.count() == 10 and Appeal.objects.count() == 4
+
+    if not settings.FACTDESK_JOBS_IN_PROCESS:  # two jobs in the default queue's failed registry
+        import django_rq
+        from rq.job import Job
+
+        queue = django_rq.get_queue("default")
+        for _ in range(2):
+            job = Job.create(func=print, connection=queue.connection)
+            job.save()
+            queue.failed_job_registry.add(job, ttl=600)
+
     with django_assert_max_num_queries(10):
         response = staff_client.get("/admin/")
-    body = response.content.decode()
     assert response.status_code == 200
-    assert f"{queued} queued posts" in body
-    assert "flagged 2\xa0days, 1\xa0hour ago" in body and oldest.first_flagged_at.strftime("%Y-%m-%d") in body
-    overdue = Appeal.objects.filter(status="open", created_at__lt=timezone.now() - timedelta(hours=24)).count()
-    assert overdue
-    assert f"{overdue} open for more than 24 hours" in body
-    assert "default: 0" in body
+    body = response.content.decode()
+    rows = vitals_rows(body)
+    assert rows["Queue depth"] == "2 queued posts"
+    assert rows["Oldest unclaimed post"] == f"flagged 2\xa0days, 1\xa0hour ago ({oldest_flagged:%Y-%m-%d %H:%M})"
+    assert rows["Overdue appeals"] == "2 open for more than 24 hours"
+    if settings.FACTDESK_JOBS_IN_PROCESS:
+        assert rows["Failed jobs"] == "none queued: jobs run in-process (no Redis configured)"
+    else:
+        assert rows["Failed jobs"] == "default: 2"
+    assert 'href="/admin/factcheck/post/?queue_state__exact=queued"' in body
+    assert 'href="/admin/moderation/appeal/?overdue=yes"' in body
     assert 'href="/admin/rq/"' in body
+
+
+def test_the_index_says_none_waiting_and_no_overdue_appeals_on_an_empty_queue(staff_client):
+    PostFactory(queue_state=QueueState.RATED, first_flagged_at=timezone.now() - timedelta(days=3))
+    rows = vitals_rows(staff_client.get("/admin/").content.decode())
+    assert rows["Queue depth"] == "0 queued posts"
+    assert rows["Oldest unclaimed post"] == "none waiting"
+    assert rows["Overdue appeals"] == "0 open for more than 24 hours"
 
 
 def test_the_index_reports_failed_jobs_as_unavailable_when_redis_is_down(staff_client, monkeypatch, settings):

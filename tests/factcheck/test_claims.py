@@ -11,6 +11,7 @@ from django.db import connection
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
+from factcheck import claims
 from factcheck.claims import AlreadyClaimed, NotClaimable, claim_next, claim_post, expire_claims, release_claim
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters
@@ -60,6 +61,67 @@ def test_eight_reviewers_claiming_at_once_never_hold_the_same_post():
     assert max(Counter(all_claimed).values()) == 1
     assert Claim.objects.filter(status=ClaimStatus.ACTIVE).count() == 30
     assert set(Post.objects.values_list("queue_state", flat=True)) == {QueueState.CLAIMED}
+
+
+@pytest.fixture
+def candidates_per_language(request, monkeypatch):
+    """Run claim_next with this many per-language candidates (its compiled statements rebuilt for it).
+
+    16 is the real figure; with 1, reviewers of one language nearly always find the single
+    candidate locked by a colleague, so the claims also go through the whole-queue fallback.
+    """
+    monkeypatch.setattr(claims, "CANDIDATES_PER_LANGUAGE", request.param)
+    claims._pick_statements.cache_clear()
+    yield request.param
+    claims._pick_statements.cache_clear()
+
+
+@pytest.mark.parametrize("candidates_per_language", [16, 1], indirect=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_eight_reviewers_of_language_organisations_claim_each_covered_post_once_and_never_an_uncovered_one(
+    candidates_per_language,
+):
+    english = OrganisationFactory(languages=["en"], countries=[])
+    german_french = OrganisationFactory(languages=["de", "fr"], countries=[])
+    reviewers = [FactCheckerFactory(organisation=english) for _ in range(4)]
+    reviewers += [FactCheckerFactory(organisation=german_french) for _ in range(4)]
+    coverage = {english.pk: {"en"}, german_french.pk: {"de", "fr"}}
+    # Spanish, which neither organisation covers, has the best priorities: a claim that ignored
+    # coverage would take it first.
+    posts = {
+        "es": [PostFactory(language="es", priority=90 + i) for i in range(6)],
+        "en": [PostFactory(language="en", priority=10 + i) for i in range(20)],
+        "de": [PostFactory(language="de", priority=20 + i) for i in range(10)],
+        "fr": [PostFactory(language="fr", priority=30 + i) for i in range(10)],
+    }
+    language_of = {p.pk: language for language, batch in posts.items() for p in batch}
+
+    def work(i: int) -> list[int]:
+        claimed = []
+        while (claim := claim_next(reviewer=reviewers[i])) is not None:
+            claimed.append(claim.post_id)
+        return claimed
+
+    per_reviewer = run_in_threads(8, work)
+    all_claimed = [post_id for claimed in per_reviewer for post_id in claimed]
+
+    assert max(Counter(all_claimed).values()) == 1  # no post claimed twice
+    for reviewer, claimed in zip(reviewers, per_reviewer, strict=True):
+        languages = {language_of[post_id] for post_id in claimed}
+        assert languages <= coverage[reviewer.organisation_id], (reviewer.organisation.languages, languages)
+    assert not {language_of[post_id] for post_id in all_claimed} & {"es"}
+    # Every covered post was claimed, each by exactly one reviewer of an organisation covering it.
+    covered = [p.pk for language in ("en", "de", "fr") for p in posts[language]]
+    assert sorted(all_claimed) == sorted(covered)
+    assert sum(len(c) for c in per_reviewer[:4]) == 20 and sum(len(c) for c in per_reviewer[4:]) == 20
+
+    # The database agrees: one active claim per claimed post, held by whoever got it; Spanish untouched.
+    held = {post_id: reviewers[i].pk for i, claimed in enumerate(per_reviewer) for post_id in claimed}
+    assert dict(Claim.objects.filter(status=ClaimStatus.ACTIVE).values_list("post_id", "reviewer_id")) == held
+    assert Claim.objects.count() == 40
+    assert not Claim.objects.filter(post__language="es").exists()
+    assert set(Post.objects.filter(language="es").values_list("queue_state", flat=True)) == {QueueState.QUEUED}
+    assert set(Post.objects.exclude(language="es").values_list("queue_state", flat=True)) == {QueueState.CLAIMED}
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -46,13 +48,26 @@ def test_a_policy_row_cannot_be_moved_to_another_verdict(staff):
     assert EnforcementPolicy.objects.filter(verdict="false").exists()
 
 
-def test_the_admin_does_not_offer_the_verdict_for_editing(client, staff):
+def test_the_admin_shows_a_policys_verdict_read_only_and_a_post_cannot_change_it(client, staff):
     client.force_login(staff)
     policy = EnforcementPolicy.objects.get(verdict="false")
-    client.post(f"/admin/moderation/enforcementpolicy/{policy.pk}/change/",
-                {"verdict": "not_eligible", "feed_multiplier": "0.2", "label": policy.label, "warn_sharers": "on",
-                 "page_strike": "on"})
-    assert EnforcementPolicy.objects.get(pk=policy.pk).verdict == "false"
+    url = f"/admin/moderation/enforcementpolicy/{policy.pk}/change/"
+
+    response = client.get(url)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "verdict" not in response.context["adminform"].form.fields
+    assert not re.search(r"""<(select|input|textarea)\b[^>]*\bname=["']verdict["']""", body)
+    assert re.search(r'class="form-row field-verdict">.*?<div class="readonly">False</div>', body, re.S)
+    assert re.search(r'<input type="number" name="feed_multiplier" value="0.200"', body)  # the rest is editable
+
+    response = client.post(url, {"verdict": "not_eligible", "feed_multiplier": "0.25", "label": policy.label,
+                                 "warn_sharers": "on", "page_strike": "on"})
+    assert response.status_code == 302 and response["Location"] == "/admin/moderation/enforcementpolicy/"
+    policy.refresh_from_db()
+    assert policy.feed_multiplier == Decimal("0.25")  # the form was saved...
+    assert policy.verdict == "false"  # ...without the verdict it was sent
+    assert not EnforcementPolicy.objects.filter(verdict="not_eligible", feed_multiplier=Decimal("0.25")).exists()
 
 
 def test_only_trust_and_safety_or_superusers_can_be_staff():
