@@ -23,11 +23,11 @@ from django.db.models.lookups import In
 
 
 class _InArrayOnPostgreSQL:
-    """`field__in_array=values`: what `field__in=values` selects, as `field = ANY(%s)` on PostgreSQL.
+    """`field__in_array=values`: what `field__in=values` selects, with one array parameter on PostgreSQL.
 
     `__in` gives each value its own placeholder; at a thousand values Django preparing them and
     psycopg splitting the query around them cost more than the indexed lookup itself. One array
-    parameter costs nothing per value, and PostgreSQL plans it as the same index scan.
+    parameter costs nothing per value.
     Registered on import of this module: a module that filters with it imports from here.
     """
 
@@ -42,7 +42,14 @@ class _InArrayOnPostgreSQL:
         field = self.lhs.output_field
         lhs, lhs_params = self.process_lhs(compiler, connection)
         array = [field.get_db_prep_value(v, connection, prepared=True) for v in values]
-        return f"{lhs} = ANY(%s)", [*lhs_params, array]
+        # A semi-join on unnest, not `= ANY(%s)`: PostgreSQL costs `= ANY` of a thousand keys as a
+        # thousand index descents and, from about 100,000 rows, scans the whole table instead; the
+        # semi-join probes the index once per key. Ingest's flag-key lookup (1,000 keys, 100,000
+        # flags) went from 16.6 ms (seq scan) to 2.4 ms. Same rows: NULLs are already out. The
+        # array is cast to the column's type without its length (varchar[], not varchar(200)[],
+        # which would cut longer keys down to ones that might exist).
+        cast = field.db_type(connection).split("(")[0]
+        return f"{lhs} IN (SELECT unnest(%s::{cast}[]))", [*lhs_params, array]
 
 
 @models.Field.register_lookup
