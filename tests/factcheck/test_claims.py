@@ -90,7 +90,7 @@ def test_claim_next_takes_the_highest_priority_post_first(factchecker):
     assert claim.expires_at - claim.claimed_at == timedelta(minutes=30)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_claim_next_works_again_on_a_new_database_connection(factchecker):
     # The claim statement is prepared once per connection; a new connection prepares it again.
     first, second = PostFactory(priority=80), PostFactory(priority=40)
