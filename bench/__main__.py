@@ -27,7 +27,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--reviewers", type=int, default=4, help="concurrent claim_next processes")
     parser.add_argument("--claims", type=int, default=8_000, help="claim_next calls in all")
     parser.add_argument("--ratings", type=int, default=200, help="measured ratings")
-    parser.add_argument("--rq-workers", type=int, default=1, help="`manage.py rqworker` subprocesses")
+    parser.add_argument("--rq-workers", type=int, default=1, help="`manage.py rqworker` subprocesses (no-load figure)")
+    parser.add_argument("--backlog", type=int, default=150, help="queued ratings per round of decisions/s")
+    parser.add_argument("--load-ratings", type=int, default=100, help="measured ratings under ingest load")
+    parser.add_argument("--ingest-clients", type=int, default=2, help="ingest processes during the loaded figure")
     parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
     return parser.parse_args(argv)
@@ -57,7 +60,8 @@ def bench_users(*, reviewers: int):
 
     platform = user("bench-platform", Role.PLATFORM)
     checkers = [user(f"bench-checker-{n}", Role.FACTCHECKER, "Bench Fact Checks") for n in range(reviewers + 1)]
-    Organisation.objects.filter(name="Bench Fact Checks").update(languages=COVERED_LANGUAGES)
+    # No countries: the organisation covers its languages wherever the posts come from.
+    Organisation.objects.filter(name="Bench Fact Checks").update(languages=COVERED_LANGUAGES, countries=[])
     for checker in checkers:
         checker.organisation.refresh_from_db()
     return platform, checkers
@@ -85,7 +89,8 @@ def main(argv: list[str]) -> int:
     from bench.claims import bench_claims
     from bench.data import make_flags
     from bench.database import prepare_database, vacuum_analyze
-    from bench.decisions import bench_decisions
+    from bench.decision_rate import bench_decision_rate
+    from bench.decisions import bench_decisions, bench_decisions_under_load
     from bench.ingest import bench_ingest
     from bench.queue_page import bench_queue_page
     from bench.report import Run, machine_info, render, summary
@@ -104,29 +109,41 @@ def main(argv: list[str]) -> int:
         details=[
             f"Database: PostgreSQL database `{connection.settings_dict['NAME']}` on "
             f"{connection.settings_dict['HOST']}, tables the bench fills are emptied at the start; "
-            "Redis: the db in REDIS_URL, flushed before the rating figure.",
+            "Redis: the db in REDIS_URL, flushed before each rating figure.",
             "Data: synthetic pages (2% politicians') and posts in 8 languages with log-normal reach; "
             "the bench organisation covers 5 of the 8 languages.",
             "Order: ingest, then VACUUM ANALYZE, queue page (in-process and over HTTP against gunicorn), "
-            "claim_next (forked processes), rating-to-decision (RQ worker subprocesses).",
+            "claim_next (forked processes), rating-to-decision without load (an RQ worker subprocess), "
+            "decisions/s from a backlog (burst RQ worker subprocesses), then rating-to-decision under ingest "
+            "load last (forked ingest processes), as the load grows the tables.",
         ],
     )
     platform, checkers = bench_users(reviewers=args.reviewers)
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        print(f"1/4 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
+        print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
         flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
         run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform))
         del flags
         vacuum_analyze()
-        print("2/4 queue page", flush=True)
+        print("2/6 queue page", flush=True)
         run.figures.append(bench_queue_page(reviewer=reviewers[0], warmup=args.warmup, requests=args.requests))
-        print(f"3/4 claim_next: {args.reviewers} reviewers, {args.claims:,} claims", flush=True)
+        print(f"3/6 claim_next: {args.reviewers} reviewers, {args.claims:,} claims", flush=True)
         run.figures.append(bench_claims(reviewers=reviewers, claims=args.claims))
-        print(f"4/4 rating-to-decision: {args.ratings} ratings, {args.rq_workers} RQ worker(s)", flush=True)
+        warmup = min(args.warmup, 10)
+        print(f"4/6 rating-to-decision: {args.ratings} ratings, {args.rq_workers} RQ worker(s)", flush=True)
+        no_load = bench_decisions(reviewer=rater, ratings=args.ratings, warmup=warmup, workers=args.rq_workers)
+        run.figures.append(no_load)
+        print(f"5/6 decisions/s: {args.backlog:,} queued ratings, 1 then 2 burst RQ workers", flush=True)
+        run.figures += bench_decision_rate(reviewer=rater, ratings=args.backlog)
+        print(f"6/6 rating-to-decision under load: {args.load_ratings} ratings, {args.ingest_clients} ingest clients",
+              flush=True)
         run.figures.append(
-            bench_decisions(reviewer=rater, ratings=args.ratings, warmup=min(args.warmup, 10), workers=args.rq_workers)
+            bench_decisions_under_load(
+                reviewer=rater, submitted_by=platform, ratings=args.load_ratings, warmup=min(warmup, 5),
+                clients=args.ingest_clients, batch_size=args.batch, pages=args.pages, no_load=no_load,
+            )
         )
     finally:
         processes.stop_all()
@@ -137,7 +154,7 @@ def main(argv: list[str]) -> int:
             print(summary(run))
             print(f"report: {args.report}")
     # A missed target is a finding for the report, not a broken run, unless --strict asks otherwise.
-    return 1 if args.strict and not all(f.passed for f in run.figures) else 0
+    return 1 if args.strict and any(f.missed for f in run.figures) else 0
 
 
 if __name__ == "__main__":

@@ -32,33 +32,44 @@ def make_pages(count: int, rng: random.Random) -> list[PageInput]:
     ]
 
 
+def _flag(*, label: str, pages: list[PageInput], now: datetime, rng: random.Random) -> FlagInput:
+    """One flag on a new post `bench-post-{label}` (key `bench-flag-{label}`) on one of `pages`."""
+    language = rng.choice(LANGUAGES)
+    posted_at = now - timedelta(minutes=rng.randint(5, 72 * 60))
+    post = PostInput(
+        external_id=f"bench-post-{label}",
+        page=pages[rng.randrange(len(pages))],
+        posted_at=posted_at,
+        url=f"https://social.example/p/{label}",
+        text=" ".join(rng.choices(WORDS, k=rng.randint(12, 40))),
+        language=language,
+        country=COUNTRIES[language],
+        media_type=rng.choice(MediaType.values),
+        views=int(rng.lognormvariate(7, 2)),
+        shares=int(rng.lognormvariate(4, 2)),
+    )
+    return FlagInput(
+        idempotency_key=f"bench-flag-{label}",
+        source=rng.choices(SOURCES, weights=SOURCE_ODDS)[0],
+        post=post,
+        flagged_at=min(posted_at + timedelta(minutes=rng.randint(1, 60)), now),
+        reason="Reported as false information",
+    )
+
+
 def make_flags(*, posts: int, pages: int, now: datetime, seed: int = 7) -> list[FlagInput]:
     """One flag per post, `posts` distinct posts spread over `pages` pages."""
     rng = random.Random(seed)
     page_inputs = make_pages(pages, rng)
-    flags = []
-    for n in range(posts):
-        language = rng.choice(LANGUAGES)
-        posted_at = now - timedelta(minutes=rng.randint(5, 72 * 60))
-        post = PostInput(
-            external_id=f"bench-post-{n}",
-            page=page_inputs[rng.randrange(pages)],
-            posted_at=posted_at,
-            url=f"https://social.example/p/{n}",
-            text=" ".join(rng.choices(WORDS, k=rng.randint(12, 40))),
-            language=language,
-            country=COUNTRIES[language],
-            media_type=rng.choice(MediaType.values),
-            views=int(rng.lognormvariate(7, 2)),
-            shares=int(rng.lognormvariate(4, 2)),
-        )
-        flags.append(
-            FlagInput(
-                idempotency_key=f"bench-flag-{n}",
-                source=rng.choices(SOURCES, weights=SOURCE_ODDS)[0],
-                post=post,
-                flagged_at=min(posted_at + timedelta(minutes=rng.randint(1, 60)), now),
-                reason="Reported as false information",
-            )
-        )
-    return flags
+    return [_flag(label=str(n), pages=page_inputs, now=now, rng=rng) for n in range(posts)]
+
+
+def make_load_batch(*, client: int, batch: int, size: int, pages: int, now: datetime, seed: int = 7) -> list[FlagInput]:
+    """`size` flags on new posts (`bench-post-load-{client}-{batch}-{n}`) for the ingest load.
+
+    The pages are the ones make_flags made with the same seed, so a load batch never turns a
+    page into a politician's (which would take the posts being rated out of the queue).
+    """
+    page_inputs = make_pages(pages, random.Random(seed))
+    rng = random.Random(f"{seed}-load-{client}-{batch}")
+    return [_flag(label=f"load-{client}-{batch}-{n}", pages=page_inputs, now=now, rng=rng) for n in range(size)]

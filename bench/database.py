@@ -24,7 +24,17 @@ FILLED_MODELS = (
     "audit.AuditEvent",
     "sessions.Session",
 )
-SCRATCH_TABLES = ("bench_post_copy", "bench_claim_floor")
+# The tables ingest writes, in its order; the ingest floor copies their new rows into scratch copies.
+COPIED_TABLES = ("factcheck_page", "factcheck_post", "factcheck_flag", "audit_auditevent")
+
+
+def copy_table(real: str) -> str:
+    """The scratch copy of a real table that the ingest floor writes into."""
+    return f"bench_{real}_copy"
+
+
+# bench_post_copy: the posts-only floor of earlier runs, dropped if an old run left it.
+SCRATCH_TABLES = (*(copy_table(t) for t in COPIED_TABLES), "bench_claim_floor", "bench_post_copy")
 
 
 def conninfo() -> str:

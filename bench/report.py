@@ -21,8 +21,9 @@ class Figure:
     floor: float | None = None
     floor_name: str = ""
     target: str = ""
-    passed: bool | None = None  # None: not measured
+    passed: bool | None = None  # None: not measured, or a figure without a target
     ratio: float | None = None
+    informational: bool = False  # reported for what it is, with no target to pass or fail
     notes: list[str] = field(default_factory=list)
 
     def value_text(self) -> str:
@@ -35,7 +36,14 @@ class Figure:
         return "-" if self.ratio is None else f"{self.ratio:.2f}"
 
     def verdict_text(self) -> str:
+        if self.informational and self.value is not None:
+            return "reported"
         return {True: "PASS", False: "FAIL", None: "not measured"}[self.passed]
+
+    @property
+    def missed(self) -> bool:
+        """A figure with a target that was not met (or could not be measured)."""
+        return not self.informational and not self.passed
 
 
 @dataclass
@@ -106,7 +114,8 @@ def render(run: Run) -> str:
         "",
         "## Figures",
         "",
-        "Ratio = measured / floor: for rates (posts/s, claims/s) higher is better, for latencies (ms) lower is better.",
+        "Ratio = measured / floor: for rates (posts/s, claims/s, decisions/s) higher is better, for latencies (ms) "
+        "lower is better. A figure the issue gives no target is `reported`, not passed or failed.",
         "",
         "| figure | measured | floor | ratio | target | result |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -197,7 +197,8 @@ RQ_QUEUES = {
     "default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 300},
 }
 # core.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
-RQ = {"COMMIT_MODE": "auto"}
+# Jobs run inside the worker process (core.worker: a fork per job cost ~200 ms of a ~15 ms decision).
+RQ = {"COMMIT_MODE": "auto", "WORKER_CLASS": "core.worker.FactdeskWorker"}
 RQ_SHOW_ADMIN_LINK = True
 FACTDESK_JOBS_IN_PROCESS = not REDIS_URL
 # The API's rate limits count in the cache: shared by every process through Redis when there is one,

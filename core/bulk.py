@@ -2,8 +2,8 @@
 
 Building a Django model instance per row and letting `bulk_create`/`bulk_update` turn them
 into SQL costs far more Python time than the database spends on the rows. The ingest path
-writes hundreds of thousands of rows, so it hands plain tuples to `insert_rows` (COPY FROM
-STDIN on PostgreSQL), `insert_rows_returning_ids` (the same, with ids taken up front) and
+writes hundreds of thousands of rows, so it hands plain tuples to `insert_rows` (binary COPY
+FROM STDIN on PostgreSQL), `insert_rows_returning_ids` (the same, with ids taken up front) and
 `update_rows` (one UPDATE ... FROM unnest(arrays)), and looks rows up by a thousand keys at
 once with the `in_array` lookup. Each PostgreSQL fast path has a portable fallback, because the
 embedded default runs on SQLite.
@@ -23,11 +23,11 @@ from django.db.models.lookups import In
 
 
 class _InArrayOnPostgreSQL:
-    """`field__in_array=values`: what `field__in=values` selects, as `field = ANY(%s)` on PostgreSQL.
+    """`field__in_array=values`: what `field__in=values` selects, with one array parameter on PostgreSQL.
 
     `__in` gives each value its own placeholder; at a thousand values Django preparing them and
     psycopg splitting the query around them cost more than the indexed lookup itself. One array
-    parameter costs nothing per value, and PostgreSQL plans it as the same index scan.
+    parameter costs nothing per value.
     Registered on import of this module: a module that filters with it imports from here.
     """
 
@@ -42,7 +42,14 @@ class _InArrayOnPostgreSQL:
         field = self.lhs.output_field
         lhs, lhs_params = self.process_lhs(compiler, connection)
         array = [field.get_db_prep_value(v, connection, prepared=True) for v in values]
-        return f"{lhs} = ANY(%s)", [*lhs_params, array]
+        # A semi-join on unnest, not `= ANY(%s)`: PostgreSQL costs `= ANY` of a thousand keys as a
+        # thousand index descents and, from about 100,000 rows, scans the whole table instead; the
+        # semi-join probes the index once per key. Ingest's flag-key lookup (1,000 keys, 100,000
+        # flags) went from 16.6 ms (seq scan) to 2.4 ms. Same rows: NULLs are already out. The
+        # array is cast to the column's type without its length (varchar[], not varchar(200)[],
+        # which would cut longer keys down to ones that might exist).
+        cast = field.db_type(connection).split("(")[0]
+        return f"{lhs} IN (SELECT unnest(%s::{cast}[]))", [*lhs_params, array]
 
 
 @models.Field.register_lookup
@@ -65,7 +72,7 @@ def _row_adapter(columns: Sequence[models.Field]) -> Callable[[Sequence[Any]], S
     Only JSON columns need work (the driver cannot tell a dict meant as JSON from anything
     else); a row without one goes to the database as it is, which keeps per-value Python calls
     out of the hot loop. A None stays SQL NULL, in a JSON column too. A row of the wrong width
-    is refused by the database (COPY and INSERT both check).
+    is refused by the database. (PostgreSQL's binary COPY needs none of this: see insert_rows.)
     """
     json_at = [i for i, c in enumerate(columns) if isinstance(c, models.JSONField)]
     if not json_at:
@@ -98,19 +105,30 @@ def reserve_ids(model: type[models.Model], count: int) -> list[int]:
 
 
 def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-    """Insert plain rows (values in `fields` order) into the model's table; returns the count."""
+    """Insert plain rows (values in `fields` order) into the model's table; returns the count.
+
+    Each value must be of its column's Python type (str for text, int, float, an aware datetime,
+    a JSON-able value for JSON), as a model field would hand it over; None is NULL.
+    """
     columns = [_column(model, f) for f in fields]
-    adapt = _row_adapter(columns)
     table = connection.ops.quote_name(model._meta.db_table)
     names = ", ".join(connection.ops.quote_name(c.column) for c in columns)
     count = 0
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            # Binary COPY, each column sent as its own type: psycopg packs ints, floats and
+            # timestamps instead of printing them and PostgreSQL reads them instead of parsing
+            # text. A 1,000-post ingest batch (100,000 posts loaded) went from 155 to 123 ms:
+            # its three COPYs from 30 to 11 ms of client CPU and from 63 to 51 ms of database CPU.
+            # JSON columns get their dicts as they are: psycopg's jsonb dumper encodes them
+            # with json.dumps, as _row_adapter does for INSERT.
+            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types([c.db_type(connection).split("(")[0] for c in columns])
                 for row in rows:
-                    copy.write_row(adapt(row))
+                    copy.write_row(row)
                     count += 1
         else:
+            adapt = _row_adapter(columns)
             adapted = [adapt(row) for row in rows]
             placeholders = ", ".join(["%s"] * len(columns))
             cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", adapted)

@@ -152,6 +152,16 @@ def test_claim_next_takes_the_highest_priority_post_first(factchecker):
     assert claim.expires_at - claim.claimed_at == timedelta(minutes=30)
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_claim_next_works_again_on_a_new_database_connection(factchecker):
+    # The claim statement is prepared once per connection; a new connection prepares it again.
+    first, second = PostFactory(priority=80), PostFactory(priority=40)
+    assert claim_next(reviewer=factchecker).post_id == first.pk
+    connection.close()
+    assert claim_next(reviewer=factchecker).post_id == second.pk
+    assert claim_next(reviewer=factchecker) is None
+
+
 @pytest.mark.django_db
 def test_claim_next_respects_filters_and_the_organisations_languages():
     organisation = OrganisationFactory(languages=["de"], countries=[])

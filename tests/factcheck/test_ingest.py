@@ -131,6 +131,11 @@ def test_in_array_lookup_selects_what_in_selects():
     assert sorted(Flag.objects.filter(post_id__in_array=post_ids).values_list("idempotency_key", flat=True)) == ["k0", "k4"]
     assert Flag.objects.filter(post__in_array=post_ids).count() == 2
     assert list(Post.objects.filter(external_id__in_array=[])) == []
+    # A key longer than the column never matches the stored key it starts with.
+    long_key = "x" * 200
+    ingest_flags(flags=[flag("k-long", post=long_key)])
+    assert list(Post.objects.filter(external_id__in_array=[long_key + "tail"])) == []
+    assert Post.objects.filter(external_id__in_array=[long_key]).count() == 1
 
 
 @pytest.mark.django_db
