@@ -23,7 +23,9 @@ def give_new_posts_their_pages_standing(sender, posts, now, **kwargs) -> None:
     """
     page_ids = {page_id for _, page_id in posts}
     offenders = set(
-        PageStanding.objects.filter(page_id__in=page_ids, is_repeat_offender=True).values_list("page_id", flat=True)
+        # One array parameter, not a placeholder per page (a batch names up to 1,000 pages).
+        PageStanding.objects.filter(page_id__in_array=list(page_ids), is_repeat_offender=True)
+        .values_list("page_id", flat=True)
     )
     post_ids = [post_id for post_id, page_id in posts if page_id in offenders]
     if post_ids:

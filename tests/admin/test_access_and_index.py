@@ -19,7 +19,7 @@ from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory
 
 def rate(reviewer, post) -> None:
     rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict="false", rationale="Invented quote.",
-                           sources=["https://source.example/a"])
+                           sources=["https://source.example/a"], claim_if_unclaimed=True)
     apply_rating(rating_id=rating.pk)
 
 
