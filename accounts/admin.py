@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from axes.models import AccessAttempt
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import Q, QuerySet
@@ -16,6 +17,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
+from accounts.lockout import UnlockRefused, unlock
 from accounts.models import ApiToken, TokenState, User
 from accounts.services import TokenAlreadyRevoked, TokenNotFound, revoke_token_by_id
 from audit.models import AuditEvent
@@ -100,3 +102,35 @@ class ApiTokenAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):  # revoke: an action an
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ApiToken]:
         return super().get_queryset(request).select_related("user")
+
+
+def _describe_attempt(attempt: AccessAttempt) -> str:
+    return (f"{attempt.username or '(no username)'} from {attempt.ip_address}: "
+            f"{attempt.failures_since_start} failed sign-ins, the last at {attempt.attempt_time:%Y-%m-%d %H:%M} UTC")
+
+
+def _unlock(staff: User, attempt: AccessAttempt, data: dict[str, Any]) -> str:
+    unlock(staff=staff, attempt_id=attempt.pk, reason=data["reason"])
+    return "unlocked"
+
+
+UNLOCK_SIGN_IN = StaffDecision(
+    slug="unlock", title="Unlock sign-ins", button="Unlock", permission="axes.delete_accessattempt",
+    form_class=ReasonForm, apply=_unlock, refusals=(UnlockRefused,), describe=_describe_attempt,
+    link=lambda attempt: "Unlock this sign-in", select_related=(),
+    explanation=("The username can sign in again from that address at once; its failed attempts are forgotten. "
+                 "The unlock and its reason go to the audit log."),
+)
+
+
+@admin.register(AccessAttempt)
+class AccessAttemptAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
+    """Failed sign-ins by username and address (django-axes); staff unlock them here, with a reason."""
+
+    staff_decisions = (UNLOCK_SIGN_IN,)
+    list_display = ("username", "ip_address", "failures_since_start", "attempt_time", "user_agent")
+    list_filter = ("attempt_time",)
+    search_by_index = True
+    search_fields = ("username__exact", "ip_address__exact")
+    search_help_text = "An exact username or address."
+    fields = ("username", "ip_address", "user_agent", "failures_since_start", "attempt_time", "path_info")

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class AccountsConfig(AppConfig):
     name = "accounts"
     verbose_name = "Accounts"
+
+    def ready(self) -> None:
+        from accounts import lockout  # noqa: F401  (audits django-axes lockouts)

@@ -34,6 +34,8 @@ class AuditVerb(models.TextChoices):
     POLICY_CHANGED = "policy.changed", "Policy changed"
     APPEAL_CHANGED = "appeal.changed", "Appeal filed or changed state"
     PAGE_CHANGED = "page.changed", "Page marked or unmarked as a politician's"
+    LOGIN_LOCKED = "login.locked", "Sign-in locked after failed attempts"
+    LOGIN_UNLOCKED = "login.unlocked", "Sign-in unlocked by staff"
     POST_REPAIRED = "post.repaired", "Post's impossible timestamp repaired"
     FLAG_REPAIRED = "flag.repaired", "Flag's impossible timestamp repaired"
 

@@ -153,7 +153,8 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY el
 SECURE_SSL_REDIRECT = BEHIND_PROXY
 SECURE_HSTS_SECONDS = 31_536_000 if BEHIND_PROXY else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = BEHIND_PROXY
-SECURE_HSTS_PRELOAD = False  # preloading is a commitment a deployment makes itself
+# Preloading commits the whole domain to HTTPS for good; on by default behind the proxy, off with SECURE_HSTS_PRELOAD=0.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", BEHIND_PROXY)
 SECURE_REFERRER_POLICY = "same-origin"
 # /healthz answers load balancers over plain HTTP inside the network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
@@ -185,6 +186,7 @@ AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 AXES_VERBOSE = False
+AXES_ENABLE_ADMIN = False  # accounts.admin has its own: unlocking needs a reason and is audited
 
 # The API refuses larger bodies with 413 itself; Django's own limit sits just above it.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
