@@ -62,9 +62,9 @@ def covers(organisation: Organisation, *, language: str, country: str) -> bool:
 
 
 def describe_coverage(organisation: Organisation) -> str:
-    languages = ", ".join(code.upper() for code in organisation.languages) or "all languages"
-    countries = ", ".join(organisation.countries) or "all countries"
-    return f"{languages}; {countries}"
+    languages = f"languages {', '.join(code.upper() for code in organisation.languages)}" if organisation.languages else "all languages"
+    countries = f"countries {', '.join(organisation.countries)}" if organisation.countries else "all countries"
+    return f"{languages} in {countries}"
 
 
 def covered_by(organisation: Organisation | None) -> Q:

@@ -159,7 +159,7 @@ def test_rating_a_post_outside_coverage_is_403_outside_coverage_and_writes_nothi
     with writes_nothing(post):
         response = rate(reviewer_client, post)
     error = refused(response, 403, "outside_coverage")
-    assert "outside what Vérifions covers (FR; FR); it can be read but not claimed or rated." in error["message"]
+    assert "outside what Vérifions covers (languages FR in countries FR); it can be read but not claimed or rated." in error["message"]
 
 
 @OUTSIDE

@@ -175,7 +175,7 @@ def test_a_post_outside_coverage_can_be_read_and_the_page_shows_the_refusal_inst
     assert response.status_code == 200
     page = text(response)
     assert "Lemon water cures measles" in page
-    assert "is outside what Vérifions covers (FR; FR); it can be read but not claimed or rated." in page
+    assert "is outside what Vérifions covers (languages FR in countries FR); it can be read but not claimed or rated." in page
     assert 'id="rating-refusal"' in page and FORM not in page
 
 
@@ -223,10 +223,10 @@ def test_a_claim_held_when_coverage_narrowed_does_not_let_the_reviewer_rate(
     claim_post(reviewer=reviewer, post_id=covered_post.pk)
     Organisation.objects.filter(pk=organisation.pk).update(languages=["nl"])
     client = login(reviewer)
-    assert "outside what Vérifions covers (NL; FR)" in text(client.get(post_url(covered_post)))
+    assert "outside what Vérifions covers (languages NL in countries FR)" in text(client.get(post_url(covered_post)))
     with writes_nothing(covered_post):
         response = rate(client, covered_post)
-    assert "outside what Vérifions covers (NL; FR)" in text(response)
+    assert "outside what Vérifions covers (languages NL in countries FR)" in text(response)
     assert Claim.objects.get().status == ClaimStatus.ACTIVE  # the refusal did not even end the claim
 
 
