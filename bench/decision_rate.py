@@ -2,7 +2,7 @@
 
 The ratings are committed while no worker runs, so their apply_rating jobs wait on the Redis
 queue, put there by the app itself after each commit. Then `manage.py rqworker --burst`
-subprocesses start (RQ's default forking Worker; burst: they exit once the queue is empty) and
+subprocesses start (core.worker.FactdeskWorker, jobs in the worker process; burst: they exit once the queue is empty) and
 the clock runs from their start until every one of those ratings has its RatingDecision row.
 """
 
@@ -104,7 +104,7 @@ def bench_decision_rate(*, reviewer, ratings: int) -> list[Figure]:
         figure.notes += [
             f"{d.ratings:,} ratings committed one at a time with no worker running ({seconds:.1f} s), each "
             f"leaving its apply_rating job on the Redis queue; then {d.workers} `manage.py rqworker default --burst` "
-            f"subprocess(es) (RQ's default forking Worker: a work horse forked per job).",
+            f"subprocess(es) (core.worker.FactdeskWorker: jobs run in the worker process).",
             f"All {d.ratings:,} decisions visible {d.seconds:.1f} s after the worker start: {d.rate:,.1f} decisions/s "
             f"including {d.to_first:.1f} s of worker start-up before the first decision; "
             f"{d.steady_rate:,.1f} decisions/s between the first and the last decided_at.",
