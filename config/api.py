@@ -48,8 +48,10 @@ STATUS_CODES = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    414: "uri_too_long",
     422: "validation_error",
     429: "throttled",
+    431: "headers_too_large",
 }
 
 DESCRIPTION = """\
@@ -60,7 +62,9 @@ Every error has the shape `{"error": {"code": ..., "message": ..., "details": ..
 Validation errors (422) list each problem in `details.errors` as `{"field", "message"}`, with
 `item` (the index in the batch) for flags. Datetimes are ISO 8601 and must carry a timezone
 offset (`Z` or `+01:00`); naive datetimes are refused. Requests are limited per token holder
-(`429` with `Retry-After` when exceeded).
+(`429` with `Retry-After` when exceeded). By default a URL (path and query) over 8,000 bytes
+is refused with `414` (`uri_too_long`), request headers over 16 KiB or 100 fields with `431`
+(`headers_too_large`), and a body over 5 MiB with `413`, chunked bodies included.
 """
 
 

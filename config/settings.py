@@ -65,6 +65,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: an oversized API request is refused before anything else spends work on it, and a
+    # chunked body is readable before anything reads it (core/request_limits.py).
+    "core.request_limits.ApiRequestLimitsMiddleware",
+    "core.request_limits.ChunkedBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -192,6 +196,11 @@ AXES_ENABLE_ADMIN = False  # accounts.admin has its own: unlocking needs a reaso
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES + 1024
 API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "6000/m")
+# Under /api/: a longer URL (path and query) is refused with a JSON 414, larger or more headers
+# with a JSON 431. gunicorn's own limits (bin/run) sit above these, so these are what clients see.
+API_MAX_URL_BYTES = int(os.environ.get("API_MAX_URL_BYTES", "8000"))
+API_MAX_HEADER_BYTES = int(os.environ.get("API_MAX_HEADER_BYTES", str(16 * 1024)))
+API_MAX_HEADER_FIELDS = int(os.environ.get("API_MAX_HEADER_FIELDS", "100"))
 
 # Jobs: RQ on Redis when REDIS_URL is set, otherwise in-process after commit.
 REDIS_URL = os.environ.get("REDIS_URL", "")

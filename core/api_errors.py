@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from ninja import Schema
 
 
@@ -63,8 +63,24 @@ class TooLarge(ApiError):
     status, code = 413, "payload_too_large"
 
 
+class UriTooLong(ApiError):
+    status, code = 414, "uri_too_long"
+
+
 class Unprocessable(ApiError):
     status, code = 422, "validation_error"
+
+
+class HeadersTooLarge(ApiError):
+    status, code = 431, "headers_too_large"
+
+
+def error_json(exc: ApiError) -> JsonResponse:
+    """The error shape outside ninja (middleware answers before any API view runs)."""
+    return JsonResponse(
+        {"error": {"code": exc.code, "message": exc.message, "details": exc.details}},
+        status=exc.status, content_type="application/json; charset=utf-8",
+    )
 
 
 ERROR_RESPONSES: dict[int, type[ErrorOut]] = {
@@ -98,6 +114,12 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
         raise TooLarge(
             "The body is larger than the limit.", details={"limit_bytes": settings.API_MAX_BODY_BYTES}
         ) from None
+    if len(raw) > settings.API_MAX_BODY_BYTES:
+        # A chunked body has no Content-Length to refuse it by; Django's limit is a little higher.
+        raise TooLarge(
+            "The body is larger than the limit.",
+            details={"limit_bytes": settings.API_MAX_BODY_BYTES},
+        )
     if not raw:
         raise MalformedBody("The request needs a JSON body.", code="empty_body")
     if nesting_depth(raw, most=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
