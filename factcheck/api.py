@@ -7,6 +7,7 @@ factcheck.ingest writes anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
@@ -36,6 +37,24 @@ HTTP_URL_OR_EMPTY = r"^\s*([Hh][Tt][Tt][Pp][Ss]?://\S+.*)?$"
 def documented(**constraints: Any) -> dict[str, Any]:
     """JSON Schema constraints for the OpenAPI document of a field the domain validates itself."""
     return constraints
+
+
+def no_blank_urls(urls: list[str]) -> list[str]:
+    """A URL list sent to the API: the browser's forms drop blank lines, but here a blank item is
+    refused, as the document's item pattern says (otherwise 11 items, one blank, pass `maxItems` 10)."""
+    if any(not url.strip() for url in urls):
+        raise ValueError("must not contain blank items")
+    return urls
+
+
+def null_is_blank(**constraints: Any) -> Callable[[dict[str, Any]], None]:
+    """The OpenAPI document of a text field whose null is read as "" (`blank_for_null`): null is accepted."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema.update(constraints)
+        schema["type"] = ["string", "null"]
+
+    return extra
 
 
 MAX_BATCH = 1000
@@ -69,10 +88,18 @@ class PageIn(BaseModel):
 
 class PostIn(BaseModel):
     external_id: Key
-    url: Annotated[str, Field(max_length=2000, json_schema_extra=documented(pattern=HTTP_URL_OR_EMPTY))] = ""
-    text: Annotated[str, Field(max_length=MAX_POST_TEXT)] = ""
-    language: str = Field("", description="ISO 639-1, two letters; stored lower-case.", json_schema_extra=documented(pattern=TWO_LETTERS))
-    country: str = Field("", description="ISO 3166-1 alpha-2; stored upper-case.", json_schema_extra=documented(pattern=TWO_LETTERS))
+    url: Annotated[
+        str, Field(max_length=2000, json_schema_extra=null_is_blank(pattern=HTTP_URL_OR_EMPTY))
+    ] = ""
+    text: Annotated[str, Field(max_length=MAX_POST_TEXT, json_schema_extra=null_is_blank())] = ""
+    language: str = Field(
+        "", description="ISO 639-1, two letters; stored lower-case.",
+        json_schema_extra=null_is_blank(pattern=TWO_LETTERS),
+    )
+    country: str = Field(
+        "", description="ISO 3166-1 alpha-2; stored upper-case.",
+        json_schema_extra=null_is_blank(pattern=TWO_LETTERS),
+    )
     media_type: MediaType = MediaType.TEXT
     posted_at: AwareDatetime
     views: Count = 0
@@ -122,7 +149,7 @@ class FlagIn(BaseModel):
 
     idempotency_key: Key
     source: FlagSource
-    reason: Annotated[str, Field(max_length=MAX_REASON)] = ""
+    reason: Annotated[str, Field(max_length=MAX_REASON, json_schema_extra=null_is_blank())] = ""
     flagged_at: AwareDatetime | None = None
     post: PostIn
 
@@ -297,6 +324,8 @@ class RatingIn(Schema):
         "", description="Why the current rating changes (new evidence, an error); required when re-rating.",
         json_schema_extra=documented(maxLength=MAX_CHANGE_REASON),
     )
+
+    _sources_not_blank = field_validator("sources")(no_blank_urls)
 
 
 class RatingOut(Schema):

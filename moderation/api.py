@@ -13,11 +13,12 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.responses import Status
+from pydantic import field_validator
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, errors_for
-from factcheck.api import HTTP_URL, RatingOut, documented, rating_out
+from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.models import MediaType, Post, QueueState
 from factcheck.selectors import current_rating, flag_counts
 from moderation.appeals import (
@@ -102,6 +103,8 @@ class AppealIn(Schema):
         "", description="For a `correction`: what was corrected, and where (required).",
         json_schema_extra=documented(maxLength=MAX_STATEMENT),
     )
+
+    _evidence_urls_not_blank = field_validator("evidence_urls")(no_blank_urls)
 
 
 class PostOut(Schema):

@@ -107,6 +107,10 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
     correction_details = (correction_details or "").strip()
     if kind == AppealKind.CORRECTION and not correction_details:
         errors["correction_details"] = ["Say what you corrected, and where."]
+    elif len(correction_details) > MAX_STATEMENT:
+        errors["correction_details"] = [
+            f"Keep the correction details to {MAX_STATEMENT:,} characters (they have {len(correction_details):,})."
+        ]
     if errors:
         raise ValidationError(errors)
     return {"kind": kind, "statement": statement, "evidence_urls": urls, "correction_details": correction_details}

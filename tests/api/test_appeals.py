@@ -182,10 +182,30 @@ def test_an_evidence_url_that_is_not_http_is_422(owner, rated_post, url):
     assert not Appeal.objects.exists()
 
 
+def test_a_blank_evidence_url_is_422_as_the_openapi_document_says(owner, rated_post):
+    # Found by tests/api/test_schemathesis.py: blank items were dropped, so eleven items with one
+    # blank passed the documented maxItems of 10 and the item pattern did not hold.
+    response = file(owner, rated_post, {**DISPUTE, "evidence_urls": ["https://ok.example", ""]})
+    assert response.status_code == 422
+    assert error_fields(response) == {"evidence_urls"}
+    assert not Appeal.objects.exists()
+
+
 def test_a_correction_without_details_is_422(owner, rated_post):
     response = file(owner, rated_post, {"kind": "correction", "statement": "We fixed it."})
     assert response.status_code == 422
     assert error_fields(response) == {"correction_details"}
+
+
+def test_correction_details_of_2001_characters_are_422_as_the_openapi_document_says(owner, rated_post):
+    # Found by tests/api/test_schemathesis.py: maxLength 2000 was documented but not enforced.
+    correction = {"kind": "correction", "statement": "We fixed it."}
+    response = file(owner, rated_post, {**correction, "correction_details": "x" * 2001})
+    assert response.status_code == 422
+    assert error_fields(response) == {"correction_details"}
+    assert "2,000 characters" in response.json()["error"]["details"]["errors"][0]["message"]
+    assert not Appeal.objects.exists()
+    assert file(owner, rated_post, {**correction, "correction_details": "x" * 2000}).status_code == 201
 
 
 def test_an_unknown_kind_and_an_empty_statement_are_named_together(owner, rated_post):

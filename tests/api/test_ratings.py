@@ -87,6 +87,8 @@ def test_rating_an_unknown_post_is_404(factchecker_client):
         ({"rationale": "   "}, "rationale"),
         ({"sources": []}, "sources"),
         ({"sources": ["ftp://files.example/x"]}, "sources"),
+        # Found by tests/api/test_schemathesis.py: a blank item was dropped, against the documented pattern.
+        ({"sources": ["https://one.example", " "]}, "sources"),
         ({"article_url": "not a url"}, "article_url"),
         ({"sources": "https://one.example"}, "sources"),  # not a list
         ({"verdict": 3}, "verdict"),
