@@ -8,6 +8,9 @@ from django.test import Client
 from accounts.models import ApiToken
 from tests.factories import PASSWORD, FactCheckerFactory, PlatformUserFactory, StaffFactory, UserFactory
 
+# The authority suites' shared fixtures (organisation, reviewer, colleague, writes_nothing).
+pytest_plugins = ["tests.authority"]
+
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):

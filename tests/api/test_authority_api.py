@@ -8,7 +8,6 @@ current rating, the post's claims and its queue state as they were.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -23,6 +22,7 @@ from moderation.appeals import decide_appeal, start_review, withdraw_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Action, Appeal, AppealStatus
 from tests.api.helpers import post_json
+from tests.authority import OUTSIDE, current
 from tests.conftest import bearer_client
 from tests.factories import (
     FactCheckerFactory,
@@ -52,41 +52,6 @@ DISPUTE = {
 # Helpers
 
 
-def snapshot(post: Post) -> dict:
-    """Everything a refused rating might have written."""
-    return {
-        "ratings": Rating.objects.count(),
-        "claims": Claim.objects.count(),
-        "audit_events": AuditEvent.objects.count(),
-        "actions": Action.objects.count(),
-        "appeals": list(Appeal.objects.order_by("pk").values_list("pk", "status", "decided_at")),
-        "current_rating": list(
-            Rating.objects.filter(post=post, is_current=True).values_list(
-                "pk", "verdict", "reviewer_id", "organisation_id", "change_reason", "superseded_at"
-            )
-        ),
-        "post_claims": list(
-            Claim.objects.filter(post=post).order_by("pk").values_list("pk", "reviewer_id", "status", "ended_at")
-        ),
-        "queue_state": Post.objects.values_list("queue_state", flat=True).get(pk=post.pk),
-    }
-
-
-@pytest.fixture
-def writes_nothing(django_capture_on_commit_callbacks):
-    """`with writes_nothing(post): ...` fails if the block wrote anything or scheduled a job."""
-
-    @contextmanager
-    def check(post: Post):
-        before = snapshot(post)
-        with django_capture_on_commit_callbacks() as callbacks:
-            yield
-        assert snapshot(post) == before
-        assert callbacks == [], "a refusal scheduled work after commit (a rating's decision job)"
-
-    return check
-
-
 def rate(client, post: Post, **changes):
     return post_json(client, f"/api/v1/posts/{post.external_id}/ratings", {**VALID, **changes})
 
@@ -114,25 +79,6 @@ def file_dispute(owner, post: Post) -> Appeal:
     return Appeal.objects.get(pk=response.json()["id"])
 
 
-def current(post: Post) -> Rating:
-    return Rating.objects.get(post=post, is_current=True)
-
-
-@pytest.fixture
-def organisation(db) -> Organisation:
-    return OrganisationFactory(name="Vérifions", languages=["fr"], countries=["FR"])
-
-
-@pytest.fixture
-def reviewer(organisation):
-    return FactCheckerFactory(organisation=organisation)
-
-
-@pytest.fixture
-def colleague(organisation):
-    return FactCheckerFactory(organisation=organisation)
-
-
 @pytest.fixture
 def reviewer_client(reviewer):
     return bearer_client(reviewer)
@@ -143,9 +89,6 @@ def covered_post(db) -> Post:
     return PostFactory(language="fr", country="FR", page=PageFactory())
 
 
-OUTSIDE = pytest.mark.parametrize(
-    "language, country", [("en", "FR"), ("fr", "BE"), ("en", "GB")], ids=["language", "country", "both"]
-)
 
 
 # Coverage

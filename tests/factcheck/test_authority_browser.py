@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import re
-from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -24,6 +23,7 @@ from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal, start_review, withdraw_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Action, Appeal, AppealStatus
+from tests.authority import OUTSIDE, current
 from tests.factories import (
     FactCheckerFactory,
     OrganisationFactory,
@@ -52,41 +52,6 @@ FORM = 'name="rationale"'
 
 
 # Helpers
-
-
-def snapshot(post: Post) -> dict:
-    """Everything a refused rating or claim might have written."""
-    return {
-        "ratings": Rating.objects.count(),
-        "claims": Claim.objects.count(),
-        "audit_events": AuditEvent.objects.count(),
-        "actions": Action.objects.count(),
-        "appeals": list(Appeal.objects.order_by("pk").values_list("pk", "status", "decided_at")),
-        "current_rating": list(
-            Rating.objects.filter(post=post, is_current=True).values_list(
-                "pk", "verdict", "reviewer_id", "organisation_id", "change_reason", "superseded_at"
-            )
-        ),
-        "post_claims": list(
-            Claim.objects.filter(post=post).order_by("pk").values_list("pk", "reviewer_id", "status", "ended_at")
-        ),
-        "queue_state": Post.objects.values_list("queue_state", flat=True).get(pk=post.pk),
-    }
-
-
-@pytest.fixture
-def writes_nothing(django_capture_on_commit_callbacks):
-    """`with writes_nothing(post): ...` fails if the block wrote anything or scheduled a job."""
-
-    @contextmanager
-    def check(post: Post):
-        before = snapshot(post)
-        with django_capture_on_commit_callbacks() as callbacks:
-            yield
-        assert snapshot(post) == before
-        assert callbacks == [], "a refusal scheduled work after commit (a rating's decision job)"
-
-    return check
 
 
 def text(response) -> str:
@@ -134,33 +99,11 @@ def dispute(owner, post: Post) -> Appeal:
                        evidence_urls=["https://evidence.example/study"])
 
 
-def current(post: Post) -> Rating:
-    return Rating.objects.get(post=post, is_current=True)
-
-
-@pytest.fixture
-def organisation(db) -> Organisation:
-    return OrganisationFactory(name="Vérifions", languages=["fr"], countries=["FR"])
-
-
-@pytest.fixture
-def reviewer(organisation):
-    return FactCheckerFactory(organisation=organisation)
-
-
-@pytest.fixture
-def colleague(organisation):
-    return FactCheckerFactory(organisation=organisation)
-
-
 @pytest.fixture
 def covered_post(db) -> Post:
     return PostFactory(language="fr", country="FR")
 
 
-OUTSIDE = pytest.mark.parametrize(
-    "language, country", [("en", "FR"), ("fr", "BE"), ("en", "GB")], ids=["language", "country", "both"]
-)
 
 
 # Coverage: reading is allowed, acting is refused
