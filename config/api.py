@@ -35,6 +35,7 @@ from factcheck.api import router as factcheck_router
 from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage
 from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused
 from moderation.api import router as moderation_router
+from moderation.api_claims import router as claimreview_router
 from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
 from moderation.staff_actions import RemovalRefused
 
@@ -175,6 +176,7 @@ api = FactdeskAPI(
 api.add_decorator(refuse_oversized_body, mode="view")
 api.add_router("v1/", factcheck_router)
 api.add_router("v1/", moderation_router)
+api.add_router("v1/", claimreview_router)
 api.add_router("v1/", accounts_router)
 
 

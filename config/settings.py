@@ -250,6 +250,9 @@ FACTDESK_TERRITORIAL_SCOPE = env_list(
     "FACTDESK_TERRITORIAL_SCOPE",
     "AT,BE,BG,CY,CZ,DE,DK,EE,ES,FI,FR,GR,HR,HU,IE,IT,LT,LU,LV,MT,NL,PL,PT,RO,SE,SI,SK,IS,LI,NO",
 )
+# Where the public site is reached: absolute links in ClaimReview (`/claims/{id}/`) and exports are
+# built from it, never from a request's Host header.
+FACTDESK_PUBLIC_URL = os.environ.get("FACTDESK_PUBLIC_URL", "http://127.0.0.1:8000")
 
 LOGGING = {
     "version": 1,

@@ -6,10 +6,12 @@ it", "which statements of reasons stand": each is computed here, once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
+from factcheck.claimreview import PUBLISHED_VERDICTS
 from factcheck.models import Post, Rating
 from moderation.distribution import current_distribution
 from moderation.models import Action, ActionKind, AppealKind, StatementOfReasons
@@ -19,6 +21,46 @@ ONE = Decimal("1")
 
 def current_ratings() -> QuerySet[Rating]:
     return Rating.objects.filter(is_current=True).select_related("organisation")
+
+
+def _active_removal() -> QuerySet[Action]:
+    return Action.objects.filter(post=OuterRef("post_id"), kind=ActionKind.REMOVAL, ended_at__isnull=True)
+
+
+def published_ratings() -> QuerySet[Rating]:
+    """The ratings the public may read (ClaimReview, `/claims/{id}/`): current, with a verdict on a
+    claim (not Not eligible), on a post that is not removed (removed content is not republished)."""
+    return (
+        Rating.objects.filter(is_current=True, verdict__in=PUBLISHED_VERDICTS)
+        .filter(~Exists(_active_removal()))
+        .select_related("organisation", "post__page")
+    )
+
+
+@dataclass(frozen=True)
+class PublicRating:
+    rating: Rating
+    stands: bool  # the post's current rating: the one published as ClaimReview
+    replaced_by: Rating | None  # when superseded: the post's published rating now, if it has one
+
+
+def published_rating(rating_id: int) -> PublicRating | None:
+    """A rating as its public page shows it; None when it was never public or its post was removed.
+
+    A superseded rating keeps its page (links to it were shared) and points to what replaced it."""
+    rating = (
+        Rating.objects.filter(pk=rating_id, verdict__in=PUBLISHED_VERDICTS)
+        .filter(~Exists(_active_removal()))
+        .select_related("organisation", "post__page")
+        .first()
+    )
+    if rating is None:
+        return None
+    if rating.is_current:
+        return PublicRating(rating=rating, stands=True, replaced_by=None)
+    return PublicRating(
+        rating=rating, stands=False, replaced_by=published_ratings().filter(post_id=rating.post_id).first()
+    )
 
 
 def active_actions() -> QuerySet[Action]:

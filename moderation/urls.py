@@ -3,11 +3,13 @@
 
 from django.urls import path
 
-from moderation import views_appeals, views_portal
+from moderation import views_appeals, views_claims, views_portal
 from moderation.views_appeals import FACTCHECK_DESK, STAFF_DESK
 
 app_name = "moderation"
 urlpatterns = [
+    # Public: a published rating and its ClaimReview, for anyone.
+    path("claims/<int:rating_id>/", views_claims.claim, name="claim"),
     path("appeals/", views_portal.portal, name="portal"),
     path("appeals/notifications/read/", views_portal.mark_notifications_read, name="portal_notifications_read"),
     path("appeals/posts/<int:post_id>/", views_portal.post_detail, name="portal_post"),

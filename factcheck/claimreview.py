@@ -1,0 +1,105 @@
+"""ClaimReview out: a rating as schema.org `ClaimReview` JSON-LD, and a `DataFeed` of them.
+
+The mapping is PRODUCT.md's, and meets what Google's Fact Check Tools (Fact Check Explorer, the
+ClaimReview Read/Write API) and Data Commons' fact-check feed read:
+
+| ClaimReview | from |
+| --- | --- |
+| `url` | the fact-check article, else the rating's public page (`/claims/{id}/`) |
+| `claimReviewed` | the post's text, the claim as written (its URL when it has no text) |
+| `datePublished` | when the organisation published the rating (`published_at`, for imported ones), else when it was recorded |
+| `author` | `Organization`: the rating's organisation, `name` and `url` |
+| `reviewRating` | `Rating`: `alternateName` = the verdict's label; on the truth scale `ratingValue` 1 = False or Altered, 2 = Partly false, 3 = Missing context, 4 = True, `worstRating` 1, `bestRating` 4; Satire is not on a truth scale and carries the label alone |
+| `reviewBody` | the rationale |
+| `itemReviewed` | `Claim`: `author` = the page (its name), `datePublished` = the post's, `appearance` = the post's URL, `identifier` = the post's external id |
+
+Which ratings are published (current, a verdict other than Not eligible, the post not removed)
+is the decision side's call: moderation.selectors.published_ratings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import IO, Any
+
+from django.conf import settings
+from django.urls import reverse
+
+from factcheck.models import Post, Rating, Verdict
+
+SCHEMA_ORG = "https://schema.org"
+WORST, BEST = 1, 4
+TRUTH_SCALE: dict[str, int] = {
+    Verdict.FALSE: 1,
+    Verdict.ALTERED: 1,
+    Verdict.PARTLY_FALSE: 2,
+    Verdict.MISSING_CONTEXT: 3,
+    Verdict.TRUE: 4,
+}
+# Not eligible is no verdict on a claim: nothing to publish.
+PUBLISHED_VERDICTS: tuple[str, ...] = tuple(v for v in Verdict.values if v != Verdict.NOT_ELIGIBLE)
+
+
+def public_url(path: str) -> str:
+    """An absolute URL on the public site, from FACTDESK_PUBLIC_URL (never from a request's Host header)."""
+    return settings.FACTDESK_PUBLIC_URL.rstrip("/") + path
+
+
+def claim_page_url(rating: Rating) -> str:
+    return public_url(reverse("moderation:claim", args=[rating.pk]))
+
+
+def _date(moment: datetime) -> str:
+    return moment.date().isoformat()
+
+
+def review_rating(verdict: str) -> dict[str, Any]:
+    rating: dict[str, Any] = {"@type": "Rating", "alternateName": Verdict(verdict).label}
+    if verdict in TRUTH_SCALE:
+        rating.update(ratingValue=TRUTH_SCALE[verdict], worstRating=WORST, bestRating=BEST)
+    return rating
+
+
+def claim_review(rating: Rating, *, post: Post) -> dict[str, Any]:
+    """The rating as one ClaimReview object; `rating.organisation` and `post.page` are read."""
+    organisation: dict[str, Any] = {"@type": "Organization", "name": rating.organisation.name}
+    if rating.organisation.url:
+        organisation["url"] = rating.organisation.url
+    claim: dict[str, Any] = {
+        "@type": "Claim",
+        "identifier": post.external_id,
+        "author": {"@type": "Organization", "name": post.page.name},
+        "datePublished": _date(post.posted_at),
+    }
+    if post.url:
+        claim["appearance"] = [{"@type": "CreativeWork", "url": post.url}]
+    return {
+        "@context": SCHEMA_ORG,
+        "@type": "ClaimReview",
+        "url": rating.article_url or claim_page_url(rating),
+        "claimReviewed": post.text.strip() or post.url or post.external_id,
+        "datePublished": _date(getattr(rating, "published_at", None) or rating.created_at),  # MERGE: published_at
+        "author": organisation,
+        "reviewRating": review_rating(rating.verdict),
+        "reviewBody": rating.rationale,
+        "itemReviewed": claim,
+    }
+
+
+def write_data_feed(reviews: Iterable[dict[str, Any]], *, out: IO[str], created: datetime) -> int:
+    """Write a schema.org DataFeed of ClaimReviews to `out`, one item at a time; returns how many.
+
+    Each element is a `DataFeedItem` holding one ClaimReview, as in Data Commons' fact-check feed.
+    Written incrementally, so an export of every rating never holds them all in memory.
+    """
+    head = {"@context": SCHEMA_ORG, "@type": "DataFeed", "dateCreated": created.isoformat()}
+    out.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "dataFeedElement": [')
+    count = 0
+    for review in reviews:
+        item = {"@type": "DataFeedItem", "dateCreated": review["datePublished"], "item": [review]}
+        out.write(("," if count else "") + "\n  " + json.dumps(item, ensure_ascii=False))
+        count += 1
+    out.write("\n]}\n")
+    return count

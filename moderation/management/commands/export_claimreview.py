@@ -1,0 +1,50 @@
+"""`manage.py export_claimreview --since DATE [--out FILE]`: published ratings as a schema.org DataFeed."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date, datetime, time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from factcheck.claimreview import claim_review, write_data_feed
+from moderation.selectors import published_ratings
+
+
+def day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise CommandError(f"{value!r} is not a date: give it as YYYY-MM-DD, e.g. 2026-01-31.") from None
+
+
+class Command(BaseCommand):
+    help = "Write the published ratings since a date as a schema.org DataFeed of ClaimReview (JSON-LD)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--since", required=True, type=str, help="YYYY-MM-DD: ratings published on or after it.")
+        parser.add_argument("--out", type=Path, help="File to write; standard output when absent.")
+
+    def handle(self, *args, since: str, out: Path | None, **options) -> None:
+        start = timezone.make_aware(datetime.combine(day(since), time.min))
+        ratings = (
+            published_ratings()
+            .annotate(published=Coalesce("published_at", "created_at"))
+            .filter(published__gte=start)
+            .order_by("published", "id")
+        )
+        reviews = (claim_review(rating, post=rating.post) for rating in ratings.iterator(chunk_size=2000))
+        if out is None:
+            count = write_data_feed(reviews, out=self.stdout, created=timezone.now())
+        else:
+            partial = out.with_name(out.name + ".partial")
+            try:
+                with partial.open("w", encoding="utf-8") as handle:
+                    count = write_data_feed(reviews, out=handle, created=timezone.now())
+            except OSError as exc:
+                raise CommandError(f"Cannot write {out}: {exc.strerror}.") from None
+            partial.replace(out)  # readers never see half a feed
+        (sys.stderr if out is None else self.stdout).write(f"Exported {count} ClaimReview(s) published since {since}.\n")
