@@ -84,13 +84,16 @@ def error_json(exc: ApiError) -> JsonResponse:
 
 
 ERROR_RESPONSES: dict[int, type[ErrorOut]] = {
-    code: ErrorOut for code in (400, 401, 403, 404, 409, 413, 422, 429)
+    code: ErrorOut for code in (400, 401, 403, 404, 409, 413, 414, 422, 429, 431)
 }
+# Every operation can answer these: no token (401), too many requests (429), and the request
+# limits that core.request_limits applies under /api/ before any view runs (414, 431).
+EVERY_OPERATION = (401, 414, 429, 431)
 
 
 def errors_for(*codes: int) -> dict[int, type[ErrorOut]]:
-    """The documented error responses of an operation (401 and 429 apply to all of them)."""
-    return {code: ERROR_RESPONSES[code] for code in sorted({401, 429, *codes})}
+    """The documented error responses of an operation, with those every operation can give."""
+    return {code: ERROR_RESPONSES[code] for code in sorted({*EVERY_OPERATION, *codes})}
 
 
 def check_body_size(request: HttpRequest) -> None:

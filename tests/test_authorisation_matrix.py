@@ -351,6 +351,10 @@ def rq_pages(name_prefix: str, url_prefix: str) -> dict[str, Route]:
 TABLE: dict[str, Route] = {
     # ---- public ---------------------------------------------------------------------------------
     "healthz": route(GET=every(200)),
+    # A published rating's page: read-only, for anyone.
+    "moderation:claim": route(
+        GET=every(200), POST=every(405), args={"rating_id": lambda w: w.rated_post.ratings.get(is_current=True).pk},
+    ),
     # ---- signing in: a signed-in visitor of the login page is sent on to `/` --------------------
     "accounts:login": route(GET=row(200, *[Redirect("/")] * 8)),
     "accounts:logout": route(GET=every(405), POST=every(Redirect("/accounts/login/"))),
@@ -429,6 +433,10 @@ TABLE: dict[str, Route] = {
     ),
     "api:get_post": route(
         # A superuser has no role, so no role's endpoint.
+        GET=row(UNAUTHORIZED, 200, 200, 200, 200, NOT_FOUND, 200, FORBIDDEN, 200),
+        args={"external_id": "rated_post.external_id"},
+    ),
+    "api:get_claimreview": route(
         GET=row(UNAUTHORIZED, 200, 200, 200, 200, NOT_FOUND, 200, FORBIDDEN, 200),
         args={"external_id": "rated_post.external_id"},
     ),

@@ -95,6 +95,7 @@ OWN_ROLE = {
     "/api/v1/posts/{external_id}/ratings": "factchecker",
     "/api/v1/posts/{external_id}": "page_owner",
     "/api/v1/posts/{external_id}/appeals": "page_owner",
+    "/api/v1/posts/{external_id}/claimreview": "platform",
     "/api/v1/decisions": "platform",
     "/api/v1/tokens": "staff",
     "/api/v1/tokens/{prefix}": "staff",
