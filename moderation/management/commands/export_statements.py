@@ -28,7 +28,7 @@ class Command(BaseCommand):
         if last is not None and first is not None and last < first:
             raise CommandError(f"--until ({last}) is before --since ({first}).")
         try:
-            exported = export_statements(since=first, until=last, out_dir=out)
+            exported = export_statements(since=first, until=last, out_dir=Path(out))
         except (ExportRefused, OSError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"{len(exported.files)} files, {exported.statements} statements written to {out}")
