@@ -153,6 +153,7 @@ def test_openapi_describes_every_endpoint_with_bearer_auth_and_error_responses(c
         "/api/v1/decisions",
         "/api/v1/tokens",
         "/api/v1/tokens/{prefix}",
+        "/api/v1/actions/{id}/statement-of-reasons",
     }
     assert schema["components"]["securitySchemes"] == {"TokenAuth": {"type": "http", "scheme": "bearer"}}
     flags = schema["paths"]["/api/v1/flags"]["post"]

@@ -213,7 +213,8 @@ def test_the_token_goes_only_over_https_or_to_this_machine(dsa_token):
     assert status == 1 and "only over HTTPS" in output
 
 
-@pytest.mark.django_db(transaction=True)
+# Real commits, so the runs' own connections see each other's records; the policy rows survive.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_overlapping_runs_never_send_the_same_puid(dsa_token):
     make_statements(230)
     receiver = Receiver(delay=0.02)
