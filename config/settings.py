@@ -246,10 +246,14 @@ FACTDESK_CLAIM_LEASE_MINUTES = int(os.environ.get("FACTDESK_CLAIM_LEASE_MINUTES"
 FACTDESK_FLAG_SOURCE_WEIGHTS = {"user_report": 1.0, "classifier": 2.0, "partner": 3.0, "trusted_flagger": 5.0}
 # A rating whose decision job has not run after this long is re-driven by the reconciler.
 FACTDESK_RECONCILE_AFTER_SECONDS = int(os.environ.get("FACTDESK_RECONCILE_AFTER_SECONDS", "30"))
-FACTDESK_TERRITORIAL_SCOPE = env_list(
+# ISO 3166 codes of EU and EEA countries only (the Transparency Database takes no others; checked
+# by moderation.checks when the project starts).
+FACTDESK_TERRITORIAL_SCOPE = [code.upper() for code in env_list(
     "FACTDESK_TERRITORIAL_SCOPE",
     "AT,BE,BG,CY,CZ,DE,DK,EE,ES,FI,FR,GR,HR,HU,IE,IT,LT,LU,LV,MT,NL,PL,PT,RO,SE,SI,SK,IS,LI,NO",
-)
+)]
+# The DSA Transparency Database API token (`manage.py submit_statements` sends it as Bearer).
+FACTDESK_DSA_TOKEN = os.environ.get("FACTDESK_DSA_TOKEN", "")
 # Where the public site is reached: absolute links in ClaimReview (`/claims/{id}/`) and exports are
 # built from it, never from a request's Host header.
 FACTDESK_PUBLIC_URL = os.environ.get("FACTDESK_PUBLIC_URL", "http://127.0.0.1:8000")

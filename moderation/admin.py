@@ -29,6 +29,8 @@ from moderation.models import (
     PostDistribution,
     RatingDecision,
     RepeatOffenderPolicy,
+    StatementSubmission,
+    StatementSubmissionAttempt,
     Strike,
 )
 from moderation.policy import save_policy
@@ -176,6 +178,34 @@ class OverdueFilter(admin.SimpleListFilter):
         if self.value() == "yes":
             return queryset.filter(status__in=OPEN_STATUSES, created_at__lt=timezone.now() - DECISION_TARGET)
         return queryset
+
+
+@admin.register(StatementSubmissionAttempt)
+class StatementSubmissionAttemptAdmin(ReadOnlyAdmin):
+    """Each POST to the Transparency Database: failures show here (submit_statements retries them)."""
+
+    list_display = ("sent_at", "endpoint", "outcome", "http_status", "batch_size", "error_excerpt")
+    list_filter = ("outcome", "http_status", "sent_at")
+
+    @admin.display(description="statements")
+    def batch_size(self, obj: StatementSubmissionAttempt) -> int:
+        return len(obj.puids)
+
+    @admin.display(description="error")
+    def error_excerpt(self, obj: StatementSubmissionAttempt) -> str:
+        return obj.error[:120]
+
+
+@admin.register(StatementSubmission)
+class StatementSubmissionAdmin(ReadOnlyAdmin):
+    """Which puids the Transparency Database accepted, already had, or rejected (and why)."""
+
+    list_display = ("puid", "outcome", "endpoint", "recorded_at", "reason")
+    list_filter = ("outcome", "endpoint", "recorded_at")
+    search_by_index = True
+    search_fields = ("puid__exact",)
+    search_help_text = "Exact puid."
+    raw_id_fields = ("attempt",)
 
 
 @admin.register(Appeal)

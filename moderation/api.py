@@ -1,5 +1,5 @@
 """The decision side's API: a post with its flags, rating, distribution, actions and appeals,
-page owners' appeals, and the decisions feed the platform polls.
+page owners' appeals, the decisions feed the platform polls, and an action's statement of reasons.
 
 A post is read in a fixed number of queries whatever its number of flags, actions or appeals.
 Filing an appeal is moderation.appeals.file_appeal; this module only maps its refusals to HTTP.
@@ -8,10 +8,10 @@ Filing an appeal is moderation.appeals.file_appeal; this module only maps its re
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Path, Query, Router, Schema
 from ninja.responses import Status
 from pydantic import field_validator
 
@@ -21,6 +21,7 @@ from core.api_errors import NotFound, errors_for
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.models import MediaType, Post, QueueState
 from factcheck.selectors import current_rating, flag_counts
+from moderation import transparency as tdb
 from moderation.appeals import (
     MAX_EVIDENCE_URLS,
     MAX_STATEMENT,
@@ -30,7 +31,7 @@ from moderation.appeals import (
 )
 from moderation.distribution import Distribution, current_distribution
 from moderation.feed import changes_after
-from moderation.models import Action, Appeal, AppealKind, AppealStatus, DistributionChange
+from moderation.models import Action, Appeal, AppealKind, AppealStatus, DistributionChange, StatementOfReasons
 
 MAX_FEED_PAGE = 1000
 
@@ -284,3 +285,89 @@ def list_decisions(
         ],
         "next_cursor": str(changes[-1].pk) if changes else str(after),
     }
+
+
+# --- Statements of reasons ------------------------------------------------------------------------
+
+MAX_ID = 2**63 - 1  # BigAutoField: a larger id cannot exist (and PostgreSQL could not compare it)
+DAY = r"^\d{4}-\d{2}-\d{2}$"
+
+
+def _text(name: str) -> Any:
+    return Field(None, max_length=tdb.MAX_LENGTH[name])
+
+
+def _day() -> Any:
+    return Field(None, pattern=DAY, description="YYYY-MM-DD")
+
+
+class StatementOut(Schema):
+    """A statement of reasons in the EU DSA Transparency Database API's schema (moderation.transparency).
+
+    Fields Factdesk does not fill are left out of the answer; each field takes exactly the published
+    values and lengths.
+    """
+
+    decision_visibility: list[Literal[tdb.DECISION_VISIBILITIES]] | None = None
+    decision_visibility_other: str | None = _text("decision_visibility_other")
+    decision_monetary: Literal[tdb.DECISION_MONETARIES] | None = None
+    decision_monetary_other: str | None = _text("decision_monetary_other")
+    decision_provision: Literal[tdb.DECISION_PROVISIONS] | None = None
+    decision_account: Literal[tdb.DECISION_ACCOUNTS] | None = None
+    account_type: Literal[tdb.ACCOUNT_TYPES] | None = None
+    decision_ground: Literal[tdb.DECISION_GROUNDS]
+    decision_ground_reference_url: str | None = _text("decision_ground_reference_url")
+    illegal_content_legal_ground: str | None = _text("illegal_content_legal_ground")
+    illegal_content_explanation: str | None = _text("illegal_content_explanation")
+    incompatible_content_ground: str | None = _text("incompatible_content_ground")
+    incompatible_content_explanation: str | None = _text("incompatible_content_explanation")
+    incompatible_content_illegal: Literal[tdb.YES_NO] | None = None
+    decision_facts: str = Field(max_length=tdb.MAX_LENGTH["decision_facts"])
+    category: Literal[tdb.CATEGORIES]
+    category_addition: list[Literal[tdb.CATEGORIES]] | None = None
+    category_specification: list[Literal[tdb.KEYWORDS]] | None = None
+    category_specification_other: str | None = _text("category_specification_other")
+    content_type: list[Literal[tdb.CONTENT_TYPES]]
+    content_type_other: str | None = _text("content_type_other")
+    content_date: str = Field(pattern=DAY, description="YYYY-MM-DD")
+    application_date: str = Field(pattern=DAY, description="YYYY-MM-DD")
+    end_date_account_restriction: str | None = _day()
+    end_date_monetary_restriction: str | None = _day()
+    end_date_service_restriction: str | None = _day()
+    end_date_visibility_restriction: str | None = _day()
+    source_type: Literal[tdb.SOURCE_TYPES]
+    source_identity: str | None = _text("source_identity")
+    automated_detection: Literal[tdb.YES_NO]
+    automated_decision: Literal[tdb.AUTOMATED_DECISIONS]
+    territorial_scope: list[Literal[tdb.COUNTRY_CODES]] | None = None
+    content_language: Literal[tdb.LANGUAGE_CODES] | None = None
+    puid: str = Field(max_length=tdb.MAX_LENGTH["puid"], pattern=tdb.PUID_PATTERN.pattern)
+
+
+@router.get(
+    "/actions/{id}/statement-of-reasons",
+    auth=TokenAuth(Role.PLATFORM, Role.FACTCHECKER, Role.TRUST_SAFETY, Role.PAGE_OWNER),
+    response={200: StatementOut, **errors_for(403, 404, 422)},
+    exclude_none=True,
+    summary="Read an action's statement of reasons, as the EU DSA Transparency Database takes it",
+)
+def get_statement_of_reasons(
+    request: HttpRequest,
+    id: int = Path(..., ge=1, le=MAX_ID, description="The action's `id`, as GET /posts/{external_id} shows it."),
+) -> dict[str, Any]:
+    """The statement stored when the action was taken (never rewritten), in the Transparency Database
+    API's schema; it holds no personal data. Readers of GET /posts/{external_id} may read it: page
+    owners only for their own pages' posts (404 otherwise). 404 `not_found` too for an action that
+    restricts nothing (a True rating, a lifted multiplier), which has no statement."""
+    user = request.auth  # type: ignore[attr-defined]
+    action = Action.objects.select_related("post__page").filter(pk=id).first()
+    # Someone else's page answers exactly like a missing action: owners learn nothing of other pages.
+    if action is None or (user.role == Role.PAGE_OWNER and not action.post.page.owners.filter(pk=user.pk).exists()):
+        raise NotFound(f"No action {id}.")
+    stored = StatementOfReasons.objects.filter(action=action).values_list("transparency", flat=True).first()
+    if stored is None:
+        raise NotFound(
+            f"Action {id} restricts nothing (it neither demotes, labels nor removes the post), "
+            "so it has no statement of reasons."
+        )
+    return tdb.outgoing_statement(stored)

@@ -6,4 +6,4 @@ class ModerationConfig(AppConfig):
     verbose_name = "Moderation"
 
     def ready(self) -> None:
-        from moderation import receivers  # noqa: F401  (connects the rating_recorded receiver)
+        from moderation import checks, receivers  # noqa: F401  (registers the checks, connects the receiver)

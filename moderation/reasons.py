@@ -8,41 +8,52 @@ any of them never rewrites what the owner was told. No personal data goes into e
 
 from __future__ import annotations
 
-from datetime import datetime
+import logging
+from datetime import UTC, datetime
 
 from django.conf import settings
 
 from factcheck.models import FlagSource, MediaType, Post
+from moderation import transparency as tdb
 from moderation.models import Action, ActionKind, AppealKind, PageStanding, RemovalGround, StatementOfReasons
 from moderation.models.appeals import FILING_WINDOW
 
 MISINFORMATION_POLICY = "Misinformation policy: content rated by independent fact-checkers"
 COMMUNITY_STANDARD = "Community standards"
 
-# The Transparency Database's enumerations, as its API takes them.
-VISIBILITY_DEMOTED = "DECISION_VISIBILITY_CONTENT_DEMOTED"
-VISIBILITY_LABELLED = "DECISION_VISIBILITY_CONTENT_LABELLED"
-VISIBILITY_REMOVED = "DECISION_VISIBILITY_CONTENT_REMOVED"
-MONETARY_SUSPENSION = "DECISION_MONETARY_SUSPENSION"
-GROUND_INCOMPATIBLE = "DECISION_GROUND_INCOMPATIBLE_CONTENT"
-CATEGORY_CIVIC_DISCOURSE = "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS"
-CATEGORY_BY_GROUND = {
-    RemovalGround.VIOLENCE: "STATEMENT_CATEGORY_VIOLENCE",
-    RemovalGround.HATE: "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH",
-    RemovalGround.HARASSMENT: "STATEMENT_CATEGORY_CYBER_VIOLENCE",
-    RemovalGround.IMMINENT_HARM_MISINFORMATION: "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY",
+# Each removal ground's place in the Transparency Database's taxonomy: its category, any further
+# categories, and keywords. Hate has no keyword: the only fitting one (KEYWORD_HATE_SPEECH) names
+# *illegal* incitement, and a community-standards removal makes no finding on legality.
+# Misinformation risking imminent physical harm is a risk for public security (public health),
+# and still misinformation.
+TAXONOMY_BY_GROUND: dict[str, dict[str, object]] = {
+    RemovalGround.VIOLENCE: {"category": tdb.CATEGORY_VIOLENCE, "category_specification": [tdb.KEYWORD_INCITEMENT]},
+    RemovalGround.HATE: {"category": tdb.CATEGORY_SPEECH},
+    RemovalGround.HARASSMENT: {
+        "category": tdb.CATEGORY_CYBER_VIOLENCE, "category_specification": [tdb.KEYWORD_CYBER_HARASSMENT],
+    },
+    RemovalGround.IMMINENT_HARM_MISINFORMATION: {
+        "category": tdb.CATEGORY_PUBLIC_SECURITY,
+        "category_addition": [tdb.CATEGORY_CIVIC_DISCOURSE],
+        "category_specification": [tdb.KEYWORD_PUBLIC_HEALTH, tdb.KEYWORD_MISINFORMATION],
+    },
 }
-KEYWORD_MISINFORMATION = "KEYWORD_MISINFORMATION_DISINFORMATION"
+CATEGORY_BY_GROUND = {ground: str(taxonomy["category"]) for ground, taxonomy in TAXONOMY_BY_GROUND.items()}
+FACT_CHECK_TAXONOMY = {
+    "category": tdb.CATEGORY_CIVIC_DISCOURSE, "category_specification": [tdb.KEYWORD_MISINFORMATION],
+}
 CONTENT_TYPES = {
-    MediaType.TEXT: ["CONTENT_TYPE_TEXT"],
-    MediaType.LINK: ["CONTENT_TYPE_TEXT"],
-    MediaType.IMAGE: ["CONTENT_TYPE_IMAGE"],
-    MediaType.VIDEO: ["CONTENT_TYPE_VIDEO"],
+    MediaType.TEXT: [tdb.CONTENT_TEXT],
+    MediaType.LINK: [tdb.CONTENT_TEXT],
+    MediaType.IMAGE: [tdb.CONTENT_IMAGE],
+    MediaType.VIDEO: [tdb.CONTENT_VIDEO],
 }
-SOURCE_TYPES = {FlagSource.TRUSTED_FLAGGER: "SOURCE_TRUSTED_FLAGGER", FlagSource.USER_REPORT: "SOURCE_ARTICLE_16"}
-AUTOMATED_NOT = "AUTOMATED_DECISION_NOT_AUTOMATED"
-AUTOMATED_PARTIALLY = "AUTOMATED_DECISION_PARTIALLY"
-MAX_GROUND, MAX_EXPLANATION, MAX_FACTS = 500, 2000, 5000
+SOURCE_TYPES = {FlagSource.TRUSTED_FLAGGER: tdb.SOURCE_TRUSTED_FLAGGER, FlagSource.USER_REPORT: tdb.SOURCE_ARTICLE_16}
+MAX_GROUND = tdb.MAX_LENGTH["incompatible_content_ground"]
+MAX_EXPLANATION = tdb.MAX_LENGTH["incompatible_content_explanation"]
+MAX_FACTS = tdb.MAX_LENGTH["decision_facts"]
+
+logger = logging.getLogger(__name__)
 
 
 def restricts(action: Action) -> bool:
@@ -68,19 +79,32 @@ def _source_type(flag_sources: set[str]) -> str:
     for source, code in SOURCE_TYPES.items():
         if source in flag_sources:
             return code
-    return "SOURCE_VOLUNTARY"
+    return tdb.SOURCE_VOLUNTARY
 
 
 def _cut(text: str, most: int) -> str:
     return text if len(text) <= most else text[: most - 1] + "…"
 
 
+def _public(text: str) -> str:
+    """Free text (a rationale, a staff reason) without the e-mail addresses people sometimes paste in."""
+    return tdb.EMAIL.sub("[e-mail address removed]", text)
+
+
+def _day(moment: datetime) -> str:
+    """YYYY-MM-DD of the UTC day, whatever offset the datetime arrived with."""
+    return moment.astimezone(UTC).date().isoformat()
+
+
 def build_statement(
     *, action: Action, post: Post, flag_sources: set[str], standing: PageStanding | None, notice_at: datetime
 ) -> StatementOfReasons:
     """The statement of reasons for a restricting action, unsaved. `notice_at`: when the appeal window opens."""
+    matched = action.kind == ActionKind.MATCHED_RATING
+    # PRODUCT.md: detection is automated when a classifier flag started it. A matched rating is
+    # decided partly by automated means (a person rated the source, the matcher judged this a copy).
     automated_detection = FlagSource.CLASSIFIER in flag_sources
-    automated_decision = action.kind == ActionKind.MATCHED_RATING
+    automated_decision = matched
     rating = action.rating if action.rating_id else None
     organisation = rating.organisation.name if rating is not None else "an independent fact-checker"
     if action.kind == ActionKind.REMOVAL:
@@ -88,22 +112,28 @@ def build_statement(
         facts = action.reason
         kinds = [AppealKind.REMOVAL]
         decided_by = "trust-and-safety staff"
-        category = {"category": CATEGORY_BY_GROUND[RemovalGround(action.ground)]}
+        taxonomy = TAXONOMY_BY_GROUND[RemovalGround(action.ground)]
         explanation = f"The post breaks the community standard on {action.get_ground_display().lower()}."
     else:
         kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION]
-        category = {"category": CATEGORY_CIVIC_DISCOURSE, "category_specification": [KEYWORD_MISINFORMATION]}
+        taxonomy = FACT_CHECK_TAXONOMY
         if action.kind == ActionKind.OVERRIDE:
             ground = f"{MISINFORMATION_POLICY} (distribution set by trust-and-safety staff)"
             facts = action.reason
             decided_by = "trust-and-safety staff"
         else:
             ground = MISINFORMATION_POLICY
-            facts = f"Rated {action.get_verdict_display()} by {organisation}: {rating.rationale if rating else action.reason}"
+            rated = f"Rated {action.get_verdict_display()} by {organisation}"
+            if matched:
+                rated = f"A copy of a post rated {action.get_verdict_display()} by {organisation}"
+            facts = f"{rated}: {rating.rationale if rating else action.reason}"
             decided_by = organisation
         explanation = (f"Independent fact-checkers rated the post {action.get_verdict_display()}; under the "
                        "misinformation policy such posts stay up but are shown less and labelled.")
-    detection = "an automated classifier flagged it" if automated_detection else "people flagged it (no automated detection)"
+    if automated_detection:
+        detection = "an automated classifier flagged it"
+    else:
+        detection = "people flagged it (no automated detection)"
     decision = ("the rating was matched to this post automatically as a copy of a rated post"
                 if automated_decision else f"a person at {decided_by} decided (no automated decision)")
     appeal_by = notice_at + FILING_WINDOW
@@ -116,31 +146,39 @@ def build_statement(
     scope = list(settings.FACTDESK_TERRITORIAL_SCOPE)
     visibility = []
     if action.kind == ActionKind.REMOVAL:
-        visibility.append(VISIBILITY_REMOVED)
+        visibility.append(tdb.VISIBILITY_REMOVED)
     else:
         if action.feed_multiplier < 1:
-            visibility.append(VISIBILITY_DEMOTED)
+            visibility.append(tdb.VISIBILITY_DEMOTED)
         if action.label:
-            visibility.append(VISIBILITY_LABELLED)
+            visibility.append(tdb.VISIBILITY_LABELLED)
+    language = post.language.strip().upper()
     transparency = {
         "decision_visibility": visibility,
-        **({"decision_monetary": MONETARY_SUSPENSION} if standing is not None and standing.is_repeat_offender else {}),
-        "decision_ground": GROUND_INCOMPATIBLE,
+        # A repeat offender's page loses monetisation (moderation.standing) for as long as it is one.
+        **({"decision_monetary": tdb.MONETARY_SUSPENSION} if standing is not None and standing.monetisation_suspended
+           else {}),
+        "decision_ground": tdb.GROUND_INCOMPATIBLE,
         "incompatible_content_ground": _cut(ground, MAX_GROUND),
         "incompatible_content_explanation": _cut(explanation, MAX_EXPLANATION),
         "incompatible_content_illegal": "No",
-        "decision_facts": _cut(facts, MAX_FACTS),
-        **category,
-        "content_type": CONTENT_TYPES.get(post.media_type, ["CONTENT_TYPE_TEXT"]),
-        "content_date": post.posted_at.date().isoformat(),
-        "application_date": action.created_at.date().isoformat(),
+        "decision_facts": _cut(_public(facts), MAX_FACTS),
+        **taxonomy,
+        "content_type": CONTENT_TYPES.get(post.media_type, [tdb.CONTENT_TEXT]),
+        "content_date": _day(post.posted_at),
+        "application_date": _day(action.created_at),
         "source_type": _source_type(flag_sources),
         "automated_detection": "Yes" if automated_detection else "No",
-        "automated_decision": AUTOMATED_PARTIALLY if automated_decision else AUTOMATED_NOT,
-        "territorial_scope": scope,
-        **({"content_language": post.language.upper()} if post.language else {}),
+        "automated_decision": tdb.AUTOMATED_PARTIALLY if automated_decision else tdb.AUTOMATED_NOT,
+        "territorial_scope": list(dict.fromkeys(scope)),
+        **({"content_language": language} if language in tdb.LANGUAGE_CODES else {}),
         "puid": action.puid,
     }
+    problems = tdb.statement_problems(transparency)
+    if problems:
+        # The decision stands (it is the platform's, not the database's); export and submission
+        # report this statement instead of sending it.
+        logger.error("statement of reasons %s breaks the Transparency Database's rules: %s", action.puid, problems)
     return StatementOfReasons(
         action=action,
         puid=action.puid,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.util import find_spec
@@ -39,6 +40,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.urls.resolvers import RegexPattern, RoutePattern
+from django.utils import timezone
 
 from accounts.models import ApiToken, User
 from factcheck.members import create_user
@@ -46,7 +48,17 @@ from factcheck.models import Post, Verdict
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
-from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
+from moderation.models import (
+    Action,
+    ActionKind,
+    Appeal,
+    AppealKind,
+    AttemptOutcome,
+    RemovalGround,
+    StatementSubmission,
+    StatementSubmissionAttempt,
+    SubmissionOutcome,
+)
 from moderation.staff_actions import remove_post
 from tests.factories import (
     FactCheckerFactory,
@@ -260,6 +272,9 @@ ADMIN_MODELS: dict[str, tuple[str, str]] = {
     "moderation.appeal": ("v", "v"),
     "moderation.appealevent": ("v", "v"),
     "moderation.notification": ("v", "v"),
+    # What the Transparency Database answered: read-only, written only by submit_statements.
+    "moderation.statementsubmission": ("v", "v"),
+    "moderation.statementsubmissionattempt": ("v", "v"),
 }
 
 
@@ -444,6 +459,11 @@ TABLE: dict[str, Route] = {
         GET=every(NOT_ALLOWED),
         POST=row(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, FORBIDDEN, 201, NOT_FOUND, FORBIDDEN, FORBIDDEN, FORBIDDEN),
         args={"external_id": "appealable_post.external_id"}, data={"POST": DISPUTE},
+    ),
+    # The statement of reasons holds no personal data: whoever may read the post may read it.
+    "api:get_statement_of_reasons": route(
+        GET=row(UNAUTHORIZED, 200, 200, 200, 200, NOT_FOUND, 200, FORBIDDEN, 200),
+        args={"id": "action.pk"},
     ),
     "api:list_decisions": route(GET=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200)),
     "api:list_tokens": route(GET=row(UNAUTHORIZED, *[200] * 8)),
@@ -655,6 +675,15 @@ def world(db) -> World:
             tokens[actor] = token
 
     AccessAttempt.objects.create(username="someone", ip_address="127.0.0.1", user_agent="t", failures_since_start=1)
+    # One settled statement, as submit_statements records it.
+    attempt = StatementSubmissionAttempt.objects.create(
+        endpoint="https://tdb.example/api/v1/statements", run=uuid.uuid4(), sent_at=timezone.now(),
+        puids=[action.puid], http_status=201, outcome=AttemptOutcome.ACCEPTED,
+    )
+    StatementSubmission.objects.create(
+        puid=action.puid, endpoint=attempt.endpoint, outcome=SubmissionOutcome.ACCEPTED, recorded_at=attempt.sent_at,
+        attempt=attempt,
+    )
 
     objects = {}
     for model in admin.site._registry:

@@ -20,10 +20,17 @@ from moderation.models.decisions import (
 )
 from moderation.models.notifications import Notification, NotificationKind
 from moderation.models.statements import StatementOfReasons
+from moderation.models.submissions import (
+    AttemptOutcome,
+    StatementSubmission,
+    StatementSubmissionAttempt,
+    SubmissionOutcome,
+)
 
 __all__ = [
     "FACT_CHECK_KINDS", "OPEN_STATUSES", "Action", "ActionKind", "Appeal", "AppealEvent", "AppealKind", "AppealStatus",
     "DecisionOutcome", "DistributionChange", "EndReason", "EnforcementPolicy", "FeedSequence", "Notification",
     "NotificationKind", "PageStanding", "PostDistribution", "RatingDecision", "RemovalGround", "RepeatOffenderPolicy",
-    "StatementOfReasons", "Strike", "StrikeKind",
+    "StatementOfReasons", "Strike", "StrikeKind", "AttemptOutcome", "StatementSubmission", "StatementSubmissionAttempt",
+    "SubmissionOutcome",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -16,10 +17,19 @@ from factcheck.models import Post, Verdict
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
-from moderation.models import AppealKind, RemovalGround
+from moderation.models import (
+    AppealKind,
+    AttemptOutcome,
+    RemovalGround,
+    StatementOfReasons,
+    StatementSubmission,
+    StatementSubmissionAttempt,
+    SubmissionOutcome,
+)
 from moderation.staff_actions import remove_post
 from tests.factories import PASSWORD, FactCheckerFactory, FlagFactory, PageFactory, PostFactory, UserFactory
 
+ENDPOINT = "https://tdb.example/api/v1/statements"
 VERDICTS = [Verdict.FALSE, Verdict.PARTLY_FALSE, Verdict.MISSING_CONTEXT, Verdict.TRUE]
 
 
@@ -77,6 +87,23 @@ def populate(ts_user):
             elif i % 4 == 0:
                 file_appeal(owner=owner, post_id=post.pk, kind=AppealKind.DISPUTE, statement="The quote is real.",
                             now=timezone.now() - timedelta(hours=30))
+        record_submissions()
         return Busy(posts=posts, staff=ts_user, owner=owner)
 
     return build
+
+
+def record_submissions() -> None:
+    """The statements as submit_statements would record them: accepted in batches of 10."""
+    puids = list(StatementOfReasons.objects.order_by("pk").values_list("puid", flat=True))
+    for start in range(0, len(puids), 10):
+        batch = puids[start:start + 10]
+        attempt = StatementSubmissionAttempt.objects.create(
+            endpoint=ENDPOINT, run=uuid.uuid4(), sent_at=timezone.now(), puids=batch, http_status=201,
+            outcome=AttemptOutcome.ACCEPTED,
+        )
+        StatementSubmission.objects.bulk_create([
+            StatementSubmission(puid=puid, endpoint=ENDPOINT, outcome=SubmissionOutcome.ACCEPTED,
+                                recorded_at=attempt.sent_at, answer={"uuid": str(uuid.uuid4())}, attempt=attempt)
+            for puid in batch
+        ])

@@ -51,6 +51,7 @@ from config.wsgi import application
 from factcheck.models import Verdict
 from factcheck.ratings import record_rating
 from moderation.enforcement import apply_rating
+from moderation.models import Action
 from tests.factories import (
     FactCheckerFactory,
     FlagFactory,
@@ -73,7 +74,7 @@ OPERATIONS = [(result.ok().path, result.ok().method.upper()) for result in LOADE
 ROLES = ("platform", "factchecker", "page_owner", "staff", "no_token")
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
-# Examples per operation, caller and mode (7 operations x 5 callers x 2 modes x this): about a
+# Examples per operation, caller and mode (8 operations x 5 callers x 2 modes x this): about a
 # minute in all. FACTDESK_FUZZ_EXAMPLES=500 digs deeper, still derandomized.
 MAX_EXAMPLES = int(os.environ.get("FACTDESK_FUZZ_EXAMPLES", "30"))
 CHECKS = [
@@ -99,6 +100,7 @@ OWN_ROLE = {
     "/api/v1/decisions": "platform",
     "/api/v1/tokens": "staff",
     "/api/v1/tokens/{prefix}": "staff",
+    "/api/v1/actions/{id}/statement-of-reasons": "page_owner",
 }
 
 
@@ -109,6 +111,8 @@ class Fuzzed:
     prefixes: list[str]
     rated: str  # a post of the page owner's page, rated by the fact-checker
     staff_prefix: str
+    action_ids: list[int]  # the rated post's action (with a statement) and one without
+
 
 
 @pytest.fixture
@@ -131,6 +135,13 @@ def fuzzed(db, settings) -> Fuzzed:
         sources=["https://source.example/a"], claim_if_unclaimed=True,
     )
     apply_rating(rating_id=rating.pk)
+    true_post = PostFactory(page=page)
+    true_rating = record_rating(
+        reviewer=users["factchecker"], post_id=true_post.pk, verdict=Verdict.TRUE, rationale="Checks out.",
+        sources=["https://source.example/b"], claim_if_unclaimed=True,
+    )
+    apply_rating(rating_id=true_rating.pk)
+    action_ids = list(Action.objects.filter(post__in=[rated, true_post]).order_by("pk").values_list("pk", flat=True))
     politician = PostFactory(page=PageFactory(is_politician=True))
     tokens, prefixes = {}, {}
     for role, user in users.items():
@@ -138,7 +149,8 @@ def fuzzed(db, settings) -> Fuzzed:
         tokens[role] = raw
         prefixes[role] = token.prefix
     return Fuzzed(tokens=tokens, external_ids=[queued.external_id, rated.external_id, politician.external_id],
-                  prefixes=list(prefixes.values()), rated=rated.external_id, staff_prefix=prefixes["staff"])
+                  prefixes=list(prefixes.values()), rated=rated.external_id, staff_prefix=prefixes["staff"],
+                  action_ids=action_ids)
 
 
 @pytest.fixture
@@ -162,7 +174,8 @@ def cases(path: str, method: str, fuzzed: Fuzzed, *, headers: dict[str, str]) ->
     fixed = {"headers": headers} if headers else {}
     strategies = [operation.as_strategy(generation_mode=mode, **fixed) for mode in MODES]
     # Real ids too, so validation and the rules behind it are reached, not only the 404.
-    for name, values in (("external_id", fuzzed.external_ids), ("prefix", fuzzed.prefixes)):
+    for name, values in (("external_id", fuzzed.external_ids), ("prefix", fuzzed.prefixes),
+                         ("id", fuzzed.action_ids)):
         if "{" + name + "}" in path:
             strategies += [
                 operation.as_strategy(generation_mode=mode, path_parameters={name: value}, **fixed)
@@ -218,7 +231,7 @@ def test_boundary_values_answer_as_documented(path, method, fuzzed, in_process_r
     enum value and every required field missing, valid and invalid, as the operation's own role."""
     operation = SCHEMA[path][method]
     role = OWN_ROLE[path]
-    real_ids = {"external_id": fuzzed.rated, "prefix": fuzzed.staff_prefix}
+    real_ids = {"external_id": fuzzed.rated, "prefix": fuzzed.staff_prefix, "id": fuzzed.action_ids[0]}
     override = Override(
         headers={"Authorization": f"Bearer {fuzzed.tokens[role]}"},
         path_parameters={name: value for name, value in real_ids.items() if "{" + name + "}" in path},

@@ -25,7 +25,6 @@ from factcheck.ratings import record_rating
 from moderation import jobs
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating, reconcile_decisions
-from moderation.models.appeals import FILING_WINDOW
 from moderation.models import (
     Action,
     ActionKind,
@@ -41,9 +40,11 @@ from moderation.models import (
     Strike,
     StrikeKind,
 )
-from moderation.reasons import (
+from moderation.models.appeals import FILING_WINDOW
+from moderation.reasons import CATEGORY_BY_GROUND, TAXONOMY_BY_GROUND
+from moderation.staff_actions import lift_action, override_action, remove_post
+from moderation.transparency import (
     AUTOMATED_NOT,
-    CATEGORY_BY_GROUND,
     CATEGORY_CIVIC_DISCOURSE,
     KEYWORD_MISINFORMATION,
     MONETARY_SUSPENSION,
@@ -51,7 +52,6 @@ from moderation.reasons import (
     VISIBILITY_LABELLED,
     VISIBILITY_REMOVED,
 )
-from moderation.staff_actions import lift_action, override_action, remove_post
 from tests.factories import PASSWORD, FactCheckerFactory, PageFactory, PostFactory, StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -144,8 +144,9 @@ def check_statement(sor: StatementOfReasons, action: Action, *, visibility: list
     assert t["category"] == category
     if category == CATEGORY_CIVIC_DISCOURSE:
         assert t["category_specification"] == [KEYWORD_MISINFORMATION]
-    else:
-        assert "category_specification" not in t
+    else:  # a removal: the keywords of its ground, if any
+        taxonomy = next(tax for tax in TAXONOMY_BY_GROUND.values() if tax["category"] == category)
+        assert t.get("category_specification") == taxonomy.get("category_specification")
     assert t["automated_decision"] == AUTOMATED_NOT and sor.automated_decision is False
     assert t.get("decision_monetary") == (MONETARY_SUSPENSION if monetary else None)
 

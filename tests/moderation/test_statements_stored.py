@@ -28,8 +28,8 @@ from moderation.models import (
     StatementOfReasons,
 )
 from moderation.policy import save_policy
-from moderation.reasons import MONETARY_SUSPENSION, VISIBILITY_DEMOTED, VISIBILITY_LABELLED
 from moderation.staff_actions import lift_action, override_action, remove_post
+from moderation.transparency import MONETARY_SUSPENSION, VISIBILITY_DEMOTED, VISIBILITY_LABELLED
 from tests.factories import (
     FactCheckerFactory,
     FlagFactory,
