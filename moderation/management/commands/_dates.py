@@ -1,4 +1,4 @@
-"""Date arguments of the statement commands: YYYY-MM-DD, or a clear error (exit 1)."""
+"""Date arguments of the export commands (statements, ClaimReview): YYYY-MM-DD, or a clear error (exit 1)."""
 
 from __future__ import annotations
 

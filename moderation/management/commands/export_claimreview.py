@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from datetime import date, datetime, time
+from datetime import datetime, time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -11,14 +11,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from factcheck.claimreview import claim_review, write_data_feed
+from moderation.management.commands._dates import parse_day
 from moderation.selectors import published_ratings
-
-
-def day(value: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise CommandError(f"{value!r} is not a date: give it as YYYY-MM-DD, e.g. 2026-01-31.") from None
 
 
 class Command(BaseCommand):
@@ -29,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", type=Path, help="File to write; standard output when absent.")
 
     def handle(self, *args, since: str, out: Path | None, **options) -> None:
-        start = timezone.make_aware(datetime.combine(day(since), time.min))
+        start = timezone.make_aware(datetime.combine(parse_day(since, option="--since"), time.min))
         ratings = (
             published_ratings()
             .annotate(published=Coalesce("published_at", "created_at"))
