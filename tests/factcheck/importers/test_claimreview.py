@@ -48,7 +48,9 @@ def test_a_feed_becomes_rated_posts_and_bad_reviews_are_rejected_by_item(tmp_pat
         "Claim number 6 about the election.": Verdict.PARTLY_FALSE,
         'Vaccines contain microchips "really"': Verdict.MISSING_CONTEXT,
     }
-    rating = Rating.objects.select_related("post__page", "organisation", "reviewer").get(post__text__startswith="Claim number 2")
+    rating = Rating.objects.select_related("post__page", "organisation", "reviewer").get(
+        post__text__startswith="Claim number 2"
+    )
     assert rating.rationale == "Half of it is true & half not."
     assert rating.sources == [rating.article_url] == ["https://checkers.example/fact-checks/2"]
     assert rating.published_at == datetime(2024, 8, 30, tzinfo=UTC)

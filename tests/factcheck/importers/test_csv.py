@@ -24,7 +24,9 @@ def test_good_rows_are_imported_and_bad_ones_rejected_with_line_and_reason(tmp_p
         "views: Input should be a valid integer",
     ]
     post = Post.objects.get(external_id="csv-post-1")
-    assert (post.page.name, post.language, post.views, post.queue_state) == ("Health Truth Daily", "en", 1200, QueueState.QUEUED)
+    assert (post.page.name, post.language, post.views, post.queue_state) == (
+        "Health Truth Daily", "en", 1200, QueueState.QUEUED
+    )
     # A quoted cell keeps its newline; the record is numbered by its first line.
     assert Post.objects.get(external_id="csv-post-2").text == "A quoted text,\nover two lines."
     # HTML is text, stored as the API stores it (pages escape it).
