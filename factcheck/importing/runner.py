@@ -170,8 +170,6 @@ class _Writer:
             self._count(self._write(batch, now=now))
         except DatabaseError:
             self.reviewers.forget()  # accounts created in the rolled-back batch are gone with it
-            if len(batch) == 1:
-                raise
             # Validation let through something the database refuses: find it, one record at a time.
             for record in batch:
                 try:

@@ -1,4 +1,4 @@
-"""An import's memory stays flat: 200,000 rows take no more memory than 20,000.
+"""The command in a subprocess: memory stays flat (200,000 rows take no more than 20,000), and exit 1 on a bad file.
 
 The command runs in a subprocess on the test database (rows committed: transaction=True) and
 its peak RSS is its own VmHWM (bench.importers.peak_rss_of: wait4's ru_maxrss would also count the
@@ -18,6 +18,7 @@ from django.conf import settings
 from bench.importers import peak_rss_of
 from factcheck.importing.csv_reader import COLUMNS
 from factcheck.models import Post
+from tests.factcheck.importers.helpers import FILES
 from tests.test_gunicorn_limits import test_database_url
 
 FLAT_MB = 30
@@ -55,3 +56,19 @@ def test_peak_memory_of_an_import_does_not_grow_with_the_file(tmp_path):
     assert Post.objects.count() == 220_000
     assert large_mb - small_mb < FLAT_MB, f"20,000 rows: {small_mb:.0f} MB, 200,000 rows: {large_mb:.0f} MB"
     assert large_mb < 200
+
+
+@pytest.mark.django_db
+def test_an_unreadable_file_exits_1_with_one_line_on_stderr_and_no_traceback():
+    env = os.environ | {"DATABASE_URL": test_database_url(), "REDIS_URL": settings.REDIS_URL, "LOG_LEVEL": "WARNING"}
+    code, out, err, _ = peak_rss_of(
+        [sys.executable, "manage.py", "import_posts", str(FILES / "truncated.json"), "--format", "claimreview"],
+        env=env, cwd=Path(settings.BASE_DIR),
+    )
+    assert code == 1 and out == ""
+    last = err.strip().splitlines()[-1]  # before it, only the progress bar's carriage returns
+    assert last.endswith(
+        "truncated.json: not valid JSON (parse error: premature EOF): is the file cut short or not UTF-8?"
+    )
+    assert last.startswith("CommandError: ") and "Traceback" not in err
+    assert not Post.objects.exists()
