@@ -31,7 +31,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--backlog", type=int, default=150, help="queued ratings per round of decisions/s")
     parser.add_argument("--load-ratings", type=int, default=100, help="measured ratings under ingest load")
     parser.add_argument("--ingest-clients", type=int, default=2, help="ingest processes during the loaded figure")
-    parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
+    parser.add_argument("--import-rows", type=int, default=1_000_000, help="rows of each generated import file")
+    parser.add_argument("--only", choices=["importers"], help="run only these figures; the report goes to "
+                        "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
+    parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
     return parser.parse_args(argv)
 
@@ -80,6 +83,7 @@ def versions() -> tuple[str, str]:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    args.report = args.report or (REPORT.with_name(f"REPORT-{args.only}.md") if args.only else REPORT)
     setup_django()
 
     from django.db import connection
@@ -91,6 +95,7 @@ def main(argv: list[str]) -> int:
     from bench.database import prepare_database, vacuum_analyze
     from bench.decision_rate import bench_decision_rate
     from bench.decisions import bench_decisions, bench_decisions_under_load
+    from bench.importers import bench_importer
     from bench.ingest import bench_ingest
     from bench.queue_page import bench_queue_page
     from bench.report import Run, machine_info, render, summary
@@ -115,36 +120,42 @@ def main(argv: list[str]) -> int:
             "Order: ingest, then VACUUM ANALYZE, queue page (in-process and over HTTP against gunicorn), "
             "claim_next (forked processes), rating-to-decision without load (an RQ worker subprocess), "
             "decisions/s from a backlog (burst RQ worker subprocesses), then rating-to-decision under ingest "
-            "load last (forked ingest processes), as the load grows the tables.",
+            "load (forked ingest processes), as the load grows the tables; the importers (csv, then jsonl, "
+            "`manage.py import_posts` subprocesses) come last, as they add the most rows.",
         ],
     )
     platform, checkers = bench_users(reviewers=args.reviewers)
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
-        flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
-        run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform))
-        del flags
-        vacuum_analyze()
-        print("2/6 queue page", flush=True)
-        run.figures.append(bench_queue_page(reviewer=reviewers[0], warmup=args.warmup, requests=args.requests))
-        print(f"3/6 claim_next: {args.reviewers} reviewers, {args.claims:,} claims", flush=True)
-        run.figures.append(bench_claims(reviewers=reviewers, claims=args.claims))
-        warmup = min(args.warmup, 10)
-        print(f"4/6 rating-to-decision: {args.ratings} ratings, {args.rq_workers} RQ worker(s)", flush=True)
-        no_load = bench_decisions(reviewer=rater, ratings=args.ratings, warmup=warmup, workers=args.rq_workers)
-        run.figures.append(no_load)
-        print(f"5/6 decisions/s: {args.backlog:,} queued ratings, 1 then 2 burst RQ workers", flush=True)
-        run.figures += bench_decision_rate(reviewer=rater, ratings=args.backlog)
-        print(f"6/6 rating-to-decision under load: {args.load_ratings} ratings, {args.ingest_clients} ingest clients",
-              flush=True)
-        run.figures.append(
-            bench_decisions_under_load(
-                reviewer=rater, submitted_by=platform, ratings=args.load_ratings, warmup=min(warmup, 5),
-                clients=args.ingest_clients, batch_size=args.batch, pages=args.pages, no_load=no_load,
+        if args.only != "importers":
+            print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
+            flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
+            run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform))
+            del flags
+            vacuum_analyze()
+            print("2/6 queue page", flush=True)
+            run.figures.append(bench_queue_page(reviewer=reviewers[0], warmup=args.warmup, requests=args.requests))
+            print(f"3/6 claim_next: {args.reviewers} reviewers, {args.claims:,} claims", flush=True)
+            run.figures.append(bench_claims(reviewers=reviewers, claims=args.claims))
+            warmup = min(args.warmup, 10)
+            print(f"4/6 rating-to-decision: {args.ratings} ratings, {args.rq_workers} RQ worker(s)", flush=True)
+            no_load = bench_decisions(reviewer=rater, ratings=args.ratings, warmup=warmup, workers=args.rq_workers)
+            run.figures.append(no_load)
+            print(f"5/6 decisions/s: {args.backlog:,} queued ratings, 1 then 2 burst RQ workers", flush=True)
+            run.figures += bench_decision_rate(reviewer=rater, ratings=args.backlog)
+            print(f"6/6 rating-to-decision under load: {args.load_ratings} ratings, "
+                  f"{args.ingest_clients} ingest clients", flush=True)
+            run.figures.append(
+                bench_decisions_under_load(
+                    reviewer=rater, submitted_by=platform, ratings=args.load_ratings, warmup=min(warmup, 5),
+                    clients=args.ingest_clients, batch_size=args.batch, pages=args.pages, no_load=no_load,
+                )
             )
-        )
+        for step, fmt in enumerate(("csv", "jsonl"), start=1):
+            print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
+            figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())
+            run.figures.append(figure)
     finally:
         processes.stop_all()
         run.machine["load average at end (1, 5, 15 min)"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())

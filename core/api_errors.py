@@ -138,18 +138,22 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         raise Unprocessable(
-            "Text may not contain unpaired surrogates (such as \\ud800): they are not characters.",
+            SURROGATE_MESSAGE,
             code="invalid_text",
             details={"errors": [{"field": "", "message": "an unpaired UTF-16 surrogate is not a character"}]},
         ) from None
     if b"\\u0000" in raw:
         # PostgreSQL text cannot hold NUL; refuse it here rather than fail on insert.
         raise Unprocessable(
-            "Text may not contain NUL (\\u0000) characters.",
+            NUL_MESSAGE,
             details={"errors": [{"field": "", "message": "NUL characters are not allowed."}]},
         )
     return data
 
+
+# What refuses text no database can store; the importers (factcheck.importing) say the same.
+SURROGATE_MESSAGE = "Text may not contain unpaired surrogates (such as \\ud800): they are not characters."
+NUL_MESSAGE = "Text may not contain NUL (\\u0000) characters."
 
 # Deeper than any request of this API needs; json.loads would recurse into a hostile body.
 MAX_JSON_DEPTH = 32

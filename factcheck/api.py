@@ -1,206 +1,42 @@
 """The review side's API: the platform pushes flags, fact-checkers rate posts.
 
-The flag schemas here are the single definition of a valid flag from outside; a batch is
-validated item by item and refused whole, naming each bad item and field, before
+A valid flag is defined once, in factcheck.flag_input (the importers use the same schemas); a
+batch is validated item by item and refused whole, naming each bad item and field, before
 factcheck.ingest writes anything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Router, Schema
 from ninja.responses import Status
-from pydantic import AwareDatetime, BaseModel, Field, StrictBool, StrictInt, StringConstraints, field_validator
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, Field, field_validator
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, TooLarge, Unprocessable, errors_for, read_json_object
-from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
-from factcheck.models import FlagSource, MediaType, Post, QueueState, Rating, Verdict
-from factcheck.ratings import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, http_url, record_rating
-from factcheck.timestamps import timestamp_problem
-
-# What the server enforces, declared so that the OpenAPI document says it too.
-TWO_LETTERS = r"^\s*([A-Za-z]{2})?\s*$"
-HTTP_URL = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://\S+"
-HTTP_URL_OR_EMPTY = r"^\s*([Hh][Tt][Tt][Pp][Ss]?://\S+.*)?$"
-
-
-def documented(**constraints: Any) -> dict[str, Any]:
-    """JSON Schema constraints for the OpenAPI document of a field the domain validates itself."""
-    return constraints
-
-
-def no_blank_urls(urls: list[str]) -> list[str]:
-    """A URL list sent to the API: the browser's forms drop blank lines, but here a blank item is
-    refused, as the document's item pattern says (otherwise 11 items, one blank, pass `maxItems` 10)."""
-    if any(not url.strip() for url in urls):
-        raise ValueError("must not contain blank items")
-    return urls
-
-
-def null_is_blank(**constraints: Any) -> Callable[[dict[str, Any]], None]:
-    """The OpenAPI document of a text field whose null is read as "" (`blank_for_null`): null is accepted."""
-
-    def extra(schema: dict[str, Any]) -> None:
-        schema.update(constraints)
-        schema["type"] = ["string", "null"]
-
-    return extra
-
-
-MAX_BATCH = 1000
-MAX_REASON = 5000
-# Facebook's own limit for a post's text.
-MAX_POST_TEXT = 63_206
-BIGINT_MAX = 2**63 - 1
+from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderation.api reads them from here)
+    HTTP_URL,
+    HTTP_URL_OR_EMPTY,
+    MAX_BATCH,
+    FlagBatchIn,
+    FlagIn,
+    documented,
+    no_blank_urls,
+    validate_flag,
+)
+from factcheck.ingest import FlagInput, ingest_flags
+from factcheck.models import Post, QueueState, Rating, Verdict
+from factcheck.ratings import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, record_rating
 
 router = Router(tags=["review"])
 
-Key = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Count = Annotated[StrictInt, Field(ge=0, le=BIGINT_MAX)]
-
-
-def _blank_if_none(value: Any) -> Any:
-    return "" if value is None else value
-
-
-def _real_timestamp(value: datetime) -> datetime:
-    problem = timestamp_problem(value, now=timezone.now())
-    if problem:
-        raise ValueError(problem)
-    return value
-
-
-class PageIn(BaseModel):
-    external_id: Key
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
-    is_politician: StrictBool = False
-
-
-class PostIn(BaseModel):
-    external_id: Key
-    url: Annotated[
-        str, Field(max_length=2000, json_schema_extra=null_is_blank(pattern=HTTP_URL_OR_EMPTY))
-    ] = ""
-    text: Annotated[str, Field(max_length=MAX_POST_TEXT, json_schema_extra=null_is_blank())] = ""
-    language: str = Field(
-        "", description="ISO 639-1, two letters; stored lower-case.",
-        json_schema_extra=null_is_blank(pattern=TWO_LETTERS),
-    )
-    country: str = Field(
-        "", description="ISO 3166-1 alpha-2; stored upper-case.",
-        json_schema_extra=null_is_blank(pattern=TWO_LETTERS),
-    )
-    media_type: MediaType = MediaType.TEXT
-    posted_at: AwareDatetime
-    views: Count = 0
-    shares: Count = 0
-    page: PageIn
-
-    @field_validator("url", "text", "language", "country", mode="before")
-    @classmethod
-    def blank_for_null(cls, value: Any) -> Any:
-        return _blank_if_none(value)
-
-    @field_validator("url")
-    @classmethod
-    def http_or_https(cls, value: str) -> str:
-        value = value.strip()
-        if value:
-            try:
-                http_url(value)
-            except DjangoValidationError:
-                raise ValueError("must be an http:// or https:// URL") from None
-        return value
-
-    @field_validator("posted_at")
-    @classmethod
-    def real_posting_time(cls, value: datetime) -> datetime:
-        return _real_timestamp(value)
-
-    @field_validator("language")
-    @classmethod
-    def iso_639_1(cls, value: str) -> str:
-        value = value.strip().lower()
-        if value and not (len(value) == 2 and value.isascii() and value.isalpha()):
-            raise ValueError("must be a two-letter ISO 639-1 code such as 'en'")
-        return value
-
-    @field_validator("country")
-    @classmethod
-    def iso_3166_alpha_2(cls, value: str) -> str:
-        value = value.strip().upper()
-        if value and not (len(value) == 2 and value.isascii() and value.isalpha()):
-            raise ValueError("must be a two-letter ISO 3166-1 country code such as 'GB'")
-        return value
-
-
-class FlagIn(BaseModel):
-    """One flag. Datetimes need a timezone offset; `flagged_at` defaults to when it arrives."""
-
-    idempotency_key: Key
-    source: FlagSource
-    reason: Annotated[str, Field(max_length=MAX_REASON, json_schema_extra=null_is_blank())] = ""
-    flagged_at: AwareDatetime | None = None
-    post: PostIn
-
-    @field_validator("reason", mode="before")
-    @classmethod
-    def blank_for_null(cls, value: Any) -> Any:
-        return _blank_if_none(value)
-
-    @field_validator("flagged_at")
-    @classmethod
-    def real_flagging_time(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else _real_timestamp(value)
-
-    def to_input(self, *, now: datetime) -> FlagInput:
-        post, page = self.post, self.post.page
-        return FlagInput(
-            idempotency_key=self.idempotency_key,
-            source=self.source.value,
-            reason=self.reason,
-            flagged_at=self.flagged_at or now,
-            post=PostInput(
-                external_id=post.external_id,
-                page=PageInput(external_id=page.external_id, name=page.name, is_politician=page.is_politician),
-                posted_at=post.posted_at,
-                url=post.url,
-                text=post.text,
-                language=post.language,
-                country=post.country,
-                media_type=post.media_type.value,
-                views=post.views,
-                shares=post.shares,
-            ),
-        )
-
-
-class FlagBatchIn(BaseModel):
-    """Up to 1,000 flags, stored all or none."""
-
-    flags: Annotated[list[FlagIn], Field(min_length=1, max_length=MAX_BATCH)]
-
-
 REQUEST_SCHEMAS: list[type[BaseModel]] = [FlagIn, FlagBatchIn]
-
-
-def _message(error: dict) -> str:
-    message = error["msg"]
-    return message.removeprefix("Value error, ")
-
-
-def _field(loc: tuple) -> str:
-    return ".".join(str(part) for part in loc)
 
 
 def parse_flags(data: dict[str, Any], *, now: datetime) -> list[FlagInput]:
@@ -222,15 +58,11 @@ def parse_flags(data: dict[str, Any], *, now: datetime) -> list[FlagInput]:
     valid: list[FlagIn] = []
     errors: list[dict[str, Any]] = []
     for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            errors.append({"item": index, "field": "", "message": "a flag must be a JSON object"})
-            continue
-        try:
-            valid.append(FlagIn.model_validate(item))
-        except PydanticValidationError as exc:
-            errors.extend(
-                {"item": index, "field": _field(e["loc"]), "message": _message(e)} for e in exc.errors()
-            )
+        checked = validate_flag(item)
+        if isinstance(checked, FlagIn):
+            valid.append(checked)
+        else:
+            errors.extend({"item": index, "field": e.field, "message": e.message} for e in checked)
     if not errors:
         errors = _repeated_keys(valid)
     if errors:

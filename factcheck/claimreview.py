@@ -80,7 +80,7 @@ def claim_review(rating: Rating, *, post: Post) -> dict[str, Any]:
         "@type": "ClaimReview",
         "url": rating.article_url or claim_page_url(rating),
         "claimReviewed": post.text.strip() or post.url or post.external_id,
-        "datePublished": _date(getattr(rating, "published_at", None) or rating.created_at),  # MERGE: published_at
+        "datePublished": _date(rating.published_at or rating.created_at),
         "author": organisation,
         "reviewRating": review_rating(rating.verdict),
         "reviewBody": rating.rationale,

@@ -133,17 +133,25 @@ def _scores(post: PostInput, tally: _Tally, now: datetime) -> tuple:
     return p.total, p.velocity_score, p.flag_score, p.age_score
 
 
-def _audit_row(*, actor, verb: str, target_type: str, target_id, post_id: int, reason: str, data: dict, now: datetime) -> tuple:
-    label = actor.get_username() if actor is not None else "system:ingest"
+def _audit_row(
+    *, actor, system: str, verb: str, target_type: str, target_id, post_id: int, reason: str, data: dict, now: datetime
+) -> tuple:
+    label = actor.get_username() if actor is not None else f"system:{system}"
     return (now, getattr(actor, "pk", None), label, verb, target_type, str(target_id), post_id, reason, data)
 
 
-def ingest_flags(*, flags: list[FlagInput], submitted_by=None, now: datetime | None = None) -> list[IngestResult]:
-    """Store a batch of flags; returns, per flag, its post's queue state and whether it was a duplicate."""
+def ingest_flags(
+    *, flags: list[FlagInput], submitted_by=None, now: datetime | None = None, system: str = "ingest"
+) -> list[IngestResult]:
+    """Store a batch of flags; returns, per flag, its post's queue state and whether it was a duplicate.
+
+    Without `submitted_by` the audit log names `system:<system>` as the actor (the importers pass
+    "import", so their rows read `system:import`, not the API's `system:ingest`).
+    """
     for attempt in range(3):
         try:
             with transaction.atomic():
-                return _ingest(flags=flags, submitted_by=submitted_by, now=now or timezone.now())
+                return _ingest(flags=flags, submitted_by=submitted_by, now=now or timezone.now(), system=system)
         except IntegrityError:
             # Another batch inserted one of our new posts or keys first; on retry they exist.
             if attempt == 2:
@@ -151,7 +159,7 @@ def ingest_flags(*, flags: list[FlagInput], submitted_by=None, now: datetime | N
     raise AssertionError("unreachable")
 
 
-def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[IngestResult]:
+def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str) -> list[IngestResult]:
     pages, now_politician = _upsert_pages([f.post.page for f in flags])
     if now_politician:
         # The platform says these are politicians' pages now: all their posts leave the queue.
@@ -159,7 +167,7 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[Inge
         for page in now_politician:
             record_event(actor=submitted_by, verb=AuditVerb.PAGE_CHANGED, target=Page(pk=page.pk),
                          reason="the platform marked it as a politician's page", data={"is_politician": True},
-                         system="ingest")
+                         system=system)
     latest_post = {f.post.external_id: f.post for f in flags}  # newest reach figures win
     # Lock the posts we already have, in id order so concurrent batches cannot deadlock:
     # their flag counts are recounted below and must not interleave with another batch.
@@ -241,7 +249,8 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[Inge
     audit = []
     for key, f in new_flags.items():
         audit.append(_audit_row(
-            actor=submitted_by, verb=AuditVerb.FLAG_RECEIVED, target_type="factcheck.flag", target_id=flag_ids[key],
+            actor=submitted_by, system=system, verb=AuditVerb.FLAG_RECEIVED,
+            target_type="factcheck.flag", target_id=flag_ids[key],
             post_id=ids[f.post.external_id], reason=f.reason[:500],
             data={"source": f.source, "idempotency_key": key}, now=now,
         ))
@@ -250,7 +259,8 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime) -> list[Inge
         if states[key] != before and states[key] in (QueueState.QUEUED, QueueState.NOT_ELIGIBLE):
             eligible = states[key] == QueueState.QUEUED
             audit.append(_audit_row(
-                actor=submitted_by, verb=AuditVerb.POST_QUEUED if eligible else AuditVerb.POST_NOT_ELIGIBLE,
+                actor=submitted_by, system=system,
+                verb=AuditVerb.POST_QUEUED if eligible else AuditVerb.POST_NOT_ELIGIBLE,
                 target_type="factcheck.post", target_id=ids[key], post_id=ids[key],
                 reason="flagged" if eligible else "politician's page", data={}, now=now,
             ))

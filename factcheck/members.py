@@ -6,9 +6,12 @@ review side and never imports it.
 
 from __future__ import annotations
 
+import hashlib
+
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.text import slugify
 
 from accounts.models import Role, User
 from audit.models import AuditVerb
@@ -27,6 +30,7 @@ def create_user(
     organisation_name: str | None = None,
     page_external_ids: list[str] | None = None,
     email: str = "",
+    is_active: bool = True,
 ) -> User:
     if role not in Role.values:
         raise ValidationError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
@@ -41,7 +45,7 @@ def create_user(
         raise ValidationError("--org is only for fact-checkers")
     if page_external_ids and role != Role.PAGE_OWNER:
         raise ValidationError("--page is only for page owners")
-    user = User(username=username, role=role, organisation=organisation, email=email)
+    user = User(username=username, role=role, organisation=organisation, email=email, is_active=is_active)
     user.is_staff = role == Role.TRUST_SAFETY
     if password:
         user.set_password(password)
@@ -55,3 +59,33 @@ def create_user(
         page.owners.add(user)
     record_event(actor=None, verb=AuditVerb.USER_CREATED, target=user, data={"role": role})
     return user
+
+
+IMPORTER_PREFIX = "import-"
+
+
+@transaction.atomic
+def importer_account(*, organisation_name: str, organisation_url: str = "") -> User:
+    """The system member that records an organisation's imported ratings (`import-<org slug>`).
+
+    Found or created with its organisation (by name; the url is kept if the organisation had
+    none). A fact-checker, so every rule of who may rate applies to it as to a person, but
+    inactive with an unusable password: nobody can sign in as it.
+    """
+    organisation, created = Organisation.objects.get_or_create(
+        name=organisation_name, defaults={"url": organisation_url}
+    )
+    if not created and organisation_url and not organisation.url:
+        organisation.url = organisation_url
+        organisation.save(update_fields=["url"])
+    found = User.objects.filter(username__startswith=IMPORTER_PREFIX, organisation=organisation, role=Role.FACTCHECKER,
+                                is_active=False).order_by("id").first()
+    if found is not None:
+        return found
+    slug = slugify(organisation_name)[:100] or "organisation"
+    username = f"{IMPORTER_PREFIX}{slug}"
+    if User.objects.filter(username=username).exists():
+        # Another organisation's name slugs the same ("Fact Check" and "Fact-Check"): tell them apart.
+        username = f"{username}-{hashlib.sha1(organisation_name.encode()).hexdigest()[:8]}"
+    return create_user(username=username, role=Role.FACTCHECKER, password=None,
+                       organisation_name=organisation.name, is_active=False)

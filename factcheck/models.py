@@ -203,6 +203,9 @@ class Rating(models.Model):
     # Why a current rating was changed (new evidence, an error); empty for a post's first rating.
     change_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # When the organisation published it, if it was published outside Factdesk before it was
+    # recorded here (an imported ClaimReview's datePublished); part of the immutable content.
+    published_at = models.DateTimeField(null=True, blank=True)
     # Only these record the rating's supersession; everything else is its content, never changed.
     is_current = models.BooleanField(default=True)
     superseded_by = models.ForeignKey(

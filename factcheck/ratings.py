@@ -166,6 +166,7 @@ def record_rating(
     change_reason: str = "",
     claim_if_unclaimed: bool = False,
     deciding_appeal: int | None = None,
+    published_at: datetime | None = None,
     now: datetime | None = None,
 ) -> Rating:
     """Rate a post, by the rules of who may change a decision (PRODUCT.md).
@@ -177,6 +178,9 @@ def record_rating(
     - Otherwise the rating needs the live claim: the reviewer holds it, or, with
       `claim_if_unclaimed` (the API), an unclaimed post is claimed and the claim completed here,
       in this transaction. A post another reviewer holds is refused.
+
+    `published_at`: when the organisation published the rating outside Factdesk, if it did before it
+    was recorded here (the importers pass a ClaimReview's datePublished).
 
     Every refusal is raised before anything is written.
     """
@@ -208,6 +212,7 @@ def record_rating(
         reviewer=reviewer,
         organisation_id=reviewer.organisation_id,
         created_at=now,
+        published_at=published_at,
         **values,
     )
     if previous is not None:

@@ -1,0 +1,190 @@
+"""`import_posts --format claimreview`: ClaimReview objects, lists and DataFeeds as rated posts."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from accounts.models import User
+from factcheck.importing.verdicts import verdict_for_name, verdict_for_value
+from factcheck.models import Flag, Organisation, Page, Post, Rating, Verdict
+from factcheck.ratings import record_rating
+from tests.factcheck.importers.helpers import FILES, copied, import_fails, import_posts, row_counts
+from tests.factories import FactCheckerFactory, PageFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def review(n: int, rating: dict, **extra) -> dict:
+    data = json.loads((FILES / "single.json").read_text())
+    data.update(url=f"https://checkers.example/fact-checks/t{n}", claimReviewed=f"Test claim {n} is a claim.",
+                reviewRating=rating)
+    data.update(extra)
+    return data
+
+
+def test_a_feed_becomes_rated_posts_and_bad_reviews_are_rejected_by_item(tmp_path):
+    out = import_posts(copied("feed.json", tmp_path), "claimreview")
+    assert out == [
+        "imported 7, already present 0, rejected 7",
+        "item 6: unknown rating 'Unproven': not in the rating table",
+        "item 7: itemReviewed.datePublished 1999-05-01 is before 2000-01-01",
+        "item 8: itemReviewed.datePublished '2024-02-30' is not an ISO 8601 date such as 2024-08-30 or "
+        "2024-08-30T12:00:00Z",
+        "item 9: claimReviewed is empty: there is no claim to import",
+        "item 10: Text may not contain NUL (\\u0000) characters.",
+        "item 12: is not a ClaimReview (@type 'Article')",
+        "item 13: datePublished 2999-01-01 is more than a day in the future",
+    ]
+    verdicts = {r.post.text: r.verdict for r in Rating.objects.select_related("post")}
+    assert verdicts == {
+        "Claim number 1 about the election.": Verdict.FALSE,
+        "Claim number 2 about the election.": Verdict.PARTLY_FALSE,
+        "Claim number 3 about the election.": Verdict.ALTERED,
+        "Claim number 4 about the election.": Verdict.SATIRE,
+        "Claim number 5 about the election.": Verdict.TRUE,
+        "Claim number 6 about the election.": Verdict.PARTLY_FALSE,
+        'Vaccines contain microchips "really"': Verdict.MISSING_CONTEXT,
+    }
+    rating = Rating.objects.select_related("post__page", "organisation", "reviewer").get(
+        post__text__startswith="Claim number 2"
+    )
+    assert rating.rationale == "Half of it is true & half not."
+    assert rating.sources == [rating.article_url] == ["https://checkers.example/fact-checks/2"]
+    assert rating.published_at == datetime(2024, 8, 30, tzinfo=UTC)
+    assert (rating.organisation.name, rating.organisation.url) == ("Fact Desk Checkers", "https://checkers.example")
+    assert rating.post.posted_at == datetime(2024, 8, 25, tzinfo=UTC)
+    assert rating.post.url == "https://social.example/sam/2"
+    assert (rating.post.page.external_id, rating.post.page.name) == (
+        "claimreview-author:https://social.example/sam", "Sam Speaker"
+    )
+    assert rating.post.page.is_politician is False
+    flag = Flag.objects.get(post=rating.post)
+    assert (flag.source, flag.reason) == ("partner", "imported from ClaimReview by Fact Desk Checkers")
+    assert flag.idempotency_key.startswith("claimreview:")
+    # The organisation's importer account: a fact-checker nobody can sign in as.
+    reviewer = rating.reviewer
+    assert (reviewer.username, reviewer.is_active, reviewer.has_usable_password()) == (
+        "import-fact-desk-checkers", False, False
+    )
+    assert rating.rationale and Rating.objects.get(post__text__startswith="Claim number 1").rationale == (
+        "Rated Pants on Fire! by Fact Desk Checkers: https://checkers.example/fact-checks/1"
+    )
+
+
+def test_a_second_import_finds_everything_already_present(tmp_path):
+    path = copied("feed.json", tmp_path)
+    import_posts(path, "claimreview")
+    before = row_counts()
+    assert import_posts(path, "claimreview")[0] == "imported 0, already present 7, rejected 7"
+    assert row_counts() == before
+    assert User.objects.filter(username__startswith="import-").count() == 1
+
+
+def test_one_object_and_a_list_are_read_too():
+    assert import_posts(FILES / "single.json", "claimreview") == ["imported 1, already present 0, rejected 0"]
+    assert import_posts(FILES / "list.json", "claimreview") == ["imported 2, already present 0, rejected 0"]
+    assert sorted(Rating.objects.values_list("verdict", flat=True)) == ["partly_false", "satire", "true"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("truncated.json", "not valid JSON (parse error: premature EOF): is the file cut short or not UTF-8?"),
+        ("not_schema_org.json", "@context 'https://example.org/vocab' is not schema.org"),
+    ],
+)
+def test_a_document_that_cannot_be_read_is_refused_whole_and_nothing_is_written(name, message):
+    assert import_fails(FILES / name, "claimreview").endswith(message)
+    assert row_counts() == {"pages": 0, "posts": 0, "flags": 0, "ratings": 0, "organisations": 0, "audit": 0}
+
+
+def test_the_same_organisation_changing_its_verdict_re_rates_with_a_reason(tmp_path):
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(review(1, {"alternateName": "False"})))
+    import_posts(path, "claimreview")
+    path.write_text(json.dumps(review(1, {"alternateName": "Missing context"})))
+    assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
+    current = Rating.objects.get(is_current=True)
+    assert current.verdict == Verdict.MISSING_CONTEXT
+    assert current.change_reason == "updated by Fact Desk Checkers's ClaimReview import"
+    assert Rating.objects.count() == 2
+
+
+def test_a_post_rated_by_another_organisation_is_a_rejection_with_the_refusal(tmp_path):
+    other = FactCheckerFactory(organisation__name="Other Checkers")
+    path = tmp_path / "one.json"
+    data = review(1, {"alternateName": "False"})
+    data["itemReviewed"]["identifier"] = "platform-post-77"
+    path.write_text(json.dumps(data))
+    page = PageFactory()
+    from tests.factories import PostFactory
+
+    post = PostFactory(external_id="platform-post-77", page=page)
+    record_rating(reviewer=other, post_id=post.pk, verdict="true", rationale="checked", sources=["https://o.example"],
+                  claim_if_unclaimed=True)
+    out = import_posts(path, "claimreview")
+    assert out[0] == "imported 0, already present 0, rejected 1"
+    assert out[1].startswith("item 1: rating refused (not_your_rating): This post was rated True by Other Checkers")
+    assert Rating.objects.get(is_current=True).organisation == other.organisation
+
+
+def test_a_politicians_page_is_refused_as_the_api_refuses_it(tmp_path):
+    PageFactory(external_id="claimreview-author:https://social.example/sam", is_politician=True)
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(review(1, {"alternateName": "False"})))
+    out = import_posts(path, "claimreview")
+    assert out[1] == "item 1: rating refused (rating_refused): Posts and ads from politicians are not fact-checked."
+    assert not Rating.objects.exists()
+    assert Page.objects.get().is_politician
+
+
+def test_an_over_long_claim_is_rejected_and_a_long_review_body_cut(tmp_path):
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps([
+        review(1, {"alternateName": "False"}, claimReviewed="x" * 70_000),
+        review(2, {"alternateName": "False"}, reviewBody="y" * 6000),
+    ]))
+    out = import_posts(path, "claimreview")
+    assert out == ["imported 1, already present 0, rejected 1",
+                   "item 1: post.text: String should have at most 63206 characters"]
+    assert len(Rating.objects.get().rationale) == 5000
+
+
+@pytest.mark.parametrize(
+    ("published", "verdict"),
+    [
+        ("False", "false"), ("Pants on Fire", "false"), ("Fake", "false"), ("Incorrect", "false"),
+        ("Mostly False", "partly_false"), ("Half True", "partly_false"), ("Mostly True", "partly_false"),
+        ("Partly false", "partly_false"), ("Partially false", "partly_false"), ("Mixture", "partly_false"),
+        ("Barely true", "partly_false"), ("Misleading", "missing_context"), ("Missing context", "missing_context"),
+        ("Needs context", "missing_context"), ("Lacks context", "missing_context"), ("Altered", "altered"),
+        ("Altered photo", "altered"), ("Altered video", "altered"), ("Manipulated", "altered"), ("Doctored", "altered"),
+        ("Satire", "satire"), ("Parody", "satire"), ("True", "true"), ("Correct", "true"), ("Accurate", "true"),
+        ("pants-fire", "false"), ("barely-true", "partly_false"), ("half-true", "partly_false"),
+        ("mostly-true", "partly_false"), ("  PANTS   on fire! ", "false"), ("Unproven", None),
+    ],
+)
+def test_the_rating_table(published, verdict):
+    assert verdict_for_name(published) == verdict
+
+
+def test_our_own_export_reads_back_to_the_same_verdicts():
+    for label, value, verdict in [("False", 1, "false"), ("Altered", 1, "altered"), ("Partly false", 2, "partly_false"),
+                                  ("Missing context", 3, "missing_context"), ("True", 4, "true")]:
+        assert verdict_for_name(label) == verdict
+        if verdict != "altered":
+            assert verdict_for_value(value, worst=1, best=4) == verdict
+    assert verdict_for_name("Satire") == "satire"
+    assert verdict_for_value(5, worst=1, best=4) is None
+
+
+def test_organisations_are_found_by_name(tmp_path):
+    Organisation.objects.create(name="Fact Desk Checkers")
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(review(1, {"alternateName": "True"})))
+    import_posts(path, "claimreview")
+    assert Organisation.objects.get().url == "https://checkers.example"
+    assert Post.objects.get().ratings.get().organisation.name == "Fact Desk Checkers"
