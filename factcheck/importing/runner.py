@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
-import queue
 import sys
-import threading
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -118,60 +115,6 @@ def _bar(path: Path, *, desc: str, progress: bool) -> tqdm:
                 file=sys.stderr, disable=not progress, leave=False, mininterval=0.5)
 
 
-_DONE = object()
-READ_AHEAD_CHUNK = 500  # records handed from the reading thread at once
-READ_AHEAD_CHUNKS = 8  # at most this many chunks wait: memory stays bounded
-
-
-def read_ahead(records: Iterable, *, chunk: int = READ_AHEAD_CHUNK, depth: int = READ_AHEAD_CHUNKS) -> Iterator:
-    """The records, read (decoded, parsed, validated) in a second thread while this one writes.
-
-    The readers never touch the database, and while a batch's COPYs and COMMIT run the database
-    works and this thread waits on the socket, without the GIL: reading overlaps with writing.
-    That bought about a fifth on the 1,000,000-row CSV bench (bench/REPORT.md). Order is kept; an
-    exception in the reader is raised here, where the record it stopped at would have come.
-    """
-    handoff: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def hand(item: object) -> bool:
-        """Put, unless the consumer has stopped; False then."""
-        while not stop.is_set():
-            try:
-                handoff.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        pending: list = []
-        try:
-            for record in records:
-                pending.append(record)
-                if len(pending) >= chunk:
-                    if not hand(pending):
-                        return
-                    pending = []
-            hand(pending) and hand(_DONE)
-        except BaseException as exc:  # handed over to the consuming thread, raised there
-            hand(exc)
-
-    thread = threading.Thread(target=produce, name="import-reader", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = handoff.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield from item
-    finally:
-        stop.set()  # the consumer stopped early (an error while writing): let the reader end
-        thread.join(timeout=5)
-
-
 def import_file(
     *, path: Path, format: str, batch_size: int = DEFAULT_BATCH, progress: bool = True, now: datetime | None = None
 ) -> ImportSummary:
@@ -193,7 +136,7 @@ def import_file(
     try:
         with _bar(path, desc=f"importing {path.name}", progress=progress) as bar, _open(path, bar=bar) as stream:
             batch: list[tuple[int, FlagInput | RatedPost]] = []
-            for where, item in read_ahead(reader.read(stream, now=now)):
+            for where, item in reader.read(stream, now=now):
                 if isinstance(item, str):
                     rejections.add(where, item)
                     continue
