@@ -188,3 +188,22 @@ def test_organisations_are_found_by_name(tmp_path):
     import_posts(path, "claimreview")
     assert Organisation.objects.get().url == "https://checkers.example"
     assert Post.objects.get().ratings.get().organisation.name == "Fact Desk Checkers"
+
+
+@pytest.mark.parametrize(
+    "rating",
+    [
+        {"ratingValue": "inf", "worstRating": "-inf", "bestRating": "inf"},
+        {"ratingValue": 1e308, "worstRating": -1e308, "bestRating": 1e308},
+        {"ratingValue": "nan"},
+        {"ratingValue": "3", "worstRating": "1", "bestRating": "inf"},
+    ],
+)
+def test_a_rating_value_off_any_finite_scale_is_an_unknown_rating_not_true(tmp_path, rating):
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(review(1, rating)))
+    out = import_posts(path, "claimreview")
+    assert out[0] == "imported 0, already present 0, rejected 1"
+    assert out[1].startswith("item 1: unknown rating ")
+    assert not Rating.objects.exists()
+
