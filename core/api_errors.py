@@ -129,7 +129,8 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
         raise MalformedBody(f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.", code="too_deep")
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:
+        # JSONDecodeError, UnicodeDecodeError, and an integer longer than Python converts (4,300 digits).
         raise MalformedBody(f"The body is not valid JSON: {exc}.") from None
     if not isinstance(data, dict):
         raise MalformedBody("The body must be a JSON object.", code="body_not_object")

@@ -92,7 +92,10 @@ def check(stream: BinaryIO) -> None:
 
 def _value(column: str, cell: str) -> Any:
     if column in ("views", "shares") and _INTEGER.match(cell):
-        return int(cell)
+        try:
+            return int(cell)
+        except ValueError:  # longer than Python converts (4,300 digits): the schema refuses the text
+            return cell
     if column == "page_is_politician":
         # Anything else stays text, and the API's schema refuses it with its own message.
         return _BOOLEANS.get(cell.strip().lower(), cell)

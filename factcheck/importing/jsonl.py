@@ -51,7 +51,7 @@ def parse_line(raw: bytes, *, now: datetime):
         return f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep."
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer over 4,300 digits
         return f"not valid JSON: {exc}"
     if not isinstance(data, dict):
         return "a flag must be a JSON object"

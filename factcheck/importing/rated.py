@@ -9,15 +9,42 @@ another verdict the import re-rates, saying why.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
 from django.core.exceptions import ValidationError
 
 from core.refusals import Refusal
 from factcheck.importing.records import RatingInput
+from factcheck.ingest import FlagInput, PageInput, PostInput
 from factcheck.members import importer_account
-from factcheck.models import Rating
+from factcheck.models import Post, Rating
 from factcheck.ratings import record_rating
+
+
+def as_stored(flags: list[FlagInput]) -> list[FlagInput]:
+    """Rated posts' flags, those naming a post we already have carrying that post as stored.
+
+    A review names the post it rates (ClaimReview's `itemReviewed.identifier`); it does not say
+    what the post is: its text, URL, language, reach and page are the platform's. Without this the
+    flag would overwrite them with the review's wording of the claim, no URL and 0 views.
+    """
+    stored = {
+        post.external_id: post
+        for post in Post.objects.filter(external_id__in_array=[f.post.external_id for f in flags]).select_related("page")
+    }
+    out = []
+    for flag in flags:
+        post = stored.get(flag.post.external_id)
+        if post is not None:
+            page = PageInput(external_id=post.page.external_id, name=post.page.name, is_politician=post.page.is_politician)
+            flag = dataclasses.replace(flag, post=PostInput(
+                external_id=post.external_id, page=page, posted_at=post.posted_at, url=post.url, text=post.text,
+                language=post.language, country=post.country, media_type=post.media_type, views=post.views,
+                shares=post.shares,
+            ))
+        out.append(flag)
+    return out
 
 
 class Outcome(enum.Enum):

@@ -28,7 +28,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from factcheck.importing import claimreview, csv_reader, jsonl, liar
-from factcheck.importing.rated import Outcome, Reviewers, record_imported_rating
+from factcheck.importing.rated import Outcome, Reviewers, as_stored, record_imported_rating
 from factcheck.importing.records import FileProblem, RatedPost
 from factcheck.ingest import FlagInput, ingest_flags
 from factcheck.models import Post
@@ -187,7 +187,8 @@ class _Writer:
     @transaction.atomic
     def _write(self, batch: list[tuple[int, FlagInput | RatedPost]], *, now: datetime) -> _Tally:
         tally = _Tally()
-        flags = [item.flag if isinstance(item, RatedPost) else item for _, item in batch]
+        rated_flags = iter(as_stored([item.flag for _, item in batch if isinstance(item, RatedPost)]))
+        flags = [next(rated_flags) if isinstance(item, RatedPost) else item for _, item in batch]
         results = ingest_flags(flags=flags, now=now, system="import")
         rated = []
         for (where, item), result in zip(batch, results, strict=True):

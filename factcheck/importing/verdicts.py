@@ -39,6 +39,7 @@ by the label first (Altered and Satire have no number of their own), by the numb
 
 from __future__ import annotations
 
+import math
 import re
 
 from factcheck.models import Verdict
@@ -78,9 +79,11 @@ def verdict_for_name(rating: str) -> str | None:
 
 def verdict_for_value(value: float, *, worst: float = 1, best: float = 5) -> str | None:
     """Our verdict for a numeric rating on its scale, or None when the scale or value makes no sense."""
-    if best <= worst or not worst <= value <= best:
-        return None
+    if not all(map(math.isfinite, (value, worst, best))) or best <= worst or not worst <= value <= best:
+        return None  # "inf", "nan", or no scale at all: nothing to place the value on
     scaled = (value - worst) / (best - worst)
+    if not math.isfinite(scaled):
+        return None  # a scale too wide for floats (-1e308 to 1e308)
     if scaled < 1 / 6:
         return Verdict.FALSE
     if scaled < 1 / 2:

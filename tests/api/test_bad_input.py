@@ -157,3 +157,11 @@ def test_one_post_that_cannot_be_scored_is_logged_and_skipped(monkeypatch, caplo
         assert refresh_priorities() == 1
     assert Post.objects.get(pk=good.pk).priority > 0
     assert f"cannot score post {bad.pk}" in caplog.text
+
+
+def test_a_number_too_long_for_python_is_a_400_not_a_500(platform_client):
+    before = nothing_written()
+    raw = json.dumps(flag_payload(post={"views": 1})).replace('"views": 1', '"views": ' + "9" * 5000)
+    response = platform_client.post(URL, data=raw, content_type="application/json")
+    error = assert_refused(response, 400, "malformed_json", before)
+    assert "4300 digits" in error["message"]

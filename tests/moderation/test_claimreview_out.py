@@ -276,3 +276,12 @@ def test_export_refuses_a_bad_date_and_an_unwritable_file(tmp_path):
         call_command("export_claimreview", "--since", "last tuesday")
     with pytest.raises(CommandError, match="Cannot write"):
         call_command("export_claimreview", "--since", "2020-01-01", "--out", str(tmp_path / "missing" / "feed.json"))
+
+
+@pytest.mark.django_db
+def test_export_into_an_existing_directory_is_refused_clearly_and_leaves_no_partial_file(tmp_path):
+    target = tmp_path / "feeds"
+    target.mkdir()
+    with pytest.raises(CommandError, match="Cannot write"):
+        call_command("export_claimreview", "--since", "2020-01-01", "--out", str(target), stdout=StringIO())
+    assert target.is_dir() and not list(tmp_path.glob("*.partial"))

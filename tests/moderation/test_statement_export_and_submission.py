@@ -235,3 +235,14 @@ def test_overlapping_runs_never_send_the_same_puid(dsa_token):
     assert sorted(len(r.accepted) for r in results) == [0, 0, 230]
     assert max(Counter(receiver.received()).values()) == 1
     assert StatementSubmission.objects.filter(outcome=SubmissionOutcome.ACCEPTED).count() == 230
+
+
+@pytest.mark.parametrize("option", [{"backoff": -1}, {"timeout": -1}, {"timeout": 0}])
+def test_a_negative_backoff_or_a_timeout_that_is_not_positive_is_refused_before_sending(dsa_token, option):
+    make_statements(1)
+    receiver = Receiver(fail=lambda puids: True)  # a 500: the run would sleep -1 s before retrying
+    with ReceiverServer(receiver) as server:
+        out = StringIO()
+        with pytest.raises(CommandError, match="--"):
+            call_command("submit_statements", endpoint=server.url, stdout=out, stderr=out, **{"attempts": 3, **option})
+    assert receiver.requests == []

@@ -34,11 +34,14 @@ class Command(BaseCommand):
         if out is None:
             count = write_data_feed(reviews, out=self.stdout, created=timezone.now())
         else:
+            if out.is_dir():
+                raise CommandError(f"Cannot write {out}: it is a directory; name the file to write.")
             partial = out.with_name(out.name + ".partial")
             try:
                 with partial.open("w", encoding="utf-8") as handle:
                     count = write_data_feed(reviews, out=handle, created=timezone.now())
+                partial.replace(out)  # readers never see half a feed
             except OSError as exc:
+                partial.unlink(missing_ok=True)
                 raise CommandError(f"Cannot write {out}: {exc.strerror}.") from None
-            partial.replace(out)  # readers never see half a feed
         (sys.stderr if out is None else self.stdout).write(f"Exported {count} ClaimReview(s) published since {since}.\n")

@@ -34,6 +34,10 @@ class Command(BaseCommand):
             raise CommandError("FACTDESK_DSA_TOKEN is not set: the Transparency Database's API token is needed.")
         if not 1 <= batch_size <= MAX_BATCH:
             raise CommandError(f"--batch-size must be 1 to {MAX_BATCH}, not {batch_size}.")
+        if not backoff >= 0:
+            raise CommandError(f"--backoff must be 0 or more seconds, not {backoff}.")
+        if not timeout > 0:
+            raise CommandError(f"--timeout must be more than 0 seconds, not {timeout}.")
         try:
             done = submit_statements(
                 endpoint=endpoint, token=token, since=parse_day(since, option="--since"), batch_size=batch_size,

@@ -188,3 +188,57 @@ def test_organisations_are_found_by_name(tmp_path):
     import_posts(path, "claimreview")
     assert Organisation.objects.get().url == "https://checkers.example"
     assert Post.objects.get().ratings.get().organisation.name == "Fact Desk Checkers"
+
+
+@pytest.mark.parametrize(
+    "rating",
+    [
+        {"ratingValue": "inf", "worstRating": "-inf", "bestRating": "inf"},
+        {"ratingValue": 1e308, "worstRating": -1e308, "bestRating": 1e308},
+        {"ratingValue": "nan"},
+        {"ratingValue": "3", "worstRating": "1", "bestRating": "inf"},
+    ],
+)
+def test_a_rating_value_off_any_finite_scale_is_an_unknown_rating_not_true(tmp_path, rating):
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(review(1, rating)))
+    out = import_posts(path, "claimreview")
+    assert out[0] == "imported 0, already present 0, rejected 1"
+    assert out[1].startswith("item 1: unknown rating ")
+    assert not Rating.objects.exists()
+
+
+def test_a_review_naming_an_existing_post_rates_it_and_leaves_the_post_as_the_platform_sent_it(tmp_path):
+    from tests.factories import PostFactory
+
+    page = PageFactory(external_id="platform-page-1", name="Platform Page")
+    post = PostFactory(external_id="platform-post-1", page=page, text="What the post really says",
+                       url="https://social.example/p/1", language="de", country="DE", views=5000, shares=40)
+    data = review(1, {"alternateName": "False"}, claimReviewed="The claim as the fact-checker worded it")
+    data["itemReviewed"]["identifier"] = "platform-post-1"
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(data))
+    assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
+    post.refresh_from_db()
+    assert (post.page_id, post.text, post.url, post.language, post.country, post.views, post.shares) == (
+        page.pk, "What the post really says", "https://social.example/p/1", "de", "DE", 5000, 40
+    )
+    assert post.ratings.get().verdict == Verdict.FALSE
+    assert post.flags.filter(source="partner").exists()
+
+
+def test_a_refused_review_of_an_existing_politicians_post_leaves_the_post_untouched(tmp_path):
+    from tests.factories import PostFactory
+
+    page = PageFactory(external_id="senator", name="Senator", is_politician=True)
+    post = PostFactory(external_id="senator-post", page=page, text="What the senator said", views=900,
+                       queue_state="not_eligible")
+    data = review(1, {"alternateName": "False"})
+    data["itemReviewed"]["identifier"] = "senator-post"
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(data))
+    out = import_posts(path, "claimreview")
+    assert out[1] == "item 1: rating refused (rating_refused): Posts and ads from politicians are not fact-checked."
+    post.refresh_from_db()
+    assert (post.text, post.views, post.queue_state) == ("What the senator said", 900, "not_eligible")
+    assert not Rating.objects.exists()

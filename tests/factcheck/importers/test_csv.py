@@ -83,3 +83,16 @@ def test_many_rejections_go_to_a_file_beside_the_input(tmp_path):
     lines = rejections.read_text().splitlines()
     assert lines[0] == "line,reason" and len(lines) == 31
     assert lines[1].startswith('2,"posted_at: Input should be a valid datetime')
+
+
+def test_a_number_too_long_for_python_is_a_rejection_not_a_traceback(tmp_path):
+    path = tmp_path / "huge.csv"
+    path.write_text(
+        "source,external_id,posted_at,page_external_id,page_name,views\n"
+        f"user_report,csv-huge,2026-01-01T00:00:00Z,pg-1,Page,{'9' * 5000}\n"
+        "user_report,csv-fine,2026-01-01T00:00:00Z,pg-1,Page,12\n"
+    )
+    assert import_posts(path, "csv") == [
+        "imported 1, already present 0, rejected 1",
+        "line 2: views: Input should be a valid integer",
+    ]

@@ -60,3 +60,12 @@ def test_a_line_longer_than_the_api_body_limit_is_rejected_unread(settings, tmp_
         "imported 1, already present 0, rejected 1",
         "line 1: the line is longer than 1,000 bytes, the API's limit for one request",
     ]
+
+
+def test_a_number_too_long_for_python_is_a_rejection_not_a_traceback(tmp_path):
+    huge = json.dumps(flag_payload(post={"views": 1})).replace('"views": 1', '"views": ' + "9" * 5000)
+    path = tmp_path / "huge.jsonl"
+    path.write_text(huge + "\n" + json.dumps(flag_payload()) + "\n")
+    out = import_posts(path, "jsonl")
+    assert out[0] == "imported 1, already present 0, rejected 1"
+    assert out[1].startswith("line 1: not valid JSON: ") and "4300 digits" in out[1]

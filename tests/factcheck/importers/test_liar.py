@@ -48,3 +48,22 @@ def test_a_truncated_last_row_is_a_rejection_and_the_rows_before_it_are_imported
         "imported 2, already present 0, rejected 1",
         "line 3: has 3 column(s); a LIAR row has 14",
     ]
+
+
+def row(liar_id: str, statement: str) -> str:
+    return "\t".join([liar_id, "false", statement, "health", "jane-doe", "", "", "", "0", "0", "0", "0", "0", "a post"])
+
+
+def test_a_huge_field_or_a_stray_carriage_return_is_one_rows_problem_not_a_traceback(tmp_path):
+    path = tmp_path / "hostile.tsv"
+    path.write_text(
+        row("1.json", "x" * 200_000) + "\n" + row("2.json", "Half a line\rand the rest.") + "\n"
+        + row("3.json", "A plain statement.") + "\n"
+    )
+    out = import_posts(path, "liar")
+    assert out == [
+        "imported 2, already present 0, rejected 1",
+        "line 1: post.text: String should have at most 63206 characters",
+    ]
+    assert Post.objects.get(external_id="liar:2.json").text == "Half a line and the rest."
+    assert Post.objects.filter(external_id="liar:3.json").exists()
