@@ -68,13 +68,14 @@ IMPORTER_PREFIX = "import-"
 def importer_account(*, organisation_name: str, organisation_url: str = "") -> User:
     """The system member that records an organisation's imported ratings (`import-<org slug>`).
 
-    Found or created with its organisation (by name; the url is kept if the organisation had
-    none). A fact-checker, so every rule of who may rate applies to it as to a person, but
+    Found or created with its organisation (by name, whatever its case: "Politifact" in one file
+    is the "PolitiFact" of another; the url is kept if the organisation had none). A fact-checker, so every rule of who may rate applies to it as to a person, but
     inactive with an unusable password: nobody can sign in as it.
     """
-    organisation, created = Organisation.objects.get_or_create(
-        name=organisation_name, defaults={"url": organisation_url}
-    )
+    organisation = Organisation.objects.filter(name__iexact=organisation_name).order_by("id").first()
+    created = organisation is None
+    if organisation is None:
+        organisation = Organisation.objects.create(name=organisation_name, url=organisation_url)
     if not created and organisation_url and not organisation.url:
         organisation.url = organisation_url
         organisation.save(update_fields=["url"])

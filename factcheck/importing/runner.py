@@ -122,6 +122,8 @@ def import_file(
     reader = READERS[format]
     if not 1 <= batch_size <= MAX_BATCH:
         raise FileProblem(f"--batch-size must be between 1 and {MAX_BATCH:,}")
+    if path.is_dir():
+        raise FileProblem(f"{path} is a directory; give the file to import")
     if not path.is_file():
         raise FileProblem(f"{path}: no such file")
     now = now or timezone.now()

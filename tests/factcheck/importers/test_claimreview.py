@@ -242,3 +242,20 @@ def test_a_refused_review_of_an_existing_politicians_post_leaves_the_post_untouc
     post.refresh_from_db()
     assert (post.text, post.views, post.queue_state) == ("What the senator said", 900, "not_eligible")
     assert not Rating.objects.exists()
+
+
+def test_an_organisation_is_found_whatever_the_case_of_its_name(tmp_path):
+    def review(n: int, author: str) -> dict:
+        return {
+            "@context": "https://schema.org", "@type": "ClaimReview", "url": f"https://pf.example/{n}",
+            "claimReviewed": f"Claim number {n} about the budget.", "datePublished": "2024-05-01",
+            "author": {"@type": "Organization", "name": author},
+            "reviewRating": {"@type": "Rating", "alternateName": "False"},
+            "itemReviewed": {"@type": "Claim", "author": {"@type": "Person", "name": "A speaker"}},
+        }
+
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([review(1, "PolitiFact"), review(2, "Politifact")]))
+    assert import_posts(path, "claimreview")[0] == "imported 2, already present 0, rejected 0"
+    assert list(Organisation.objects.values_list("name", flat=True)) == ["PolitiFact"]
+    assert set(Rating.objects.values_list("organisation__name", flat=True)) == {"PolitiFact"}

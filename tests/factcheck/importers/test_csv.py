@@ -68,6 +68,7 @@ def test_a_file_that_cannot_be_read_is_refused_whole_and_nothing_is_written(name
 
 def test_a_missing_file_is_a_clear_message(tmp_path):
     assert import_fails(tmp_path / "nope.csv", "csv").endswith("no such file")
+    assert import_fails(tmp_path, "csv").endswith("is a directory; give the file to import")
 
 
 def test_many_rejections_go_to_a_file_beside_the_input(tmp_path):
