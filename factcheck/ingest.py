@@ -24,7 +24,8 @@ from django.utils import timezone
 from audit.models import AuditEvent, AuditVerb
 from audit.services import record_event
 from core.bulk import insert_rows, insert_rows_returning_ids, update_rows
-from factcheck.models import Flag, MediaType, Page, Post, QueueState
+from factcheck.models import NORMALISED_FIELDS, Flag, MediaType, Page, Post, QueueState
+from factcheck.normalise import normalised_fields
 from factcheck.pages import take_out_of_queue
 from factcheck.priority import compute_priority, source_weight
 from factcheck.queue import state_for
@@ -72,7 +73,7 @@ class IngestResult:
 POST_FIELDS = ("url", "text", "language", "country", "media_type", "views", "shares")
 SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", "priority",
                 "velocity_score", "flag_score", "age_score", "updated_at")
-NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *SCORE_FIELDS, "created_at")
+NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS, "created_at")
 FLAG_COLUMNS = ("post", "source", "reason", "flagged_at", "received_at", "idempotency_key", "submitted_by")
 AUDIT_COLUMNS = ("created_at", "actor", "actor_label", "verb", "target_type", "target_id", "post_id", "reason", "data")
 _post_values = attrgetter(*POST_FIELDS)
@@ -206,7 +207,8 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         )
         new_keys.append(key)
         new_rows.append(
-            (key, page.pk, post.posted_at, *_post_values(post), states[key], tally.count,
+            (key, page.pk, post.posted_at, *_post_values(post), *normalised_fields(url=post.url, text=post.text),
+             states[key], tally.count,
              tally.weight, tally.first, *_scores(post, tally, now), now, now)
         )
     ids = dict(zip(new_keys, insert_rows_returning_ids(Post, NEW_POST_COLUMNS, new_rows), strict=True))
@@ -241,10 +243,11 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
             post.page = Page(pk=page.pk, name=page.name, is_politician=page.is_politician)
             states[key] = state_for(post, has_flags=tally.count > 0)
             updates.append(
-                (post.pk, *_post_values(given), states[key], tally.count, tally.weight,
+                (post.pk, *_post_values(given), *normalised_fields(url=given.url, text=given.text),
+                 states[key], tally.count, tally.weight,
                  tally.first, *_scores(given, tally, now), now)
             )
-        update_rows(Post, [*POST_FIELDS, *SCORE_FIELDS], updates)
+        update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
 
     audit = []
     for key, f in new_flags.items():

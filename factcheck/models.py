@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.append_only import AppendOnlyError, content_triggers
+from factcheck.normalise import normalised_fields
 from factcheck.timestamps import EARLIEST as TIMESTAMPS_FROM
 
 
@@ -86,6 +87,9 @@ class Page(models.Model):
         return self.name
 
 
+NORMALISED_FIELDS = ("normalised_url", "url_key", "normalised_text", "text_key")
+
+
 class Post(models.Model):
     external_id = models.CharField(max_length=200, unique=True)
     page = models.ForeignKey(Page, on_delete=models.PROTECT, related_name="posts")
@@ -97,6 +101,11 @@ class Post(models.Model):
     posted_at = models.DateTimeField()
     views = models.BigIntegerField(default=0)
     shares = models.BigIntegerField(default=0)
+    # factcheck.normalise's forms of `url` and `text`, kept with them: copies of a claim share them.
+    normalised_url = models.TextField(blank=True)
+    url_key = models.CharField(max_length=40, blank=True, db_index=True)
+    normalised_text = models.TextField(blank=True)
+    text_key = models.CharField(max_length=40, blank=True, db_index=True)
 
     # Kept up to date by factcheck.ingest and factcheck.queue so the queue is one index scan.
     queue_state = models.CharField(max_length=20, choices=QueueState.choices, default=QueueState.UNFLAGGED)
@@ -130,6 +139,15 @@ class Post(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
+
+    def save(self, *args, **kwargs) -> None:
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None or {"url", "text"} & set(update_fields):
+            (self.normalised_url, self.url_key, self.normalised_text,
+             self.text_key) = normalised_fields(url=self.url, text=self.text)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, *NORMALISED_FIELDS}
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("factcheck:post", args=[self.pk])

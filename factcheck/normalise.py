@@ -1,0 +1,75 @@
+"""Normalised forms of a post, so that copies of one claim are found by equality.
+
+- `normalise_url`: scheme and host lower-cased, `www.`, default ports, tracking parameters
+  (`utm_*`, `fbclid`, `gclid`, ...) and the fragment dropped, a trailing slash folded.
+- `normalise_text`: accents, case, white space, punctuation, symbols (emoji included) and URLs
+  folded, so a repost with "BREAKING!!" spacing or a retyped screenshot compares equal.
+- `digest`: what is indexed of each (`url_key`, `text_key`): a text, or a URL of multi-byte
+  characters, can be longer than a B-tree index entry may be, and equality is all a copy needs.
+
+Pure functions; factcheck.ingest and Post.save store their results on each post.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+TRACKING_PARAMETERS = frozenset({
+    "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid", "ttclid", "igshid",
+    "mc_cid", "mc_eid", "_ga", "_gl", "ref_src", "ref_url", "s_cid", "si", "spm", "mkt_tok",
+})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+URL_IN_TEXT = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+SPACE = re.compile(r"\s+")
+
+
+def _tracking(name: str) -> bool:
+    name = name.lower()
+    return name.startswith("utm_") or name in TRACKING_PARAMETERS
+
+
+def normalise_url(url: str) -> str:
+    """The URL as copies of one link share it; "" for no URL (or one that cannot be read)."""
+    url = (url or "").strip()
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url.lower()
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").removeprefix("www.")
+    if port is not None and port != DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{port}"
+    path = parts.path.rstrip("/") if parts.path not in ("", "/") else ""
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _tracking(k)])
+    return urlunsplit((scheme, host, path, query, ""))
+
+
+def normalise_text(text: str) -> str:
+    """Letters and digits in lower case without accents, words separated by one space."""
+    text = URL_IN_TEXT.sub(" ", text or "")
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = []
+    for char in decomposed:
+        category = unicodedata.category(char)
+        if category == "Mn":  # a combining accent: "é" becomes "e"
+            continue
+        # Punctuation, symbols (emoji among them) and separators are word boundaries.
+        kept.append(" " if category[0] in "PSZC" else char)
+    return SPACE.sub(" ", "".join(kept)).strip().casefold()
+
+
+def digest(normalised: str) -> str:
+    """The key under which posts with the same normalised URL or text are found; "" for none."""
+    return hashlib.sha1(normalised.encode("utf-8")).hexdigest() if normalised else ""
+
+
+def normalised_fields(*, url: str, text: str) -> tuple[str, str, str, str]:
+    """(normalised_url, url_key, normalised_text, text_key) of a post, in the order Post stores them."""
+    link, folded = normalise_url(url), normalise_text(text)
+    return link, digest(link), folded, digest(folded)
