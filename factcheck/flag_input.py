@@ -55,6 +55,7 @@ MAX_BATCH = 1000
 MAX_REASON = 5000
 # Facebook's own limit for a post's text.
 MAX_POST_TEXT = 63_206
+MAX_TOPIC = 100
 BIGINT_MAX = 2**63 - 1
 
 Key = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -93,12 +94,16 @@ class PostIn(BaseModel):
         json_schema_extra=null_is_blank(pattern=TWO_LETTERS),
     )
     media_type: MediaType = MediaType.TEXT
+    topic: Annotated[str, Field(
+        max_length=MAX_TOPIC, description="Optional: what the post is about (e.g. `health`); stored lower-case.",
+        json_schema_extra=null_is_blank(),
+    )] = ""
     posted_at: AwareDatetime
     views: Count = 0
     shares: Count = 0
     page: PageIn
 
-    @field_validator("url", "text", "language", "country", mode="before")
+    @field_validator("url", "text", "language", "country", "topic", mode="before")
     @classmethod
     def blank_for_null(cls, value: Any) -> Any:
         return _blank_if_none(value)
@@ -118,6 +123,11 @@ class PostIn(BaseModel):
     @classmethod
     def real_posting_time(cls, value: datetime) -> datetime:
         return _real_timestamp(value)
+
+    @field_validator("topic")
+    @classmethod
+    def folded_topic(cls, value: str) -> str:
+        return " ".join(value.split()).lower()
 
     @field_validator("language")
     @classmethod
@@ -171,6 +181,7 @@ class FlagIn(BaseModel):
                 language=post.language,
                 country=post.country,
                 media_type=post.media_type.value,
+                topic=post.topic,
                 views=post.views,
                 shares=post.shares,
             ),

@@ -25,6 +25,7 @@ class QueueFilterForm(forms.Form):
     language = forms.CharField(label="Language", required=False, max_length=8)
     country = forms.CharField(label="Country", required=False, max_length=2)
     source = forms.ChoiceField(label="Flag source", required=False, choices=ANY + FlagSource.choices)
+    topic = forms.CharField(label="Topic", required=False, max_length=100)
 
     def __init__(self, *args, organisation: Organisation | None = None, **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
@@ -46,6 +47,7 @@ class QueueFilterForm(forms.Form):
             language=(data.get("language") or "").strip().lower(),
             country=(data.get("country") or "").strip().upper(),
             source=data.get("source") or "",
+            topic=" ".join((data.get("topic") or "").split()).lower(),
         )
 
 

@@ -49,6 +49,7 @@ class PostInput:
     language: str = ""
     country: str = ""
     media_type: str = MediaType.TEXT
+    topic: str = ""
     views: int = 0
     shares: int = 0
 
@@ -70,7 +71,7 @@ class IngestResult:
     duplicate: bool
 
 
-POST_FIELDS = ("url", "text", "language", "country", "media_type", "views", "shares")
+POST_FIELDS = ("url", "text", "language", "country", "media_type", "topic", "views", "shares")
 SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", "priority",
                 "velocity_score", "flag_score", "age_score", "updated_at")
 NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS, "created_at")

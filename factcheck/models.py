@@ -98,6 +98,8 @@ class Post(models.Model):
     language = models.CharField(max_length=8, blank=True, db_index=True)
     country = models.CharField(max_length=2, blank=True, db_index=True)
     media_type = models.CharField(max_length=10, choices=MediaType.choices, default=MediaType.TEXT)
+    # What the post is about, as the platform says (optional, lower-case); a queue filter.
+    topic = models.CharField(max_length=100, blank=True)
     posted_at = models.DateTimeField()
     views = models.BigIntegerField(default=0)
     shares = models.BigIntegerField(default=0)

@@ -33,12 +33,15 @@ class QueueFilters:
     language: str = ""
     country: str = ""
     source: str = ""
+    topic: str = ""
 
     def apply(self, qs: QuerySet[Post]) -> QuerySet[Post]:
         if self.language:
             qs = qs.filter(language=self.language)
         if self.country:
             qs = qs.filter(country=self.country)
+        if self.topic:
+            qs = qs.filter(topic=self.topic)
         if self.source:
             qs = qs.filter(Exists(Flag.objects.filter(post=OuterRef("pk"), source=self.source)))
         return qs

@@ -115,6 +115,7 @@ class PostOut(Schema):
     language: str
     country: str
     media_type: MediaType
+    topic: str
     posted_at: datetime
     views: int
     shares: int
@@ -172,6 +173,7 @@ def post_out(post: Post) -> dict[str, Any]:
         "language": post.language,
         "country": post.country,
         "media_type": post.media_type,
+        "topic": post.topic,
         "posted_at": post.posted_at,
         "views": post.views,
         "shares": post.shares,

@@ -33,6 +33,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "language": ("post", "language"),
     "country": ("post", "country"),
     "media_type": ("post", "media_type"),
+    "topic": ("post", "topic"),
     "posted_at": ("post", "posted_at"),
     "views": ("post", "views"),
     "shares": ("post", "shares"),
