@@ -24,10 +24,16 @@ from tests.test_gunicorn_limits import test_database_url
 FLAT_MB = 30
 
 
+# The columns this file writes, in its own order (the header names them, so any order is read).
+HEADER = ("idempotency_key", "source", "reason", "flagged_at", "external_id", "url", "text", "language", "country",
+          "media_type", "posted_at", "views", "shares", "page_external_id", "page_name", "page_is_politician")
+
+
 def write_csv(path: Path, *, rows: int, prefix: str) -> None:
+    assert set(HEADER) <= set(COLUMNS)
     with path.open("w", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow(COLUMNS)
+        writer.writerow(HEADER)
         for n in range(rows):
             writer.writerow([
                 f"{prefix}-{n}", "user_report", "reported", "", f"{prefix}-post-{n}", f"https://social.example/{n}",
