@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from django.db.models import Count
 
+from accounts.models import Role
 from factcheck.models import Flag, FlagSource, Post, Rating
+
+
+def may_read_post(user, post: Post) -> bool:
+    """Whether an API caller may read this post and what was decided on it: page owners only their
+    own pages' posts (to them any other post answers like a missing one), every other role any."""
+    return user.role != Role.PAGE_OWNER or post.page.owners.filter(pk=user.pk).exists()
 
 
 def flag_counts(post: Post) -> dict[str, int]:

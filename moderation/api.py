@@ -20,7 +20,7 @@ from accounts.models import Role
 from core.api_errors import NotFound, errors_for
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.models import MediaType, Post, QueueState
-from factcheck.selectors import current_rating, flag_counts
+from factcheck.selectors import current_rating, flag_counts, may_read_post
 from moderation import transparency as tdb
 from moderation.appeals import (
     MAX_EVIDENCE_URLS,
@@ -198,7 +198,7 @@ def get_post(request: HttpRequest, external_id: str) -> dict[str, Any]:
     user = request.auth  # type: ignore[attr-defined]
     post = Post.objects.select_related("page", "distribution").filter(external_id=external_id).first()
     # The same 404 for a post that exists on someone else's page: page owners learn nothing.
-    if post is None or (user.role == Role.PAGE_OWNER and not post.page.owners.filter(pk=user.pk).exists()):
+    if post is None or not may_read_post(user, post):
         raise NotFound(f"No post {external_id!r}.")
     return post_out(post)
 
@@ -364,7 +364,7 @@ def get_statement_of_reasons(
     user = request.auth  # type: ignore[attr-defined]
     action = Action.objects.select_related("post__page").filter(pk=id).first()
     # Someone else's page answers exactly like a missing action: owners learn nothing of other pages.
-    if action is None or (user.role == Role.PAGE_OWNER and not action.post.page.owners.filter(pk=user.pk).exists()):
+    if action is None or not may_read_post(user, action.post):
         raise NotFound(f"No action {id}.")
     stored = StatementOfReasons.objects.filter(action=action).values_list("transparency", flat=True).first()
     if stored is None:

@@ -18,6 +18,7 @@ from accounts.models import Role
 from core.api_errors import NotFound, errors_for
 from factcheck.claimreview import BEST, WORST, claim_review
 from factcheck.models import Post, Verdict
+from factcheck.selectors import may_read_post
 from moderation.selectors import published_ratings
 
 router = Router(tags=["claimreview"])
@@ -81,7 +82,7 @@ def get_claimreview(request: HttpRequest, external_id: str) -> dict[str, Any]:
     eligible, or removed), or, for page owners, is not on one of their pages."""
     user = request.auth  # type: ignore[attr-defined]
     post = Post.objects.select_related("page").filter(external_id=external_id).first()
-    if post is None or (user.role == Role.PAGE_OWNER and not post.page.owners.filter(pk=user.pk).exists()):
+    if post is None or not may_read_post(user, post):
         raise NotFound(f"No post {external_id!r}.")
     rating = published_ratings().filter(post=post).first()
     if rating is None:
