@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 
 from core.refusals import Refusal
 from factcheck.importing.records import RatingInput
-from factcheck.ingest import FlagInput, PageInput, PostInput
+from factcheck.ingest import POST_FIELDS, FlagInput, PageInput, PostInput
 from factcheck.members import importer_account
 from factcheck.models import Post, Rating
 from factcheck.ratings import record_rating
@@ -38,10 +38,10 @@ def as_stored(flags: list[FlagInput]) -> list[FlagInput]:
         post = stored.get(flag.post.external_id)
         if post is not None:
             page = PageInput(external_id=post.page.external_id, name=post.page.name, is_politician=post.page.is_politician)
+            # Every field ingest writes (POST_FIELDS), so none can be forgotten here and overwritten.
+            kept = {name: getattr(post, name) for name in POST_FIELDS}
             flag = dataclasses.replace(flag, post=PostInput(
-                external_id=post.external_id, page=page, posted_at=post.posted_at, url=post.url, text=post.text,
-                language=post.language, country=post.country, media_type=post.media_type, views=post.views,
-                shares=post.shares,
+                external_id=post.external_id, page=page, posted_at=post.posted_at, **kept
             ))
         out.append(flag)
     return out

@@ -213,16 +213,17 @@ def test_a_review_naming_an_existing_post_rates_it_and_leaves_the_post_as_the_pl
 
     page = PageFactory(external_id="platform-page-1", name="Platform Page")
     post = PostFactory(external_id="platform-post-1", page=page, text="What the post really says",
-                       url="https://social.example/p/1", language="de", country="DE", views=5000, shares=40)
+                       url="https://social.example/p/1", language="de", country="DE", views=5000, shares=40,
+                       topic="elections")
     data = review(1, {"alternateName": "False"}, claimReviewed="The claim as the fact-checker worded it")
     data["itemReviewed"]["identifier"] = "platform-post-1"
     path = tmp_path / "one.json"
     path.write_text(json.dumps(data))
     assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
     post.refresh_from_db()
-    assert (post.page_id, post.text, post.url, post.language, post.country, post.views, post.shares) == (
-        page.pk, "What the post really says", "https://social.example/p/1", "de", "DE", 5000, 40
-    )
+    assert (post.page_id, post.text, post.url, post.language, post.country, post.views, post.shares,
+            post.topic) == (page.pk, "What the post really says", "https://social.example/p/1", "de", "DE", 5000, 40,
+                            "elections")
     assert post.ratings.get().verdict == Verdict.FALSE
     assert post.flags.filter(source="partner").exists()
 
