@@ -38,6 +38,10 @@ class AuditVerb(models.TextChoices):
     LOGIN_UNLOCKED = "login.unlocked", "Sign-in unlocked by staff"
     POST_REPAIRED = "post.repaired", "Post's impossible timestamp repaired"
     FLAG_REPAIRED = "flag.repaired", "Flag's impossible timestamp repaired"
+    MATCH_RECORDED = "match.recorded", "Near-duplicate found"
+    MATCH_CONFIRMED = "match.confirmed", "Suggested match confirmed"
+    MATCH_REJECTED = "match.rejected", "Suggested match rejected"
+    MATCH_UNLINKED = "match.unlinked", "Matched copy unlinked"
 
 
 class AuditEvent(AppendOnlyModel):

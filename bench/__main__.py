@@ -19,7 +19,8 @@ REPORT = Path(__file__).resolve().parent / "REPORT.md"
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--posts", type=int, default=100_000, help="posts to load (one flag each)")
+    parser.add_argument("--posts", type=int, default=int(os.environ.get("BENCH_POSTS") or 100_000),
+                        help="posts to load (one flag each); BENCH_POSTS sets it too")
     parser.add_argument("--pages", type=int, default=2_000, help="pages the posts belong to")
     parser.add_argument("--batch", type=int, default=1_000, help="flags per ingest_flags call (the API's maximum)")
     parser.add_argument("--requests", type=int, default=300, help="measured requests per page")
@@ -32,7 +33,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--load-ratings", type=int, default=100, help="measured ratings under ingest load")
     parser.add_argument("--ingest-clients", type=int, default=2, help="ingest processes during the loaded figure")
     parser.add_argument("--import-rows", type=int, default=1_000_000, help="rows of each generated import file")
-    parser.add_argument("--only", choices=["importers"], help="run only these figures; the report goes to "
+    parser.add_argument("--candidates", type=int, default=300, help="new posts whose candidates are timed")
+    parser.add_argument("--copies", type=int, default=1_000, help="copies one rating reaches")
+    parser.add_argument("--matching-posts", type=int, default=20_000,
+                        help="new posts ingested each way (matching off, then on)")
+    parser.add_argument("--only", choices=["importers", "matching"], help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
@@ -81,11 +86,25 @@ def versions() -> tuple[str, str]:
     return postgres, redis
 
 
+def run_matching_figures(run, args: argparse.Namespace, *, platform, rater) -> None:
+    """The near-duplicate figures (bench/matching.py), on the posts loaded so far."""
+    from bench.matching import bench_candidates, bench_ingest_matching, bench_propagation
+
+    print(f"matching 1/3 candidates of {args.candidates} new posts", flush=True)
+    run.figures.append(bench_candidates(samples=args.candidates, warmup=min(args.warmup, 20)))
+    print(f"matching 2/3 one rating reaching {args.copies:,} copies", flush=True)
+    run.figures.append(bench_propagation(reviewer=rater, submitted_by=platform, copies=args.copies))
+    print(f"matching 3/3 ingest with matching off and on, {args.matching_posts:,} posts each", flush=True)
+    run.figures += bench_ingest_matching(submitted_by=platform, posts=args.matching_posts, batch_size=args.batch,
+                                         pages=args.pages)
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     args.report = args.report or (REPORT.with_name(f"REPORT-{args.only}.md") if args.only else REPORT)
     setup_django()
 
+    import django_rq
     from django.db import connection
     from django.utils import timezone
 
@@ -128,12 +147,16 @@ def main(argv: list[str]) -> int:
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        if args.only != "importers":
+        if args.only in (None, "matching"):
             print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
             flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
             run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform))
             del flags
+            # The match jobs of the load are not run: the candidates figure needs the posts and their
+            # signatures, not their groups (the last matching figure drains jobs of its own).
+            django_rq.get_queue("default").connection.flushdb()
             vacuum_analyze()
+        if args.only is None:
             print("2/6 queue page", flush=True)
             run.figures.append(bench_queue_page(reviewer=reviewers[0], warmup=args.warmup, requests=args.requests))
             print(f"3/6 claim_next: {args.reviewers} reviewers, {args.claims:,} claims", flush=True)
@@ -152,7 +175,9 @@ def main(argv: list[str]) -> int:
                     clients=args.ingest_clients, batch_size=args.batch, pages=args.pages, no_load=no_load,
                 )
             )
-        for step, fmt in enumerate(("csv", "jsonl"), start=1):
+        if args.only in (None, "matching"):
+            run_matching_figures(run, args, platform=platform, rater=rater)
+        for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())
             run.figures.append(figure)

@@ -10,6 +10,7 @@ from django.db import connection
 # Filled by each run; policies, users and organisations are kept (users are reused by name,
 # and the policy rows come from a data migration that a TRUNCATE would lose).
 FILLED_MODELS = (
+    "factcheck.Match",
     "factcheck.Flag",
     "factcheck.Rating",
     "factcheck.Claim",

@@ -27,6 +27,18 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_share(name: str, default: str) -> float:
+    """A setting between 0 and 1, refused at start with its name if it is not one."""
+    raw = os.environ.get(name, default)
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number between 0 and 1, not {raw!r}.") from None
+    if not 0 < value <= 1:
+        raise ImproperlyConfigured(f"{name} must be above 0 and at most 1, not {raw!r}.")
+    return value
+
+
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
@@ -246,6 +258,18 @@ FACTDESK_CLAIM_LEASE_MINUTES = int(os.environ.get("FACTDESK_CLAIM_LEASE_MINUTES"
 FACTDESK_FLAG_SOURCE_WEIGHTS = {"user_report": 1.0, "classifier": 2.0, "partner": 3.0, "trusted_flagger": 5.0}
 # A rating whose decision job has not run after this long is re-driven by the reconciler.
 FACTDESK_RECONCILE_AFTER_SECONDS = int(os.environ.get("FACTDESK_RECONCILE_AFTER_SECONDS", "30"))
+
+# Near-duplicates (factcheck.matching): a copy scoring at least AUTO inherits its claim's rating; one
+# between SUGGEST and AUTO is offered to a fact-checker. Chosen by measurement: bench/REPORT.md.
+# Off: posts are stored without signatures and matched by nobody (a bulk backfill, say); back on,
+# the reconciler signs and matches what arrived meanwhile.
+FACTDESK_MATCHING = env_bool("FACTDESK_MATCHING", True)
+FACTDESK_MATCH_AUTO = env_share("FACTDESK_MATCH_AUTO", "0.65")
+FACTDESK_MATCH_SUGGEST = env_share("FACTDESK_MATCH_SUGGEST", "0.4")
+if FACTDESK_MATCH_SUGGEST > FACTDESK_MATCH_AUTO:
+    raise ImproperlyConfigured(
+        f"FACTDESK_MATCH_SUGGEST ({FACTDESK_MATCH_SUGGEST}) must not be above FACTDESK_MATCH_AUTO ({FACTDESK_MATCH_AUTO})."
+    )
 # ISO 3166 codes of EU and EEA countries only (the Transparency Database takes no others; checked
 # by moderation.checks when the project starts).
 FACTDESK_TERRITORIAL_SCOPE = [code.upper() for code in env_list(

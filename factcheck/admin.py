@@ -18,7 +18,7 @@ from django.utils.html import format_html
 from audit.models import AuditEvent
 from core.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
 from factcheck.admin_actions import PoliticianPageActions
-from factcheck.models import Claim, Flag, Organisation, Page, Post, Rating, Verdict
+from factcheck.models import Claim, Flag, Match, Organisation, Page, Post, Rating, Verdict
 from factcheck.selectors import flag_counts, recent_flags
 
 LATEST_FLAGS_SHOWN = 20
@@ -96,8 +96,33 @@ class RatingInline(ReadOnlyInline):
         return super().get_queryset(request).select_related("organisation", "reviewer").order_by("-created_at")
 
 
+class CopyOfInline(ReadOnlyInline):
+    """The claims this post was compared with and found a copy of (or suggested as one)."""
+
+    model = Match
+    fk_name = "post"
+    verbose_name = "match to an earlier post (this post is the copy)"
+    verbose_name_plural = "matches to earlier posts (this post is the copy)"
+    fields = ("source", "method", "score", "state", "guard", "created_at", "decided_by", "decided_at", "reason")
+
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("source", "decided_by").order_by("-score")
+
+
+class CopiesInline(CopyOfInline):
+    """The later posts found to copy this one."""
+
+    fk_name = "source"
+    verbose_name = "copy of this post"
+    verbose_name_plural = "copies of this post"
+    fields = ("post", "method", "score", "state", "guard", "created_at", "decided_by", "decided_at", "reason")
+
+    def get_queryset(self, request) -> QuerySet:
+        return super().get_queryset(request).select_related("post")
+
+
 POST_FIELDS = ("external_id", "page", "url", "text", "language", "country", "media_type", "posted_at", "views", "shares")
-QUEUE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", "priority",
+QUEUE_FIELDS = ("queue_state", "duplicate_of", "matched_at", "flag_count", "flag_weight", "first_flagged_at", "priority",
                 "velocity_score", "flag_score", "age_score")
 
 
@@ -122,7 +147,7 @@ class PostAdmin(ReadOnlyAdmin):
         ("Audit log", {"fields": ("audit_log",)}),
     )
     readonly_fields = (*POST_FIELDS, *QUEUE_FIELDS, "flags_summary", "audit_log")
-    inlines = [ClaimInline, RatingInline]
+    inlines = [ClaimInline, RatingInline, CopyOfInline, CopiesInline]
 
     def search_lookups(self, request, term: str) -> list[Q]:
         if term.lower().startswith("text:"):
@@ -196,3 +221,16 @@ class RatingAdmin(ReadOnlyAdmin):
     search_fields = ("post__external_id__exact", "reviewer__username__exact")
     search_help_text = "Exact post external id or reviewer username."
     raw_id_fields = ("post", "claim", "superseded_by")
+
+
+@admin.register(Match)
+class MatchAdmin(ReadOnlyAdmin):
+    """Near-duplicate pairs: fact-checkers confirm and reject suggestions, appeals unlink; staff read."""
+
+    list_display = ("post", "source", "method", "score", "state", "guard", "created_at", "decided_by")
+    list_filter = ("state", "method", "guard", "created_at")
+    list_select_related = ("post", "source", "decided_by")
+    search_by_index = True
+    search_fields = ("post__external_id__exact", "source__external_id__exact")
+    search_help_text = "Exact external id of the copy or of the claim's first post."
+    raw_id_fields = ("post", "source", "decided_by")

@@ -1,4 +1,4 @@
-"""Forms of the review UI: the queue filters and the rating form.
+"""Forms of the review UI: the queue filters, the rating form and the reason for rejecting a suggested copy.
 
 The rating rules live in factcheck.ratings.clean_rating_input; the form only turns what was
 typed into its arguments and puts the errors it raises next to the fields they belong to.
@@ -129,3 +129,14 @@ class RatingForm(forms.Form):
         if "change_reason" in self.fields:
             values["change_reason"] = data.get("change_reason") or ""
         return values
+
+
+class MatchRejectForm(forms.Form):
+    """Why a suggested copy is another claim: optional, kept with the rejected pair and its audit event."""
+
+    reason = forms.CharField(
+        label="Why it is not the same claim",
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )

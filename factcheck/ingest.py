@@ -17,6 +17,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import NamedTuple
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -24,8 +25,10 @@ from django.utils import timezone
 from audit.models import AuditEvent, AuditVerb
 from audit.services import record_event
 from core.bulk import insert_rows, insert_rows_returning_ids, update_rows
+from core.jobs import enqueue_on_commit
+from factcheck.matching.matcher import match_posts
 from factcheck.models import NORMALISED_FIELDS, Flag, MediaType, Page, Post, QueueState
-from factcheck.normalise import normalised_fields
+from factcheck.normalise import normalised_rows
 from factcheck.pages import take_out_of_queue
 from factcheck.priority import compute_priority, source_weight
 from factcheck.queue import state_for
@@ -198,6 +201,9 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
             tallies[f.post.external_id].add(n=1, source=f.source, first=f.flagged_at)
     states: dict[str, str] = {}
     new_keys, new_rows = [], []
+    # Normalised forms and signatures of the whole batch at once (the signatures are hashed together).
+    normalised = dict(zip(latest_post, normalised_rows(
+        [(p.url, p.text) for p in latest_post.values()], signatures=settings.FACTDESK_MATCHING), strict=True))
     for key, post in latest_post.items():
         if key in existing:
             continue
@@ -208,7 +214,7 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         )
         new_keys.append(key)
         new_rows.append(
-            (key, page.pk, post.posted_at, *_post_values(post), *normalised_fields(url=post.url, text=post.text),
+            (key, page.pk, post.posted_at, *_post_values(post), *normalised[key],
              states[key], tally.count,
              tally.weight, tally.first, *_scores(post, tally, now), now, now)
         )
@@ -244,11 +250,14 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
             post.page = Page(pk=page.pk, name=page.name, is_politician=page.is_politician)
             states[key] = state_for(post, has_flags=tally.count > 0)
             updates.append(
-                (post.pk, *_post_values(given), *normalised_fields(url=given.url, text=given.text),
+                (post.pk, *_post_values(given), *normalised[key],
                  states[key], tally.count, tally.weight,
                  tally.first, *_scores(given, tally, now), now)
             )
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
+
+    if new_keys and settings.FACTDESK_MATCHING:
+        _match_on_arrival(new_keys=new_keys, ids=ids, states=states, now=now, system=system)
 
     audit = []
     for key, f in new_flags.items():
@@ -279,3 +288,15 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         )
         for index, f in enumerate(flags)
     ]
+
+
+def _match_on_arrival(*, new_keys: list[str], ids: dict[str, int], states: dict[str, str], now: datetime,
+                      system: str) -> None:
+    """New posts that copy a rated claim are matched to it now, in this transaction, so they never
+    enter the queue; after commit a job matches every new post to every post (factcheck.matching)."""
+    arrived = [ids[key] for key in new_keys if states[key] in (QueueState.QUEUED, QueueState.UNFLAGGED)]
+    linked = set(match_posts(post_ids=arrived, rated_only=True, now=now, system=system).linked) if arrived else set()
+    for key in new_keys:
+        if ids[key] in linked:
+            states[key] = QueueState.MATCHED
+    enqueue_on_commit("factcheck.jobs.match_new_posts", [ids[key] for key in new_keys])

@@ -1,6 +1,7 @@
 """Job entry points of the review side: thin, idempotent, safe to run twice."""
 
 from factcheck.claims import expire_claims as _expire_claims
+from factcheck.matching import matcher
 from factcheck.queue import refresh_priorities as _refresh_priorities
 
 
@@ -10,3 +11,14 @@ def expire_claims() -> int:
 
 def refresh_priorities() -> int:
     return _refresh_priorities()
+
+
+def match_new_posts(post_ids: list[int]) -> int:
+    """Match an ingest batch's new posts to every post (grouping copies of waiting claims)."""
+    result = matcher.match_new_posts(post_ids=post_ids)
+    return len(result.linked) + len(result.grouped)
+
+
+def match_unmatched() -> int:
+    """The reconciler of matching: posts whose job was lost, or that arrived while matching was off."""
+    return matcher.match_unmatched()

@@ -33,6 +33,10 @@ class QueueState(models.TextChoices):
     CLAIMED = "claimed", "Claimed"
     RATED = "rated", "Rated"
     NOT_ELIGIBLE = "not_eligible", "Not eligible"
+    # A copy of a claim that is waiting for review: it is reviewed once, with its group's first post.
+    GROUPED = "grouped", "Queued with its copies"
+    # A copy of a rated claim: it carries that rating (a matched_rating action) and skips the queue.
+    MATCHED = "matched", "Matched to a rated claim"
 
 
 class Verdict(models.TextChoices):
@@ -87,7 +91,7 @@ class Page(models.Model):
         return self.name
 
 
-NORMALISED_FIELDS = ("normalised_url", "url_key", "normalised_text", "text_key")
+NORMALISED_FIELDS = ("normalised_url", "url_key", "normalised_text", "text_key", "signature")
 
 
 class Post(models.Model):
@@ -108,6 +112,16 @@ class Post(models.Model):
     url_key = models.CharField(max_length=40, blank=True, db_index=True)
     normalised_text = models.TextField(blank=True)
     text_key = models.CharField(max_length=40, blank=True, db_index=True)
+    # The normalised text's MinHash band keys (factcheck.matching.signature), space-separated; the
+    # matcher indexes them in PostBand (every matched post) and RatedBand (rated claims).
+    signature = models.TextField(blank=True)
+    # Near-duplicates (factcheck.matching): the first post of the claim this post is a copy of,
+    # linked by an automatic or confirmed Match; NULL for a claim's first post and unmatched posts.
+    duplicate_of = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="duplicates"
+    )
+    # When the matcher last compared this post with every other; NULL until it has (the reconciler's cue).
+    matched_at = models.DateTimeField(null=True, blank=True)
 
     # Kept up to date by factcheck.ingest and factcheck.queue so the queue is one index scan.
     queue_state = models.CharField(max_length=20, choices=QueueState.choices, default=QueueState.UNFLAGGED)
@@ -133,6 +147,7 @@ class Post(models.Model):
                 fields=["language", "-priority"], name="post_queue_language", condition=Q(queue_state="queued")
             ),
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
+            models.Index(fields=["id"], name="post_not_yet_matched", condition=Q(matched_at__isnull=True)),
         ]
         constraints = [
             # factcheck.timestamps: nothing before 2000 is a real post (and year 1 cannot even be read back).
@@ -146,7 +161,7 @@ class Post(models.Model):
         update_fields = kwargs.get("update_fields")
         if update_fields is None or {"url", "text"} & set(update_fields):
             (self.normalised_url, self.url_key, self.normalised_text,
-             self.text_key) = normalised_fields(url=self.url, text=self.text)
+             self.text_key, self.signature) = normalised_fields(url=self.url, text=self.text)
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, *NORMALISED_FIELDS}
         super().save(*args, **kwargs)
@@ -253,3 +268,93 @@ class Rating(models.Model):
     def delete(self, *args, **kwargs):
         raise AppendOnlyError("ratings are never deleted; a new rating supersedes them")
 
+
+
+class MatchMethod(models.TextChoices):
+    URL = "url", "Same normalised URL"
+    TEXT = "text", "Same normalised text"
+    MINHASH = "minhash", "Near-duplicate text"
+
+
+class MatchState(models.TextChoices):
+    AUTO = "auto", "Matched automatically"
+    SUGGESTED = "suggested", "Suggested"
+    CONFIRMED = "confirmed", "Confirmed by a fact-checker"
+    REJECTED = "rejected", "Rejected"
+
+
+# A pair in these states links the copy to its source: the source's rating reaches it.
+LINKED_STATES = (MatchState.AUTO, MatchState.CONFIRMED)
+
+
+class MatchGuard(models.TextChoices):
+    NONE = "", "None"
+    SHORT_TEXT = "short_text", "Under 8 words"
+    POLARITY = "polarity", "Negation or polarity differs"
+    NUMBERS = "numbers", "Numbers differ"
+    NAMES = "names", "Names differ"
+    WORDING = "wording", "A word swapped for another"
+
+
+class Match(models.Model):
+    """That `post` is a copy of `source`, the first post of a claim, with how it was found.
+
+    Never deleted: a rejected pair stays, so that it is never suggested or matched again.
+    The only transitions are factcheck.matching.matcher's (suggested -> confirmed | rejected,
+    auto | confirmed -> rejected when a reversal unlinks the copy), each audited.
+    """
+
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="matches")
+    source = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="copies")
+    method = models.CharField(max_length=10, choices=MatchMethod.choices)
+    score = models.FloatField()
+    state = models.CharField(max_length=10, choices=MatchState.choices)
+    # What held a pair that scored above the automatic threshold at suggestion.
+    guard = models.CharField(max_length=12, choices=MatchGuard.choices, blank=True)
+    created_at = models.DateTimeField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["post", "source"], name="one_match_per_pair"),
+            models.CheckConstraint(name="match_not_to_itself", condition=~Q(post=models.F("source"))),
+        ]
+        indexes = [models.Index(fields=["source", "state"]), models.Index(fields=["post", "state"])]
+        verbose_name_plural = "matches"
+
+    def __str__(self) -> str:
+        return f"{self.post_id} ~ {self.source_id} ({self.method} {self.score:.2f}, {self.state})"
+
+    @property
+    def linked(self) -> bool:
+        return self.state in LINKED_STATES
+
+
+class PostBand(models.Model):
+    """One MinHash band key of a post: near-duplicates share one. Written when the post is matched.
+
+    The composite primary key is the only index: looking up a batch's keys is a B-tree probe each.
+    """
+
+    pk = models.CompositePrimaryKey("band", "post")
+    band = models.IntegerField()
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+
+    def __str__(self) -> str:
+        return f"{self.band} of {self.post_id}"
+
+
+class RatedBand(models.Model):
+    """The band keys of posts that were rated: what a new post is matched to on arrival, inside its
+    ingest batch. Small (rated claims only), so a batch's 12,000 keys are one hash join."""
+
+    pk = models.CompositePrimaryKey("band", "post")
+    band = models.IntegerField()
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+
+    def __str__(self) -> str:
+        return f"{self.band} of rated {self.post_id}"

@@ -6,6 +6,7 @@
   folded, so a repost with "BREAKING!!" spacing or a retyped screenshot compares equal.
 - `digest`: what is indexed of each (`url_key`, `text_key`): a text, or a URL of multi-byte
   characters, can be longer than a B-tree index entry may be, and equality is all a copy needs.
+- the near-duplicate signature of the normalised text (factcheck.matching.signature), stored with them.
 
 Pure functions; factcheck.ingest and Post.save store their results on each post.
 """
@@ -16,6 +17,8 @@ import hashlib
 import re
 import unicodedata
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from factcheck.matching.signature import signatures_of
 
 TRACKING_PARAMETERS = frozenset({
     "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid", "ttclid", "igshid",
@@ -69,7 +72,20 @@ def digest(normalised: str) -> str:
     return hashlib.sha1(normalised.encode("utf-8")).hexdigest() if normalised else ""
 
 
-def normalised_fields(*, url: str, text: str) -> tuple[str, str, str, str]:
-    """(normalised_url, url_key, normalised_text, text_key) of a post, in the order Post stores them."""
-    link, folded = normalise_url(url), normalise_text(text)
-    return link, digest(link), folded, digest(folded)
+def normalised_fields(*, url: str, text: str) -> tuple[str, str, str, str, str]:
+    """(normalised_url, url_key, normalised_text, text_key, signature) of a post, in the order Post stores them."""
+    return normalised_rows([(url, text)])[0]
+
+
+def normalised_rows(
+    posts: list[tuple[str, str]], *, signatures: bool = True
+) -> list[tuple[str, str, str, str, str]]:
+    """`normalised_fields` of many (url, text) pairs at once: the signatures of a batch are hashed
+    together. Without `signatures` (matching switched off) the signature is left empty."""
+    links = [normalise_url(url) for url, _ in posts]
+    folded = [normalise_text(text) for _, text in posts]
+    hashed = signatures_of(folded) if signatures else [""] * len(folded)
+    return [
+        (link, digest(link), text, digest(text), signature)
+        for link, text, signature in zip(links, folded, hashed, strict=True)
+    ]

@@ -22,8 +22,9 @@ def state_for(post: Post, *, has_flags: bool) -> str:
     """The queue state a post should be in, from its page, rating, claim and flags."""
     if post.page.is_politician:
         return QueueState.NOT_ELIGIBLE
-    if post.queue_state in (QueueState.RATED, QueueState.CLAIMED, QueueState.NOT_ELIGIBLE):
-        # Rated and claimed posts leave that state only through ratings and claims.
+    if post.queue_state in (QueueState.RATED, QueueState.CLAIMED, QueueState.NOT_ELIGIBLE,
+                            QueueState.GROUPED, QueueState.MATCHED):
+        # Rated, claimed and matched posts leave that state only through ratings, claims and matching.
         return post.queue_state
     return QueueState.QUEUED if has_flags else QueueState.UNFLAGGED
 

@@ -25,6 +25,7 @@ from factcheck.claims import (
     require_coverage,
     take_claim,
 )
+from factcheck.matching.matcher import mark_group_rated
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
 from factcheck.signals import rating_recorded
 
@@ -101,7 +102,8 @@ MAX_CHANGE_REASON = 2000
 def _has_open_appeal(rating: Rating, *, besides: int | None) -> bool:
     # Appeals belong to the decision side: read through the reverse relation, never imported.
     # An appeal is open exactly while it has no decision time (decided and withdrawn ones have one).
-    return rating.appeals.filter(decided_at__isnull=True).exclude(pk=besides).exists()
+    # A matched copy's appeal (it names its matched action) is against the match, not this rating.
+    return rating.appeals.filter(decided_at__isnull=True, action__isnull=True).exclude(pk=besides).exists()
 
 
 def _authorise(
@@ -227,6 +229,8 @@ def record_rating(
     post.queue_state = QueueState.NOT_ELIGIBLE if values["verdict"] == Verdict.NOT_ELIGIBLE else QueueState.RATED
     post.updated_at = now
     post.save(update_fields=["queue_state", "updated_at"])
+    # Rating the group's post rates the claim: its waiting copies now carry this rating.
+    mark_group_rated(post=post, now=now)
     record_event(
         actor=reviewer, verb=AuditVerb.RATING_RECORDED, target=rating, post_id=post.pk,
         reason=values["rationale"][:1000], data={"verdict": rating.verdict, "organisation": rating.organisation_id},

@@ -5,10 +5,12 @@ Selectors only read; the rules that change state live in the domain modules besi
 
 from __future__ import annotations
 
-from django.db.models import Count
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
 
 from accounts.models import Role
-from factcheck.models import Flag, FlagSource, Post, Rating
+from factcheck.models import Flag, FlagSource, Match, Post, Rating
 
 
 def may_read_post(user, post: Post) -> bool:
@@ -32,3 +34,27 @@ def recent_flags(post: Post, *, limit: int) -> list[Flag]:
 def current_rating(post: Post) -> Rating | None:
     """The post's current rating with who made it, or None."""
     return Rating.objects.filter(post=post, is_current=True).select_related("organisation", "reviewer").first()
+
+
+@dataclass(frozen=True)
+class PostMatch:
+    """One near-duplicate pair as seen from a post: the other post, and whether it is the source or a copy."""
+
+    match: Match
+    other: Post
+    relation: str  # "source": this post copies `other`; "copy": `other` copies this post
+
+    @property
+    def external_id(self) -> str:
+        return self.other.external_id
+
+
+def post_matches(post: Post) -> list[PostMatch]:
+    """The post's near-duplicate pairs, both ways, best first: what the post page and the API list."""
+    pairs = (Match.objects.filter(Q(post=post) | Q(source=post))
+             .select_related("post__page", "source__page", "decided_by").order_by("-score", "id"))
+    return [
+        PostMatch(match=m, other=m.source, relation="source") if m.post_id == post.pk
+        else PostMatch(match=m, other=m.post, relation="copy")
+        for m in pairs
+    ]

@@ -8,3 +8,7 @@ rating_recorded = Signal()
 # Sent inside the ingest transaction with `posts` (a list of (post id, page id)) and `now`,
 # for posts that did not exist before.
 posts_created = Signal()
+
+# Sent inside the transaction that linked posts to a rated claim (factcheck.matching), with
+# `post_ids`: the decision side gives each the claim's rating as a matched rating, after commit.
+posts_matched = Signal()

@@ -13,4 +13,6 @@ urlpatterns = [
     path("queue/posts/<int:post_id>/", views.post_detail, name="post"),
     path("queue/posts/<int:post_id>/claim/", views.claim_view, name="claim"),
     path("queue/posts/<int:post_id>/release/", views.release_view, name="release"),
+    path("queue/matches/<int:match_id>/confirm/", views.confirm_match_view, name="confirm_match"),
+    path("queue/matches/<int:match_id>/reject/", views.reject_match_view, name="reject_match"),
 ]

@@ -1,7 +1,7 @@
-"""The fact-checker's browser UI: the queue, claims, the post page and the rating form.
+"""The fact-checker's browser UI: the queue, claims, the post page, the rating form and suggested copies.
 
-Thin callers of factcheck.queue, factcheck.claims and factcheck.ratings; the rules are there.
-Every page renders in a fixed number of queries, whatever the number of rows.
+Thin callers of factcheck.queue, factcheck.claims, factcheck.ratings and factcheck.matching; the
+rules are there. Every page renders in a fixed number of queries, whatever the number of rows.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db.models import FilteredRelation, Q
+from django.db.models import Count, FilteredRelation, Q, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import Truncator
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
@@ -27,18 +28,29 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
-from factcheck.forms import QueueFilterForm, RatingForm, render_filter_fields
-from factcheck.models import ClaimStatus, FlagSource, Organisation, Post, QueueState
+from factcheck.forms import MatchRejectForm, QueueFilterForm, RatingForm, render_filter_fields
+from factcheck.matching.matcher import confirm_match, reject_match
+from factcheck.models import ClaimStatus, FlagSource, Match, MatchState, Organisation, Post, QueueState
 from factcheck.priority import priority_of
 from factcheck.queue import QueueFilters, active_claim, covers, post_history, queued_posts
 from factcheck.ratings import rating_refusal, record_rating
-from factcheck.selectors import current_rating, flag_counts, recent_flags
+from factcheck.selectors import PostMatch, current_rating, flag_counts, post_matches, recent_flags
 
 PAGE_SIZE = 25
 RECENT_FLAGS = 20
 HISTORY_ROWS = 20
 TEXT_PREVIEW_WORDS = 30
 MY_CLAIMS_PREVIEW_WORDS = 12
+MATCH_PREVIEW_WORDS = 20
+# A viral claim can have thousands of copies: the post page lists this many pairs, suggestions first.
+MATCHES_SHOWN = 50
+# How a pair reads from the post whose page lists it (PostMatch.relation), and whether it is only suggested.
+RELATION_LABELS = {
+    ("copy", False): "Copy of this post", ("copy", True): "May copy this post",
+    ("source", False): "This post copies it", ("source", True): "This post may copy it",
+}
+# "Confirmed by Maria Lopez, 3 May 2026" rather than the state's own label ("Confirmed by a fact-checker").
+DECIDED_LABELS = {MatchState.CONFIRMED: "Confirmed", MatchState.REJECTED: "Rejected"}
 TENTH = Decimal("0.1")
 QUEUE_COLUMNS = (
     "id", "external_id", "text", "language", "country", "flag_count", "views", "shares",
@@ -124,11 +136,35 @@ def _organisation_and_claims(reviewer) -> tuple[Organisation, list[dict[str, obj
     return organisation, claims
 
 
+def _copy_groups(post_ids: list[int]) -> dict[int, dict[str, int]]:
+    """How many copies each of these posts has (posts linked to it as their claim's root) and their
+    reach (views + shares), in one aggregate query whatever the number of rows and copies."""
+    if not post_ids:
+        return {}
+    rows = (
+        Post.objects.filter(duplicate_of_id__in=post_ids)
+        .values("duplicate_of_id")
+        .annotate(copies=Count("id"), views=Sum("views"), shares=Sum("shares"))
+        .order_by()
+    )
+    return {row["duplicate_of_id"]: {"copies": row["copies"], "reach": row["views"] + row["shares"]} for row in rows}
+
+
+def _group_label(post: dict[str, object], group: dict[str, int] | None) -> str:
+    """ "5 copies · combined reach 123,456": the copies reviewed with this row, and the reach of them all."""
+    if not group:
+        return ""
+    copies = group["copies"]
+    reach = post["views"] + post["shares"] + group["reach"]
+    return f"{copies:,} cop{'y' if copies == 1 else 'ies'} · combined reach {reach:,}"
+
+
 def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict[str, object]]:
     """Each row's text as shown, worked out here: per-cell template filters and {% url %} tags
     used to cost more than the rest of the page together."""
     post_url = _url_for_ids("factcheck:post")
     claim_url = _url_for_ids("factcheck:claim")
+    groups = _copy_groups([post["id"] for post in posts])
     return [
         {
             "rank": rank,
@@ -147,6 +183,7 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
             "velocity": _one_decimal(post["velocity_score"]),
             "flags": _one_decimal(post["flag_score"]),
             "age": _one_decimal(post["age_score"]),
+            "group": _group_label(post, groups.get(post["id"])),
         }
         for rank, post in enumerate(posts, start=first_rank)
     ]
@@ -255,6 +292,83 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     return render(request, "factcheck/post.html", _post_context(request, post, form))
 
 
+@factchecker_required
+@require_POST
+def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
+    match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
+    try:
+        confirm_match(match_id=match.pk, reviewer=request.user)
+    except Refusal as exc:
+        messages.error(request, str(exc))
+    else:
+        state = Post.objects.values_list("queue_state", flat=True).get(pk=match.post_id)
+        follows = ("it now carries that claim's rating" if state == QueueState.MATCHED
+                   else "it will be reviewed once, with that claim")
+        messages.success(
+            request,
+            f"Confirmed: “{match.post.external_id}” is a copy of “{match.source.external_id}”; {follows}.",
+        )
+    return redirect(_back_to(request, match))
+
+
+@factchecker_required
+@require_POST
+def reject_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
+    match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
+    form = MatchRejectForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])))
+        return redirect(_back_to(request, match))
+    try:
+        reject_match(match_id=match.pk, reviewer=request.user, reason=form.cleaned_data["reason"])
+    except Refusal as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Rejected: “{match.post.external_id}” is not a copy of “{match.source.external_id}”; "
+            "this pair will not be suggested again.",
+        )
+    return redirect(_back_to(request, match))
+
+
+def _back_to(request: HttpRequest, match: Match) -> str:
+    """The page the reviewer decided from (`next`, a path on this site only), else the copy's post page."""
+    target = request.POST.get("next", "")
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts=set()):
+        return target
+    return reverse("factcheck:post", args=[match.post_id])
+
+
+def _match_rows(post: Post, pairs: list[PostMatch]) -> list[dict[str, object]]:
+    """The post's near-duplicate pairs as the page lists them: suggestions (which need a decision)
+    first, then the rest, each best first as the selector orders them."""
+    post_url = _url_for_ids("factcheck:post")
+    confirm_url = _url_for_ids("factcheck:confirm_match")
+    reject_url = _url_for_ids("factcheck:reject_match")
+    ordered = sorted(pairs, key=lambda pair: pair.match.state != MatchState.SUGGESTED)[:MATCHES_SHOWN]
+    rows = []
+    for pair in ordered:
+        match, other = pair.match, pair.other
+        suggested = match.state == MatchState.SUGGESTED
+        rows.append({
+            "match": match,
+            "other": other,
+            "url": post_url(other.pk),
+            "preview": _preview(other.text or other.external_id, MATCH_PREVIEW_WORDS),
+            "page_name": other.page.name,
+            "relation": pair.relation,
+            "relation_label": RELATION_LABELS[pair.relation, suggested],
+            "score": f"{match.score:.2f}",
+            "suggested": suggested,
+            "decided": DECIDED_LABELS.get(match.state, match.get_state_display()),
+            "confirm_url": confirm_url(match.pk) if suggested else "",
+            "reject_url": reject_url(match.pk) if suggested else "",
+            "reject_form": MatchRejectForm(auto_id=f"id_reject_{match.pk}_%s") if suggested else None,
+        })
+    return rows
+
+
 def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
     now = timezone.now()
     claim = active_claim(post)
@@ -271,6 +385,14 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
     ]
     velocity = priority_of(post, now=now).velocity
     politician = post.page.is_politician
+    pairs = post_matches(post)
+    # The posts linked to this one as their claim's root: a rating of this post reaches them.
+    copies = sum(1 for pair in pairs if pair.relation == "copy" and pair.other.duplicate_of_id == post.pk)
+    source = source_rating = None
+    if post.duplicate_of_id is not None:
+        linked = (pair.other for pair in pairs if pair.other.pk == post.duplicate_of_id)
+        source = next(linked, None) or post.duplicate_of
+        source_rating = current_rating(source)
     return {
         "post": post,
         "page": post.page,
@@ -291,5 +413,13 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         "recent_flags": recent_flags(post, limit=RECENT_FLAGS),
         "velocity": velocity,
         "form": form,
+        "matches": _match_rows(post, pairs),
+        "matches_total": len(pairs),
+        "suggestions": sum(1 for pair in pairs if pair.match.state == MatchState.SUGGESTED),
+        "copies": copies,
+        # A copy of a claim (grouped with it, or matched to its rating) is reviewed through the claim's post.
+        "source": source,
+        "source_rating": source_rating,
+        "is_copy": source is not None and post.queue_state in (QueueState.GROUPED, QueueState.MATCHED),
     }
 

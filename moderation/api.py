@@ -19,8 +19,8 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, errors_for
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
-from factcheck.models import MediaType, Post, QueueState
-from factcheck.selectors import current_rating, flag_counts, may_read_post
+from factcheck.models import MatchGuard, MatchMethod, MatchState, MediaType, Post, QueueState
+from factcheck.selectors import current_rating, flag_counts, may_read_post, post_matches
 from moderation import transparency as tdb
 from moderation.appeals import (
     MAX_EVIDENCE_URLS,
@@ -108,6 +108,19 @@ class AppealIn(Schema):
     _evidence_urls_not_blank = field_validator("evidence_urls")(no_blank_urls)
 
 
+class MatchOut(Schema):
+    external_id: str = Field(description="The other post of the pair.")
+    relation: Literal["source", "copy"] = Field(
+        description="`source`: this post copies the other (the claim's first post); `copy`: the other copies this post."
+    )
+    method: MatchMethod
+    score: float = Field(ge=0, le=1)
+    state: MatchState
+    guard: MatchGuard | None = Field(
+        None, description="What held a pair at suggestion whatever its score: `short_text`, `polarity`, `numbers`."
+    )
+
+
 class PostOut(Schema):
     external_id: str
     url: str
@@ -126,6 +139,7 @@ class PostOut(Schema):
     distribution: DistributionOut
     actions: list[ActionOut]
     appeals: list[AppealOut]
+    matches: list[MatchOut]
 
 
 def distribution_out(distribution: Distribution | DistributionChange) -> dict[str, Any]:
@@ -184,6 +198,11 @@ def post_out(post: Post) -> dict[str, Any]:
         "distribution": distribution_out(current_distribution(post)),
         "actions": [action_out(a) for a in Action.objects.filter(post=post).order_by("created_at", "id")],
         "appeals": [appeal_out(a) for a in Appeal.objects.filter(post=post).order_by("created_at", "id")],
+        "matches": [
+            {"external_id": m.external_id, "relation": m.relation, "method": m.match.method, "score": m.match.score,
+             "state": m.match.state, "guard": m.match.guard or None}
+            for m in post_matches(post)
+        ],
     }
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.refusals import Refusal
+from factcheck.matching.matcher import unlink_copy
 from factcheck.models import Post, Rating, Verdict
 from factcheck.ratings import MAX_SOURCES, clean_http_urls, record_rating
 from moderation.enforcement import apply_rating
@@ -35,7 +36,8 @@ from moderation.models import (
 from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW
 from moderation.notices import Notice, send_notice
 from moderation.notifications import organisation_members, page_owners, staff_members
-from moderation.pipeline import lock_post
+from moderation.pipeline import Change, Ending, carry_out, lock_post
+from moderation.selectors import fact_check_decision
 from moderation.staff_actions import RemovalRefused, lift_action
 
 __all__ = ["DECISION_TARGET", "FILING_WINDOW"]  # re-exported: the appeal rules' numbers
@@ -123,11 +125,13 @@ def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, dateti
         if action is None:
             raise AppealRefused("This post has not been removed, so there is no removal to appeal.")
         return None, action, action.created_at
-    rating = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
-    if rating is None:
+    decision = fact_check_decision(post)
+    if decision is None:
         raise AppealRefused("This post has no fact-check rating to dispute or correct.")
-    decision = rating.decisions.filter(post=post).first()
-    return rating, None, decision.decided_at if decision else rating.created_at
+    rating = decision.rating
+    decided = rating.decisions.filter(post=post).first()
+    # A matched copy's appeal names the matched action too: it is against the match, not the claim's rating.
+    return rating, decision.matched, decided.decided_at if decided else rating.created_at
 
 
 def _transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:
@@ -175,9 +179,12 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     AppealEvent.objects.create(appeal=appeal, to_status=AppealStatus.OPEN, actor=owner, reason=values["statement"], created_at=now)
     record_event(actor=owner, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=post.pk, reason=values["statement"][:1000],
                  data={"from": "", "to": AppealStatus.OPEN, "kind": appeal.kind})
-    deciders = staff_members() if action is not None else organisation_members(rating.organisation_id)
+    # A removal appeal goes to staff; a dispute or correction to the rating's organisation, a matched
+    # copy's too (it names its matched action as well, but the claim's rating is what it questions).
+    removal = appeal.kind == AppealKind.REMOVAL
+    deciders = staff_members() if removal else organisation_members(rating.organisation_id)
     # Not the person whose decision is appealed: they may not decide it.
-    made_by = action.created_by_id if action is not None else rating.reviewer_id
+    made_by = action.created_by_id if removal else rating.reviewer_id
     send_notice(
         Notice("appeal_received", {"appeal": appeal, "kind_name": appeal.get_kind_display().split(" (")[0].lower()},
                kind=NotificationKind.APPEAL_RECEIVED),
@@ -259,13 +266,19 @@ def decide_appeal(
         errors["reason"] = ["Give the reason the owner will read."]
     elif len(reason) > MAX_STATEMENT:
         errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
-    if outcome == AppealStatus.REVERSED and appeal.kind == AppealKind.CORRECTION and not new_verdict:
+    matched = appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
+    if outcome == AppealStatus.REVERSED and appeal.kind == AppealKind.CORRECTION and not new_verdict and not matched:
         errors["new_verdict"] = ["An accepted correction needs the new verdict."]
     if new_verdict and new_verdict not in REVERSAL_VERDICTS:
         errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
     if errors:
         raise ValidationError(errors)
-    if outcome == AppealStatus.REVERSED and appeal.rating_id and not appeal.rating.is_current:
+    if outcome == AppealStatus.REVERSED and matched and appeal.action.ended_at is not None:
+        raise AppealConflict(
+            "The matched rating this appeal is against has ended since it was filed (the claim was rated "
+            "again, or staff changed it), so there is nothing to reverse. Uphold it to close it."
+        )
+    if outcome == AppealStatus.REVERSED and not matched and appeal.rating_id and not appeal.rating.is_current:
         # Reversing would overturn a newer rating (perhaps another organisation's) that nobody appealed.
         raise AppealConflict(
             "The rating this appeal is against has been replaced by a newer one since it was filed, so it "
@@ -275,7 +288,7 @@ def decide_appeal(
     appeal.reviewer = reviewer
     appeal.decided_at = now
     appeal.outcome_reason = reason
-    if outcome == AppealStatus.REVERSED and appeal.kind != AppealKind.REMOVAL:
+    if outcome == AppealStatus.REVERSED and appeal.kind != AppealKind.REMOVAL and not matched:
         appeal.new_verdict = new_verdict or Verdict.TRUE
     _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
     # One notice for the outcome: the pipeline sends it with the reversal's consequences.
@@ -300,6 +313,9 @@ def _decided_context(appeal: Appeal) -> dict:
 
 def _reverse(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: datetime) -> None:
     """The reversal's consequences, at once (the owner sees the outcome now, not when a job runs)."""
+    if appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING:
+        _unlink(appeal, reviewer=reviewer, reason=reason, notice=notice, now=now)
+        return
     if appeal.kind == AppealKind.REMOVAL:
         try:
             lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
@@ -318,6 +334,20 @@ def _reverse(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: date
     except Refusal as exc:  # e.g. the page became a politician's meanwhile
         raise AppealConflict(str(exc)) from exc
     apply_rating(rating_id=appeal.new_rating.pk, now=now, end_reason=EndReason.REVERSED, notice=notice)
+
+
+def _unlink(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: datetime) -> None:
+    """A matched copy's appeal reversed ("not the same claim"): that post alone leaves the claim's
+    group, never to be matched to it again, and its matched rating ends; the claim keeps its rating."""
+    post = appeal.post  # locked by _locked
+    unlink_copy(post=post, actor=reviewer, reason=f"appeal {appeal.pk} reversed: {reason}", now=now)
+    carry_out(
+        Change(
+            post=post, cause="matched rating reversed on appeal: not the same claim", actor=reviewer,
+            end=[Ending(appeal.action, EndReason.REVERSED, f"appeal {appeal.pk} reversed: {reason}")], notice=notice,
+        ),
+        now=now,
+    )
 
 
 @transaction.atomic

@@ -107,6 +107,20 @@ def refresh_distributions(*, post_ids: list[int], page: Page, cause: str, now: d
     if not post_ids:
         return []
     standing = PageStanding.objects.filter(page=page).first()
+    return _refresh(post_ids, standing_of=lambda post_id: standing, cause_of=lambda post_id: cause, now=now)
+
+
+def refresh_many(*, causes: dict[int, str], now: datetime) -> list[DistributionChange]:
+    """Recompute the distribution of posts of any pages, each fed with its own cause (post id -> cause)."""
+    if not causes:
+        return []
+    page_of = dict(Post.objects.filter(pk__in=list(causes)).values_list("id", "page_id"))
+    standings = {s.page_id: s for s in PageStanding.objects.filter(page_id__in=set(page_of.values()))}
+    return _refresh(sorted(causes), standing_of=lambda post_id: standings.get(page_of[post_id]),
+                    cause_of=causes.__getitem__, now=now)
+
+
+def _refresh(post_ids: list[int], *, standing_of, cause_of, now: datetime) -> list[DistributionChange]:
     active: dict[int, list[Action]] = defaultdict(list)
     for action in (
         Action.objects.filter(post_id__in=post_ids, ended_at__isnull=True)
@@ -117,7 +131,7 @@ def refresh_distributions(*, post_ids: list[int], page: Page, cause: str, now: d
     rows = {row.post_id: row for row in PostDistribution.objects.filter(post_id__in=post_ids)}
     to_create, to_update, changes = [], [], []
     for post_id in post_ids:
-        new = compute_distribution(active[post_id], standing)
+        new = compute_distribution(active[post_id], standing_of(post_id))
         row = rows.get(post_id)
         if row is None:
             if new.same_as(PostDistribution(multiplier=ONE, labels=[], removed=False, reasons=[])):
@@ -134,7 +148,7 @@ def refresh_distributions(*, post_ids: list[int], page: Page, cause: str, now: d
         changes.append(
             DistributionChange(
                 post_id=post_id, multiplier=new.multiplier, labels=new.labels, removed=new.removed,
-                reasons=new.reasons, warn_sharers=new.warn_sharers, cause=cause, created_at=now,
+                reasons=new.reasons, warn_sharers=new.warn_sharers, cause=cause_of(post_id), created_at=now,
             )
         )
     PostDistribution.objects.bulk_create(to_create, batch_size=1000)

@@ -42,3 +42,13 @@ def send_notice(
     return notify(
         users=users, kind=notice.kind, subject=subject, body=body, post=post, appeal=appeal or notice.appeal, now=now
     )
+
+
+def notice_rows(notice: Notice, *, users: Iterable, post: Post, now: datetime) -> list[Notification]:
+    """The unsaved notifications of a notice to these users (moderation.notifications stores many at once)."""
+    subject, body = render_notice(notice, post=post)
+    return [
+        Notification(user=user, kind=notice.kind, subject=subject[:200], body=body, post=post, appeal=notice.appeal,
+                     created_at=now)
+        for user in {u.pk: u for u in users}.values()
+    ]

@@ -25,20 +25,42 @@ def notify(
 ) -> list[Notification]:
     """Record a notification for each user and e-mail it after the transaction commits."""
     now = now or timezone.now()
-    rows = Notification.objects.bulk_create(
-        [
-            Notification(user=user, kind=kind, subject=subject[:200], body=body, post=post, appeal=appeal, created_at=now)
-            for user in {u.pk: u for u in users}.values()
-        ]
-    )
-    for row in rows:
-        # By name: moderation.jobs imports this module, so this module does not import it.
-        enqueue_on_commit("moderation.jobs.send_notification_email", row.pk)
+    return record_notifications([
+        Notification(user=user, kind=kind, subject=subject[:200], body=body, post=post, appeal=appeal, created_at=now)
+        for user in {u.pk: u for u in users}.values()
+    ])
+
+
+# Notifications e-mailed by one job at most (a claim's rating reaching a thousand copies notifies
+# a thousand owners: a job each would cost more than the decisions).
+EMAILS_PER_JOB = 100
+
+
+def record_notifications(rows: list[Notification]) -> list[Notification]:
+    """Store notifications (one statement) and e-mail them after the transaction commits."""
+    rows = Notification.objects.bulk_create(rows)
+    ids = [row.pk for row in rows]
+    # By name: moderation.jobs imports this module, so this module does not import it.
+    if len({row.post_id for row in rows}) <= 1:  # one decision's notice: a job per person, retried alone
+        for pk in ids:
+            enqueue_on_commit("moderation.jobs.send_notification_email", pk)
+        return rows
+    for start in range(0, len(ids), EMAILS_PER_JOB):
+        enqueue_on_commit("moderation.jobs.send_notification_emails", ids[start : start + EMAILS_PER_JOB])
     return rows
 
 
 def page_owners(post: Post) -> list:
     return list(post.page.owners.all())
+
+
+def owners_of_pages(page_ids: Iterable[int]) -> dict[int, list]:
+    """Each page's owners, for many pages in one query."""
+    owners: dict[int, list] = {pk: [] for pk in page_ids}
+    through = Post._meta.get_field("page").related_model.owners.through
+    for link in through.objects.filter(page_id__in=list(owners)).select_related("user"):
+        owners[link.page_id].append(link.user)
+    return owners
 
 
 def staff_members() -> list:
@@ -64,6 +86,21 @@ def send_notification_email(*, notification_id: int) -> bool:
     notification.emailed_at = timezone.now()
     notification.save(update_fields=["emailed_at"])
     return True
+
+
+def send_notification_emails(*, notification_ids: list[int]) -> int:
+    """E-mail several notifications, each once; returns how many were sent. If one fails the others are
+    still sent, then it raises (RQ retries the job; those sent already are not sent again)."""
+    sent, failed = 0, None
+    for notification_id in notification_ids:
+        try:
+            sent += send_notification_email(notification_id=notification_id)
+        except Exception as exc:
+            logger.exception("could not e-mail notification %s; the job is retried", notification_id)
+            failed = exc
+    if failed is not None:
+        raise failed
+    return sent
 
 
 def unsent_notifications(*, now: datetime | None = None, older_than_seconds: int = 60):

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from audit.models import AuditVerb
-from audit.services import record_event
-from factcheck.models import Post, Rating
-from moderation.distribution import refresh_distributions
+from audit.models import AuditEvent, AuditVerb
+from audit.services import build_event
+from factcheck.models import Flag, Post, Rating
+from moderation.distribution import refresh_many
 from moderation.models import (
     FACT_CHECK_KINDS,
     Action,
@@ -36,11 +36,12 @@ from moderation.models import (
     PageStanding,
     RatingDecision,
     StatementOfReasons,
+    new_puid,
 )
-from moderation.notices import Notice, send_notice
-from moderation.notifications import page_owners
+from moderation.notices import Notice, notice_rows
+from moderation.notifications import owners_of_pages, record_notifications
 from moderation.reasons import build_statement, restricts
-from moderation.standing import end_strike_of, give_strike, recompute_standing
+from moderation.standing import end_strikes_of, give_strikes, recompute_standings
 
 
 def lock_post(post_id: int) -> Post:
@@ -119,32 +120,106 @@ class Outcome:
 
 def carry_out(change: Change, *, now: datetime) -> Outcome:
     """Carry out a change on a post whose row lock the caller holds (`lock_post`), in its transaction."""
-    post = change.post
-    system = "enforcement" if change.actor is None else "factdesk"
-    ended = []
-    for ending in change.end:
-        _end(ending, actor=change.actor, now=now, system=system)
-        ended.append(ending.action)
-    created = [_create(spec, post=post, now=now, system=system) for spec in change.create]
-    decision = None
-    if change.decides is not None:
-        decision = record_decision(
-            rating=change.decides, post=post, outcome=DecisionOutcome.APPLIED, now=now,
-            action=next((a for a in created if a.kind in FACT_CHECK_KINDS), None),
-        )
-    standing_changed = recompute_standing(page=post.page, now=now)
-    restricting = [action for action in created if restricts(action)]
-    statements = _store_statements(restricting, post=post, notice_at=change.notice_at)
-    refresh_distributions(post_ids=[post.pk], page=post.page, cause=change.cause, now=now)
-    if change.notice is not None:
-        context = {
-            "statement": statements[0] if statements else None,
-            "action": created[0] if created else None,
-            **change.notice.context,
-        }
+    return carry_out_many([change], now=now)[0]
+
+
+def carry_out_many(changes: Sequence[Change], *, now: datetime) -> list[Outcome]:
+    """Carry out changes on several posts, one each, whose row locks the caller holds (in id order).
+
+    The steps are carry_out's, each one set-based statement for all the posts: a claim's rating
+    reaching a thousand copies is a few dozen statements, not a few dozen per copy. Every post ends
+    up as one carry_out of its own change would leave it.
+    """
+    if not changes:
+        return []
+    events: list = []
+    ended = _end_all(changes, now=now, events=events)
+    created = _create_all(changes, now=now, events=events)
+    decisions = _decide_all(changes, created, now=now, events=events)
+    AuditEvent.objects.bulk_create(events)
+    flipped = recompute_standings(page_ids=[c.post.page_id for c in changes], now=now)
+    statements = _store_statements(changes, created)
+    refresh_many(causes={c.post.pk: c.cause for c in changes}, now=now)
+    notifications = []
+    owners = owners_of_pages({c.post.page_id for c in changes if c.notice is not None})
+    for change, made in zip(changes, created, strict=True):
+        if change.notice is None:
+            continue
+        statement = next((statements[a.pk] for a in made if a.pk in statements), None)
+        context = {"statement": statement, "action": made[0] if made else None, **change.notice.context}
         notice = Notice(change.notice.template, context, kind=change.notice.kind, appeal=change.notice.appeal)
-        send_notice(notice, users=page_owners(post), post=post, now=now)
-    return Outcome(created=created, ended=ended, decision=decision, standing_changed=standing_changed)
+        notifications += notice_rows(notice, users=owners[change.post.page_id], post=change.post, now=now)
+    record_notifications(notifications)
+    return [
+        Outcome(created=made, ended=gone, decision=decision, standing_changed=change.post.page_id in flipped)
+        for change, made, gone, decision in zip(changes, created, ended, decisions, strict=True)
+    ]
+
+
+def _end_all(changes: Sequence[Change], *, now: datetime, events: list) -> list[list[Action]]:
+    """Step 1: end the actions named, and with each its strike."""
+    ended = []
+    for change in changes:
+        system = "enforcement" if change.actor is None else "factdesk"
+        for ending in change.end:
+            action = ending.action
+            action.ended_at, action.end_reason, action.ended_by = now, ending.reason, change.actor
+            events.append(build_event(
+                actor=change.actor, verb=AuditVerb.ACTION_ENDED, target=action, post_id=action.post_id,
+                reason=ending.note or ending.reason, data={"end_reason": ending.reason}, system=system,
+            ))
+        ended.append([ending.action for ending in change.end])
+    actions = [action for gone in ended for action in gone]
+    Action.objects.bulk_update(actions, ["ended_at", "end_reason", "ended_by"])
+    events += end_strikes_of(
+        [(ending.action, ending.reason, change.actor) for change in changes for ending in change.end], now=now
+    )
+    return ended
+
+
+def _create_all(changes: Sequence[Change], *, now: datetime, events: list) -> list[list[Action]]:
+    """Step 2: create the new actions, with their strikes."""
+    specs = [(change, spec) for change in changes for spec in change.create]
+    actions = Action.objects.bulk_create([
+        Action(
+            puid=new_puid(), post=change.post, kind=spec.kind, rating=spec.rating, verdict=spec.verdict,
+            feed_multiplier=spec.feed_multiplier, label=spec.label, warn_sharers=spec.warn_sharers,
+            ground=spec.ground, reason=spec.reason, created_at=now, created_by=spec.created_by,
+        )
+        for change, spec in specs
+    ])
+    struck = []
+    for (change, spec), action in zip(specs, actions, strict=True):
+        events.append(build_event(
+            actor=spec.created_by, verb=AuditVerb.ACTION_CREATED, target=action, post_id=change.post.pk,
+            reason=spec.audit_reason or spec.reason,
+            data={"kind": action.kind, "multiplier": str(action.feed_multiplier), "label": action.label,
+                  **spec.audit_data},
+            system="enforcement" if change.actor is None else "factdesk",
+        ))
+        if spec.strike is not None:
+            struck.append((action, spec.strike))
+    events += give_strikes(struck, now=now)
+    by_change = {id(change): [] for change in changes}
+    for (change, _), action in zip(specs, actions, strict=True):
+        by_change[id(change)].append(action)
+    return [by_change[id(change)] for change in changes]
+
+
+def _decide_all(
+    changes: Sequence[Change], created: list[list[Action]], *, now: datetime, events: list
+) -> list[RatingDecision | None]:
+    """Step 3: record each rating's decision on its post, keyed by rating and post."""
+    decided = [
+        (change, RatingDecision(rating=change.decides, post=change.post, outcome=DecisionOutcome.APPLIED,
+                                action=next((a for a in made if a.kind in FACT_CHECK_KINDS), None), decided_at=now))
+        for change, made in zip(changes, created, strict=True) if change.decides is not None
+    ]
+    RatingDecision.objects.bulk_create([decision for _, decision in decided])
+    for change, decision in decided:
+        events.append(_decision_event(decision))
+    by_change = {id(change): decision for change, decision in decided}
+    return [by_change.get(id(change)) for change in changes]
 
 
 def record_decision(
@@ -152,53 +227,33 @@ def record_decision(
 ) -> RatingDecision:
     decision = RatingDecision.objects.create(rating=rating, post=post, outcome=outcome, action=action, decided_at=now)
     if outcome == DecisionOutcome.APPLIED:
-        record_event(
-            actor=None, verb=AuditVerb.DECISION_APPLIED, target=rating, post_id=post.pk,
-            data={"action": action.pk if action else None, "verdict": rating.verdict}, system="enforcement",
-        )
+        _decision_event(decision).save()
     return decision
 
 
-def _end(ending: Ending, *, actor, now: datetime, system: str) -> None:
-    action = ending.action
-    action.ended_at = now
-    action.end_reason = ending.reason
-    action.ended_by = actor
-    action.save(update_fields=["ended_at", "end_reason", "ended_by"])
-    record_event(
-        actor=actor, verb=AuditVerb.ACTION_ENDED, target=action, post_id=action.post_id,
-        reason=ending.note or ending.reason, data={"end_reason": ending.reason}, system=system,
+def _decision_event(decision: RatingDecision):
+    return build_event(
+        actor=None, verb=AuditVerb.DECISION_APPLIED, target=decision.rating, post_id=decision.post_id,
+        data={"action": decision.action_id, "verdict": decision.rating.verdict}, system="enforcement",
     )
-    end_strike_of(action, now=now, reason=ending.reason, actor=actor)
 
 
-def _create(spec: NewAction, *, post: Post, now: datetime, system: str) -> Action:
-    action = Action.objects.create(
-        post=post, kind=spec.kind, rating=spec.rating, verdict=spec.verdict, feed_multiplier=spec.feed_multiplier,
-        label=spec.label, warn_sharers=spec.warn_sharers, ground=spec.ground, reason=spec.reason,
-        created_at=now, created_by=spec.created_by,
-    )
-    record_event(
-        actor=spec.created_by, verb=AuditVerb.ACTION_CREATED, target=action, post_id=post.pk,
-        reason=spec.audit_reason or spec.reason,
-        data={"kind": action.kind, "multiplier": str(action.feed_multiplier), "label": action.label, **spec.audit_data},
-        system=system,
-    )
-    if spec.strike is not None:
-        give_strike(action=action, kind=spec.strike, now=now)
-    return action
-
-
-def _store_statements(actions: list[Action], *, post: Post, notice_at: datetime | None) -> list[StatementOfReasons]:
-    if not actions:
-        return []
-    flag_sources = set(post.flags.values_list("source", flat=True).distinct())
-    standing = PageStanding.objects.filter(page_id=post.page_id).first()
-    statements = [
+def _store_statements(changes: Sequence[Change], created: list[list[Action]]) -> dict[int, StatementOfReasons]:
+    """Step 5: store each restricting action's statement of reasons; returns them by action id."""
+    restricting = [(change, action) for change, made in zip(changes, created, strict=True)
+                   for action in made if restricts(action)]
+    if not restricting:
+        return {}
+    post_ids = {change.post.pk for change, _ in restricting}
+    flag_sources: dict[int, set[str]] = {pk: set() for pk in post_ids}
+    for post_id, source in Flag.objects.filter(post_id__in=post_ids).values_list("post_id", "source").distinct():
+        flag_sources[post_id].add(source)
+    standings = {s.page_id: s for s in PageStanding.objects.filter(page_id__in={c.post.page_id for c, _ in restricting})}
+    statements = StatementOfReasons.objects.bulk_create([
         build_statement(
-            action=action, post=post, flag_sources=flag_sources, standing=standing,
-            notice_at=notice_at or action.created_at,
+            action=action, post=change.post, flag_sources=flag_sources[change.post.pk],
+            standing=standings.get(change.post.page_id), notice_at=change.notice_at or action.created_at,
         )
-        for action in actions
-    ]
-    return StatementOfReasons.objects.bulk_create(statements)
+        for change, action in restricting
+    ])
+    return {statement.action_id: statement for statement in statements}

@@ -1,16 +1,21 @@
-"""How the decision side hears from the review side: ratings and new posts, each a job after commit."""
+"""How the decision side hears from the review side: ratings, new posts and matched copies, each a job after commit."""
 
 from django.dispatch import receiver
 
 from core.jobs import enqueue_on_commit
-from factcheck.signals import posts_created, rating_recorded
+from factcheck.signals import posts_created, posts_matched, rating_recorded
 from moderation import jobs
 from moderation.models import PageStanding
 
 
 @receiver(rating_recorded, dispatch_uid="moderation.apply_rating_on_commit")
 def apply_rating_after_commit(sender, rating, **kwargs) -> None:
-    enqueue_on_commit(jobs.apply_rating, rating.pk)
+    enqueue_on_commit(jobs.apply_rating, rating.pk)  # its post, then the copies linked to it
+
+
+@receiver(posts_matched, dispatch_uid="moderation.apply_matches_on_commit")
+def apply_matches_after_commit(sender, post_ids, **kwargs) -> None:
+    enqueue_on_commit(jobs.apply_matches, list(post_ids))
 
 
 @receiver(posts_created, dispatch_uid="moderation.new_posts_of_repeat_offenders")

@@ -73,9 +73,36 @@ def statements(actions: list[Action]) -> list[StatementOfReasons]:
     return [action.statement for action in actions if hasattr(action, "statement")]
 
 
-def appealable_kinds(rating: Rating | None, actions: list[Action]) -> list[str]:
-    """What the owner may appeal: the current rating (dispute, correction) and an active removal."""
-    kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION] if rating is not None else []
+@dataclass(frozen=True)
+class FactCheckDecision:
+    """The fact-check rating a post carries: its own current rating, or, for a matched copy, the
+    rating of the claim it copies, with the `matched_rating` action that brought it."""
+
+    rating: Rating
+    matched: Action | None = None
+
+    @property
+    def source(self) -> Post | None:
+        """The rated post this copy was matched to."""
+        return self.rating.post if self.matched is not None else None
+
+
+def fact_check_decision(post: Post) -> FactCheckDecision | None:
+    """What a `dispute` or `correction` of this post is against (PRODUCT.md: the fact-check rating or
+    the matched rating), or None. A matched rating counts while its action restricts the post."""
+    own = current_ratings().filter(post=post).first()
+    if own is not None:
+        return FactCheckDecision(rating=own)
+    matched = (
+        Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
+        .select_related("rating__organisation", "rating__post").order_by("-id").first()
+    )
+    return FactCheckDecision(rating=matched.rating, matched=matched) if matched is not None else None
+
+
+def appealable_kinds(decision: FactCheckDecision | None, actions: list[Action]) -> list[str]:
+    """What the owner may appeal: the fact-check decision (dispute, correction) and an active removal."""
+    kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION] if decision is not None else []
     if any(action.kind == ActionKind.REMOVAL for action in actions):
         kinds.append(AppealKind.REMOVAL)
     return [str(kind) for kind in kinds]

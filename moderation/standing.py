@@ -10,34 +10,45 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
-from audit.models import AuditVerb
-from audit.services import record_event
+from audit.models import AuditEvent, AuditVerb
+from audit.services import build_event, record_event
 from factcheck.models import Page, Post
 from moderation.distribution import page_post_ids, refresh_distributions, refresh_posts
 from moderation.models import Action, PageStanding, RepeatOffenderPolicy, Strike, StrikeKind
 
 
-def give_strike(*, action: Action, kind: str, now: datetime) -> Strike:
-    strike = Strike.objects.create(page_id=action.post.page_id, action=action, kind=kind, created_at=now)
-    record_event(
-        actor=action.created_by, verb=AuditVerb.STRIKE_CREATED, target=strike, post_id=action.post_id,
-        data={"page": action.post.page_id, "kind": kind, "action": action.pk}, system="enforcement",
+def give_strikes(struck: list[tuple[Action, str]], *, now: datetime) -> list[AuditEvent]:
+    """Strike the pages of these new actions, each (action, StrikeKind); returns the audit events to store."""
+    strikes = Strike.objects.bulk_create(
+        [Strike(page_id=action.post.page_id, action=action, kind=kind, created_at=now) for action, kind in struck]
     )
-    return strike
+    return [
+        build_event(
+            actor=action.created_by, verb=AuditVerb.STRIKE_CREATED, target=strike, post_id=action.post_id,
+            data={"page": strike.page_id, "kind": strike.kind, "action": action.pk}, system="enforcement",
+        )
+        for (action, _), strike in zip(struck, strikes, strict=True)
+    ]
 
 
-def end_strike_of(action: Action, *, now: datetime, reason: str, actor=None) -> None:
-    strike = Strike.objects.filter(action=action, ended_at__isnull=True).first()
-    if strike is None:
-        return
-    strike.ended_at = now
-    strike.save(update_fields=["ended_at"])
-    record_event(
-        actor=actor, verb=AuditVerb.STRIKE_ENDED, target=strike, post_id=action.post_id, reason=reason,
-        data={"page": strike.page_id, "action": action.pk}, system="enforcement",
-    )
+def end_strikes_of(endings: list[tuple[Action, str, object]], *, now: datetime) -> list[AuditEvent]:
+    """End the strikes of these ending actions, each (action, why, who); returns the audit events to store."""
+    ending = {action.pk: (action, reason, actor) for action, reason, actor in endings}
+    strikes = list(Strike.objects.filter(action_id__in=list(ending), ended_at__isnull=True).order_by("id"))
+    for strike in strikes:
+        strike.ended_at = now
+    Strike.objects.bulk_update(strikes, ["ended_at"])
+    events = []
+    for strike in strikes:
+        action, reason, actor = ending[strike.action_id]
+        events.append(build_event(
+            actor=actor, verb=AuditVerb.STRIKE_ENDED, target=strike, post_id=action.post_id, reason=reason,
+            data={"page": strike.page_id, "action": action.pk}, system="enforcement",
+        ))
+    return events
 
 
 def active_fact_check_strikes(page: Page, *, now: datetime, policy: RepeatOffenderPolicy) -> int:
@@ -53,29 +64,57 @@ def recompute_standing(*, page: Page, now: datetime) -> bool:
     Runs inside the caller's transaction, which holds the page's standing row lock.
     Returns whether the repeat-offender state changed.
     """
+    return page.pk in recompute_standings(page_ids=[page.pk], now=now)
+
+
+def recompute_standings(*, page_ids: list[int], now: datetime) -> set[int]:
+    """`recompute_standing` for several pages at once, in a fixed number of statements (one decision
+    reaching the copies of a claim on hundreds of pages); returns the pages whose state flipped.
+
+    Locks the pages' standings in page id order, after the posts (docs/concurrency.md).
+    """
+    page_ids = sorted(set(page_ids))
+    if not page_ids:
+        return set()
     policy = RepeatOffenderPolicy.current()
-    standing, _ = PageStanding.objects.select_for_update().get_or_create(page=page)
-    count = active_fact_check_strikes(page, now=now, policy=policy)
-    repeat = count >= policy.strike_threshold
-    flipped = repeat != standing.is_repeat_offender
-    multiplier_changed = repeat and standing.page_multiplier != policy.page_multiplier
-    standing.active_strikes = count
-    standing.is_repeat_offender = repeat
-    standing.page_multiplier = policy.page_multiplier if repeat else 1
-    if flipped:
-        standing.since = now if repeat else None
-    standing.save()
-    if flipped:
-        record_event(
-            actor=None, verb=AuditVerb.STANDING_CHANGED, target=page,
-            reason=(f"{count} strikes in the last {policy.window_days} days"
-                    f" ({'at or over' if repeat else 'under'} the threshold of {policy.strike_threshold})"),
-            data={"repeat_offender": repeat, "active_strikes": count}, system="standing",
-        )
-    if flipped or multiplier_changed:
+    PageStanding.objects.bulk_create([PageStanding(page_id=pk) for pk in page_ids], ignore_conflicts=True)
+    standings = list(PageStanding.objects.select_for_update().filter(page_id__in=page_ids).order_by("page_id"))
+    since = now - timedelta(days=policy.window_days)
+    counts = dict(
+        Strike.objects.filter(page_id__in=page_ids, kind=StrikeKind.FACT_CHECK, ended_at__isnull=True, created_at__gt=since)
+        .values("page_id").annotate(n=Count("id")).values_list("page_id", "n")
+    )
+    flipped, redo = set(), []
+    for standing in standings:
+        count = counts.get(standing.page_id, 0)
+        repeat = count >= policy.strike_threshold
+        if repeat != standing.is_repeat_offender:
+            flipped.add(standing.page_id)
+            standing.since = now if repeat else None
+        if repeat != standing.is_repeat_offender or (repeat and standing.page_multiplier != policy.page_multiplier):
+            redo.append(standing.page_id)
+        standing.active_strikes = count
+        standing.is_repeat_offender = repeat
+        standing.page_multiplier = policy.page_multiplier if repeat else 1
+        standing.updated_at = timezone.now()  # what auto_now gives a save()
+    PageStanding.objects.bulk_update(
+        standings, ["active_strikes", "is_repeat_offender", "page_multiplier", "since", "updated_at"]
+    )
+    for standing in standings:
+        if standing.page_id in flipped:
+            repeat = standing.is_repeat_offender
+            record_event(
+                actor=None, verb=AuditVerb.STANDING_CHANGED, target=Page(pk=standing.page_id),
+                reason=(f"{standing.active_strikes} strikes in the last {policy.window_days} days"
+                        f" ({'at or over' if repeat else 'under'} the threshold of {policy.strike_threshold})"),
+                data={"repeat_offender": repeat, "active_strikes": standing.active_strikes}, system="standing",
+            )
+    repeat_now = {standing.page_id: standing.is_repeat_offender for standing in standings}
+    for page in Page.objects.filter(pk__in=redo).order_by("pk"):  # rare: every post of the page changes
         refresh_distributions(
             post_ids=page_post_ids(page), page=page,
-            cause="page became a repeat offender" if repeat else "page is no longer a repeat offender", now=now,
+            cause="page became a repeat offender" if repeat_now[page.pk] else "page is no longer a repeat offender",
+            now=now,
         )
     return flipped
 

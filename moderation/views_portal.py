@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.paging import page_number
-from factcheck.models import Page, Post, Rating
+from factcheck.models import Match, Page, Post, Rating
 from moderation.appeals import (
     AppealConflict,
     AppealRefused,
@@ -36,6 +36,7 @@ from moderation.appeals import (
 from moderation.forms import AppealForm
 from moderation.models import (
     Action,
+    ActionKind,
     Appeal,
     AppealKind,
     Notification,
@@ -44,7 +45,14 @@ from moderation.models import (
     StrikeKind,
 )
 from moderation.notifications import mark_read
-from moderation.selectors import active_actions, appealable_kinds, current_ratings, owner_distribution, statements
+from moderation.selectors import (
+    active_actions,
+    appealable_kinds,
+    current_ratings,
+    fact_check_decision,
+    owner_distribution,
+    statements,
+)
 from moderation.timeline import post_timeline
 
 PAGE_SIZE = 20
@@ -126,7 +134,8 @@ def portal(request: HttpRequest) -> HttpResponse:
     prefetch_related_objects(
         posts,
         Prefetch("ratings", queryset=current_ratings(), to_attr="current_ratings"),
-        Prefetch("actions", queryset=active_actions(), to_attr="active_actions"),
+        # With each action's rating and its organisation: a matched copy shows the claim's rating it carries.
+        Prefetch("actions", queryset=active_actions().select_related("rating__organisation"), to_attr="active_actions"),
         Prefetch("appeals", queryset=Appeal.objects.order_by("-created_at")),
     )
     post_url = _url_for_ids("moderation:portal_post")
@@ -136,6 +145,10 @@ def portal(request: HttpRequest) -> HttpResponse:
             "url": post_url(post.pk),
             "distribution": owner_distribution(post),
             "rating": post.current_ratings[0] if post.current_ratings else None,
+            # A copy of a rated claim has no rating of its own: the claim's, through its matched action.
+            "matched": None if post.current_ratings else next(
+                (action for action in post.active_actions if action.kind == ActionKind.MATCHED_RATING), None
+            ),
             "reasons": statements(post.active_actions),
             "open_appeals": [appeal for appeal in post.appeals.all() if appeal.is_open],
             "appeal_count": len(post.appeals.all()),
@@ -179,9 +192,10 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     post = get_object_or_404(
         Post.objects.filter(page__owners=request.user).select_related("page__standing", "distribution"), pk=post_id
     )
-    rating = current_ratings().filter(post=post).first()
+    decision = fact_check_decision(post)
+    rating = decision.rating if decision is not None else None
     actions = list(active_actions().filter(post=post))
-    kinds = appealable_kinds(rating, actions)
+    kinds = appealable_kinds(decision, actions)
     form = AppealForm(request.POST or None, kinds=kinds)
     if request.method == "POST":
         if not kinds:
@@ -219,7 +233,18 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "reasons": statements(actions),
             "form": form if kinds else None,
             # One open appeal per decision: say so before the owner writes a second one.
-            "rating_appeal_open": rating is not None and any(a.is_open and a.rating_id == rating.pk for a in appeals),
+            # A matched copy's appeal is against its matched action, a post's own against its rating.
+            "matched": decision.matched if decision is not None else None,
+            "matched_source": decision.source if decision is not None else None,
+            # How the copy was linked (found automatically, or confirmed by a fact-checker), told to the owner.
+            "match": (
+                Match.objects.filter(post=post, source=decision.source).only("method", "state").first()
+                if decision is not None and decision.matched is not None else None
+            ),
+            "rating_appeal_open": decision is not None and any(
+                a.is_open and a.rating_id == rating.pk and a.action_id == getattr(decision.matched, "pk", None)
+                for a in appeals
+            ),
             "removal_appeal_open": any(a.is_open and a.kind == AppealKind.REMOVAL for a in appeals),
             "appeals": [
                 {

@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from accounts.models import ApiToken, User
 from factcheck.members import create_user
-from factcheck.models import Post, Verdict
+from factcheck.models import Match, MatchMethod, MatchState, Post, Verdict
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
@@ -261,6 +261,8 @@ ADMIN_MODELS: dict[str, tuple[str, str]] = {
     "factcheck.flag": ("v", "v"),
     "factcheck.claim": ("v", "v"),
     "factcheck.rating": ("v", "v"),
+    # Near-duplicate pairs: fact-checkers decide suggestions in the review UI; the admin only reads.
+    "factcheck.match": ("v", "v"),
     "moderation.enforcementpolicy": ("vc", "vc"),
     "moderation.repeatoffenderpolicy": ("vc", "vc"),
     "moderation.action": ("v", "v"),
@@ -396,6 +398,16 @@ TABLE: dict[str, Route] = {
     "factcheck:release": route(
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"post_id": "queued_post.pk"},
+    ),
+    # A suggested copy of the rated claim: its organisation's fact-checkers decide it, another
+    # organisation's is refused with a message; either way back to the copy's page.
+    "factcheck:confirm_match": route(
+        GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
+        args={"match_id": "suggestion.pk"},
+    ),
+    "factcheck:reject_match": route(
+        GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
+        args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
     # ---- the page owners' portal: another page's post is a 404, not a 403 -----------------------
     "moderation:portal": route(GET=owners(200, 200)),
@@ -585,6 +597,7 @@ class World:
     removed_post: Post
     removal_appeal: Appeal
     queued_post: Post
+    suggestion: Match
     action: Action
     post_content_type: ContentType
     rq: RqWorld
@@ -662,9 +675,13 @@ def world(db) -> World:
     removed_post = PostFactory(page=page)
     remove_post(staff=remover, post_id=removed_post.pk, ground=RemovalGround.HATE, reason="A slur against a group.")
     removal_appeal = file_appeal(owner=owner, post_id=removed_post.pk, kind=AppealKind.REMOVAL, statement="No slur.")
-    # Waiting in the queue, on another owner's page.
+    # Waiting in the queue, on another owner's page; suggested as a copy of the rated claim.
     queued_post = PostFactory(page=other_page)
     FlagFactory(post=queued_post)
+    suggestion = Match.objects.create(
+        post=queued_post, source=rated_post, method=MatchMethod.MINHASH, score=0.55, state=MatchState.SUGGESTED,
+        created_at=timezone.now(),
+    )
     action = Action.objects.get(post=rated_post, kind=ActionKind.FACT_CHECK, ended_at__isnull=True)
 
     tokens = {}
@@ -699,7 +716,8 @@ def world(db) -> World:
 
     return World(
         users=users, tokens=tokens, page=page, rated_post=rated_post, appeal=appeal, appealable_post=appealable_post,
-        removed_post=removed_post, removal_appeal=removal_appeal, queued_post=queued_post, action=action,
+        removed_post=removed_post, removal_appeal=removal_appeal, queued_post=queued_post, suggestion=suggestion,
+        action=action,
         post_content_type=ContentType.objects.get_for_model(Post), rq=build_rq_world(), objects=objects,
     )
 

@@ -17,7 +17,7 @@ def fill_normalised_forms(apps, schema_editor):
             return
         for post in batch:
             (post.normalised_url, post.url_key, post.normalised_text,
-             post.text_key) = normalised_fields(url=post.url, text=post.text)
+             post.text_key) = normalised_fields(url=post.url, text=post.text)[:4]
         Post.objects.bulk_update(batch, ["normalised_url", "url_key", "normalised_text", "text_key"])
         last = batch[-1].pk
 

@@ -4,6 +4,7 @@ from moderation.models.appeals import OPEN_STATUSES, Appeal, AppealEvent, Appeal
 from moderation.models.decisions import (
     FACT_CHECK_KINDS,
     Action,
+    new_puid,
     ActionKind,
     DecisionOutcome,
     DistributionChange,

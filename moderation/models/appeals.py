@@ -61,16 +61,19 @@ class Appeal(models.Model):
 
     class Meta:
         constraints = [
+            # A rating's own appeal; the appeals of its matched copies each name their matched action.
             models.UniqueConstraint(
-                fields=["rating"], condition=Q(status__in=["open", "in_review"]), name="one_open_appeal_per_rating"
+                fields=["rating"], condition=Q(status__in=["open", "in_review"], action__isnull=True),
+                name="one_open_appeal_per_rating",
             ),
             models.UniqueConstraint(
                 fields=["action"], condition=Q(status__in=["open", "in_review"]), name="one_open_appeal_per_action"
             ),
             models.CheckConstraint(
                 name="appeal_targets_one_decision",
+                # A dispute or correction names the rating, and the matched action when the post is a copy.
                 condition=(Q(kind="removal", action__isnull=False, rating__isnull=True)
-                           | (~Q(kind="removal") & Q(rating__isnull=False, action__isnull=True))),
+                           | (~Q(kind="removal") & Q(rating__isnull=False))),
             ),
         ]
         indexes = [models.Index(fields=["status", "created_at"])]

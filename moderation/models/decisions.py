@@ -97,6 +97,11 @@ class RepeatOffenderPolicy(models.Model):
         return policy
 
 
+def new_puid() -> str:
+    """An action's unique id in the Transparency Database's pattern (`^[a-zA-Z0-9_-]+$`)."""
+    return f"fd-action-{uuid.uuid4().hex}"
+
+
 class Action(models.Model):
     """A distribution action on a post. Never deleted; it ends, with a reason."""
 
@@ -131,7 +136,7 @@ class Action(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         if not self.puid:
-            self.puid = f"fd-action-{uuid.uuid4().hex}"
+            self.puid = new_puid()
         super().save(*args, **kwargs)
 
     @property

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from factcheck.models import Match
 from factcheck.ratings import record_rating
 from moderation.enforcement import apply_rating
 from tests.conftest import bearer_client
@@ -120,12 +121,17 @@ def test_reading_a_post_takes_a_fixed_number_of_queries(page_owner, django_asser
             change_reason="Re-checked.",
         )
         apply_rating(rating_id=rating.pk)
+    for n in range(5):  # five near-duplicates of it, each a row of `matches`
+        Match.objects.create(post=PostFactory(), source=post, method="minhash", score=0.8 + n / 100,
+                             state=["auto", "suggested"][n % 2], created_at=timezone.now())
     client = bearer_client(page_owner)
     # A token's first use in a minute also records it (one UPDATE); the requests after it do not write.
     assert client.get(f"/api/v1/posts/{post.external_id}").status_code == 200
-    # token, post (+ page, distribution), ownership, flags, rating (+ organisation), actions, appeals
-    with django_assert_max_num_queries(7):
+    # token, post (+ page, distribution), ownership, flags, rating (+ organisation), actions, appeals,
+    # matches (+ the other posts)
+    with django_assert_max_num_queries(8):
         response = client.get(f"/api/v1/posts/{post.external_id}")
     assert response.status_code == 200
     assert response.json()["flags"]["count"] == 30
     assert len(response.json()["actions"]) == 3
+    assert len(response.json()["matches"]) == 5

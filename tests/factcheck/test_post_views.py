@@ -9,8 +9,9 @@ import pytest
 from django.utils import timezone
 
 from factcheck.claims import claim_post
-from factcheck.models import Claim, ClaimStatus, FlagSource, QueueState, Rating, Verdict
+from factcheck.models import Claim, ClaimStatus, FlagSource, Match, MatchMethod, MatchState, QueueState, Rating, Verdict
 from factcheck.ratings import record_rating
+from factcheck.views import MATCHES_SHOWN
 from moderation.models import PageStanding
 from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PageFactory, PostFactory
 
@@ -226,11 +227,44 @@ def test_post_page_renders_in_a_fixed_number_of_queries(login, factchecker, djan
         record_rating(claim_if_unclaimed=True, reviewer=FactCheckerFactory(), post_id=earlier.pk, verdict=Verdict.FALSE, rationale=f"r{i}",
                       sources=["https://a.example"])
     PageStanding.objects.create(page=page, active_strikes=rows)
+    # Copies linked to it and suggested pairs both ways, each with a post on a page of its own.
+    now = timezone.now()
+    for i in range(rows):
+        copy = PostFactory(duplicate_of=post, queue_state=QueueState.GROUPED)
+        Match.objects.create(post=copy, source=post, method=MatchMethod.TEXT, score=1.0, state=MatchState.AUTO,
+                             created_at=now)
+        Match.objects.create(post=PostFactory(), source=post, method=MatchMethod.MINHASH, score=0.5 + i / 1000,
+                             state=MatchState.SUGGESTED, created_at=now, decided_by=None)
     claim_post(reviewer=factchecker, post_id=post.pk)
     client = login(factchecker)
     # session, user, post with page/standing/distribution, claim, history, current rating, flags by
-    # source, recent flags, and the organisation in the header (which the coverage check reuses)
-    with django_assert_max_num_queries(9):
+    # source, recent flags, the near-duplicate pairs with their posts and pages, and the organisation
+    # in the header (which the coverage check reuses)
+    with django_assert_max_num_queries(10):
         response = client.get(f"/queue/posts/{post.pk}/")
     assert response.status_code == 200
-    assert f"{rows} active strikes" in response.content.decode()
+    html = response.content.decode()
+    assert f"{rows} active strikes" in html
+    assert f"Rating this post rates its {rows} copies too." in html
+    assert html.count('aria-label="Confirm post ') == min(rows, MATCHES_SHOWN)
+
+
+@pytest.mark.parametrize("rows", [5, 40])
+def test_a_matched_copys_page_renders_in_a_fixed_number_of_queries(login, factchecker,
+                                                                    django_assert_max_num_queries, rows):
+    source = PostFactory()
+    record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=source.pk, verdict=Verdict.FALSE,
+                  rationale="r", sources=["https://a.example"])
+    copy = PostFactory(duplicate_of=source, queue_state=QueueState.MATCHED)
+    now = timezone.now()
+    Match.objects.create(post=copy, source=source, method=MatchMethod.URL, score=1.0, state=MatchState.AUTO,
+                         created_at=now)
+    for i in range(rows):  # pairs this copy was also suggested in, to other claims
+        Match.objects.create(post=copy, source=PostFactory(), method=MatchMethod.MINHASH, score=0.45,
+                             state=MatchState.REJECTED, created_at=now, decided_by=factchecker, decided_at=now)
+    client = login(factchecker)
+    # as above, and the claim's current rating (which the page names)
+    with django_assert_max_num_queries(11):
+        response = client.get(f"/queue/posts/{copy.pk}/")
+    assert response.status_code == 200
+    assert "Matched to a claim rated" in response.content.decode()

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from factcheck.claims import claim_post
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
-from factcheck.models import Claim, ClaimStatus, FlagSource, Post, QueueState
+from factcheck.matching.matcher import unlink_copy
+from factcheck.models import Claim, ClaimStatus, FlagSource, Match, MatchMethod, MatchState, Post, QueueState
 from factcheck.views import PAGE_SIZE
 from tests.factories import (
     PASSWORD,
@@ -39,7 +40,8 @@ def rendered_post_ids(response) -> list[int]:
 @pytest.mark.parametrize(
     "method, url",
     [("get", "/"), ("get", "/queue/"), ("get", "/queue/posts/1/"), ("post", "/queue/claim-next/"),
-     ("post", "/queue/posts/1/claim/"), ("post", "/queue/posts/1/release/"), ("get", "/accounts/welcome/")],
+     ("post", "/queue/posts/1/claim/"), ("post", "/queue/posts/1/release/"), ("get", "/accounts/welcome/"),
+     ("post", "/queue/matches/1/confirm/"), ("post", "/queue/matches/1/reject/")],
 )
 def test_anonymous_visitors_are_sent_to_the_login_page(client, method, url):
     response = getattr(client, method)(url)
@@ -271,19 +273,68 @@ def test_my_claims_lists_the_reviewers_active_claims_with_time_left(login, factc
     assert re.search(r"(29|30)\xa0minutes left", section)
 
 
+# Copies of a claim
+
+
+def test_each_row_shows_how_many_copies_wait_with_it_and_their_combined_reach(login, factchecker):
+    root = PostFactory(priority=50, views=100_000, shares=3_456, text="The dam upstream burst last night.")
+    PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED, views=10_000, shares=0)
+    PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED, views=5_000, shares=1_000)
+    PostFactory(duplicate_of=root, queue_state=QueueState.UNFLAGGED, views=4_000, shares=0)  # linked, never flagged
+    single = PostFactory(priority=40, text="A lone claim with no copies.")
+    PostFactory(queue_state=QueueState.QUEUED, priority=1)  # an unrelated post is no copy
+    response = login(factchecker).get("/queue/")
+    assert rendered_post_ids(response)[:2] == [root.pk, single.pk]
+    rows = response.content.decode().split("<tbody>", 1)[1].split("</tr>")
+    assert "3 copies · combined reach 123,456" in rows[0]
+    assert "combined reach" not in rows[1]
+
+
+def test_copies_are_not_rows_of_their_own_and_one_copy_reads_singular(login, factchecker):
+    root = PostFactory(priority=50, views=1_000, shares=0)
+    copy = PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED, priority=99, views=500, shares=500)
+    response = login(factchecker).get("/queue/")
+    assert rendered_post_ids(response) == [root.pk]
+    assert copy.pk not in rendered_post_ids(response)
+    assert "1 copy · combined reach 2,000" in response.content.decode()
+
+
+def test_a_copy_unlinked_on_appeal_leaves_its_former_group_and_is_a_row_again(login, factchecker):
+    root = PostFactory(priority=50, views=1_000, shares=0)
+    kept = PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED, views=10, shares=0)
+    gone = PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED, priority=1, views=99_999, shares=0)
+    for copy in (kept, gone):
+        Match.objects.create(post=copy, source=root, method=MatchMethod.TEXT, score=1.0, state=MatchState.AUTO,
+                             created_at=timezone.now())
+    unlink_copy(post=gone, actor=None, reason="appeal reversed: not the same claim", now=timezone.now())
+    response = login(factchecker).get("/queue/")
+    assert rendered_post_ids(response) == [root.pk, gone.pk]
+    assert "1 copy · combined reach 1,010" in response.content.decode()
+
+
 # Query counts
 
 
-@pytest.mark.parametrize("rows", [5, 40])
-def test_queue_page_renders_in_a_fixed_number_of_queries(login, factchecker, django_assert_max_num_queries, rows):
+@pytest.mark.parametrize("rows, copies", [(5, 0), (5, 1), (40, 6)])
+def test_queue_page_renders_in_a_fixed_number_of_queries(login, factchecker, django_assert_max_num_queries, rows,
+                                                         copies):
     posts = [PostFactory(priority=i) for i in range(rows)]
     for post in posts:
         FlagFactory.create_batch(2, post=post)
+        # Each row a group: its copies wait with it, out of the queue.
+        PostFactory.create_batch(copies, duplicate_of=post, queue_state=QueueState.GROUPED)
     for post in posts[:3]:  # so "My claims" has rows too
         claim_post(reviewer=factchecker, post_id=post.pk)
     client = login(factchecker)
-    # session, user, the organisation with my claims and their posts, the queue rows with their pages
-    with django_assert_max_num_queries(4):
+    # session, user, the organisation with my claims and their posts, the queue rows with their pages,
+    # and the copies of the rows shown, counted and summed at once
+    with django_assert_max_num_queries(5):
         response = client.get("/queue/", {"source": "user_report"})
     assert response.status_code == 200
     assert len(rendered_post_ids(response)) == min(rows - 3, PAGE_SIZE)
+    html = response.content.decode()
+    if copies:
+        label = f"{copies} cop{'y' if copies == 1 else 'ies'} · combined reach {1050 * (copies + 1):,}"
+        assert html.count(label) == min(rows - 3, PAGE_SIZE)
+    else:
+        assert "combined reach" not in html

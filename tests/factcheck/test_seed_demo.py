@@ -7,6 +7,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
+from django.db.models import F
 
 from accounts.models import ApiToken, Role, User, hash_token
 from audit.models import AuditEvent, AuditVerb
@@ -59,8 +60,23 @@ def test_seed_demo_goes_through_ingest_so_flags_and_queue_entries_are_audited(se
     assert AuditEvent.objects.filter(verb=AuditVerb.FLAG_RECEIVED).count() == Flag.objects.count()
     platform = User.objects.get(username="platform")
     assert not Flag.objects.exclude(submitted_by=platform).exists()
-    assert Post.objects.filter(queue_state=QueueState.QUEUED).count() > 200
+    # Copies of one claim wait under one queue row (grouped) or took its rating (matched).
+    assert Post.objects.filter(queue_state=QueueState.QUEUED).count() > 150
+    assert Post.objects.filter(queue_state=QueueState.GROUPED).exists()
     assert not Post.objects.filter(flag_count=0).exists()
+
+
+def test_seed_demo_copies_of_a_rated_claim_carry_its_rating_and_copies_of_a_waiting_one_are_grouped(seeded):
+    pension = Post.objects.filter(text__startswith="New law: from June pensioners")
+    rated = pension.get(queue_state=QueueState.RATED)
+    copies = pension.exclude(pk=rated.pk)
+    assert copies.exists()
+    assert set(copies.values_list("queue_state", "duplicate_of")) == {(QueueState.MATCHED, rated.pk)}
+    for copy in copies:
+        action = Action.objects.get(post=copy, ended_at__isnull=True)
+        assert (action.kind, action.rating.post_id) == ("matched_rating", rated.pk)
+    grouped = Post.objects.filter(queue_state=QueueState.GROUPED).select_related("duplicate_of")
+    assert all(post.duplicate_of.queue_state == QueueState.QUEUED for post in grouped)
 
 
 def test_seed_demo_keeps_the_politicians_posts_out_of_the_queue(seeded):
@@ -73,10 +89,12 @@ def test_seed_demo_keeps_the_politicians_posts_out_of_the_queue(seeded):
 
 def test_seed_demo_ratings_become_decisions_and_make_one_page_a_repeat_offender(seeded):
     assert Rating.objects.count() >= 5
-    assert RatingDecision.objects.count() == Rating.objects.count()
+    # Each rating decided its own post (and, for the rated claims with copies, each copy too).
+    assert RatingDecision.objects.filter(post_id=F("rating__post_id")).count() == Rating.objects.count()
     offender = PageStanding.objects.get(is_repeat_offender=True)
     assert offender.page.external_id == REPEAT_OFFENDER_PAGE
-    assert offender.active_strikes == 3
+    # Its three False ratings, and a copy of one of them that it posted again (a matched rating strikes too).
+    assert offender.active_strikes == 4
     # Every post of the repeat offender is halved; its False-rated ones are at 0.2 x 0.5.
     multipliers = PostDistribution.objects.filter(post__page=offender.page).values_list("multiplier", flat=True)
     assert sorted({str(m) for m in multipliers}) == ["0.1000", "0.5000"]

@@ -37,6 +37,7 @@ class Periodic:
 # Keep in step with config/cron.py (a test compares the two).
 SCHEDULE = (
     Periodic(factcheck_jobs.expire_claims, 60),
+    Periodic(factcheck_jobs.match_unmatched, 60),
     Periodic(factcheck_jobs.refresh_priorities, 300),
     Periodic(moderation_jobs.reconcile_decisions, 60),
     Periodic(moderation_jobs.refresh_standings, 3600),

@@ -1,0 +1,154 @@
+"""Reads and index writes of near-duplicate matching: the posts that may be copies of the given ones.
+
+A candidate shares a MinHash band key with a post (the PostBand table of every matched post, or
+the RatedBand table of rated claims), or its normalised URL or text (the posts' own indexes).
+Candidates are only that: factcheck.matching.similarity judges each pair.
+
+Why tables of (band, post) rather than an index over each post's keys: a batch of 500 posts looks
+up 6,000 keys at once. As B-tree probes of one composite primary key that takes some 10 ms; a GIN
+index over an int[] of the same keys took 100 to 3,500 ms (its pending list of fresh entries is
+scanned on every lookup, and a 6,000-element `&&` is not planned as 6,000 probes).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import connection
+
+import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
+from core.bulk import insert_rows
+from factcheck.matching.signature import keys_of
+from factcheck.matching.similarity import Features, features
+from factcheck.models import Post, PostBand, QueueState, RatedBand
+
+# A post's stored fields the judge and the matcher read.
+COLUMNS = ("id", "text", "normalised_text", "url_key", "text_key", "signature", "duplicate_of_id",
+           "queue_state", "page_id")
+# A query never returns more candidates than this per post searched (a boilerplate text shared by
+# thousands of posts says nothing more from its thousandth copy than from its hundredth).
+MAX_CANDIDATES_PER_POST = 200
+
+
+@dataclass
+class Row:
+    """A post as the matcher sees it."""
+
+    id: int
+    text: str
+    normalised_text: str
+    url_key: str
+    text_key: str
+    signature: str
+    duplicate_of_id: int | None
+    queue_state: str
+    page_id: int
+    _features: Features | None = None
+
+    @property
+    def root_id(self) -> int:
+        """The first post of this post's claim: itself, unless it is a linked copy."""
+        return self.duplicate_of_id or self.id
+
+    @property
+    def features(self) -> Features:
+        if self._features is None:
+            self._features = features(
+                text=self.text, normalised_text=self.normalised_text, url_key=self.url_key, text_key=self.text_key
+            )
+        return self._features
+
+    @property
+    def keys(self) -> set[int]:
+        return set(keys_of(self.signature))
+
+
+def rows(post_ids: Iterable[int], *, rated_only: bool = False) -> list[Row]:
+    ids = list(post_ids)
+    if not ids:
+        return []
+    qs = Post.objects.filter(id__in_array=ids)
+    if rated_only:
+        qs = qs.filter(queue_state=QueueState.RATED)
+    return [Row(*values) for values in qs.order_by("id").values_list(*COLUMNS)]
+
+
+def candidates_for(posts: list[Row], *, rated_only: bool) -> dict[int, list[Row]]:
+    """For each post, the other posts that share a band key, a URL or a text with it.
+
+    `rated_only`: only rated claims (queue state `rated`), what a new post is matched to on arrival;
+    otherwise every matched post, and the other posts of `posts` themselves.
+    """
+    keys = sorted({key for post in posts for key in post.keys})
+    bands = RatedBand if rated_only else PostBand
+    holders: dict[int, set[int]] = defaultdict(set)  # band key -> posts that have it
+    if keys:
+        for band, post_id in bands.objects.filter(band__in_array=keys).values_list("band", "post_id"):
+            holders[band].add(post_id)
+    if not rated_only:
+        for post in posts:
+            for key in post.keys:
+                holders[key].add(post.id)
+    found = {row.id: row for row in _rows_sharing(
+        post_ids={pk for ids in holders.values() for pk in ids} - {p.id for p in posts},
+        url_keys=sorted({p.url_key for p in posts if p.url_key}),
+        text_keys=sorted({p.text_key for p in posts if p.text_key}),
+        rated_only=rated_only,
+    )}
+    if not rated_only:
+        found.update({post.id: post for post in posts})
+    by_url, by_text = defaultdict(list), defaultdict(list)
+    for row in found.values():
+        if row.url_key:
+            by_url[row.url_key].append(row)
+        if row.text_key:
+            by_text[row.text_key].append(row)
+    result: dict[int, list[Row]] = {}
+    for post in posts:
+        seen: dict[int, Row] = {}
+        for key in post.keys:
+            for pk in holders.get(key, ()):
+                if pk != post.id and pk in found:
+                    seen.setdefault(pk, found[pk])
+        for row in [*by_url.get(post.url_key, ()), *by_text.get(post.text_key, ())]:
+            if row.id != post.id:
+                seen.setdefault(row.id, row)
+        result[post.id] = list(seen.values())[:MAX_CANDIDATES_PER_POST]
+    return result
+
+
+def _rows_sharing(*, post_ids: set[int], url_keys: list[str], text_keys: list[str], rated_only: bool) -> list[Row]:
+    """The posts with these ids, URL keys or text keys (rated ones only, with `rated_only`)."""
+    if connection.vendor != "postgresql":
+        found = rows(post_ids, rated_only=rated_only)
+        qs = Post.objects.filter(text_key__in=text_keys) | Post.objects.filter(url_key__in=url_keys)
+        if rated_only:
+            qs = qs.filter(queue_state=QueueState.RATED)
+        return found + [Row(*values) for values in qs.exclude(id__in=post_ids).values_list(*COLUMNS)]
+    # Three index lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR: a semi-join on unnest (core.bulk
+    # says why) cannot be one arm of a bitmap OR, and PostgreSQL would scan the table instead. The
+    # state is a literal, so the plan is the same for every call.
+    columns = ", ".join(COLUMNS)
+    rated = f" AND queue_state = '{QueueState.RATED.value}'" if rated_only else ""
+    sql = f"""
+        SELECT {columns} FROM factcheck_post WHERE id IN (SELECT unnest(%s::bigint[])){rated}
+        UNION ALL
+        SELECT {columns} FROM factcheck_post WHERE url_key IN (SELECT unnest(%s::varchar[])){rated}
+        UNION ALL
+        SELECT {columns} FROM factcheck_post WHERE text_key IN (SELECT unnest(%s::varchar[])){rated}
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [sorted(post_ids), url_keys, text_keys])
+        return [Row(*values) for values in cursor.fetchall()]
+
+
+def index_bands(posts: list[Row], *, rated: bool = False) -> None:
+    """Write the posts' band keys to PostBand (or, `rated`, RatedBand), once: a post matched again adds nothing."""
+    model = RatedBand if rated else PostBand
+    pairs = {(key, post.id) for post in posts for key in post.keys}
+    if not pairs:
+        return
+    present = set(model.objects.filter(post_id__in_array=[p.id for p in posts]).values_list("band", "post_id"))
+    insert_rows(model, ("band", "post"), sorted(pairs - present))

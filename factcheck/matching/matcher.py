@@ -1,0 +1,344 @@
+"""Near-duplicate matching: which posts are copies of which claim, and every change to that.
+
+A claim's group is a star: its first post (the root) and the copies linked to it by an `auto` or
+`confirmed` Match (`Post.duplicate_of` = the root). A copy is always judged against the root, never
+against another copy, so a chain of small edits cannot drift into another claim.
+
+- `match_posts`: a post's best automatic match links it; its other pairs above the suggestion
+  threshold are suggested. On arrival (ingest, import; `rated_only`) a post is matched to rated
+  claims only, inside the ingest transaction, so a copy of a rated claim never enters the queue;
+  right after commit, a job matches it to every post (`match_new_posts`), which groups copies of a
+  claim that is still waiting. The reconciler re-drives posts whose job was lost (`matched_at` NULL).
+- A copy of a rated claim is `matched` (out of the queue; the decision side gives it the claim's
+  rating as a `matched_rating` action, announced by `posts_matched`); a copy of a waiting claim is
+  `grouped` (reviewed once, with its root); `mark_group_rated` moves a group's copies from grouped
+  to matched when its root is rated.
+- `confirm_match` / `reject_match`: a fact-checker's answer to a suggestion (a rejected pair is
+  never suggested again); `unlink_copy`: a reversed "not the same claim" appeal (the pair is
+  rejected, the post alone leaves the group and returns to the queue).
+
+Callers hold the copy's post lock (post first: docs/concurrency.md) for the transitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from audit.models import AuditEvent, AuditVerb
+from audit.services import build_event, record_event
+from core.bulk import update_rows
+from core.refusals import Refusal
+from factcheck.claims import NotClaimable, require_coverage
+from factcheck.matching.candidates import Row, candidates_for, index_bands, rows
+from factcheck.matching.signature import signatures_of
+from factcheck.matching.similarity import Judgement, judge
+from factcheck.models import (
+    LINKED_STATES,
+    Claim,
+    ClaimStatus,
+    Match,
+    MatchState,
+    Page,
+    Post,
+    QueueState,
+    Rating,
+)
+from factcheck.signals import posts_matched
+
+# A post in one of these states may join a group; claimed and rated posts are someone's work.
+LINKABLE = (QueueState.QUEUED, QueueState.UNFLAGGED)
+# The batch the reconciler and the after-commit job match at a time.
+BATCH = 500
+# Pairs recorded per post at most (its link and suggestions), the best first.
+MAX_PAIRS_PER_POST = 3
+
+
+class MatchRefused(Refusal):
+    """The suggestion cannot be confirmed or rejected (decided already, the post rated or claimed)."""
+
+    code = "match_refused"
+
+
+class NotYourClaimsMatch(Refusal):
+    """The claim is rated by another organisation: only its fact-checkers confirm copies of it."""
+
+    code = "not_your_rating"
+
+
+@dataclass
+class MatchResult:
+    linked: list[int] = field(default_factory=list)  # copies of rated claims: the decision side acts on them
+    grouped: list[int] = field(default_factory=list)  # copies of claims still waiting
+    suggested: int = 0
+
+
+def thresholds() -> tuple[float, float]:
+    """(automatic, suggestion): `FACTDESK_MATCH_AUTO` and `FACTDESK_MATCH_SUGGEST`."""
+    return settings.FACTDESK_MATCH_AUTO, settings.FACTDESK_MATCH_SUGGEST
+
+
+def match_posts(
+    *, post_ids: Iterable[int], rated_only: bool, now: datetime | None = None, system: str = "matching"
+) -> MatchResult:
+    """Match these posts to the claims they copy, in the caller's transaction; returns what changed.
+
+    `rated_only`: compare with rated claims only (on arrival); otherwise with every post, and mark
+    the posts as matched (`matched_at`), whether or not anything was found.
+    """
+    now = now or timezone.now()
+    auto, suggest = thresholds()
+    every = rows(post_ids)
+    posts = [p for p in every if p.duplicate_of_id is None]
+    result = MatchResult()
+    if posts:
+        _match(posts, rated_only=rated_only, auto=auto, suggest=suggest, now=now, system=system, result=result)
+    if not rated_only:
+        # From now on later posts find these through their band keys.
+        index_bands(every)
+        Post.objects.filter(id__in_array=[p.id for p in every], matched_at__isnull=True).update(matched_at=now)
+    if result.linked:
+        posts_matched.send(sender=Post, post_ids=result.linked)
+    return result
+
+
+def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, now: datetime, system: str,
+           result: MatchResult) -> None:
+    ids = [p.id for p in posts]
+    candidates = candidates_for(posts, rated_only=rated_only)
+    known = {row.id: row for found in candidates.values() for row in found}
+    missing_roots = {row.duplicate_of_id for row in known.values() if row.duplicate_of_id} - known.keys()
+    known.update({row.id: row for row in rows(missing_roots)})
+    politicians = set(
+        Page.objects.filter(id__in_array=list({p.page_id for p in posts} | {r.page_id for r in known.values()}),
+                            is_politician=True).values_list("id", flat=True)
+    )
+    paired = {
+        frozenset(pair) for pair in Match.objects.filter(Q(post_id__in_array=ids) | Q(source_id__in_array=ids))
+        .values_list("post_id", "source_id")
+    }
+    # A post that is already some claim's root keeps its copies: it is never linked under another.
+    has_copies = set(Post.objects.filter(duplicate_of_id__in_array=ids).values_list("duplicate_of_id", flat=True))
+    linked_now: dict[int, int] = {}  # posts this call links, to their roots (a later post of the batch may copy one)
+    matches, updates = [], []
+    for post in posts:
+        if post.page_id in politicians:
+            continue  # posts of politicians' pages are not fact-checked, so they inherit no rating
+        roots: dict[int, Row] = {}
+        for row in candidates.get(post.id, ()):
+            root = known.get(linked_now.get(row.id, row.root_id))
+            if root is not None and root.id < post.id and root.duplicate_of_id is None:
+                roots[root.id] = root
+        judged = []
+        for root in roots.values():
+            if frozenset((post.id, root.id)) in paired or root.queue_state == QueueState.NOT_ELIGIBLE:
+                continue
+            if root.page_id in politicians:
+                continue
+            judgement = judge(post.features, root.features, auto=auto, suggest=suggest)
+            if judgement is not None:
+                judged.append((judgement, root))
+        if not judged:
+            continue
+        judged.sort(key=lambda pair: (not pair[0].automatic, -pair[0].score, pair[1].id))
+        # The best few only: a post of a template ("X said Y") is close to many other claims.
+        judged = judged[:MAX_PAIRS_PER_POST]
+        best, best_root = judged[0]
+        link = best.automatic and post.queue_state in LINKABLE and post.id not in has_copies
+        for judgement, root in judged:
+            state = MatchState.AUTO if link and root is best_root else MatchState.SUGGESTED
+            matches.append(_new_match(post.id, root.id, judgement, state, now))
+            paired.add(frozenset((post.id, root.id)))
+            result.suggested += state == MatchState.SUGGESTED
+        if link:
+            rated = best_root.queue_state == QueueState.RATED
+            new_state = (QueueState.MATCHED if rated
+                         else QueueState.GROUPED if post.queue_state == QueueState.QUEUED else post.queue_state)
+            updates.append((post.id, best_root.id, new_state, now))
+            post.duplicate_of_id, post.queue_state = best_root.id, new_state
+            linked_now[post.id] = best_root.id
+            (result.linked if rated else result.grouped).append(post.id)
+    if matches:
+        Match.objects.bulk_create(matches)
+        AuditEvent.objects.bulk_create([
+            build_event(actor=None, verb=AuditVerb.MATCH_RECORDED, target=m, post_id=m.post_id, system=system,
+                        reason=f"{m.get_method_display()}, score {m.score:.2f}",
+                        data={"source": m.source_id, "method": m.method, "score": m.score, "state": m.state,
+                              "guard": m.guard})
+            for m in matches
+        ])
+    update_rows(Post, ["duplicate_of", "queue_state", "updated_at"], updates)
+
+
+def _new_match(post_id: int, source_id: int, judgement: Judgement, state: str, now: datetime) -> Match:
+    return Match(post_id=post_id, source_id=source_id, method=judgement.method, score=judgement.score,
+                 state=state, guard=judgement.guard, created_at=now)
+
+
+def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> MatchResult:
+    """The job after an ingest batch commits: match its posts to every post, BATCH at a time, each
+    batch in its own transaction. Idempotent: a post matched already is left as it is."""
+    total = MatchResult()
+    if not settings.FACTDESK_MATCHING:
+        return total
+    pending = list(Post.objects.filter(id__in_array=post_ids, matched_at__isnull=True)
+                   .order_by("id").values_list("id", flat=True))
+    for start in range(0, len(pending), BATCH):
+        with transaction.atomic():
+            # Lock the batch's posts (id order) so a claim or a rating of one of them waits for its matching.
+            locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
+                          .filter(id__in_array=pending[start : start + BATCH], matched_at__isnull=True)
+                          .order_by("id").values_list("id", flat=True))
+            result = match_posts(post_ids=locked, rated_only=False, now=now)
+        total.linked += result.linked
+        total.grouped += result.grouped
+        total.suggested += result.suggested
+    return total
+
+
+def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
+    """The reconciler: match posts whose after-commit job was lost, that predate matching or that
+    arrived while it was off (those are signed first); returns how many posts it looked at."""
+    if not settings.FACTDESK_MATCHING:
+        return 0
+    pending = list(Post.objects.filter(matched_at__isnull=True).order_by("id").values_list("id", "normalised_text",
+                                                                                           "signature")[:limit])
+    unsigned = [(pk, text) for pk, text, signature in pending if text and not signature]
+    update_rows(Post, ["signature"], [(pk, signature) for (pk, _), signature
+                                      in zip(unsigned, signatures_of([text for _, text in unsigned]), strict=True)])
+    match_new_posts(post_ids=[pk for pk, _, _ in pending], now=now)
+    return len(pending) + regroup_rated(now=now)
+
+
+@transaction.atomic
+def regroup_rated(*, now: datetime | None = None) -> int:
+    """Copies left `grouped` under a claim that is rated now: their root was rated while the job that
+    linked them ran (neither saw the other's uncommitted row). They become `matched`, and the decision
+    side gives them the rating. Returns how many."""
+    stranded = list(Post.objects.select_for_update(no_key=True, of=("self",))
+                    .filter(queue_state=QueueState.GROUPED, duplicate_of__queue_state=QueueState.RATED,
+                            page__is_politician=False)
+                    .order_by("id").values_list("id", flat=True)[:BATCH])
+    if stranded:
+        Post.objects.filter(id__in=stranded).update(queue_state=QueueState.MATCHED, updated_at=now or timezone.now())
+        posts_matched.send(sender=Post, post_ids=stranded)
+    return len(stranded)
+
+
+def mark_group_rated(*, post: Post, now: datetime) -> int:
+    """The root was rated: its waiting copies are now copies of a rated claim (the decision side
+    applies the rating to them), and new copies are matched to it on arrival from now on (its band
+    keys join RatedBand). In the rating's transaction; returns how many copies moved.
+
+    Not a copy whose page became a politician's after it was grouped: such posts are not fact-checked."""
+    if settings.FACTDESK_MATCHING:
+        index_bands(rows([post.pk]), rated=True)
+    return Post.objects.filter(
+        duplicate_of=post, queue_state__in=[QueueState.GROUPED, *LINKABLE], page__is_politician=False
+    ).update(queue_state=QueueState.MATCHED, updated_at=now)
+
+
+def linked_copies(*, source_post_id: int):
+    """The copies a rating of this post reaches: linked to it and without a rating of their own."""
+    return Post.objects.filter(duplicate_of_id=source_post_id, queue_state=QueueState.MATCHED)
+
+
+def _locked_match(match_id: int) -> tuple[Post, Match]:
+    post_id = Match.objects.values_list("post_id", flat=True).get(pk=match_id)
+    post = Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page").get(pk=post_id)
+    match = Match.objects.select_for_update(no_key=True, of=("self",)).select_related("source").get(pk=match_id)
+    return post, match
+
+
+def _check_decider(*, reviewer, post: Post, match: Match) -> Rating | None:
+    if not getattr(reviewer, "is_factchecker", False):
+        raise NotClaimable("Only fact-checkers can confirm or reject suggested copies.")
+    require_coverage(reviewer, post)
+    if match.state != MatchState.SUGGESTED:
+        raise MatchRefused(f"This suggestion was already {match.get_state_display().lower()}.")
+    rating = Rating.objects.filter(post_id=match.source_id, is_current=True).select_related("organisation").first()
+    if rating is not None and rating.organisation_id != reviewer.organisation_id:
+        raise NotYourClaimsMatch(
+            f"The claim was rated by {rating.organisation.name}; only its fact-checkers can decide its copies."
+        )
+    return rating
+
+
+@transaction.atomic
+def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Match:
+    """A fact-checker confirms that the suggested post is a copy of the claim: it joins the group."""
+    now = now or timezone.now()
+    post, match = _locked_match(match_id)
+    rating = _check_decider(reviewer=reviewer, post=post, match=match)
+    if post.page.is_politician:
+        raise MatchRefused("Posts of politicians' pages are not fact-checked, so they take no claim's rating.")
+    if post.duplicate_of_id is not None:
+        raise MatchRefused("This post is already a copy of another claim.")
+    if post.duplicates.exists():
+        raise MatchRefused("Other posts are copies of this one; rate it instead.")
+    if post.queue_state not in (*LINKABLE, QueueState.CLAIMED):
+        raise MatchRefused("This post has a rating of its own, so it takes no other claim's rating.")
+    source = Post.objects.only("id", "queue_state", "duplicate_of_id").get(pk=match.source_id)
+    # A group is a star: a copy of a copy would never take the claim's rating (mark_group_rated
+    # moves the root's own copies only), nor would a copy of a post that will never be rated.
+    if source.duplicate_of_id is not None:
+        raise MatchRefused("That post has since become a copy of another claim; confirm against its first post.")
+    if rating is None and source.queue_state == QueueState.NOT_ELIGIBLE:
+        raise MatchRefused("That post is not eligible for fact-checking, so it will never have a rating to share.")
+    claim = Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE).first()
+    if claim is not None and claim.expires_at > now and claim.reviewer_id != reviewer.pk:
+        raise MatchRefused("Another reviewer holds the claim on this post.")
+    if claim is not None:  # the confirming reviewer's own lease, or a lapsed one, ends here
+        claim.status, claim.ended_at = ClaimStatus.RELEASED, now
+        claim.save(update_fields=["status", "ended_at"])
+    # Any current rating, Not eligible too: its copies are matched, as mark_group_rated moves them.
+    rated = rating is not None
+    match.state, match.decided_by, match.decided_at = MatchState.CONFIRMED, reviewer, now
+    match.save(update_fields=["state", "decided_by", "decided_at"])
+    post.duplicate_of_id = source.pk
+    post.queue_state = QueueState.MATCHED if rated else (
+        QueueState.GROUPED if post.flag_count else QueueState.UNFLAGGED)
+    post.updated_at = now
+    post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
+    record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=post.pk,
+                 data={"source": match.source_id, "score": match.score})
+    if rated:
+        posts_matched.send(sender=Post, post_ids=[post.pk])
+    return match
+
+
+@transaction.atomic
+def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | None = None) -> Match:
+    """A fact-checker says the suggested post is another claim: the pair is never suggested again."""
+    now = now or timezone.now()
+    post, match = _locked_match(match_id)
+    _check_decider(reviewer=reviewer, post=post, match=match)
+    match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
+    match.reason = (reason or "").strip()[:2000]
+    match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+    record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=post.pk,
+                 reason=match.reason, data={"source": match.source_id, "score": match.score})
+    return match
+
+
+def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | None:
+    """A reversed "not the same claim" appeal: the copy, whose lock the caller holds, leaves its
+    group and goes back to the queue (if flagged); the pair is rejected, so never matched again."""
+    match = Match.objects.filter(post=post, source_id=post.duplicate_of_id, state__in=LINKED_STATES).first()
+    if match is not None:
+        match.state, match.decided_by, match.decided_at, match.reason = MatchState.REJECTED, actor, now, reason[:2000]
+        match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+    source_id = post.duplicate_of_id
+    post.duplicate_of = None
+    post.queue_state = QueueState.QUEUED if post.flag_count else QueueState.UNFLAGGED
+    post.updated_at = now
+    post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
+    record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk, reason=reason[:1000],
+                 data={"source": source_id})
+    return match

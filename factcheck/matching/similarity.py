@@ -1,0 +1,242 @@
+"""Whether two posts say the same claim: a score, its method, and the guards against wrong matches.
+
+- Method and score: the same normalised URL (`url`, 1.0), the same normalised text (`text`, 1.0),
+  or near-duplicate text (`minhash`: found through the MinHash bands, scored by the exact Jaccard
+  similarity of the two texts' character 5-gram sets).
+- Automatic at or above `FACTDESK_MATCH_AUTO`, suggested at or above `FACTDESK_MATCH_SUGGEST`.
+- Guards, which hold a pair at suggestion whatever its score (PRODUCT.md, Near-duplicates):
+  `short_text` (either text under 8 words; text methods only), `polarity` (the negations or
+  polar words differ: "cures" / "does not cure", "is" / "isn't", "no evidence that"),
+  `numbers` (the numbers differ: "5 minutes" / "50 minutes") and `names` (one names a person,
+  place or body the other does not: "Biden said" / "Trump said"; typos forgiven) and `wording`
+  (one word swapped for another, not a typo of it: "violent crime" / "violent criticism"). A repost's bait
+  ("BREAKING:", "Share before they delete this!") is left out of what is compared.
+
+Pure functions over `Features`, which `features` reads off a post's stored fields; the matcher
+(factcheck.matching.matcher) and the quality benchmark (bench/matching_quality.py) both judge
+pairs here, so what is measured is what runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from factcheck.matching.signature import GRAM
+from factcheck.normalise import URL_IN_TEXT, normalise_text
+
+MIN_AUTO_WORDS = 8
+
+Guard = Literal["", "short_text", "polarity", "numbers", "names", "wording"]
+
+# Words that turn a claim round, in the languages the demo and the bench use; matched on the
+# normalised text (lower case, no accents, "isn't" as "isn t").
+NEGATIONS = frozenset(
+    "no not never none nobody nothing neither nor nowhere without cannot cant dont doesnt didnt isnt arent "
+    "wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint "
+    # French, Spanish, Portuguese, Italian, German, Dutch, Polish
+    "ne pas jamais aucun aucune rien sans nunca jamas ningun ninguna ninguno nada sin tampoco nao nenhum "
+    "nenhuma sem non mai nessun nessuno niente senza nicht kein keine keinen keinem keiner nie niemals nichts "
+    "ohne niet geen nooit niets zonder".split()
+)
+# The contracted "n't": "isn t", "can t" and the like leave a stem before a lone "t".
+CONTRACTED = frozenset("isn aren wasn weren don doesn didn hasn haven hadn won wouldn shouldn couldn can ain mustn needn".split())
+# One negation however it is spelt: "does not", "doesn't" and "doesnt" all count as one "not".
+NOT_FORMS = frozenset("not cannot cant dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt "
+                      "hasnt havent hadnt aint".split())
+# Words whose opposite is the opposite claim: a copy that swaps one for the other is another claim.
+POLAR_WORDS = frozenset(
+    "true false real fake hoax myth debunked untrue lie lies wrong correct proven unproven "
+    "increase increased increases decrease decreased decreases rise rises rose fall falls fell "
+    "up down more less higher lower safe unsafe dangerous legal illegal won lost win lose wins loses "
+    "before after all always everyone support supports oppose opposes approve approved reject rejected "
+    "pro anti yes cause causes caused prevent prevents prevented ineffective unconstitutional unlikely unable "
+    "inaccurate incorrect unfounded fail fails failed deny denies denied refuse refuses refused hardly barely "
+    "cut cuts raise raised raises".split()
+)
+# What reposts put before a claim ("BREAKING:", "Share before they delete this!"): it says nothing
+# about the claim, and "before" would otherwise read as a polar word.
+SHARE_BAIT = re.compile(
+    r"^(?:(?:breaking(?: news)?|wow|omg|read this|pass it on|share (?:this )?(?:before (?:they|it) "
+    r"(?:delete|deletes|remove|removes)(?: (?:this|it))?)?)\s*)+"
+)
+# Words in capitals inside a sentence: the people, places and bodies a claim is about.
+CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'’-]*[a-z][\w'’-]*)")
+# Words too common to change a claim by themselves ("the" for "a"); negations are the polarity guard's.
+STOPWORDS = frozenset(
+    "the a an of to in on for and or but is are was were be been being it its this that these those with as at "
+    "by from has have had will would can could should may might do does did so than then there their they "
+    "he she we you i his her our your my me us them who which what when where how".split()
+)
+NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
+    "million billion trillion half twice double triple dozen".split()
+)
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# A thousands separator: "5,000" and "5.000" are 5000, but "1.5" is not 15.
+THOUSANDS = re.compile(r"[.,](?=\d{3}(?!\d))")
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the judge compares of one post: its normalised URL and text and what is derived from them."""
+
+    url_key: str
+    text_key: str
+    words: int
+    polarity: tuple[tuple[str, int], ...]
+    numbers: tuple[tuple[str, int], ...]
+    names: frozenset[str]  # empty when the text has no mixed case to tell names by
+    tokens: frozenset[str]
+    words_counted: Counter[str]
+    grams: frozenset[bytes]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    method: str  # a MatchMethod value
+    score: float
+    automatic: bool
+    guard: Guard
+
+
+def _counted(items) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(Counter(items).items()))
+
+
+def polarity_of(tokens: list[str]) -> tuple[tuple[str, int], ...]:
+    """The negations (each spelling of "not" as one) and polar words of a normalised text, counted."""
+    found = []
+    skip = False
+    for token, after in zip(tokens, [*tokens[1:], ""]):
+        if skip:
+            skip = False
+        elif token in CONTRACTED and after == "t":
+            found.append("not")
+            skip = True
+        elif token in NOT_FORMS:
+            found.append("not")
+        elif token in NEGATIONS or token in POLAR_WORDS:
+            found.append(token)
+    return _counted(found)
+
+
+def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
+    """The numbers a post states: digits from its text (URLs left out; "5,000" and "5000" alike, "1.5"
+    and "15" not) and number words."""
+    digits = [THOUSANDS.sub("", n).replace(",", ".") for n in NUMBER.findall(URL_IN_TEXT.sub(" ", text or ""))]
+    return _counted(digits + [t for t in tokens if t in NUMBER_WORDS])
+
+
+def names_of(text: str) -> frozenset[str]:
+    """The capitalised words inside its sentences ("Joe Biden", "Texas"), folded; none for a text in
+    one case (ALL CAPS or all lower case), where capitals tell nothing."""
+    text = URL_IN_TEXT.sub(" ", text or "")
+    if text.upper() == text or text.lower() == text:
+        return frozenset()
+    return frozenset(part for word in CAPITALISED.findall(text.strip()) for part in normalise_text(word).split())
+
+
+def _close(a: str, b: str) -> bool:
+    """Equal, or a typo apart: one edit (a letter changed, dropped, added, or two swapped), two in a
+    word of seven letters or more (optimal string alignment distance)."""
+    if a == b:
+        return True
+    most = 2 if min(len(a), len(b)) >= 7 else 1
+    if abs(len(a) - len(b)) > most or min(len(a), len(b)) < 3:
+        return False
+    before, row = None, list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (x != y))
+            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, row = row, current
+        if min(row) > most:
+            return False
+    return row[-1] <= most
+
+
+def wording_differs(a: Features, b: Features) -> bool:
+    """Whether one text swaps a word of the other for another word ("violent crime" / "violent
+    criticism"): a word gone and a word come that are not a typo of each other. Words only added
+    (hashtags, "BREAKING", a comment) or only dropped, and words moved, change nothing here."""
+    gone = list((a.words_counted - b.words_counted).elements())
+    come = list((b.words_counted - a.words_counted).elements())
+    gone_unmatched = [w for w in gone if not any(_close(w, x) for x in come)]
+    come_unmatched = [x for x in come if not any(_close(w, x) for w in gone)]
+    # "the" for "a" is no other claim; "should" for "fought" is.
+    return bool(gone_unmatched and come_unmatched) and any(
+        w not in STOPWORDS for w in (*gone_unmatched, *come_unmatched)
+    )
+
+
+def names_differ(a: Features, b: Features) -> bool:
+    """Whether one text names someone or something that the other does not mention at all (typos
+    forgiven; a name moved to the start of a sentence by a reordering is still mentioned)."""
+    if not a.names or not b.names:
+        return False
+
+    def missing(names: frozenset[str], tokens: frozenset[str]) -> bool:
+        return any(name not in tokens and not any(_close(name, token) for token in tokens) for name in names)
+
+    return missing(a.names, b.tokens) or missing(b.names, a.tokens)
+
+
+def grams_of(normalised_text: str) -> frozenset[bytes]:
+    """The text's character 5-grams, as the signature hashes them (factcheck.matching.signature)."""
+    if not normalised_text:
+        return frozenset()
+    data = f" {normalised_text} ".encode()
+    return frozenset(data[i : i + GRAM] for i in range(len(data) - GRAM + 1))
+
+
+def features(*, text: str, normalised_text: str, url_key: str, text_key: str) -> Features:
+    claim = SHARE_BAIT.sub("", normalised_text)  # what the post claims, without the repost's bait
+    tokens = claim.split()
+    return Features(
+        url_key=url_key, text_key=text_key, words=len(tokens), polarity=polarity_of(tokens),
+        numbers=numbers_of(text, tokens), names=names_of(text), tokens=frozenset(tokens),
+        words_counted=Counter(tokens), grams=grams_of(claim),
+    )
+
+
+def jaccard(a: frozenset[bytes], b: frozenset[bytes]) -> float:
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
+
+
+def _guard(a: Features, b: Features, *, text_method: bool) -> Guard:
+    if text_method and min(a.words, b.words) < MIN_AUTO_WORDS:
+        return "short_text"
+    if a.polarity != b.polarity:
+        return "polarity"
+    if a.numbers != b.numbers:
+        return "numbers"
+    if names_differ(a, b):
+        return "names"
+    if wording_differs(a, b):
+        return "wording"
+    return ""
+
+
+def judge(a: Features, b: Features, *, auto: float, suggest: float) -> Judgement | None:
+    """How post `a` matches post `b`, or None when it does not even reach a suggestion."""
+    if a.url_key and a.url_key == b.url_key:
+        method, score = "url", 1.0
+    elif a.text_key and a.text_key == b.text_key:
+        method, score = "text", 1.0
+    else:
+        method, score = "minhash", round(jaccard(a.grams, b.grams), 4)
+    if score < suggest:
+        return None
+    # Two posts of the same link are one claim unless their texts say otherwise.
+    guard = _guard(a, b, text_method=method != "url") if (method != "url" or a.words or b.words) else ""
+    return Judgement(method=method, score=score, automatic=score >= auto and not guard, guard=guard)

@@ -1,0 +1,191 @@
+"""Whether two posts say the same claim: the normalised forms copies share, the MinHash band keys
+that make a near-copy a candidate, and the judge's method, score and guards for each kind of pair."""
+
+from __future__ import annotations
+
+import pytest
+
+from factcheck.matching.signature import keys_of, signatures_of
+from factcheck.matching.similarity import features, judge
+from factcheck.normalise import digest, normalise_text, normalise_url
+from tests.factcheck.matching_helpers import (
+    CHANGED_NUMBER_COPY,
+    CLAIM,
+    COMMENTED_COPY,
+    EXACT_COPY,
+    NEAR_COPY,
+    NEGATED_COPY,
+    SHORT_CLAIM,
+    UNRELATED,
+)
+
+AUTO, SUGGEST = 0.7, 0.4
+
+
+def of(text: str, url: str = ""):
+    """A post's features, as the matcher reads them off its stored fields."""
+    normalised, link = normalise_text(text), normalise_url(url)
+    return features(text=text, normalised_text=normalised, url_key=digest(link), text_key=digest(normalised))
+
+
+def judged(copy: str, source: str, *, copy_url: str = "", source_url: str = ""):
+    return judge(of(copy, copy_url), of(source, source_url), auto=AUTO, suggest=SUGGEST)
+
+
+# Normalisation: what test_normalise.py does not cover yet, one rule per case.
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("Stay safe 🙏🏽 share ❤️‍🔥 now 👉👉", "stay safe share now"),
+    ("Vaccines🤯contain chips", "vaccines contain chips"),  # an emoji between words separates them
+    ("Read https://news.example/a?b=1 before it is deleted", "read before it is deleted"),
+    ("Source: http://x.example/p, and www.y.example/q!", "source and"),
+    ("Já não há vacinação em São Paulo", "ja nao ha vacinacao em sao paulo"),
+    ("Naïve coöperation Zürich", "naive cooperation zurich"),
+])
+def test_texts_drop_emoji_links_and_accents(given, expected):
+    assert normalise_text(given) == expected
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("https://news.example/story?utm_source=fb&utm_medium=social&utm_campaign=x&utm_term=y&utm_content=z",
+     "https://news.example/story"),
+    ("https://news.example/story?UTM_Source=fb&id=3", "https://news.example/story?id=3"),
+    ("https://news.example/story?fbclid=IwAR2abc", "https://news.example/story"),
+    ("https://news.example/story?gclid=Cj0KCQ&id=3", "https://news.example/story?id=3"),
+    ("https://www.news.example/story", "https://news.example/story"),
+    ("https://WWW.NEWS.EXAMPLE/story", "https://news.example/story"),
+    ("https://news.example/story#comments", "https://news.example/story"),
+    ("https://news.example/story/?id=3#top", "https://news.example/story?id=3"),
+    ("https://www2.news.example/story", "https://www2.news.example/story"),  # only "www." itself goes
+])
+def test_urls_drop_tracking_parameters_www_and_the_fragment(given, expected):
+    assert normalise_url(given) == expected
+
+
+def test_shares_of_one_link_with_different_tracking_have_one_key():
+    shared = [
+        "https://www.news.example/story?utm_source=facebook&fbclid=IwAR0#comments",
+        "https://news.example/story/?gclid=abc",
+        "HTTPS://NEWS.EXAMPLE/story",
+    ]
+    assert len({digest(normalise_url(url)) for url in shared}) == 1
+
+
+# Band keys: a near-copy shares some with its claim (so it is found), an unrelated post none.
+
+def test_a_near_copy_shares_band_keys_with_its_claim_and_an_unrelated_post_does_not():
+    claim, near, unrelated = (set(keys_of(s)) for s in signatures_of(
+        [normalise_text(CLAIM), normalise_text(NEAR_COPY), normalise_text(UNRELATED)]))
+    assert len(claim) == 12
+    assert claim & near
+    assert not claim & unrelated
+
+
+def test_signatures_are_the_same_in_a_batch_and_alone():
+    texts = [normalise_text(t) for t in (CLAIM, NEAR_COPY, "")]
+    assert signatures_of(texts) == [signatures_of([t])[0] for t in texts]
+    assert signatures_of([""]) == [""]
+
+
+# The judge: every pair records its method and score; guards hold a pair at suggestion.
+
+def test_an_exact_copy_is_matched_by_text_automatically():
+    judgement = judged(EXACT_COPY, CLAIM)
+    assert (judgement.method, judgement.score, judgement.automatic, judgement.guard) == ("text", 1.0, True, "")
+
+
+def test_a_near_copy_with_a_typo_a_breaking_prefix_and_hashtags_is_matched_automatically():
+    judgement = judged(NEAR_COPY, CLAIM)
+    assert judgement.method == "minhash"
+    assert AUTO <= judgement.score < 1.0
+    assert judgement.automatic and judgement.guard == ""
+
+
+def test_a_shared_link_is_matched_by_url_whatever_the_tracking_parameters():
+    judgement = judged(NEAR_COPY, CLAIM, copy_url="https://www.news.example/lemon?utm_source=fb#top",
+                       source_url="https://news.example/lemon")
+    assert (judgement.method, judgement.score, judgement.automatic) == ("url", 1.0, True)
+
+
+def test_a_shared_link_whose_text_negates_the_claim_is_not_automatic():
+    judgement = judged(NEGATED_COPY, CLAIM, copy_url="https://news.example/lemon", source_url="https://news.example/lemon")
+    assert (judgement.method, judgement.automatic, judgement.guard) == ("url", False, "polarity")
+
+
+@pytest.mark.parametrize(("copy", "source"), [
+    (NEGATED_COPY, CLAIM),
+    ("Drinking hot lemon water every morning does not cure diabetes according to a new study from doctors",
+     "Drinking hot lemon water every morning cures diabetes according to a new study from doctors"),
+    ("The new vaccine isn't safe for children under five years old according to the health ministry",
+     "The new vaccine is safe for children under five years old according to the health ministry"),
+    ("There is no evidence that drinking hot lemon water for 5 minutes every morning cures type 2 diabetes within "
+     "three weeks", CLAIM),
+], ids=["does-not-cure", "cures-vs-does-not-cure", "is-vs-isnt", "no-evidence-that"])
+def test_a_negated_copy_is_never_automatic(copy, source):
+    judgement = judged(copy, source)
+    assert judgement is not None, "a negated copy is close enough to be offered to a person"
+    assert judgement.method == "minhash" and judgement.score >= SUGGEST
+    assert not judgement.automatic
+    assert judgement.guard == "polarity"
+
+
+def test_the_negation_guard_holds_whichever_post_is_the_source():
+    judgement = judged(CLAIM, NEGATED_COPY)
+    assert (judgement.automatic, judgement.guard) == (False, "polarity")
+
+
+@pytest.mark.parametrize(("copy", "source"), [
+    (CHANGED_NUMBER_COPY, CLAIM),
+    ("Holding your breath for 50 minutes every day protects you from the virus say doctors in Italy",
+     "Holding your breath for 5 minutes every day protects you from the virus say doctors in Italy"),
+    ("Scientists confirm that drinking hot lemon water for five minutes every morning cures type 2 diabetes "
+     "within thirteen weeks", "Scientists confirm that drinking hot lemon water for five minutes every morning "
+     "cures type 2 diabetes within three weeks"),
+], ids=["5-vs-50-minutes", "breath-5-vs-50", "number-words"])
+def test_a_copy_with_a_changed_number_is_a_suggestion_at_most(copy, source):
+    judgement = judged(copy, source)
+    assert judgement.score >= AUTO  # close enough to be automatic, were it not for the number
+    assert not judgement.automatic
+    assert judgement.guard == "numbers"
+
+
+def test_the_same_number_written_with_a_thousands_separator_is_the_same_number():
+    judgement = judged("Over 5,000 people were vaccinated in one afternoon at the stadium in the city centre",
+                       "Over 5000 people were vaccinated in one afternoon at the stadium in the city centre")
+    assert judgement.automatic and judgement.guard == ""
+
+
+def test_an_identical_short_text_is_never_automatic():
+    judgement = judged(SHORT_CLAIM + "!", SHORT_CLAIM)
+    assert (judgement.method, judgement.score) == ("text", 1.0)
+    assert not judgement.automatic
+    assert judgement.guard == "short_text"
+
+
+def test_seven_words_are_short_and_eight_are_not():
+    seven = "Lemon water in the morning cures diabetes"
+    eight = "Hot lemon water in the morning cures diabetes"
+    assert judged(seven, seven).guard == "short_text"
+    assert judged(eight, eight).automatic
+
+
+def test_a_commented_copy_between_the_thresholds_is_a_suggestion():
+    judgement = judged(COMMENTED_COPY, CLAIM)
+    assert judgement.method == "minhash"
+    assert SUGGEST <= judgement.score < AUTO
+    assert not judgement.automatic and judgement.guard == ""
+
+
+def test_an_unrelated_post_is_no_match():
+    assert judged(UNRELATED, CLAIM) is None
+
+
+def test_empty_texts_without_links_are_no_match():
+    assert judged("", "") is None
+    assert judged("😱😱", "🙏") is None
+
+
+def test_the_thresholds_decide_what_is_automatic():
+    near = of(NEAR_COPY), of(CLAIM)
+    assert judge(*near, auto=0.99, suggest=0.4).automatic is False
+    assert judge(*near, auto=0.99, suggest=0.95) is None

@@ -1,0 +1,368 @@
+"""Matched ratings: a claim's rating reaches its linked copies, and follows every change of it.
+
+Through a real worker: a re-rating, a rating of True and a reversal on appeal of the claim's rating
+reach every copy; an owner's "not the same claim" dispute of a copy goes to the claim's
+organisation and, reversed, unlinks that copy alone; the reconciler gives a copy whose job was lost
+its rating. And each step is safe to run twice.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import django_rq
+import pytest
+
+from audit.models import AuditEvent
+from factcheck import jobs as factcheck_jobs
+from factcheck.matching.matcher import match_posts
+from factcheck.models import Match, Page, Post, QueueState, Rating
+from factcheck.queue import queued_posts
+from moderation import jobs
+from moderation.appeals import AppealConflict, NotAllowed, decide_appeal, file_appeal, start_review
+from moderation.enforcement import apply_rating
+from moderation.models import (
+    Action,
+    DistributionChange,
+    Notification,
+    PostDistribution,
+    RatingDecision,
+    StatementOfReasons,
+    Strike,
+)
+from moderation.propagation import apply_matched_rating, apply_matches, propagate_rating
+from tests.factcheck.matching_helpers import (
+    CLAIM,
+    EXACT_COPY,
+    NEAR_COPY,
+    WORKER,
+    arrive,
+    flag,
+    matched_action,
+    post,
+    rate,
+)
+from tests.factories import FactCheckerFactory, UserFactory
+
+COPIES = ("copy-1", "copy-2")
+
+
+@pytest.fixture
+def owner(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def colleague(factchecker):
+    """Another member of the rating's organisation: may re-rate and decide appeals of the rater's rating."""
+    return FactCheckerFactory(organisation=factchecker.organisation)
+
+
+def claim_and_copies(reviewer) -> tuple[Post, Rating]:
+    """A claim rated False, then two copies of it (each on a page of its own) matched on arrival."""
+    arrive(flag("source", CLAIM, page="page-source"))
+    rating = rate(reviewer, post("source"))
+    arrive(flag("copy-1", NEAR_COPY, page="page-1"), flag("copy-2", EXACT_COPY, page="page-2"))
+    assert {post(name).queue_state for name in COPIES} == {QueueState.MATCHED}
+    return post("source"), rating
+
+
+def decided_claim_and_copies(reviewer) -> tuple[Post, Rating]:
+    """The same, with the decisions the jobs would take, taken here (for tests without a worker)."""
+    source, rating = claim_and_copies(reviewer)
+    apply_rating(rating_id=rating.pk)
+    apply_matches(post_ids=[post(name).pk for name in COPIES])
+    return source, rating
+
+
+def owned(target: Post, owner) -> Post:
+    Page.objects.get(pk=target.page_id).owners.add(owner)
+    return target
+
+
+def dispute(owner, target: Post):
+    return file_appeal(owner=owner, post_id=target.pk, kind="dispute", statement="My post is about another study.",
+                       evidence_urls=["https://evidence.example/my-post"])
+
+
+def written() -> dict[str, int]:
+    """Counts of everything a decision writes."""
+    return {
+        "actions": Action.objects.count(), "decisions": RatingDecision.objects.count(),
+        "statements": StatementOfReasons.objects.count(), "feed": DistributionChange.objects.count(),
+        "notifications": Notification.objects.count(), "strikes": Strike.objects.count(),
+        "audit": AuditEvent.objects.count(),
+    }
+
+
+# Follow-ons through a real worker ----------------------------------------------------------------
+
+@WORKER
+def test_re_rating_the_claim_ends_each_copys_matched_rating_and_gives_the_new_one(factchecker, colleague, run_worker):
+    source, first = claim_and_copies(factchecker)
+    run_worker()
+    before = {name: matched_action(post(name)) for name in COPIES}
+    assert all(action.rating_id == first.pk for action in before.values())
+
+    second = rate(colleague, source, "partly_false", rationale="Some of it holds: lemon water is harmless.",
+                  change_reason="New evidence: the study exists but says much less.")
+    run_worker()
+    for name in COPIES:
+        old = Action.objects.get(pk=before[name].pk)
+        assert old.ended_at is not None and old.end_reason == "superseded"
+        new = matched_action(post(name))
+        assert (new.rating_id, new.verdict) == (second.pk, "partly_false")
+        assert PostDistribution.objects.get(post=post(name)).multiplier == Decimal("0.5")
+    assert Action.objects.get(post=source, ended_at__isnull=True).verdict == "partly_false"
+
+
+@WORKER
+def test_rating_the_claim_true_lifts_its_copies_restrictions(factchecker, colleague, owner, run_worker):
+    source, _ = claim_and_copies(factchecker)
+    owned(post("copy-1"), owner)
+    run_worker()
+
+    rate(colleague, source, "true", rationale="The study is real after all.", change_reason="We found the study.")
+    run_worker()
+    for name in COPIES:
+        assert not Action.objects.filter(post=post(name), ended_at__isnull=True).exists()
+        assert Action.objects.get(post=post(name)).end_reason == "superseded"
+        distribution = PostDistribution.objects.get(post=post(name))
+        assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
+        assert not Strike.objects.filter(action__post=post(name), ended_at__isnull=True).exists()
+    assert Notification.objects.filter(user=owner, post=post("copy-1"),
+                                       subject="Your post copy-1 is no longer restricted").exists()
+
+
+@WORKER
+def test_a_dispute_of_the_claim_reversed_on_appeal_reaches_its_copies_as_reversed(
+    factchecker, colleague, owner, run_worker
+):
+    source, _ = claim_and_copies(factchecker)
+    owned(source, owner)
+    run_worker()
+    before = {name: matched_action(post(name)).pk for name in COPIES}
+
+    appeal = dispute(owner, source)
+    assert appeal.action is None  # the claim's own rating: its organisation decides
+    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                            reason="The post quotes the study fairly.", new_verdict="missing_context")
+    run_worker()
+    for name in COPIES:
+        assert Action.objects.get(pk=before[name]).end_reason == "reversed"
+        now = matched_action(post(name))
+        assert (now.rating_id, now.verdict) == (decided.new_rating_id, "missing_context")
+        assert PostDistribution.objects.get(post=post(name)).labels == ["Missing context."]
+    assert Action.objects.get(post=source, ended_at__isnull=True).verdict == "missing_context"
+
+
+@WORKER
+def test_a_copy_shows_its_owner_the_claim_it_was_matched_to(factchecker, owner, run_worker, login):
+    claim_and_copies(factchecker)
+    owned(post("copy-1"), owner)
+    run_worker()
+
+    notice = Notification.objects.get(user=owner, post=post("copy-1"))
+    assert notice.subject == "Your post copy-1 was matched to a claim rated False"
+    page = login(owner).get(f"/appeals/posts/{post('copy-1').pk}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"matched automatically to a claim that {factchecker.organisation.name} rated False" in text
+    # Its statement of reasons says the decision was partly automated.
+    assert "Decision: the rating was matched to this post automatically as a copy of a rated post." in text
+
+
+# Idempotence --------------------------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_propagating_a_rating_twice_writes_nothing_the_second_time(factchecker):
+    _, rating = claim_and_copies(factchecker)
+    apply_rating(rating_id=rating.pk)
+    assert propagate_rating(rating_id=rating.pk) == 2
+    assert all(matched_action(post(name)) for name in COPIES)
+    once = written()
+
+    propagate_rating(rating_id=rating.pk)
+    assert written() == once
+
+
+@pytest.mark.django_db
+def test_applying_matches_twice_writes_nothing_the_second_time(factchecker):
+    _, rating = claim_and_copies(factchecker)
+    apply_rating(rating_id=rating.pk)
+    ids = [post(name).pk for name in COPIES]
+    assert apply_matches(post_ids=ids) == 2
+    once = written()
+
+    apply_matches(post_ids=ids)
+    propagate_rating(rating_id=rating.pk)  # the rating's own job arriving late changes nothing either
+    assert written() == once
+    assert RatingDecision.objects.filter(rating=rating).count() == 3  # its post and two copies, once each
+
+
+@pytest.mark.django_db
+def test_a_late_job_for_a_superseded_rating_leaves_the_copies_on_the_newer_one(factchecker, colleague):
+    source, first = claim_and_copies(factchecker)
+    apply_rating(rating_id=first.pk)
+    second = rate(colleague, source, "altered", rationale="The photo is edited.",
+                  change_reason="We found the original.")
+    apply_rating(rating_id=second.pk)
+    propagate_rating(rating_id=second.pk)
+
+    propagate_rating(rating_id=first.pk)  # the first rating's job, delayed
+    for name in COPIES:
+        assert list(Action.objects.filter(post=post(name)).values_list("rating_id", "ended_at")) == [(second.pk, None)]
+        assert RatingDecision.objects.get(rating=first, post=post(name)).outcome == "superseded"
+
+
+# An owner's dispute of a matched rating ---------------------------------------------------------
+
+@pytest.mark.django_db
+def test_an_owners_dispute_of_a_copy_is_against_the_claims_rating_and_its_matched_action(
+    factchecker, colleague, owner
+):
+    _, rating = decided_claim_and_copies(factchecker)
+    copy = owned(post("copy-1"), owner)
+
+    appeal = dispute(owner, copy)
+    assert appeal.rating == rating
+    assert appeal.action == matched_action(copy) and appeal.action.kind == "matched_rating"
+    # It goes to the claim's organisation (not the person who rated it), not to staff.
+    notified = set(Notification.objects.filter(kind="appeal_received").values_list("user_id", flat=True))
+    assert notified == {colleague.pk}
+
+
+@pytest.mark.django_db
+def test_only_the_claims_organisation_decides_a_dispute_of_a_copy(factchecker, colleague, owner):
+    decided_claim_and_copies(factchecker)
+    appeal = dispute(owner, owned(post("copy-1"), owner))
+    outsider = FactCheckerFactory()  # another organisation
+    for reviewer in (outsider, factchecker):  # nor the person who rated the claim
+        with pytest.raises(NotAllowed):
+            start_review(appeal_id=appeal.pk, reviewer=reviewer)
+        with pytest.raises(NotAllowed):
+            decide_appeal(appeal_id=appeal.pk, reviewer=reviewer, outcome="reversed", reason="Not the same.")
+    assert matched_action(post("copy-1")) is not None
+    start_review(appeal_id=appeal.pk, reviewer=colleague)
+    assert decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld",
+                         reason="It is the same claim.").status == "upheld"
+    assert matched_action(post("copy-1")) is not None
+
+
+@WORKER
+def test_reversing_a_dispute_of_a_copy_unlinks_that_copy_alone(factchecker, colleague, owner, run_worker):
+    source, rating = claim_and_copies(factchecker)
+    copy = owned(post("copy-1"), owner)
+    run_worker()
+    matched = matched_action(copy)
+
+    appeal = dispute(owner, copy)
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Another study altogether.")
+    run_worker()
+
+    copy = post("copy-1")
+    assert Action.objects.get(pk=matched.pk).end_reason == "reversed"
+    assert not Action.objects.filter(post=copy, ended_at__isnull=True).exists()
+    assert PostDistribution.objects.get(post=copy).multiplier == Decimal("1")
+    assert Match.objects.get(post=copy, source=source).state == "rejected"
+    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.QUEUED, None)
+    assert copy in queued_posts(organisation=None)
+    # The claim keeps its rating, and the other copy its matched rating.
+    assert Rating.objects.get(post=source, is_current=True) == rating
+    assert Action.objects.get(post=source, ended_at__isnull=True).kind == "fact_check"
+    assert matched_action(post("copy-2")).rating == rating
+    assert Notification.objects.filter(user=owner, post=copy, kind="appeal_decided").exists()
+
+
+@WORKER
+def test_an_unlinked_copy_is_never_linked_to_the_claim_again(factchecker, colleague, owner, run_worker):
+    source, _ = claim_and_copies(factchecker)
+    copy = owned(post("copy-1"), owner)
+    run_worker()
+    appeal = dispute(owner, copy)
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Another study altogether.")
+    run_worker()
+
+    # Matching runs again in every way it can, and the claim is rated again.
+    match_posts(post_ids=[copy.pk], rated_only=True)
+    match_posts(post_ids=[copy.pk], rated_only=False)
+    Post.objects.filter(pk=copy.pk).update(matched_at=None)
+    factcheck_jobs.match_unmatched()
+    rate(colleague, source, "altered", rationale="The chart is edited.", change_reason="We found the original chart.")
+    run_worker()
+
+    copy = post("copy-1")
+    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.QUEUED, None)
+    assert list(Match.objects.filter(post=copy).values_list("state", flat=True)) == ["rejected"]
+    assert not Action.objects.filter(post=copy, ended_at__isnull=True).exists()
+    assert matched_action(post("copy-2")).verdict == "altered"
+
+
+@WORKER
+def test_an_open_dispute_of_a_copy_does_not_block_re_rating_the_claim(factchecker, colleague, owner, run_worker):
+    source, _ = claim_and_copies(factchecker)
+    copy = owned(post("copy-1"), owner)
+    run_worker()
+    appeal = dispute(owner, copy)
+
+    second = rate(colleague, source, "partly_false", rationale="Partly supported.", change_reason="New evidence.")
+    run_worker()
+    assert Rating.objects.get(post=source, is_current=True) == second
+    for name in COPIES:
+        assert matched_action(post(name)).rating == second
+    # The matched rating the dispute was against has ended: there is nothing left to reverse.
+    with pytest.raises(AppealConflict):
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Not the same.")
+    assert decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld",
+                         reason="Replaced by the new rating.").status == "upheld"
+
+
+# The reconciler -----------------------------------------------------------------------------------
+
+@WORKER
+def test_a_linked_copy_whose_job_was_lost_gets_its_rating_from_the_reconciler(factchecker, run_worker, settings):
+    arrive(flag("source", CLAIM, page="page-source"))
+    rating = rate(factchecker, post("source"))
+    run_worker()
+    arrive(flag("copy-1", NEAR_COPY, page="page-1"))
+    django_rq.get_connection("default").flushdb()  # Redis lost the copy's job
+    assert run_worker() == 0
+    assert post("copy-1").queue_state == QueueState.MATCHED and matched_action(post("copy-1")) is None
+
+    settings.FACTDESK_RECONCILE_AFTER_SECONDS = 30
+    assert jobs.reconcile_decisions() == 0  # too fresh: its job may still be on the way
+    settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
+    assert jobs.reconcile_decisions() == 1
+    action = matched_action(post("copy-1"))
+    assert (action.rating_id, action.statement.transparency["automated_decision"]) == (
+        rating.pk, "AUTOMATED_DECISION_PARTIALLY")
+    assert PostDistribution.objects.get(post=post("copy-1")).multiplier == Decimal("0.2")
+    assert jobs.reconcile_decisions() == 0
+
+
+@WORKER
+def test_copies_follow_a_re_rating_whose_jobs_were_lost_once_the_reconciler_runs(
+    factchecker, colleague, run_worker, settings
+):
+    source, _ = claim_and_copies(factchecker)
+    run_worker()
+    second = rate(colleague, source, "altered", rationale="Edited screenshot.", change_reason="We found the original.")
+    django_rq.get_connection("default").flushdb()
+    assert run_worker() == 0
+
+    settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
+    assert jobs.reconcile_decisions() == 3  # the claim's own decision and both copies'
+    for name in COPIES:
+        assert matched_action(post(name)).rating == second
+    assert jobs.reconcile_decisions() == 0
+
+
+@pytest.mark.django_db
+def test_a_copy_unlinked_before_its_job_ran_is_left_alone(factchecker):
+    _, rating = claim_and_copies(factchecker)
+    apply_rating(rating_id=rating.pk)
+    copy = post("copy-1")
+    Post.objects.filter(pk=copy.pk).update(duplicate_of=None, queue_state=QueueState.QUEUED)
+
+    assert apply_matched_rating(rating_id=rating.pk, post_id=copy.pk) is None
+    assert not Action.objects.filter(post=copy).exists()
