@@ -90,6 +90,14 @@ def run_matching_figures(run, args: argparse.Namespace, *, platform, rater) -> N
     """The near-duplicate figures (bench/matching.py), on the posts loaded so far."""
     from bench.matching import bench_candidates, bench_ingest_matching, bench_propagation
 
+    from django.conf import settings
+
+    from bench.matching_quality import quality_figures
+
+    print("matching 0/3 quality on the labelled pairs from ../shared/data", flush=True)
+    figures, section = quality_figures(auto=settings.FACTDESK_MATCH_AUTO, suggest=settings.FACTDESK_MATCH_SUGGEST)
+    run.figures += figures
+    run.sections.append(("Near-duplicate matching quality", section))
     print(f"matching 1/3 candidates of {args.candidates} new posts", flush=True)
     run.figures.append(bench_candidates(samples=args.candidates, warmup=min(args.warmup, 20)))
     print(f"matching 2/3 one rating reaching {args.copies:,} copies", flush=True)

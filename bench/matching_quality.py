@@ -452,6 +452,35 @@ def sweep_markdown(rows: Sequence[SweepRow]) -> str:
     return "\n".join(lines)
 
 
+def quality_figures(*, auto: float, suggest: float, data_dir: Path | None = None) -> tuple[list, str]:
+    """The report's figures (precision overall and on negations, recall on copies and light edits, in
+    percent) and its section (the per-kind table and the threshold sweep); `make bench` calls this."""
+    from bench.report import Figure
+
+    result = evaluate(auto=auto, suggest=suggest, data_dir=data_dir)
+    if result is None:
+        missing = "not measured: the labelled pairs are made from ../shared/data, which is absent here"
+        return [Figure(name="near-duplicate quality", value=None, unit="%", target="see issue 10", notes=[missing])], missing
+    negation = result.row("negation")
+    rows = [
+        ("automatic matching precision, all kinds", result.precision, 0.99),
+        ("automatic matching precision on negations", 1.0 - negation.auto / max(negation.pairs, 1), 1.0),
+        ("automatic matching recall on copies", result.row("copy").recall, 0.9),
+        ("automatic matching recall on light edits", result.row("light_edit").recall, 0.9),
+    ]
+    figures = [
+        Figure(name=name, value=value * 100, unit="%", target=f">= {target:.0%}", passed=value >= target,
+               notes=[f"{len(result.rows)} kinds of labelled pairs from the PolitiFact and LIAR statements; auto >= "
+                      f"{auto}, suggest >= {suggest}; the table is in 'Near-duplicate matching quality' below."])
+        for name, value, target in rows
+    ]
+    section = "\n".join([
+        result.markdown(), "", f"Sweep of the automatic threshold (suggest {suggest}):", "",
+        sweep_markdown(sweep(suggest=suggest, data_dir=data_dir) or []),
+    ])
+    return figures, section
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.matching_quality", description=__doc__.split("\n\n")[0])
     parser.add_argument("--auto", type=float, default=0.7, help="automatic-match threshold")

@@ -54,6 +54,7 @@ class Run:
     machine: dict[str, str]
     figures: list[Figure] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
+    sections: list[tuple[str, str]] = field(default_factory=list)  # (title, markdown) after the notes
     seconds: float = 0.0
 
 
@@ -130,6 +131,8 @@ def render(run: Run) -> str:
             lines.append("")
             lines += [f"- {note}" for note in f.notes]
             lines.append("")
+    for title, body in run.sections:
+        lines += [f"## {title}", "", body, ""]
     if run.details:
         lines += ["## How it was measured", "", *[f"- {d}" for d in run.details], ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -180,7 +180,7 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         p.external_id: p
         for p in Post.objects.select_for_update()
         .filter(external_id__in_array=list(latest_post))
-        .only("id", "external_id", "page_id", "queue_state")
+        .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id")
         .order_by("id")
     }
     known_keys = set(

@@ -19,8 +19,9 @@ def take_out_of_queue(*, page_ids: list[int], now: datetime) -> int:
     list(Post.objects.select_for_update(no_key=True, of=("self",)).filter(page_id__in=page_ids).order_by("id").values_list("id"))
     for claim in Claim.objects.filter(post__page_id__in=page_ids, status=ClaimStatus.ACTIVE):
         expire_claim(claim, now=now, return_to_queue=False)
+    # A copy waiting with its group leaves too: a politician's post takes no claim's rating.
     return Post.objects.filter(
-        page_id__in=page_ids, queue_state__in=[QueueState.QUEUED, QueueState.CLAIMED]
+        page_id__in=page_ids, queue_state__in=[QueueState.QUEUED, QueueState.CLAIMED, QueueState.GROUPED]
     ).update(queue_state=QueueState.NOT_ELIGIBLE, updated_at=now)
 
 

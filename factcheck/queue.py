@@ -26,6 +26,8 @@ def state_for(post: Post, *, has_flags: bool) -> str:
                             QueueState.GROUPED, QueueState.MATCHED):
         # Rated, claimed and matched posts leave that state only through ratings, claims and matching.
         return post.queue_state
+    if has_flags and post.duplicate_of_id is not None:
+        return QueueState.GROUPED  # a copy linked before its first flag waits with its claim, not alone
     return QueueState.QUEUED if has_flags else QueueState.UNFLAGGED
 
 

@@ -25,7 +25,7 @@ from factcheck.claims import (
     require_coverage,
     take_claim,
 )
-from factcheck.matching.matcher import mark_group_rated
+from factcheck.matching.matcher import mark_group_rated, unlink_copy
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
 from factcheck.signals import rating_recorded
 
@@ -115,6 +115,7 @@ def _authorise(
         raise NotClaimable("Only fact-checkers can rate posts.")
     if post.page.is_politician:
         raise RatingRefused("Posts and ads from politicians are not fact-checked.")
+
     if deciding_appeal is None:
         # An organisation answers the appeals against its own ratings even where it no longer covers.
         require_coverage(reviewer, post)
@@ -198,6 +199,10 @@ def record_rating(
                claim_if_unclaimed=claim_if_unclaimed, deciding_appeal=deciding_appeal)
     if previous is not None:
         values["change_reason"] = _clean_change_reason(change_reason)
+    if post.duplicate_of_id is not None:
+        # A copy rated on its own (through the API, an import) takes its own rating, not its claim's.
+        unlink_copy(post=post, actor=reviewer, now=now,
+                    reason=f"rated on its own by {reviewer.organisation.name}, not as a copy of its claim")
     live = claim is not None and claim.expires_at > now
     if previous is None and not live:
         if claim is not None:  # someone's lease ran out; it ends now

@@ -16,6 +16,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
+from core.bulk import update_rows
 from factcheck.models import Page, Post
 from moderation.feed import append_changes
 from moderation.models import FACT_CHECK_KINDS, Action, ActionKind, DistributionChange, PageStanding, PostDistribution
@@ -152,7 +153,8 @@ def _refresh(post_ids: list[int], *, standing_of, cause_of, now: datetime) -> li
             )
         )
     PostDistribution.objects.bulk_create(to_create, batch_size=1000)
-    PostDistribution.objects.bulk_update(to_update, ["multiplier", "labels", "removed", "reasons", "updated_at"], batch_size=1000)
+    fields = ["multiplier", "labels", "removed", "reasons", "updated_at"]
+    update_rows(PostDistribution, fields, [(row.pk, *(getattr(row, f) for f in fields)) for row in to_update])
     return append_changes(changes)
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event, record_event
+from core.bulk import update_rows
 from factcheck.models import Page, Post
 from moderation.distribution import page_post_ids, refresh_distributions, refresh_posts
 from moderation.models import Action, PageStanding, RepeatOffenderPolicy, Strike, StrikeKind
@@ -38,9 +39,7 @@ def end_strikes_of(endings: list[tuple[Action, str, object]], *, now: datetime) 
     """End the strikes of these ending actions, each (action, why, who); returns the audit events to store."""
     ending = {action.pk: (action, reason, actor) for action, reason, actor in endings}
     strikes = list(Strike.objects.filter(action_id__in=list(ending), ended_at__isnull=True).order_by("id"))
-    for strike in strikes:
-        strike.ended_at = now
-    Strike.objects.bulk_update(strikes, ["ended_at"])
+    Strike.objects.filter(pk__in=[strike.pk for strike in strikes]).update(ended_at=now)
     events = []
     for strike in strikes:
         action, reason, actor = ending[strike.action_id]
@@ -97,9 +96,8 @@ def recompute_standings(*, page_ids: list[int], now: datetime) -> set[int]:
         standing.is_repeat_offender = repeat
         standing.page_multiplier = policy.page_multiplier if repeat else 1
         standing.updated_at = timezone.now()  # what auto_now gives a save()
-    PageStanding.objects.bulk_update(
-        standings, ["active_strikes", "is_repeat_offender", "page_multiplier", "since", "updated_at"]
-    )
+    fields = ["active_strikes", "is_repeat_offender", "page_multiplier", "since", "updated_at"]
+    update_rows(PageStanding, fields, [(s.pk, *(getattr(s, f) for f in fields)) for s in standings])
     for standing in standings:
         if standing.page_id in flipped:
             repeat = standing.is_repeat_offender

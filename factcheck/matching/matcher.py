@@ -28,7 +28,6 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
@@ -119,9 +118,10 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
         Page.objects.filter(id__in_array=list({p.page_id for p in posts} | {r.page_id for r in known.values()}),
                             is_politician=True).values_list("id", flat=True)
     )
+    # Two lookups, not one with OR: each is an index probe per id (an OR of two semi-joins is a scan).
     paired = {
-        frozenset(pair) for pair in Match.objects.filter(Q(post_id__in_array=ids) | Q(source_id__in_array=ids))
-        .values_list("post_id", "source_id")
+        frozenset(pair) for field in ("post_id", "source_id")
+        for pair in Match.objects.filter(**{f"{field}__in_array": ids}).values_list("post_id", "source_id")
     }
     # A post that is already some claim's root keeps its copies: it is never linked under another.
     has_copies = set(Post.objects.filter(duplicate_of_id__in_array=ids).values_list("duplicate_of_id", flat=True))

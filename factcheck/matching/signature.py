@@ -3,17 +3,18 @@
 Two texts whose 5-gram sets have Jaccard similarity s share at least one of `BANDS` band keys
 with probability 1 - (1 - s^ROWS)^BANDS: about 0.996 at s = 0.8, 0.8 at s = 0.6 and 2 in a
 million at s = 0.05 (unrelated posts). A post stores its band keys as one string
-(`Post.signature`); PostgreSQL indexes them as an int[] with GIN, so the candidates of a new post
-are an index lookup of 12 keys, whatever the number of posts.
+(`Post.signature`); factcheck.matching.candidates indexes them, so the candidates of a new post
+are 12 index probes, whatever the number of posts.
 
 Why 5-grams of characters, not words: a typo or an added hashtag changes a few 5-grams out of a
 hundred but a whole word's worth of word shingles, and 5-grams are long enough that unrelated
 texts share few of them (common words make 3-grams collide everywhere).
 
 Hand-rolled with numpy instead of datasketch's MinHash: a whole ingest batch is hashed in a
-handful of array operations (`minhashes` says what that bought) where datasketch builds an object
-and hashes shingle by shingle, once per permutation, for each post. Pure functions, deterministic across processes and
-machines: the permutations come from a fixed seed, never from Python's salted `hash`.
+handful of array operations (`minhashes` says what that bought) where datasketch applies every
+permutation to every shingle, a post at a time. Pure functions, deterministic across processes
+and machines: the hashes come from fixed constants and a fixed seed, never from Python's salted
+`hash`.
 """
 
 from __future__ import annotations

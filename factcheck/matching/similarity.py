@@ -4,8 +4,9 @@
   or near-duplicate text (`minhash`: found through the MinHash bands, scored by the exact Jaccard
   similarity of the two texts' character 5-gram sets).
 - Automatic at or above `FACTDESK_MATCH_AUTO`, suggested at or above `FACTDESK_MATCH_SUGGEST`.
-- Guards, which hold a pair at suggestion whatever its score (PRODUCT.md, Near-duplicates):
-  `short_text` (either text under 8 words; text methods only), `polarity` (the negations or
+- Guards, which hold a pair at suggestion whatever its score (PRODUCT.md, Near-duplicates); for
+  two posts of one link only `polarity` applies (the link is the claim, captions vary):
+  `short_text` (either text under 8 words), `polarity` (the negations or
   polar words differ: "cures" / "does not cure", "is" / "isn't", "no evidence that"),
   `numbers` (the numbers differ: "5 minutes" / "50 minutes") and `names` (one names a person,
   place or body the other does not: "Biden said" / "Trump said"; typos forgiven) and `wording`
@@ -213,8 +214,12 @@ def jaccard(a: frozenset[bytes], b: frozenset[bytes]) -> float:
     return shared / (len(a) + len(b) - shared)
 
 
-def _guard(a: Features, b: Features, *, text_method: bool) -> Guard:
-    if text_method and min(a.words, b.words) < MIN_AUTO_WORDS:
+def _guard(a: Features, b: Features, *, method: str) -> Guard:
+    if method == "url":
+        # Two posts of one link make its claim whatever their captions add, unless a caption turns
+        # it round ("FALSE:", "not true").
+        return "polarity" if a.polarity != b.polarity else ""
+    if min(a.words, b.words) < MIN_AUTO_WORDS:
         return "short_text"
     if a.polarity != b.polarity:
         return "polarity"
@@ -237,6 +242,5 @@ def judge(a: Features, b: Features, *, auto: float, suggest: float) -> Judgement
         method, score = "minhash", round(jaccard(a.grams, b.grams), 4)
     if score < suggest:
         return None
-    # Two posts of the same link are one claim unless their texts say otherwise.
-    guard = _guard(a, b, text_method=method != "url") if (method != "url" or a.words or b.words) else ""
+    guard = _guard(a, b, method=method)
     return Judgement(method=method, score=score, automatic=score >= auto and not guard, guard=guard)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts.models import User
 from factcheck.members import create_user
 from factcheck.claims import claim_post
-from factcheck.models import Post, Verdict
+from factcheck.models import Match, MatchGuard, MatchMethod, MatchState, Post, Verdict
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
@@ -87,6 +87,9 @@ def populate(ts_user):
             elif i % 4 == 0:
                 file_appeal(owner=owner, post_id=post.pk, kind=AppealKind.DISPUTE, statement="The quote is real.",
                             now=timezone.now() - timedelta(hours=30))
+        for copy, source in zip(posts[5::5], posts[4::5]):  # near-duplicate pairs, some suggested
+            Match.objects.create(post=copy, source=source, method=MatchMethod.MINHASH, score=0.71,
+                                 state=MatchState.SUGGESTED, guard=MatchGuard.NUMBERS, created_at=timezone.now())
         record_submissions()
         return Busy(posts=posts, staff=ts_user, owner=owner)
 

@@ -23,7 +23,7 @@ from factcheck.matching.matcher import (
     match_posts,
     reject_match,
 )
-from factcheck.models import Match, Post, QueueState
+from factcheck.models import Match, Post, QueueState, Rating
 from factcheck.queue import queued_posts
 from moderation.models import Action, EnforcementPolicy, PostDistribution, StatementOfReasons
 from tests.api.helpers import flag_payload, post_json
@@ -451,3 +451,35 @@ def test_a_copy_that_arrived_while_matching_was_off_is_linked_by_the_reconciler_
     run_worker()
     assert matched_action(copy).rating == source.ratings.get(is_current=True)
 
+
+
+# A copy's own rating and its first flag -------------------------------------------------------
+
+@pytest.mark.django_db
+def test_a_copy_rated_on_its_own_through_the_api_leaves_its_group_and_keeps_its_own_rating(factchecker, platform_user):
+    source = rated_claim(factchecker)
+    arrive(flag("copy", NEAR_COPY, page="page-copy"), by=platform_user)
+    rate(factchecker, post("copy"), verdict="partly_false")
+    copy = post("copy")
+    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.RATED, None)
+    match = Match.objects.get(post=copy, source=source)
+    assert match.state == "rejected" and "rated on its own" in match.reason
+    assert Rating.objects.get(post=copy, is_current=True).verdict == "partly_false"
+    assert AuditEvent.objects.filter(verb=AuditVerb.MATCH_UNLINKED, post_id=copy.pk).exists()
+
+
+@pytest.mark.django_db
+def test_a_copy_linked_before_its_first_flag_waits_with_its_group_when_flagged(platform_user):
+    from factcheck.matching.matcher import match_posts
+    from tests.factories import PostFactory
+
+    arrive(flag("claim", CLAIM), by=platform_user)
+    match_posts(post_ids=[post("claim").pk], rated_only=False)
+    unflagged = PostFactory(external_id="quiet-copy", text=EXACT_COPY, queue_state=QueueState.UNFLAGGED,
+                            flag_count=0, flag_weight=0, first_flagged_at=None, priority=0)
+    match_posts(post_ids=[unflagged.pk], rated_only=False)
+    assert (post("quiet-copy").queue_state, post("quiet-copy").duplicate_of_id) == (QueueState.UNFLAGGED,
+                                                                                      post("claim").pk)
+    arrive(flag("quiet-copy", EXACT_COPY, key="first-flag-of-the-quiet-copy"), by=platform_user)
+    assert post("quiet-copy").queue_state == QueueState.GROUPED
+    assert post("quiet-copy").pk not in queue_ids()
