@@ -254,6 +254,8 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
         raise NotClaimable("This post already has a current rating.")
     if post.queue_state == QueueState.UNFLAGGED:
         raise NotClaimable("This post has not been flagged.")
+    if post.queue_state in (QueueState.GROUPED, QueueState.MATCHED):
+        raise NotClaimable("This post is a copy of a claim that is reviewed with its first post: claim that one.")
     require_coverage(reviewer, post)
     current = post.claims.filter(status=ClaimStatus.ACTIVE).first()
     if current is not None:

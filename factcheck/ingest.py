@@ -178,7 +178,7 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
     # their flag counts are recounted below and must not interleave with another batch.
     existing = {
         p.external_id: p
-        for p in Post.objects.select_for_update()
+        for p in Post.objects.select_for_update(no_key=True, of=("self",))
         .filter(external_id__in_array=list(latest_post))
         .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id")
         .order_by("id")

@@ -148,6 +148,13 @@ class Post(models.Model):
             ),
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
             models.Index(fields=["id"], name="post_not_yet_matched", condition=Q(matched_at__isnull=True)),
+            # Exact copies of rated claims, looked up for every new post inside its ingest batch: small
+            # indexes of the rated posts only (the full ones cost a random read per key at a million posts).
+            models.Index(fields=["text_key"], name="post_rated_text_key", condition=Q(queue_state="rated")),
+            models.Index(fields=["url_key"], name="post_rated_url_key", condition=Q(queue_state="rated")),
+            # The copies the matching and decision reconcilers look over every minute.
+            models.Index(fields=["duplicate_of"], name="post_linked_copy",
+                         condition=Q(queue_state__in=["grouped", "matched"])),
         ]
         constraints = [
             # factcheck.timestamps: nothing before 2000 is a real post (and year 1 cannot even be read back).

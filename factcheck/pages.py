@@ -10,6 +10,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.claims import expire_claim
+from factcheck.matching.matcher import release_group
 from factcheck.models import Claim, ClaimStatus, Page, Post, QueueState, Rating
 
 
@@ -20,9 +21,13 @@ def take_out_of_queue(*, page_ids: list[int], now: datetime) -> int:
     for claim in Claim.objects.filter(post__page_id__in=page_ids, status=ClaimStatus.ACTIVE):
         expire_claim(claim, now=now, return_to_queue=False)
     # A copy waiting with its group leaves too: a politician's post takes no claim's rating.
-    return Post.objects.filter(
+    changed = Post.objects.filter(
         page_id__in=page_ids, queue_state__in=[QueueState.QUEUED, QueueState.CLAIMED, QueueState.GROUPED]
     ).update(queue_state=QueueState.NOT_ELIGIBLE, updated_at=now)
+    # Copies on other pages waiting with one of these posts lose their group's row: each returns to the
+    # queue on its own (their lock: ids above their root's, taken after the page's posts).
+    return changed + release_group(root_ids=list(Post.objects.filter(page_id__in=page_ids).values_list("id", flat=True)),
+                                   reason="the claim's first post is a politician's now", now=now)
 
 
 @transaction.atomic

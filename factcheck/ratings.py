@@ -99,6 +99,14 @@ def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], arti
 MAX_CHANGE_REASON = 2000
 
 
+def carried_rating(post: Post) -> Rating | None:
+    """The rating a matched copy carries (its claim's current rating), or None: rating the copy on its
+    own changes that decision, so the same rules apply as to re-rating the claim (PRODUCT.md)."""
+    if post.queue_state != QueueState.MATCHED or post.duplicate_of_id is None:
+        return None
+    return Rating.objects.filter(post_id=post.duplicate_of_id, is_current=True).select_related("organisation").first()
+
+
 def _has_open_appeal(rating: Rating, *, besides: int | None) -> bool:
     # Appeals belong to the decision side: read through the reverse relation, never imported.
     # An appeal is open exactly while it has no decision time (decided and withdrawn ones have one).
@@ -126,7 +134,9 @@ def _authorise(
                 f"This post was rated {current.get_verdict_display()} by {current.organisation.name}; "
                 "only a member of that organisation can change the rating."
             )
-        if _has_open_appeal(current, besides=deciding_appeal):
+        if _has_open_appeal(current, besides=deciding_appeal) or (
+            current.post_id != post.pk and post.appeals.filter(decided_at__isnull=True).exists()
+        ):
             raise AppealOpen("The page owner has appealed this rating; only the appeal's decision can change it now.")
     elif live and claim.reviewer_id != reviewer.pk:
         raise AlreadyClaimed("Another reviewer holds the claim on this post.")
@@ -195,9 +205,10 @@ def record_rating(
     post = Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page").get(pk=post_id)
     previous = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
     claim = Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE).first()
-    _authorise(reviewer=reviewer, post=post, current=previous, claim=claim, now=now,
+    carried = previous or carried_rating(post)
+    _authorise(reviewer=reviewer, post=post, current=carried, claim=claim, now=now,
                claim_if_unclaimed=claim_if_unclaimed, deciding_appeal=deciding_appeal)
-    if previous is not None:
+    if carried is not None:
         values["change_reason"] = _clean_change_reason(change_reason)
     if post.duplicate_of_id is not None:
         # A copy rated on its own (through the API, an import) takes its own rating, not its claim's.

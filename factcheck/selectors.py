@@ -49,10 +49,15 @@ class PostMatch:
         return self.other.external_id
 
 
+# A viral claim's first post has thousands of copies; pages and the API list the best of them.
+MAX_MATCHES_SHOWN = 100
+
+
 def post_matches(post: Post) -> list[PostMatch]:
-    """The post's near-duplicate pairs, both ways, best first: what the post page and the API list."""
+    """The post's near-duplicate pairs, both ways, best first (at most MAX_MATCHES_SHOWN): what the post
+    page and the API list."""
     pairs = (Match.objects.filter(Q(post=post) | Q(source=post))
-             .select_related("post__page", "source__page", "decided_by").order_by("-score", "id"))
+             .select_related("post__page", "source__page", "decided_by").order_by("-score", "id")[:MAX_MATCHES_SHOWN])
     return [
         PostMatch(match=m, other=m.source, relation="source") if m.post_id == post.pk
         else PostMatch(match=m, other=m.post, relation="copy")

@@ -139,7 +139,10 @@ class PostOut(Schema):
     distribution: DistributionOut
     actions: list[ActionOut]
     appeals: list[AppealOut]
-    matches: list[MatchOut]
+    matches: list[MatchOut] = Field(
+        description="Its near-duplicate pairs both ways, best first, at most 100; to a page owner, only the "
+        "linked ones (`auto`, `confirmed`).",
+    )
 
 
 def distribution_out(distribution: Distribution | DistributionChange) -> dict[str, Any]:
@@ -177,7 +180,9 @@ def appeal_out(appeal: Appeal) -> dict[str, Any]:
     }
 
 
-def post_out(post: Post) -> dict[str, Any]:
+def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
+    """`owner`: read by one of the page's owners, who learn of other pages' posts only the claim theirs
+    copies or that copies theirs (linked pairs), not the suggestions fact-checkers weigh."""
     by_source = flag_counts(post)
     rating = current_rating(post)
     return {
@@ -201,7 +206,7 @@ def post_out(post: Post) -> dict[str, Any]:
         "matches": [
             {"external_id": m.external_id, "relation": m.relation, "method": m.match.method, "score": m.match.score,
              "state": m.match.state, "guard": m.match.guard or None}
-            for m in post_matches(post)
+            for m in post_matches(post) if not owner or m.match.linked
         ],
     }
 
@@ -219,7 +224,7 @@ def get_post(request: HttpRequest, external_id: str) -> dict[str, Any]:
     # The same 404 for a post that exists on someone else's page: page owners learn nothing.
     if post is None or not may_read_post(user, post):
         raise NotFound(f"No post {external_id!r}.")
-    return post_out(post)
+    return post_out(post, owner=user.role == Role.PAGE_OWNER)
 
 
 @router.post(

@@ -13,13 +13,14 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.refusals import Refusal
 from factcheck.matching.matcher import unlink_copy
-from factcheck.models import Post, Rating, Verdict
+from factcheck.models import Match, Post, Rating, Verdict
 from factcheck.ratings import MAX_SOURCES, clean_http_urls, record_rating
 from moderation.enforcement import apply_rating
 from moderation.models import (
@@ -91,7 +92,16 @@ def can_decide(user, appeal: Appeal) -> bool:
         getattr(user, "is_factchecker", False)
         and user.organisation_id == appeal.rating.organisation_id
         and user.pk != appeal.rating.reviewer_id
+        and user.pk != _confirmed_by(appeal)
     )
+
+
+def _confirmed_by(appeal: Appeal) -> int | None:
+    """Who confirmed the match a matched copy's appeal is about: they made that decision, so they may not decide it."""
+    if appeal.action_id is None or appeal.action.kind != ActionKind.MATCHED_RATING:
+        return None
+    return Match.objects.filter(post_id=appeal.post_id, source_id=appeal.rating.post_id).values_list(
+        "decided_by_id", flat=True).first()
 
 
 def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], correction_details: str) -> dict:
@@ -170,7 +180,11 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     rating, action, notice_at = _target(post, values["kind"])
     if now > notice_at + FILING_WINDOW:
         raise AppealRefused(f"The 6-month window to appeal this decision closed on {notice_at + FILING_WINDOW:%d %B %Y}.")
-    if Appeal.objects.filter(rating=rating, action=action, status__in=OPEN_STATUSES).exists():
+    # One open appeal per decision; a matched copy's "not the same claim" stays one appeal while the
+    # claim is re-rated under it (its matched action is replaced, the question is not).
+    same_decision = (Q(post=post, action__kind=ActionKind.MATCHED_RATING) if action is not None
+                     and action.kind == ActionKind.MATCHED_RATING else Q(rating=rating, action=action))
+    if Appeal.objects.filter(same_decision, status__in=OPEN_STATUSES).exists():
         raise AppealConflict("An appeal against this decision is already open.")
     appeal = Appeal.objects.create(
         post=post, rating=rating, action=action, filed_by=owner, created_at=now, decision_notice_at=notice_at,
@@ -273,10 +287,10 @@ def decide_appeal(
         errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
     if errors:
         raise ValidationError(errors)
-    if outcome == AppealStatus.REVERSED and matched and appeal.action.ended_at is not None:
+    if outcome == AppealStatus.REVERSED and matched and appeal.post.duplicate_of_id != appeal.rating.post_id:
         raise AppealConflict(
-            "The matched rating this appeal is against has ended since it was filed (the claim was rated "
-            "again, or staff changed it), so there is nothing to reverse. Uphold it to close it."
+            "This post is no longer a copy of that claim (it was rated on its own, or unlinked), so there is "
+            "nothing to reverse. Uphold it to close it."
         )
     if outcome == AppealStatus.REVERSED and not matched and appeal.rating_id and not appeal.rating.is_current:
         # Reversing would overturn a newer rating (perhaps another organisation's) that nobody appealed.
@@ -341,10 +355,13 @@ def _unlink(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: datet
     group, never to be matched to it again, and its matched rating ends; the claim keeps its rating."""
     post = appeal.post  # locked by _locked
     unlink_copy(post=post, actor=reviewer, reason=f"appeal {appeal.pk} reversed: {reason}", now=now)
+    # The matched action active now: the one appealed, or the one a re-rating of the claim put in its place.
+    active = Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
     carry_out(
         Change(
             post=post, cause="matched rating reversed on appeal: not the same claim", actor=reviewer,
-            end=[Ending(appeal.action, EndReason.REVERSED, f"appeal {appeal.pk} reversed: {reason}")], notice=notice,
+            end=[Ending(action, EndReason.REVERSED, f"appeal {appeal.pk} reversed: {reason}") for action in active],
+            notice=notice,
         ),
         now=now,
     )

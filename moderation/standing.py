@@ -8,6 +8,7 @@ enough strikes age out. A strike ends with the action that made it.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Count
@@ -94,7 +95,7 @@ def recompute_standings(*, page_ids: list[int], now: datetime) -> set[int]:
             redo.append(standing.page_id)
         standing.active_strikes = count
         standing.is_repeat_offender = repeat
-        standing.page_multiplier = policy.page_multiplier if repeat else 1
+        standing.page_multiplier = policy.page_multiplier if repeat else Decimal("1")
         standing.updated_at = timezone.now()  # what auto_now gives a save()
     fields = ["active_strikes", "is_repeat_offender", "page_multiplier", "since", "updated_at"]
     update_rows(PageStanding, fields, [(s.pk, *(getattr(s, f) for f in fields)) for s in standings])

@@ -342,3 +342,16 @@ def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | Non
     record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk, reason=reason[:1000],
                  data={"source": source_id})
     return match
+
+
+def release_group(*, root_ids: list[int], reason: str, now: datetime) -> int:
+    """Copies waiting under these roots (which can no longer be reviewed) go back to the queue on their
+    own; their pairs are rejected with the reason, so they are not grouped under those roots again."""
+    copies = list(Post.objects.select_for_update(no_key=True, of=("self",))
+                  .filter(duplicate_of_id__in=root_ids, queue_state=QueueState.GROUPED, page__is_politician=False)
+                  .order_by("id").values_list("id", flat=True))
+    if not copies:
+        return 0
+    Match.objects.filter(post_id__in=copies, source_id__in=root_ids, state__in=LINKED_STATES).update(
+        state=MatchState.REJECTED, decided_at=now, reason=reason[:2000])
+    return Post.objects.filter(id__in=copies).update(duplicate_of=None, queue_state=QueueState.QUEUED, updated_at=now)

@@ -29,6 +29,9 @@ from factcheck.matching.signature import GRAM
 from factcheck.normalise import URL_IN_TEXT, normalise_text
 
 MIN_AUTO_WORDS = 8
+# More words than this gone and come (or names missing) is another text, whatever the typos: the
+# guards stop comparing word by word there, so judging two long posts stays fast.
+MAX_CHANGED_WORDS = 20
 
 Guard = Literal["", "short_text", "polarity", "numbers", "names", "wording"]
 
@@ -55,7 +58,8 @@ POLAR_WORDS = frozenset(
     "before after all always everyone support supports oppose opposes approve approved reject rejected "
     "pro anti yes cause causes caused prevent prevents prevented ineffective unconstitutional unlikely unable "
     "inaccurate incorrect unfounded fail fails failed deny denies denied refuse refuses refused hardly barely "
-    "cut cuts raise raised raises".split()
+    "cut cuts raise raised raises refuted refutes disproved disproven misleading rumour rumor rumours rumors "
+    "debunk debunks satire satirical parody scam stop fact factcheck".split()
 )
 # What reposts put before a claim ("BREAKING:", "Share before they delete this!"): it says nothing
 # about the claim, and "before" would otherwise read as a polar word.
@@ -169,6 +173,8 @@ def wording_differs(a: Features, b: Features) -> bool:
     (hashtags, "BREAKING", a comment) or only dropped, and words moved, change nothing here."""
     gone = list((a.words_counted - b.words_counted).elements())
     come = list((b.words_counted - a.words_counted).elements())
+    if len(gone) > MAX_CHANGED_WORDS and len(come) > MAX_CHANGED_WORDS:
+        return True  # that many words in and out is another text, not a light edit (and keeps this linear)
     gone_unmatched = [w for w in gone if not any(_close(w, x) for x in come)]
     come_unmatched = [x for x in come if not any(_close(w, x) for w in gone)]
     # "the" for "a" is no other claim; "should" for "fought" is.
@@ -184,7 +190,10 @@ def names_differ(a: Features, b: Features) -> bool:
         return False
 
     def missing(names: frozenset[str], tokens: frozenset[str]) -> bool:
-        return any(name not in tokens and not any(_close(name, token) for token in tokens) for name in names)
+        absent = [name for name in names if name not in tokens]
+        if len(absent) > MAX_CHANGED_WORDS:
+            return True  # no typo makes that many names
+        return any(not any(_close(name, token) for token in tokens) for name in absent)
 
     return missing(a.names, b.tokens) or missing(b.names, a.tokens)
 

@@ -20,6 +20,8 @@ from factcheck.models import Match, MatchGuard, MatchMethod, MatchState, Post, Q
 from factcheck.ratings import record_rating
 from moderation.enforcement import apply_rating
 from moderation.models import Action, ActionKind
+# The claim, and the claim with a long comment of the reposter's: text between the two thresholds.
+from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY
 from tests.factories import (
     FactCheckerFactory,
     OrganisationFactory,
@@ -32,10 +34,6 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db
 
-CLAIM = ("Scientists confirm that drinking hot lemon water for 5 minutes every morning cures type 2 diabetes "
-         "within three weeks")
-# The claim with a long comment of the reposter's: near-duplicate text between the two thresholds.
-COMMENTED_COPY = CLAIM + ", the drug companies have been hiding it from us for years, tell your family"
 MATCH_EVENTS = (AuditVerb.MATCH_CONFIRMED, AuditVerb.MATCH_REJECTED, AuditVerb.MATCH_UNLINKED)
 
 

@@ -459,7 +459,8 @@ def test_a_copy_that_arrived_while_matching_was_off_is_linked_by_the_reconciler_
 def test_a_copy_rated_on_its_own_through_the_api_leaves_its_group_and_keeps_its_own_rating(factchecker, platform_user):
     source = rated_claim(factchecker)
     arrive(flag("copy", NEAR_COPY, page="page-copy"), by=platform_user)
-    rate(factchecker, post("copy"), verdict="partly_false")
+    # It carries its claim's rating: changing that is the rating organisation's, with a reason.
+    rate(factchecker, post("copy"), verdict="partly_false", change_reason="Only part of the claim is repeated.")
     copy = post("copy")
     assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.RATED, None)
     match = Match.objects.get(post=copy, source=source)
@@ -483,3 +484,38 @@ def test_a_copy_linked_before_its_first_flag_waits_with_its_group_when_flagged(p
     arrive(flag("quiet-copy", EXACT_COPY, key="first-flag-of-the-quiet-copy"), by=platform_user)
     assert post("quiet-copy").queue_state == QueueState.GROUPED
     assert post("quiet-copy").pk not in queue_ids()
+
+
+@pytest.mark.django_db
+def test_copies_waiting_under_a_post_whose_page_becomes_a_politicians_return_to_the_queue_alone(
+    platform_user, staff_user
+):
+    from factcheck.pages import set_politician
+
+    arrive(flag("claim", CLAIM, page="page-claim"), by=platform_user)
+    arrive(flag("copy", EXACT_COPY, page="page-copy"), by=platform_user)
+    factcheck_jobs.match_new_posts([post("claim").pk, post("copy").pk])
+    assert post("copy").queue_state == QueueState.GROUPED
+    set_politician(staff=staff_user, page_id=post("claim").page_id, is_politician=True, reason="A minister's page.")
+    copy = post("copy")
+    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.QUEUED, None)
+    assert copy.pk in queue_ids()
+    assert Match.objects.get(post=copy).state == "rejected"
+
+
+def test_two_long_posts_are_judged_at_once_whatever_their_length():
+    import time
+
+    from factcheck.matching.similarity import features, judge
+    from factcheck.normalise import normalised_fields
+
+    words = ["".join("abcdefghijklmnopqrstuvwxyz"[n // 26**k % 26] for k in range(4)) + "ly" for n in range(6000)]
+    texts = (" ".join(words[:5000]), " ".join(words[:3500] + words[5000:]))
+    pair = []
+    for text in texts:
+        _, url_key, normalised, text_key, _ = normalised_fields(url="", text=text)
+        pair.append(features(text=text, normalised_text=normalised, url_key=url_key, text_key=text_key))
+    started = time.perf_counter()
+    judgement = judge(*pair, auto=0.65, suggest=0.1)
+    assert judgement is not None and not judgement.automatic and judgement.guard == "wording"
+    assert time.perf_counter() - started < 2  # quadratic word-by-word comparison took 47 s on such a pair

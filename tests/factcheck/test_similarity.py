@@ -189,3 +189,17 @@ def test_the_thresholds_decide_what_is_automatic():
     near = of(NEAR_COPY), of(CLAIM)
     assert judge(*near, auto=0.99, suggest=0.4).automatic is False
     assert judge(*near, auto=0.99, suggest=0.95) is None
+
+
+@pytest.mark.parametrize("framing", ["Refuted: ", "Misleading claim: ", "Rumour: ", "Fact check: ",
+                                     "Stop sharing this: ", "Satire: ", "Debunked: "])
+def test_a_post_debunking_the_claim_is_never_matched_to_it_automatically(framing):
+    from factcheck.matching.similarity import features, judge
+    from factcheck.normalise import normalised_fields
+
+    def judged(text):
+        _, url_key, normalised, text_key, _ = normalised_fields(url="", text=text)
+        return features(text=text, normalised_text=normalised, url_key=url_key, text_key=text_key)
+
+    judgement = judge(judged(CLAIM), judged(framing + CLAIM), auto=0.65, suggest=0.4)
+    assert judgement is not None and not judgement.automatic and judgement.guard == "polarity"

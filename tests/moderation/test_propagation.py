@@ -310,11 +310,56 @@ def test_an_open_dispute_of_a_copy_does_not_block_re_rating_the_claim(factchecke
     assert Rating.objects.get(post=source, is_current=True) == second
     for name in COPIES:
         assert matched_action(post(name)).rating == second
-    # The matched rating the dispute was against has ended: there is nothing left to reverse.
+    # The question stays the same ("not the same claim"): the owner cannot file it twice, and a reversal
+    # now unlinks the copy from the claim's new rating.
     with pytest.raises(AppealConflict):
-        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Not the same.")
-    assert decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld",
-                         reason="Replaced by the new rating.").status == "upheld"
+        dispute(owner, post("copy-1"))
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Not the same study.")
+    copy = post("copy-1")
+    assert (copy.queue_state, copy.duplicate_of_id, matched_action(copy)) == (QueueState.QUEUED, None, None)
+    assert matched_action(post("copy-2")).rating == second
+
+
+@pytest.mark.django_db
+def test_the_fact_checker_who_confirmed_a_match_does_not_decide_its_dispute(factchecker, colleague, owner):
+    from factcheck.matching.matcher import confirm_match
+    from moderation.appeals import can_decide
+    from tests.factcheck.matching_helpers import COMMENTED_COPY
+
+    arrive(flag("source", CLAIM, page="page-source"))
+    rating = rate(factchecker, post("source"))
+    apply_rating(rating_id=rating.pk)
+    arrive(flag("commented", COMMENTED_COPY, page="page-c"))
+    suggestion = Match.objects.get(post=post("commented"), state="suggested")
+    confirm_match(match_id=suggestion.pk, reviewer=colleague)
+    apply_matches(post_ids=[post("commented").pk])
+    appeal = dispute(owner, owned(post("commented"), owner))
+    third = FactCheckerFactory(organisation=factchecker.organisation)
+    assert not can_decide(colleague, appeal)  # they confirmed the match
+    assert not can_decide(factchecker, appeal)  # they made the rating
+    assert can_decide(third, appeal)
+    with pytest.raises(NotAllowed):
+        start_review(appeal_id=appeal.pk, reviewer=colleague)
+
+
+@pytest.mark.django_db
+def test_a_matched_copy_is_rated_only_by_its_claims_organisation_and_not_while_its_owner_appeals(
+    factchecker, colleague, owner
+):
+    from factcheck.claims import NotClaimable, claim_post
+    from factcheck.ratings import AppealOpen, NotYourRating
+
+    decided_claim_and_copies(factchecker)
+    copy = owned(post("copy-1"), owner)
+    outsider = FactCheckerFactory()
+    with pytest.raises(NotClaimable):
+        claim_post(reviewer=outsider, post_id=copy.pk)
+    with pytest.raises(NotYourRating):
+        rate(outsider, copy, "true", change_reason="We disagree.")
+    dispute(owner, copy)
+    with pytest.raises(AppealOpen):
+        rate(colleague, copy, "true", change_reason="Not a copy.")
+    assert (post("copy-1").queue_state, post("copy-1").duplicate_of_id) == (QueueState.MATCHED, post("source").pk)
 
 
 # The reconciler -----------------------------------------------------------------------------------
