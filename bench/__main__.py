@@ -149,6 +149,10 @@ def main(argv: list[str]) -> int:
             "decisions/s from a backlog (burst RQ worker subprocesses), then rating-to-decision under ingest "
             "load (forked ingest processes), as the load grows the tables; the importers (csv, then jsonl, "
             "`manage.py import_posts` subprocesses) come last, as they add the most rows.",
+            "Near-duplicates (bench/matching.py, bench/matching_quality.py; `--only matching` runs them alone, with "
+            "the load): the load's match jobs are not run, its posts' band keys are written to PostBand as those "
+            "jobs would; then quality on labelled pairs from ../shared/data, candidates of new posts, one rating "
+            "reaching 1,000 copies (a burst RQ worker), and ingest with matching off and on, batch by batch.",
         ],
     )
     platform, checkers = bench_users(reviewers=args.reviewers)
@@ -163,6 +167,10 @@ def main(argv: list[str]) -> int:
             # The match jobs of the load are not run: the candidates figure needs the posts and their
             # signatures, not their groups (the last matching figure drains jobs of its own).
             django_rq.get_queue("default").connection.flushdb()
+            from bench.matching import index_loaded_posts
+
+            print(f"band keys of the {args.posts:,} posts, as their match jobs would write them", flush=True)
+            index_loaded_posts()
             vacuum_analyze()
         if args.only is None:
             print("2/6 queue page", flush=True)

@@ -11,6 +11,8 @@ from django.db import connection
 # and the policy rows come from a data migration that a TRUNCATE would lose).
 FILLED_MODELS = (
     "factcheck.Match",
+    "factcheck.PostBand",
+    "factcheck.RatedBand",
     "factcheck.Flag",
     "factcheck.Rating",
     "factcheck.Claim",
