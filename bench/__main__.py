@@ -162,7 +162,8 @@ def main(argv: list[str]) -> int:
         if args.only in (None, "matching"):
             print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
             flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
-            run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform))
+            run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform,
+                                            floor=args.only is None))
             del flags
             # The match jobs of the load are not run: the candidates figure needs the posts and their
             # signatures, not their groups (the last matching figure drains jobs of its own).

@@ -192,17 +192,17 @@ def bench_ingest_matching(*, submitted_by, posts: int, batch_size: int, pages: i
     on_batches = [make_load_batch(client=91, batch=n, size=batch_size, pages=pages, now=now) for n in range(count)]
     # Batch by batch, off then on: the table, the cache and checkpoints change as it grows, and batches
     # vary two- to fourfold at a million posts; alternating gives both runs the same conditions.
-    queue.connection.flushdb()
+    queue.connection.flushdb()  # the match jobs of the figures before: only this ingest's are drained below
     off_seconds = on_seconds = 0.0
     for off, on in tqdm(list(zip(off_batches, on_batches, strict=True)), desc="ingest off/on", unit="pair", leave=False):
         off_seconds += _timed_ingest(off, submitted_by=submitted_by, matching=False)
         on_seconds += _timed_ingest(on, submitted_by=submitted_by, matching=True)
     off_posts = on_posts = count * batch_size
     off_rate, on_rate = off_posts / off_seconds, on_posts / on_seconds
-    jobs = queue.count
+    jobs = django_rq.get_queue("matching").count
     ids = list(Post.objects.filter(external_id__startswith="bench-post-load-91-").values_list("id", flat=True))
     started = time.perf_counter()
-    worker = processes.start_rqworker(2, burst=True)
+    worker = processes.start_rqworker(2, burst=True, queues=("matching",))
     _wait(lambda: not Post.objects.filter(id__in=ids, matched_at__isnull=True).exists(), worker, "match jobs")
     drain_seconds = time.perf_counter() - started
     grouped = Post.objects.filter(id__in=ids, duplicate_of__isnull=False).count()
@@ -237,24 +237,19 @@ def bench_ingest_matching(*, submitted_by, posts: int, batch_size: int, pages: i
     ]
 
 
-def index_loaded_posts(*, chunk: int = 50_000) -> int:
+def index_loaded_posts() -> int:
     """Write the loaded posts' band keys to PostBand, as their match jobs would have (the load's jobs are
-    not run: a million posts' jobs take minutes of their own, measured by the last matching figure).
-    Returns the rows written."""
-    from core.bulk import insert_rows
-    from factcheck.matching.signature import keys_of
-
-    written, last = 0, 0
-    progress = tqdm(desc="PostBand", unit="post", leave=False)
-    while True:
-        rows = list(Post.objects.filter(id__gt=last).exclude(signature="").order_by("id")
-                    .values_list("id", "signature")[:chunk])
-        if not rows:
-            progress.close()
-            return written
-        with transaction.atomic():
-            written += insert_rows(PostBand, ("band", "post"), sorted(
-                {(key, pk) for pk, signature in rows for key in keys_of(signature)}))
-            Post.objects.filter(id__gt=last, id__lte=rows[-1][0], matched_at__isnull=True).update(matched_at=timezone.now())
-        last = rows[-1][0]
-        progress.update(len(rows))
+    not run: a million posts' jobs take minutes of their own; the last matching figure measures them).
+    One INSERT ... SELECT in the database, the primary key built after it: from the client, a COPY of
+    the 12,000,000 rows of a million posts took 4.5 minutes. Returns the rows written."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE factcheck_postband DROP CONSTRAINT factcheck_postband_pkey")
+        cursor.execute(
+            "INSERT INTO factcheck_postband (band, post_id) "
+            "SELECT DISTINCT unnest(string_to_array(signature, ' ')::int[]), id FROM factcheck_post "
+            "WHERE signature <> '' AND matched_at IS NULL"
+        )
+        written = cursor.rowcount
+        cursor.execute("ALTER TABLE factcheck_postband ADD CONSTRAINT factcheck_postband_pkey PRIMARY KEY (band, post_id)")
+        cursor.execute("UPDATE factcheck_post SET matched_at = now() WHERE matched_at IS NULL")
+    return written

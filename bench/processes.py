@@ -18,8 +18,8 @@ _running: list[subprocess.Popen] = []
 LOG_DIR = Path(tempfile.mkdtemp(prefix="factdesk-bench-"))
 
 
-def start_rqworker(n: int, *, burst: bool = False) -> subprocess.Popen:
-    """`manage.py rqworker default` on the app's own settings and the bench's database and Redis.
+def start_rqworker(n: int, *, burst: bool = False, queues: tuple[str, ...] = ("default",)) -> subprocess.Popen:
+    """`manage.py rqworker default` (or `queues`) on the app's own settings and the bench's database and Redis.
 
     With `burst` the worker exits once the queue is empty (`--burst`).
     """
@@ -27,7 +27,7 @@ def start_rqworker(n: int, *, burst: bool = False) -> subprocess.Popen:
     log = open(LOG_DIR / f"rqworker-{n}.log", "ab")  # noqa: SIM115 - closed by the child's exit
     name = f"factdesk-bench-{os.getpid()}-{n}{'-burst' if burst else ''}-{time.monotonic_ns()}"
     proc = subprocess.Popen(
-        [sys.executable, "manage.py", "rqworker", "default", "--name", name, *(["--burst"] if burst else [])],
+        [sys.executable, "manage.py", "rqworker", *queues, "--name", name, *(["--burst"] if burst else [])],
         cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so its forked work horses go with it
     )

@@ -8,7 +8,7 @@ from moderation import jobs as moderation_jobs
 # Return expired claim leases to the queue.
 cron.register(factcheck_jobs.expire_claims, "default", interval=60)
 # Match posts whose matching job was lost (near-duplicates: factcheck.matching).
-cron.register(factcheck_jobs.match_unmatched, "default", interval=60)
+cron.register(factcheck_jobs.match_unmatched, "matching", interval=60)
 # Keep queue priorities fresh: spread velocity and waiting time change with the clock.
 cron.register(factcheck_jobs.refresh_priorities, "default", interval=300)
 # Apply any committed rating that has no decision yet (its job was lost or failed).

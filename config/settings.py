@@ -218,6 +218,9 @@ API_MAX_HEADER_FIELDS = int(os.environ.get("API_MAX_HEADER_FIELDS", "100"))
 REDIS_URL = os.environ.get("REDIS_URL", "")
 RQ_QUEUES = {
     "default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 300},
+    # Near-duplicate matching of new posts: a queue of its own, listed after `default` by every worker, so a
+    # backlog of match jobs under heavy ingest never delays a decision (RQ takes queues in the order given).
+    "matching": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 600},
 }
 # core.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
 # Jobs run inside the worker process (core.worker: a fork per job cost ~200 ms of a ~15 ms decision).

@@ -299,4 +299,4 @@ def _match_on_arrival(*, new_keys: list[str], ids: dict[str, int], states: dict[
     for key in new_keys:
         if ids[key] in linked:
             states[key] = QueueState.MATCHED
-    enqueue_on_commit("factcheck.jobs.match_new_posts", [ids[key] for key in new_keys])
+    enqueue_on_commit("factcheck.jobs.match_new_posts", [ids[key] for key in new_keys], queue="matching")

@@ -47,14 +47,16 @@ def run_worker():
 
     def run() -> int:
         """Returns how many jobs finished; fails the test if any job failed."""
-        queue = django_rq.get_queue("default")
-        before = queue.finished_job_registry.count
-        SimpleWorker([queue], connection=queue.connection).work(burst=True, with_scheduler=False)
-        failed = queue.failed_job_registry
-        if failed.count:
-            job = queue.fetch_job(failed.get_job_ids()[0])
-            pytest.fail(f"{failed.count} job(s) failed: {job.func_name}\n{job.latest_result().exc_string}")
-        return queue.finished_job_registry.count - before
+        # Decisions first, then matching (the queue order every worker of bin/run listens in).
+        queues = [django_rq.get_queue("default"), django_rq.get_queue("matching")]
+        before = sum(queue.finished_job_registry.count for queue in queues)
+        SimpleWorker(queues, connection=queues[0].connection).work(burst=True, with_scheduler=False)
+        for queue in queues:
+            failed = queue.failed_job_registry
+            if failed.count:
+                job = queue.fetch_job(failed.get_job_ids()[0])
+                pytest.fail(f"{failed.count} job(s) failed: {job.func_name}\n{job.latest_result().exc_string}")
+        return sum(queue.finished_job_registry.count for queue in queues) - before
 
     return run
 

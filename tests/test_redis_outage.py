@@ -42,7 +42,7 @@ def private_redis(settings, monkeypatch):
     server.start()
     settings.REDIS_URL = server.url
     settings.FACTDESK_JOBS_IN_PROCESS = False
-    settings.RQ_QUEUES = {"default": {**settings.RQ_QUEUES["default"], "URL": server.url}}
+    settings.RQ_QUEUES = {name: {**queue, "URL": server.url} for name, queue in settings.RQ_QUEUES.items()}
     # A new CACHES setting makes Django build caches["default"] anew (django.test.signals).
     settings.CACHES = {
         "default": {

@@ -32,6 +32,9 @@ def seeded(django_capture_on_commit_callbacks, run_worker) -> str:
     """Seed, then let a real RQ worker apply the decisions the ratings enqueued on commit."""
     with django_capture_on_commit_callbacks(execute=True):
         output = seed()
+    # The match jobs link copies of rated claims, whose decisions are jobs enqueued when that commits.
+    with django_capture_on_commit_callbacks(execute=True):
+        run_worker()
     run_worker()
     return output
 
