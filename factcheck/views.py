@@ -15,7 +15,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db.models import Count, FilteredRelation, Q, Sum
+from django.db.models import FilteredRelation, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -34,7 +34,7 @@ from factcheck.models import ClaimStatus, FlagSource, Match, MatchState, Organis
 from factcheck.priority import priority_of
 from factcheck.queue import QueueFilters, active_claim, covers, post_history, queued_posts
 from factcheck.ratings import rating_refusal, record_rating
-from factcheck.selectors import PostMatch, current_rating, flag_counts, post_matches, recent_flags
+from factcheck.selectors import PostMatch, copy_groups, current_rating, flag_counts, post_matches, recent_flags
 
 PAGE_SIZE = 25
 RECENT_FLAGS = 20
@@ -136,20 +136,6 @@ def _organisation_and_claims(reviewer) -> tuple[Organisation, list[dict[str, obj
     return organisation, claims
 
 
-def _copy_groups(post_ids: list[int]) -> dict[int, dict[str, int]]:
-    """How many copies each of these posts has (posts linked to it as their claim's root) and their
-    reach (views + shares), in one aggregate query whatever the number of rows and copies."""
-    if not post_ids:
-        return {}
-    rows = (
-        Post.objects.filter(duplicate_of_id__in=post_ids)
-        .values("duplicate_of_id")
-        .annotate(copies=Count("id"), views=Sum("views"), shares=Sum("shares"))
-        .order_by()
-    )
-    return {row["duplicate_of_id"]: {"copies": row["copies"], "reach": row["views"] + row["shares"]} for row in rows}
-
-
 def _group_label(post: dict[str, object], group: dict[str, int] | None) -> str:
     """ "5 copies · combined reach 123,456": the copies reviewed with this row, and the reach of them all."""
     if not group:
@@ -164,7 +150,7 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
     used to cost more than the rest of the page together."""
     post_url = _url_for_ids("factcheck:post")
     claim_url = _url_for_ids("factcheck:claim")
-    groups = _copy_groups([post["id"] for post in posts])
+    groups = copy_groups([post["id"] for post in posts])
     return [
         {
             "rank": rank,
