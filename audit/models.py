@@ -42,6 +42,11 @@ class AuditVerb(models.TextChoices):
     MATCH_CONFIRMED = "match.confirmed", "Suggested match confirmed"
     MATCH_REJECTED = "match.rejected", "Suggested match rejected"
     MATCH_UNLINKED = "match.unlinked", "Matched copy unlinked"
+    WEBHOOK_REGISTERED = "webhook.registered", "Webhook endpoint registered"
+    WEBHOOK_DELETED = "webhook.deleted", "Webhook endpoint deleted"
+    WEBHOOK_DISABLED = "webhook.disabled", "Webhook endpoint disabled"
+    WEBHOOK_ENABLED = "webhook.enabled", "Webhook endpoint enabled again"
+    WEBHOOK_REDELIVERED = "webhook.redelivered", "Webhook delivery sent again"
 
 
 class AuditEvent(AppendOnlyModel):

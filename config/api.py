@@ -38,6 +38,8 @@ from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
 from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
 from moderation.staff_actions import RemovalRefused
+from webhooks.api import router as webhooks_router
+from webhooks.endpoints import EndpointNotFound, EndpointRefused
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +180,7 @@ api.add_router("v1/", factcheck_router)
 api.add_router("v1/", moderation_router)
 api.add_router("v1/", claimreview_router)
 api.add_router("v1/", accounts_router)
+api.add_router("v1/", webhooks_router)
 
 
 @api.exception_handler(ApiError)
@@ -204,6 +207,8 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     AmbiguousTokenPrefix: 409,
     TokenAlreadyRevoked: 409,
     InvalidTokenRequest: 422,
+    EndpointNotFound: 404,
+    EndpointRefused: 422,
 }
 
 

@@ -4,6 +4,7 @@ from rq import cron
 
 from factcheck import jobs as factcheck_jobs
 from moderation import jobs as moderation_jobs
+from webhooks import jobs as webhooks_jobs
 
 # Return expired claim leases to the queue.
 cron.register(factcheck_jobs.expire_claims, "default", interval=60)
@@ -17,3 +18,7 @@ cron.register(moderation_jobs.reconcile_decisions, "default", interval=60)
 cron.register(moderation_jobs.refresh_standings, "default", interval=3600)
 # E-mail the notifications whose job was lost (Redis down when they were made).
 cron.register(moderation_jobs.send_unsent_emails, "default", interval=120)
+# Webhook retries that are due (the first within 30 s of a failure) and deliveries whose job was lost.
+cron.register(webhooks_jobs.deliver_due, "webhooks", interval=10)
+# Tell owners of webhook endpoints disabled after 24 hours of failures (if the e-mail job was lost).
+cron.register(webhooks_jobs.notify_disabled_endpoints, "webhooks", interval=300)

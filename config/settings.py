@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "audit",
     "factcheck",
     "moderation",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -221,6 +222,9 @@ RQ_QUEUES = {
     # Near-duplicate matching of new posts: a queue of its own, listed after `default` by every worker, so a
     # backlog of match jobs under heavy ingest never delays a decision (RQ takes queues in the order given).
     "matching": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 600},
+    # Webhook deliveries (webhooks.delivery): after `default` (a decision first), before `matching` (the
+    # platform hears of a decision within a second even under a matching backlog).
+    "webhooks": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 600},
 }
 # core.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
 # Jobs run inside the worker process (core.worker: a fork per job cost ~200 ms of a ~15 ms decision).
@@ -284,6 +288,14 @@ FACTDESK_DSA_TOKEN = os.environ.get("FACTDESK_DSA_TOKEN", "")
 # Where the public site is reached: absolute links in ClaimReview (`/claims/{id}/`) and exports are
 # built from it, never from a request's Host header.
 FACTDESK_PUBLIC_URL = os.environ.get("FACTDESK_PUBLIC_URL", "http://127.0.0.1:8000")
+# Webhooks: endpoints on loopback, private or link-local addresses, and plain http://, are refused
+# unless this is on (tests, receivers inside an on-premise network). Checked at registration and at
+# every delivery.
+FACTDESK_WEBHOOKS_ALLOW_PRIVATE = env_bool("FACTDESK_WEBHOOKS_ALLOW_PRIVATE", False)
+# Seconds a receiver has to answer a delivery (connect, send, answer); then it is retried.
+FACTDESK_WEBHOOK_TIMEOUT = float(os.environ.get("FACTDESK_WEBHOOK_TIMEOUT", "5"))
+if not 0 < FACTDESK_WEBHOOK_TIMEOUT <= 60:
+    raise ImproperlyConfigured(f"FACTDESK_WEBHOOK_TIMEOUT must be between 0 and 60 seconds, not {FACTDESK_WEBHOOK_TIMEOUT}.")
 
 LOGGING = {
     "version": 1,

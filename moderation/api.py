@@ -29,9 +29,10 @@ from moderation.appeals import (
     can_file,
     file_appeal,
 )
-from moderation.distribution import Distribution, current_distribution
+from moderation.distribution import current_distribution
 from moderation.feed import changes_after
-from moderation.models import Action, Appeal, AppealKind, AppealStatus, DistributionChange, StatementOfReasons
+from moderation.models import Action, Appeal, AppealKind, AppealStatus, StatementOfReasons
+from moderation.publishing import appeal_out, change_out, distribution_out
 
 MAX_FEED_PAGE = 1000
 
@@ -145,15 +146,6 @@ class PostOut(Schema):
     )
 
 
-def distribution_out(distribution: Distribution | DistributionChange) -> dict[str, Any]:
-    return {
-        "multiplier": float(distribution.multiplier),
-        "labels": distribution.labels,
-        "removed": distribution.removed,
-        "reasons": distribution.reasons,
-    }
-
-
 def action_out(action: Action) -> dict[str, Any]:
     return {
         "id": action.pk,
@@ -166,17 +158,6 @@ def action_out(action: Action) -> dict[str, Any]:
         "created_at": action.created_at,
         "ended_at": action.ended_at,
         "end_reason": action.end_reason or None,
-    }
-
-
-def appeal_out(appeal: Appeal) -> dict[str, Any]:
-    return {
-        "id": appeal.pk,
-        "kind": appeal.kind,
-        "status": appeal.status,
-        "created_at": appeal.created_at,
-        "decided_at": appeal.decided_at,
-        "outcome_reason": appeal.outcome_reason,
     }
 
 
@@ -299,15 +280,7 @@ def list_decisions(
     changes = list(changes_after(cursor=after, limit=limit))
     return {
         "decisions": [
-            {
-                "cursor": str(change.pk),
-                "post": change.post.external_id,
-                "distribution": distribution_out(change),
-                "warn_sharers": change.warn_sharers,
-                "cause": change.cause,
-                "created_at": change.created_at,
-            }
-            for change in changes
+            change_out(change, external_id=change.post.external_id) for change in changes
         ],
         "next_cursor": str(changes[-1].pk) if changes else str(after),
     }

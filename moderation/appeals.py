@@ -38,6 +38,7 @@ from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW
 from moderation.notices import Notice, send_notice
 from moderation.notifications import organisation_members, page_owners, staff_members
 from moderation.pipeline import Change, Ending, carry_out, lock_post
+from moderation.publishing import publish_appeal
 from moderation.selectors import fact_check_decision
 from moderation.staff_actions import RemovalRefused, lift_action
 
@@ -204,6 +205,7 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
                kind=NotificationKind.APPEAL_RECEIVED),
         users=[u for u in deciders if u.pk != made_by], post=post, appeal=appeal, now=now,
     )
+    publish_appeal(appeal, external_id=post.external_id)
     return appeal
 
 
@@ -314,6 +316,7 @@ def decide_appeal(
     else:
         send_notice(notice, users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post, now=now)
     appeal.save(update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason", "new_verdict", "new_rating"])
+    publish_appeal(appeal, external_id=appeal.post.external_id)
     return appeal
 
 

@@ -20,9 +20,7 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +31,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from core import outbound
+from core.outbound import Answer
 from moderation.models import (
     AttemptOutcome,
     StatementSubmission,
@@ -48,34 +48,12 @@ LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 STATEMENT_INDEX = re.compile(r"^statement_(\d+)$")
 
 
-@dataclass(frozen=True)
-class Answer:
-    status: int | None  # None: no HTTP answer at all
-    body: bytes = b""
-    error: str = ""
-
-
 Post = Callable[[str, bytes, dict[str, str], float], Answer]
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    # A redirected POST would become a GET and carry the token elsewhere: treat it as an answer.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_opener = urllib.request.build_opener(_NoRedirects)
-
-
 def http_post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        with _opener.open(request, timeout=timeout) as response:
-            return Answer(response.status, response.read())
-    except urllib.error.HTTPError as exc:
-        return Answer(exc.code, exc.read(), f"HTTP {exc.code} {exc.reason}")
-    except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-        return Answer(None, b"", f"no answer: {getattr(exc, 'reason', exc)}")
+    # The endpoint is the operator's own choice (checked by check_endpoint), so any address may be used.
+    return outbound.post(url, body, headers, timeout=timeout, allow_private=True)
 
 
 class EndpointRefused(ValueError):

@@ -47,8 +47,8 @@ def run_worker():
 
     def run() -> int:
         """Returns how many jobs finished; fails the test if any job failed."""
-        # Decisions first, then matching (the queue order every worker of bin/run listens in).
-        queues = [django_rq.get_queue("default"), django_rq.get_queue("matching")]
+        # Decisions first, then webhooks, then matching (the queue order every worker of bin/run listens in).
+        queues = [django_rq.get_queue(name) for name in ("default", "webhooks", "matching")]
         before = sum(queue.finished_job_registry.count for queue in queues)
         SimpleWorker(queues, connection=queues[0].connection).work(burst=True, with_scheduler=False)
         for queue in queues:

@@ -43,6 +43,8 @@ from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils import timezone
 
 from accounts.models import ApiToken, User
+from webhooks.models import AttemptOutcome as DeliveryOutcome
+from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Endpoint, Event, EventType
 from factcheck.members import create_user
 from factcheck.models import Match, MatchMethod, MatchState, Post, Verdict
 from factcheck.ratings import record_rating
@@ -277,6 +279,11 @@ ADMIN_MODELS: dict[str, tuple[str, str]] = {
     # What the Transparency Database answered: read-only, written only by submit_statements.
     "moderation.statementsubmission": ("v", "v"),
     "moderation.statementsubmissionattempt": ("v", "v"),
+    # Webhooks: read-only; staff redeliver and enable endpoints again through decisions with a reason.
+    "webhooks.endpoint": ("v", "v"),
+    "webhooks.event": ("v", "v"),
+    "webhooks.delivery": ("v", "v"),
+    "webhooks.deliveryattempt": ("v", "v"),
 }
 
 
@@ -479,6 +486,19 @@ TABLE: dict[str, Route] = {
     ),
     "api:list_decisions": route(GET=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200)),
     "api:list_tokens": route(GET=row(UNAUTHORIZED, *[200] * 8)),
+    # Webhook endpoints: the platform's own. One path lists (GET) and registers (POST); ninja answers both
+    # methods from the first of its two patterns for that path.
+    "api:create_webhook": route(
+        GET=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200),
+        POST=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 201),
+        data={"POST": {"url": "https://93.184.216.34/hooks", "events": ["distribution.changed"]}},
+    ),
+    "api:list_webhooks": route(GET=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200), shadowed=True),
+    "api:delete_webhook": route(
+        GET=every(NOT_ALLOWED),
+        DELETE=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 204),
+        args={"id": "webhook_delivery.endpoint_id"},
+    ),
     "api:delete_token": route(
         GET=every(NOT_ALLOWED),
         # The platform's token: another holder's prefix is the same 404 as a missing one.
@@ -511,6 +531,8 @@ TABLE: dict[str, Route] = {
     **staff_decision("factcheck.page", "mark_politician", object_attr="page.pk"),
     **staff_decision("factcheck.page", "unmark_politician", object_attr="page.pk"),
     **staff_decision("moderation.action", "lift", object_attr="action.pk"),
+    **staff_decision("webhooks.endpoint", "enable", object_attr="webhook_delivery.endpoint_id"),
+    **staff_decision("webhooks.delivery", "redeliver", object_attr="webhook_delivery.pk"),
     **staff_decision("moderation.action", "override", object_attr="action.pk"),
     **staff_decision("factcheck.post", "remove", object_attr="queued_post.pk"),
     # django-rq's dashboard model in the admin: its own jobs dashboard (admin:django_rq_home) comes first.
@@ -599,6 +621,7 @@ class World:
     queued_post: Post
     suggestion: Match
     action: Action
+    webhook_delivery: Delivery
     post_content_type: ContentType
     rq: RqWorld
     objects: dict[str, Any] = field(default_factory=dict)
@@ -702,6 +725,20 @@ def world(db) -> World:
         attempt=attempt,
     )
 
+    # The platform's endpoint, disabled after a delivery that failed for 24 hours.
+    endpoint = Endpoint.objects.create(
+        owner=platform, url="https://hooks.platform.example/in", events=["distribution.changed"], secret="whsec_x",
+        created_at=timezone.now(), disabled_at=timezone.now(), disabled_reason="every delivery failed for 24 hours",
+    )
+    event = Event.objects.create(type=EventType.DISTRIBUTION_CHANGED, post=removed_post, created_at=timezone.now(),
+                                 data={"post": removed_post.external_id})
+    webhook_delivery = Delivery.objects.create(
+        event=event, endpoint=endpoint, post=removed_post, created_at=timezone.now(), status=DeliveryStatus.FAILED,
+        attempts=1, next_attempt_at=timezone.now(), deadline=timezone.now(), failed_at=timezone.now(),
+    )
+    DeliveryAttempt.objects.create(delivery=webhook_delivery, number=1, started_at=timezone.now(), latency_ms=5000,
+                                   outcome=DeliveryOutcome.TIMEOUT)
+
     objects = {}
     for model in admin.site._registry:
         label = model._meta.label_lower
@@ -717,7 +754,7 @@ def world(db) -> World:
     return World(
         users=users, tokens=tokens, page=page, rated_post=rated_post, appeal=appeal, appealable_post=appealable_post,
         removed_post=removed_post, removal_appeal=removal_appeal, queued_post=queued_post, suggestion=suggestion,
-        action=action,
+        action=action, webhook_delivery=webhook_delivery,
         post_content_type=ContentType.objects.get_for_model(Post), rq=build_rq_world(), objects=objects,
     )
 

@@ -1,8 +1,9 @@
 """History cannot be rewritten by anyone: the database refuses it, superusers and raw SQL included.
 
 PostgreSQL triggers (django-pgtrigger, installed by the migrations) refuse UPDATE and DELETE on
-audit events, appeal events, the decisions feed, rating decisions and stored statements of
-reasons, and any change to a rating's content; only the fields that record a rating's
+audit events, appeal events, the decisions feed, rating decisions, stored statements of reasons,
+webhook events and delivery attempts, and any change to a rating's content or to which event a
+webhook delivery carries to which endpoint; only the fields that record a rating's
 supersession may change. These tests go around Django entirely with raw SQL, and through the
 ORM's bulk paths that skip `save()`.
 """
@@ -11,15 +12,19 @@ from __future__ import annotations
 
 import pytest
 from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from core.append_only import AppendOnlyError
+from core.outbound import Answer
 from factcheck.models import Rating
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import AppealEvent, DistributionChange, RatingDecision, StatementOfReasons
-from tests.factories import PostFactory, UserFactory
+from tests.factories import PlatformUserFactory, PostFactory, UserFactory
+from webhooks.delivery import deliver
+from webhooks.models import Delivery, DeliveryAttempt, Endpoint, Event
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +34,8 @@ PROTECTED = {
     "moderation_distributionchange": DistributionChange,
     "moderation_ratingdecision": RatingDecision,
     "moderation_statementofreasons": StatementOfReasons,
+    "webhooks_event": Event,
+    "webhooks_deliveryattempt": DeliveryAttempt,
 }
 
 
@@ -36,12 +43,16 @@ PROTECTED = {
 def history(factchecker):
     """A rated, decided and appealed post: one row in every protected table."""
     owner = UserFactory()
+    endpoint = Endpoint.objects.create(owner=PlatformUserFactory(), url="https://hooks.example/in", secret="whsec_t",
+                                       events=["distribution.changed"], created_at=timezone.now())
     post = PostFactory()
     post.page.owners.add(owner)
     rating = record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Invented quote.",
                            sources=["https://evidence.example/1"], claim_if_unclaimed=True)
     apply_rating(rating_id=rating.pk)
     file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="The quote is real.")
+    [delivery] = Delivery.objects.filter(endpoint=endpoint)
+    deliver(delivery_id=delivery.pk, post=lambda *args, **kwargs: Answer(500, b"down"))
     for table, model in PROTECTED.items():
         assert model.objects.exists(), table
     return rating
@@ -137,8 +148,29 @@ def test_only_the_supersession_fields_of_a_rating_may_change(history):
     assert history.is_current is False and history.superseded_at is not None
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE webhooks_delivery SET event_id = event_id + 1",
+        "UPDATE webhooks_delivery SET endpoint_id = endpoint_id + 1",
+        "UPDATE webhooks_delivery SET post_id = post_id + 1",
+        "UPDATE webhooks_delivery SET created_at = created_at - interval '1 day'",
+        "DELETE FROM webhooks_delivery",
+    ],
+)
+def test_a_webhook_deliverys_event_endpoint_and_time_cannot_be_rewritten(history, sql):
+    assert "Cannot" in refused(sql)
+    assert Delivery.objects.count() == 1
+
+
+def test_only_a_webhook_deliverys_progress_may_change(history):
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE webhooks_delivery SET status = 'failed', failed_at = now()")
+    assert Delivery.objects.get().status == "failed"
+
+
 def test_triggers_are_installed_by_the_migrations():
     with connection.cursor() as cursor:
         cursor.execute("SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname LIKE 'pgtrigger_%%'")
         tables = {row[0] for row in cursor.fetchall()}
-    assert tables >= {*PROTECTED, "factcheck_rating"}
+    assert tables >= {*PROTECTED, "factcheck_rating", "webhooks_delivery"}

@@ -15,7 +15,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "moderation", "factcheck", "accounts", "audit", "core")
+PACKAGES = ("config", "moderation", "webhooks", "factcheck", "accounts", "audit", "core")
 
 
 def test_the_import_contracts_in_pyproject_are_kept():

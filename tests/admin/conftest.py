@@ -27,7 +27,18 @@ from moderation.models import (
     SubmissionOutcome,
 )
 from moderation.staff_actions import remove_post
-from tests.factories import PASSWORD, FactCheckerFactory, FlagFactory, PageFactory, PostFactory, UserFactory
+from core.outbound import Answer
+from webhooks.delivery import deliver
+from webhooks.models import Delivery, Endpoint
+from tests.factories import (
+    PASSWORD,
+    FactCheckerFactory,
+    FlagFactory,
+    PageFactory,
+    PlatformUserFactory,
+    PostFactory,
+    UserFactory,
+)
 
 ENDPOINT = "https://tdb.example/api/v1/statements"
 VERDICTS = [Verdict.FALSE, Verdict.PARTLY_FALSE, Verdict.MISSING_CONTEXT, Verdict.TRUE]
@@ -62,6 +73,11 @@ def populate(ts_user):
     """
 
     def build(n: int) -> Busy:
+        # A platform endpoint, so every decision below also writes its webhook event and delivery.
+        endpoint = Endpoint.objects.create(
+            owner=PlatformUserFactory(), url="https://hooks.platform.example/in", secret="whsec_test",
+            events=["distribution.changed", "appeal.filed", "appeal.decided"], created_at=timezone.now(),
+        )
         owner = UserFactory()
         checker = FactCheckerFactory()
         pages = [PageFactory() for _ in range(max(2, n // 10))]
@@ -91,9 +107,18 @@ def populate(ts_user):
             Match.objects.create(post=copy, source=source, method=MatchMethod.MINHASH, score=0.71,
                                  state=MatchState.SUGGESTED, guard=MatchGuard.NUMBERS, created_at=timezone.now())
         record_submissions()
+        attempt_deliveries(endpoint)
         return Busy(posts=posts, staff=ts_user, owner=owner)
 
     return build
+
+
+def attempt_deliveries(endpoint: Endpoint) -> None:
+    """Every other delivery answered 200, the rest 500 (pending, retried), as the receiver would."""
+    answers = iter([Answer(200, b"ok"), Answer(500, b"<html>Internal Server Error</html>", "HTTP 500")] * 10_000)
+    ids = list(Delivery.objects.filter(endpoint=endpoint).values_list("pk", flat=True))
+    for delivery_id in ids:
+        deliver(delivery_id=delivery_id, post=lambda *args, **kwargs: next(answers))
 
 
 def record_submissions() -> None:

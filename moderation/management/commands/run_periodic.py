@@ -20,6 +20,7 @@ from django.db import close_old_connections
 
 from factcheck import jobs as factcheck_jobs
 from moderation import jobs as moderation_jobs
+from webhooks import jobs as webhooks_jobs
 
 logger = logging.getLogger("factdesk.periodic")
 
@@ -42,6 +43,8 @@ SCHEDULE = (
     Periodic(moderation_jobs.reconcile_decisions, 60),
     Periodic(moderation_jobs.refresh_standings, 3600),
     Periodic(moderation_jobs.send_unsent_emails, 120),
+    Periodic(webhooks_jobs.deliver_due, 10),
+    Periodic(webhooks_jobs.notify_disabled_endpoints, 300),
 )
 
 

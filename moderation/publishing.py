@@ -1,0 +1,72 @@
+"""What the platform is told of decisions and appeals: one shape for the API and for webhooks.
+
+`distribution_out`, `change_out` and `appeal_out` are the JSON shapes GET /api/v1/posts/{id} and GET
+/api/v1/decisions answer with; `publish_changes` and `publish_appeal` put the same shapes in the
+webhooks outbox, in the transaction of the change (webhooks.outbox), so that a pushed event and a
+polled entry never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from factcheck.models import Post
+from moderation.models import Appeal, AppealStatus, DistributionChange
+from webhooks.models import EventType
+from webhooks.outbox import NewEvent, record_events, subscribers
+
+
+def distribution_out(distribution: Any) -> dict[str, Any]:
+    """A Distribution, a PostDistribution row or a DistributionChange."""
+    return {
+        "multiplier": float(distribution.multiplier),
+        "labels": distribution.labels,
+        "removed": distribution.removed,
+        "reasons": distribution.reasons,
+    }
+
+
+def change_out(change: DistributionChange, *, external_id: str) -> dict[str, Any]:
+    """One entry of the decisions feed."""
+    return {
+        "cursor": str(change.pk),
+        "post": external_id,
+        "distribution": distribution_out(change),
+        "warn_sharers": change.warn_sharers,
+        "cause": change.cause,
+        "created_at": change.created_at,
+    }
+
+
+def appeal_out(appeal: Appeal) -> dict[str, Any]:
+    return {
+        "id": appeal.pk,
+        "kind": appeal.kind,
+        "status": appeal.status,
+        "created_at": appeal.created_at,
+        "decided_at": appeal.decided_at,
+        "outcome_reason": appeal.outcome_reason,
+    }
+
+
+def publish_changes(changes: list[DistributionChange]) -> None:
+    """`distribution.changed` for each new entry of the decisions feed (ids already assigned)."""
+    endpoints = subscribers(EventType.DISTRIBUTION_CHANGED)
+    if not changes or not endpoints:
+        return
+    external_ids = dict(Post.objects.filter(pk__in={c.post_id for c in changes}).values_list("pk", "external_id"))
+    record_events(
+        [
+            NewEvent(EventType.DISTRIBUTION_CHANGED, change.post_id,
+                     change_out(change, external_id=external_ids[change.post_id]), change.created_at)
+            for change in changes
+        ],
+        endpoint_ids={EventType.DISTRIBUTION_CHANGED: endpoints},
+    )
+
+
+def publish_appeal(appeal: Appeal, *, external_id: str) -> None:
+    """`appeal.filed` for a new appeal, `appeal.decided` once upheld or reversed."""
+    event_type = EventType.APPEAL_FILED if appeal.status == AppealStatus.OPEN else EventType.APPEAL_DECIDED
+    data = {"post": external_id, "appeal": appeal_out(appeal)}
+    record_events([NewEvent(event_type, appeal.post_id, data, appeal.decided_at or appeal.created_at)])

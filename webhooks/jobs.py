@@ -1,0 +1,40 @@
+"""Job entry points of webhooks: thin, idempotent (a settled delivery is skipped, a locked one left alone)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.utils import timezone
+
+from webhooks import delivery
+from webhooks.models import Endpoint
+
+
+def deliver(delivery_ids: list[int]) -> dict[str, int]:
+    return delivery.deliver_batch(delivery_ids)
+
+
+def deliver_due() -> int:
+    """Periodic: retries that are due, and deliveries whose job was lost."""
+    return delivery.enqueue_due()
+
+
+def notify_disabled_endpoints() -> int:
+    """E-mail the owners of endpoints disabled since they were last told (periodic, and after each disabling)."""
+    sent = 0
+    for endpoint in Endpoint.objects.filter(disabled_at__isnull=False, owner_notified_at__isnull=True,
+                                            deleted_at__isnull=True).select_related("owner"):
+        if endpoint.owner.email:
+            send_mail(
+                subject=f"Factdesk disabled your webhook endpoint #{endpoint.pk}",
+                message=(
+                    f"Every delivery to {endpoint.url} failed for 24 hours, so Factdesk stopped sending to it on "
+                    f"{endpoint.disabled_at:%d %B %Y at %H:%M} UTC.\n\nThe events it missed are kept. Once the "
+                    "receiver works again, ask Factdesk's trust-and-safety staff to enable the endpoint and "
+                    "redeliver them; meanwhile GET /api/v1/decisions has every distribution change.\n"
+                ),
+                from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=[endpoint.owner.email],
+            )
+            sent += 1
+        Endpoint.objects.filter(pk=endpoint.pk).update(owner_notified_at=timezone.now())
+    return sent

@@ -1,0 +1,153 @@
+"""Webhooks: the platform's endpoints, the outbox of events, each delivery and each attempt at it.
+
+An `Event` is written in the transaction of the change it describes (webhooks.outbox), with one
+`Delivery` per endpoint subscribed to its type; so a committed change always has its deliveries and
+a rolled-back one has none. Events and attempts are append-only; a delivery's content (which event,
+which endpoint, when) never changes, only its progress (status, attempts, next attempt).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+from django.db.models import Q
+
+from core.append_only import AppendOnlyModel, append_only_triggers, content_triggers
+from factcheck.models import Post
+
+
+class EventType(models.TextChoices):
+    DISTRIBUTION_CHANGED = "distribution.changed", "Distribution changed"
+    APPEAL_FILED = "appeal.filed", "Appeal filed"
+    APPEAL_DECIDED = "appeal.decided", "Appeal decided"
+
+
+class Endpoint(models.Model):
+    """A URL of the platform's that is sent the events of the types it subscribed to."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="webhook_endpoints")
+    url = models.CharField(max_length=2000)
+    events = models.JSONField(default=list)
+    description = models.CharField(max_length=200, blank=True)
+    # HMAC key of the signatures; shown to the owner once, when the endpoint is registered.
+    secret = models.CharField(max_length=80)
+    created_at = models.DateTimeField()
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    # Set when a delivery first failed after the last success; cleared by a success.
+    failing_since = models.DateTimeField(null=True, blank=True)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.CharField(max_length=300, blank=True)
+    # When the owner was told it was disabled (e-mailed by webhooks.jobs.notify_disabled_endpoints).
+    owner_notified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        permissions = [("enable_endpoint", "Can enable a disabled webhook endpoint again")]
+        indexes = [models.Index(fields=["id"], condition=Q(deleted_at__isnull=True, disabled_at__isnull=True),
+                                name="webhook_endpoint_active")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.url}"
+
+    @property
+    def active(self) -> bool:
+        return self.deleted_at is None and self.disabled_at is None
+
+    @property
+    def health(self) -> str:
+        if self.deleted_at is not None:
+            return "deleted"
+        if self.disabled_at is not None:
+            return "disabled"
+        return "failing" if self.failing_since is not None else "healthy"
+
+
+class Event(AppendOnlyModel):
+    """One thing that happened, as the platform is told it. `uid` is the event id receivers dedupe by."""
+
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    type = models.CharField(max_length=40, choices=EventType.choices)
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField()
+    data = models.JSONField(encoder=DjangoJSONEncoder)
+
+    class Meta:
+        triggers = append_only_triggers("webhook_event")
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.uid}"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed (gave up)"
+    CANCELLED = "cancelled", "Cancelled (endpoint deleted)"
+
+
+class Delivery(models.Model):
+    """One event to one endpoint. Deliveries of one post to one endpoint go in id order (webhooks.delivery)."""
+
+    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="deliveries")
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="deliveries")
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="+")  # the event's, for ordering
+    created_at = models.DateTimeField()
+    status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    # Retries stop here (24 hours after the delivery was made, or after a staff redelivery).
+    deadline = models.DateTimeField()
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    failed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        permissions = [("redeliver_delivery", "Can redeliver a webhook delivery")]
+        indexes = [
+            models.Index(fields=["next_attempt_at"], condition=Q(status="pending"), name="webhook_delivery_due"),
+            # The predecessor check: is an earlier delivery of this post to this endpoint still pending?
+            models.Index(fields=["endpoint", "post", "id"], condition=Q(status="pending"), name="webhook_delivery_chain"),
+            models.Index(fields=["endpoint", "id"], name="webhook_delivery_endpoint"),
+            models.Index(fields=["post", "id"], name="webhook_delivery_post"),
+            models.Index(fields=["status", "id"], name="webhook_delivery_status"),
+        ]
+        triggers = content_triggers(
+            "webhook_delivery",
+            mutable=["status", "attempts", "next_attempt_at", "deadline", "last_attempt_at", "last_status_code",
+                     "last_error", "delivered_at", "failed_at"],
+        )
+
+    def __str__(self) -> str:
+        return f"delivery #{self.pk}"
+
+
+class AttemptOutcome(models.TextChoices):
+    DELIVERED = "delivered", "Delivered (2xx)"
+    HTTP_ERROR = "http_error", "Answered with an error"
+    REDIRECT = "redirect", "Redirected (not followed)"
+    TIMEOUT = "timeout", "Timed out"
+    NO_CONNECTION = "no_connection", "No connection"
+    REFUSED_ADDRESS = "refused_address", "Address refused (not public)"
+
+
+class DeliveryAttempt(AppendOnlyModel):
+    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="attempt_log")
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    latency_ms = models.PositiveIntegerField()
+    outcome = models.CharField(max_length=20, choices=AttemptOutcome.choices)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The start of the answer (or the error), for whoever debugs the receiver.
+    response_excerpt = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        triggers = append_only_triggers("webhook_delivery_attempt")
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of delivery #{self.delivery_id}: {self.outcome}"

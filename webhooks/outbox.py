@@ -1,0 +1,68 @@
+"""The outbox: events written in the transaction of the change they describe, with their deliveries.
+
+The caller (moderation, which knows what a decision or an appeal means) passes plain event data;
+this module knows nothing of decisions. Each event gets one delivery per active endpoint subscribed
+to its type, made now: an endpoint hears of what happened while it was registered. When no endpoint
+wants a type, nothing is written at all, so the outbox costs a decision one small query.
+
+After the commit a job delivers them (webhooks.delivery); if that job is lost (Redis down, a worker
+killed), the periodic `deliver_due` finds them in the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.jobs import enqueue_on_commit
+from webhooks.models import Delivery, Endpoint, Event
+
+# Deliveries per job: small enough that two workers share a burst, large enough to keep jobs few.
+JOB_BATCH = 50
+RETRY_WINDOW = timedelta(hours=24)
+QUEUE = "webhooks"
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    type: str
+    post_id: int
+    data: dict[str, Any]
+    created_at: datetime
+
+
+def subscribers(event_type: str) -> list[int]:
+    """Ids of the active endpoints that want `event_type`: few rows, filtered here (SQLite has no JSON contains)."""
+    endpoints = Endpoint.objects.filter(deleted_at__isnull=True, disabled_at__isnull=True).values_list("id", "events")
+    return [pk for pk, events in endpoints if event_type in events]
+
+
+def record_events(events: list[NewEvent], *, endpoint_ids: dict[str, list[int]] | None = None) -> list[Delivery]:
+    """Write `events` and their deliveries in the current transaction; deliver them after the commit.
+
+    `endpoint_ids` (type -> subscribers) saves the lookup for a caller that already made it."""
+    wanted = endpoint_ids if endpoint_ids is not None else {}
+    for event_type in {event.type for event in events} - wanted.keys():
+        wanted[event_type] = subscribers(event_type)
+    events = [event for event in events if wanted.get(event.type)]
+    if not events:
+        return []
+    rows = Event.objects.bulk_create(
+        [Event(type=e.type, post_id=e.post_id, data=e.data, created_at=e.created_at) for e in events], batch_size=1000
+    )
+    deliveries = Delivery.objects.bulk_create(
+        [
+            Delivery(
+                event=row, endpoint_id=endpoint_id, post_id=row.post_id, created_at=row.created_at,
+                next_attempt_at=row.created_at, deadline=row.created_at + RETRY_WINDOW,
+            )
+            for row in rows
+            for endpoint_id in wanted[row.type]
+        ],
+        batch_size=1000,
+    )
+    ids = [delivery.pk for delivery in deliveries]
+    for start in range(0, len(ids), JOB_BATCH):
+        enqueue_on_commit("webhooks.jobs.deliver", ids[start:start + JOB_BATCH], queue=QUEUE)
+    return deliveries
