@@ -37,7 +37,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--copies", type=int, default=1_000, help="copies one rating reaches")
     parser.add_argument("--matching-posts", type=int, default=20_000,
                         help="new posts ingested each way (matching off, then on)")
-    parser.add_argument("--only", choices=["importers", "matching"], help="run only these figures; the report goes to "
+    parser.add_argument("--webhook-samples", type=int, default=200, help="changes timed to their webhook delivery")
+    parser.add_argument("--webhook-deliveries", type=int, default=2_000, help="deliveries drained per throughput round")
+    parser.add_argument("--only", choices=["importers", "matching", "webhooks"], help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
@@ -153,13 +155,16 @@ def main(argv: list[str]) -> int:
             "the load): the load's match jobs are not run, its posts' band keys are written to PostBand as those "
             "jobs would; then quality on labelled pairs from ../shared/data, candidates of new posts, one rating "
             "reaching 1,000 copies (a burst RQ worker), and ingest with matching off and on, batch by batch.",
+            "Webhooks (bench/webhooks.py; `--only webhooks`): after the decision figures, a local receiver in the "
+            "bench process; change-to-delivery latency with one long-running worker, then deliveries/s drained by "
+            "1 and 2 burst workers from a committed backlog.",
         ],
     )
     platform, checkers = bench_users(reviewers=args.reviewers)
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        if args.only in (None, "matching"):
+        if args.only in (None, "matching", "webhooks"):
             print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
             flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
             run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform,
@@ -192,6 +197,12 @@ def main(argv: list[str]) -> int:
                     clients=args.ingest_clients, batch_size=args.batch, pages=args.pages, no_load=no_load,
                 )
             )
+        if args.only in (None, "webhooks"):
+            from bench.webhooks import bench_webhooks
+
+            print("webhooks: change-to-delivery latency, then deliveries/s with 1 and 2 workers", flush=True)
+            run.figures += bench_webhooks(platform=platform, samples=args.webhook_samples, warmup=min(args.warmup, 20),
+                                          deliveries=args.webhook_deliveries)
         if args.only in (None, "matching"):
             run_matching_figures(run, args, platform=platform, rater=rater)
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):

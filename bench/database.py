@@ -25,6 +25,7 @@ FILLED_MODELS = (
     "moderation.PostDistribution",
     "moderation.DistributionChange",
     "audit.AuditEvent",
+    "webhooks.Endpoint",
     "sessions.Session",
 )
 # The tables ingest writes, in its order; the ingest floor copies their new rows into scratch copies.

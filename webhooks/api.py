@@ -112,7 +112,7 @@ def list_webhooks(request: HttpRequest) -> dict[str, Any]:
 @router.delete(
     "/webhooks/{id}",
     auth=TokenAuth(Role.PLATFORM),
-    response={204: None, **errors_for(403, 404)},
+    response={204: None, **errors_for(403, 404, 422)},
     summary="Delete one of your webhook endpoints",
 )
 def delete_webhook(

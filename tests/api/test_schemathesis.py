@@ -101,6 +101,8 @@ OWN_ROLE = {
     "/api/v1/tokens": "staff",
     "/api/v1/tokens/{prefix}": "staff",
     "/api/v1/actions/{id}/statement-of-reasons": "page_owner",
+    "/api/v1/webhooks": "platform",
+    "/api/v1/webhooks/{id}": "platform",
 }
 
 
