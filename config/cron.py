@@ -19,6 +19,6 @@ cron.register(moderation_jobs.refresh_standings, "default", interval=3600)
 # E-mail the notifications whose job was lost (Redis down when they were made).
 cron.register(moderation_jobs.send_unsent_emails, "default", interval=120)
 # Webhook retries that are due (the first within 30 s of a failure) and deliveries whose job was lost.
-cron.register(webhooks_jobs.deliver_due, "webhooks", interval=10)
+cron.register(webhooks_jobs.deliver_due, "default", interval=10)
 # Tell owners of webhook endpoints disabled after 24 hours of failures (if the e-mail job was lost).
 cron.register(webhooks_jobs.notify_disabled_endpoints, "webhooks", interval=300)

@@ -61,7 +61,7 @@ def publish_changes(changes: list[DistributionChange]) -> None:
                      change_out(change, external_id=external_ids[change.post_id]), change.created_at)
             for change in changes
         ],
-        endpoint_ids={EventType.DISTRIBUTION_CHANGED: endpoints},
+        endpoints={EventType.DISTRIBUTION_CHANGED: endpoints},
     )
 
 

@@ -19,7 +19,8 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from core.outbound import PLAIN_HTTP_REFUSED, UnsafeTarget, parse_target, resolve
 from core.refusals import Refusal
-from webhooks.models import Delivery, DeliveryStatus, Endpoint, EventType
+from webhooks.delivery import settle_pending
+from webhooks.models import DeliveryStatus, Endpoint, EventType
 
 MAX_URL = 2000
 MAX_ENDPOINTS = 20  # per owner: a receiver per environment and event family is plenty
@@ -90,15 +91,13 @@ def owned_endpoints(owner):
 @transaction.atomic
 def delete_endpoint(*, owner, endpoint_id: int, now: datetime | None = None) -> Endpoint:
     """Stop sending to it; its deliveries and attempts stay on record, what was pending is cancelled."""
-    endpoint = owned_endpoints(owner).select_for_update().filter(pk=endpoint_id).first()
+    endpoint = owned_endpoints(owner).select_for_update(no_key=True).filter(pk=endpoint_id).first()
     if endpoint is None:
         raise EndpointNotFound(f"No webhook endpoint {endpoint_id}.")
     now = now or timezone.now()
     endpoint.deleted_at = now
     endpoint.save(update_fields=["deleted_at"])
-    Delivery.objects.filter(endpoint=endpoint, status=DeliveryStatus.PENDING).update(
-        status=DeliveryStatus.CANCELLED, failed_at=now, last_error="endpoint deleted"
-    )
+    settle_pending(endpoint.pk, status=DeliveryStatus.CANCELLED, now=now, error="endpoint deleted")
     record_event(actor=owner, verb=AuditVerb.WEBHOOK_DELETED, target=endpoint, data={"url": endpoint.url})
     return endpoint
 
@@ -106,7 +105,7 @@ def delete_endpoint(*, owner, endpoint_id: int, now: datetime | None = None) -> 
 @transaction.atomic
 def enable_endpoint(*, staff, endpoint_id: int, reason: str, now: datetime | None = None) -> Endpoint:
     """Staff turn a disabled endpoint back on (its receiver is fixed); failed deliveries can then be redelivered."""
-    endpoint = Endpoint.objects.select_for_update().get(pk=endpoint_id)
+    endpoint = Endpoint.objects.select_for_update(no_key=True).get(pk=endpoint_id)
     if endpoint.deleted_at is not None:
         raise EndpointRefused("Its owner deleted this endpoint; it cannot be enabled again.")
     if endpoint.disabled_at is None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.db import transaction
 from django.utils import timezone
 
-from webhooks import delivery
+from webhooks import delivery, schedule
 from webhooks.models import Endpoint
 
 
@@ -16,15 +17,24 @@ def deliver(delivery_ids: list[int]) -> dict[str, int]:
 
 def deliver_due() -> int:
     """Periodic: retries that are due, and deliveries whose job was lost."""
-    return delivery.enqueue_due()
+    return schedule.enqueue_due()
 
 
 def notify_disabled_endpoints() -> int:
     """E-mail the owners of endpoints disabled since they were last told (periodic, and after each disabling)."""
     sent = 0
-    for endpoint in Endpoint.objects.filter(disabled_at__isnull=False, owner_notified_at__isnull=True,
-                                            deleted_at__isnull=True).select_related("owner"):
-        if endpoint.owner.email:
+    waiting = Endpoint.objects.filter(disabled_at__isnull=False, owner_notified_at__isnull=True, deleted_at__isnull=True)
+    for endpoint_id in waiting.values_list("id", flat=True):
+        with transaction.atomic():
+            # Claimed before sending, in the transaction that sends: two runs never both send it, and a
+            # failed send leaves it to the next run.
+            if not Endpoint.objects.filter(pk=endpoint_id, owner_notified_at__isnull=True).update(
+                owner_notified_at=timezone.now()
+            ):
+                continue
+            endpoint = Endpoint.objects.select_related("owner").get(pk=endpoint_id)
+            if not endpoint.owner.email:
+                continue
             send_mail(
                 subject=f"Factdesk disabled your webhook endpoint #{endpoint.pk}",
                 message=(
@@ -36,5 +46,4 @@ def notify_disabled_endpoints() -> int:
                 from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=[endpoint.owner.email],
             )
             sent += 1
-        Endpoint.objects.filter(pk=endpoint.pk).update(owner_notified_at=timezone.now())
     return sent

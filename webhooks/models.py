@@ -96,6 +96,9 @@ class Delivery(models.Model):
     created_at = models.DateTimeField()
     status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
     attempts = models.PositiveIntegerField(default=0)
+    # Attempts since the last redelivery: the back-off and the 24 hours start again with each round.
+    round_attempts = models.PositiveIntegerField(default=0)
+    # When pending: not tried before this (a retry's time, or the lease of an attempt in flight).
     next_attempt_at = models.DateTimeField()
     # Retries stop here (24 hours after the delivery was made, or after a staff redelivery).
     deadline = models.DateTimeField()
@@ -104,6 +107,8 @@ class Delivery(models.Model):
     last_error = models.CharField(max_length=300, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     failed_at = models.DateTimeField(null=True, blank=True)
+    # Handed to a job by the sweep, which leaves it alone until then (webhooks.schedule).
+    queued_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "deliveries"
@@ -118,8 +123,8 @@ class Delivery(models.Model):
         ]
         triggers = content_triggers(
             "webhook_delivery",
-            mutable=["status", "attempts", "next_attempt_at", "deadline", "last_attempt_at", "last_status_code",
-                     "last_error", "delivered_at", "failed_at"],
+            mutable=["status", "attempts", "round_attempts", "next_attempt_at", "deadline", "last_attempt_at",
+                     "last_status_code", "last_error", "delivered_at", "failed_at", "queued_until"],
         )
 
     def __str__(self) -> str:

@@ -1,8 +1,9 @@
 """The outbox: events written in the transaction of the change they describe, with their deliveries.
 
 The caller (moderation, which knows what a decision or an appeal means) passes plain event data;
-this module knows nothing of decisions. Each event gets one delivery per active endpoint subscribed
-to its type, made now: an endpoint hears of what happened while it was registered. When no endpoint
+this module knows nothing of decisions. Each event gets one delivery per endpoint subscribed to its
+type, made now: an endpoint hears of what happened while it was registered (a disabled one's are
+written as failed, for staff to redeliver). When no endpoint
 wants a type, nothing is written at all, so the outbox costs a decision one small query.
 
 After the commit a job delivers them (webhooks.delivery); if that job is lost (Redis down, a worker
@@ -16,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.jobs import enqueue_on_commit
-from webhooks.models import Delivery, Endpoint, Event
+from webhooks.models import Delivery, DeliveryStatus, Endpoint, Event
 
 # Deliveries per job: small enough that two workers share a burst, large enough to keep jobs few.
 JOB_BATCH = 50
@@ -32,17 +33,21 @@ class NewEvent:
     created_at: datetime
 
 
-def subscribers(event_type: str) -> list[int]:
-    """Ids of the active endpoints that want `event_type`: few rows, filtered here (SQLite has no JSON contains)."""
-    endpoints = Endpoint.objects.filter(deleted_at__isnull=True, disabled_at__isnull=True).values_list("id", "events")
-    return [pk for pk, events in endpoints if event_type in events]
+def subscribers(event_type: str) -> list[tuple[int, bool]]:
+    """(id, active) of the endpoints that want `event_type`, deleted ones aside: few rows, filtered here
+    (SQLite has no JSON contains). A disabled endpoint still gets its deliveries, as failed, so that staff
+    can redeliver what it missed once it works again."""
+    endpoints = Endpoint.objects.filter(deleted_at__isnull=True).values_list("id", "events", "disabled_at")
+    return [(pk, disabled_at is None) for pk, events, disabled_at in endpoints if event_type in events]
 
 
-def record_events(events: list[NewEvent], *, endpoint_ids: dict[str, list[int]] | None = None) -> list[Delivery]:
+def record_events(
+    events: list[NewEvent], *, endpoints: dict[str, list[tuple[int, bool]]] | None = None
+) -> list[Delivery]:
     """Write `events` and their deliveries in the current transaction; deliver them after the commit.
 
-    `endpoint_ids` (type -> subscribers) saves the lookup for a caller that already made it."""
-    wanted = endpoint_ids if endpoint_ids is not None else {}
+    `endpoints` (type -> subscribers) saves the lookup for a caller that already made it."""
+    wanted = endpoints if endpoints is not None else {}
     for event_type in {event.type for event in events} - wanted.keys():
         wanted[event_type] = subscribers(event_type)
     events = [event for event in events if wanted.get(event.type)]
@@ -56,13 +61,15 @@ def record_events(events: list[NewEvent], *, endpoint_ids: dict[str, list[int]] 
             Delivery(
                 event=row, endpoint_id=endpoint_id, post_id=row.post_id, created_at=row.created_at,
                 next_attempt_at=row.created_at, deadline=row.created_at + RETRY_WINDOW,
+                **({} if active else {"status": DeliveryStatus.FAILED, "failed_at": row.created_at,
+                                      "last_error": "endpoint disabled"}),
             )
             for row in rows
-            for endpoint_id in wanted[row.type]
+            for endpoint_id, active in wanted[row.type]
         ],
         batch_size=1000,
     )
-    ids = [delivery.pk for delivery in deliveries]
+    ids = [delivery.pk for delivery in deliveries if delivery.status == DeliveryStatus.PENDING]
     for start in range(0, len(ids), JOB_BATCH):
         enqueue_on_commit("webhooks.jobs.deliver", ids[start:start + JOB_BATCH], queue=QUEUE)
     return deliveries

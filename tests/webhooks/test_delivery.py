@@ -15,6 +15,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from core.outbound import Answer
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.feed import append_changes
 from moderation.models import DistributionChange
@@ -22,7 +23,8 @@ from moderation.staff_actions import remove_post
 from tests.factories import PostFactory, StaffFactory, UserFactory
 from tests.webhooks.receiver import Receiver, verify
 from webhooks import jobs
-from webhooks.delivery import FIRST_RETRY, LONGEST_WAIT, deliver, deliver_batch, due_deliveries
+from webhooks.delivery import deliver, deliver_batch
+from webhooks.schedule import FIRST_RETRY, LONGEST_WAIT, due_deliveries
 from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, Endpoint, Event
 
 pytestmark = pytest.mark.django_db
@@ -163,7 +165,7 @@ def test_a_time_out_is_retried_and_the_receiver_dedupes_the_second_copy_by_its_i
     assert time.monotonic() - started < 0.9  # the time-out cut it short
     [attempt] = DeliveryAttempt.objects.all()
     assert attempt.outcome == AttemptOutcome.TIMEOUT and attempt.status_code is None and attempt.latency_ms >= 300
-    assert "0.3 s" in attempt.response_excerpt
+    assert "no answer within 0.3 s" in attempt.response_excerpt
     delivery.refresh_from_db()
     assert delivery.next_attempt_at - t0 <= timedelta(seconds=30)
 
@@ -215,9 +217,11 @@ def test_after_24_hours_of_failures_the_delivery_fails_and_the_endpoint_is_disab
 
     endpoint = Endpoint.objects.get()
     assert endpoint.disabled_at == times[-1] and endpoint.health == "disabled"
-    # Later changes are not sent to a disabled endpoint.
+    # Later changes are not sent to a disabled endpoint: they are kept as failed, for staff to redeliver.
     remove()
-    assert Delivery.objects.count() == 1
+    later = Delivery.objects.latest("id")
+    assert (later.status, later.last_error, later.attempts) == (DeliveryStatus.FAILED, "endpoint disabled", 0)
+    assert len(receiver.received) == delivery.attempts
     assert jobs.notify_disabled_endpoints() == 1
     [mail] = mailoutbox
     assert mail.to == [platform_user.email] and endpoint.url in mail.body
@@ -274,7 +278,7 @@ def test_a_name_that_resolves_to_a_private_address_after_registration_is_refused
     remove()
     delivery = Delivery.objects.get()
     assert deliver_batch([delivery.pk], now=delivery.created_at) == {AttemptOutcome.REFUSED_ADDRESS: 1}
-    assert "127.0.0.1" in DeliveryAttempt.objects.get().response_excerpt
+    assert "resolves to an address that is not public" in DeliveryAttempt.objects.get().response_excerpt
     assert receiver.received == []  # no connection was made to it
 
 
@@ -304,3 +308,109 @@ def test_changes_of_one_post_are_delivered_in_order_and_a_later_one_waits_for_an
     assert deliver(delivery_id=second.pk, now=now + timedelta(hours=1)) == AttemptOutcome.DELIVERED
     causes = [r.json["data"]["cause"] for r in receiver.received]
     assert causes == ["x0.2", "x0.2", "x0.5"]
+
+
+def test_an_answer_with_a_nul_byte_is_recorded_and_the_delivery_goes_on(register, receiver, monkeypatch):
+    register(receiver.url)
+    remove()
+    delivery = Delivery.objects.get()
+
+    def answers_nul(*args, **kwargs):
+        return Answer(500, b"bad\x00answer")
+
+    assert deliver_batch([delivery.pk], now=delivery.created_at, post=answers_nul) == {AttemptOutcome.HTTP_ERROR: 1}
+    assert DeliveryAttempt.objects.get().response_excerpt == "bad\ufffdanswer"
+
+
+def test_a_post_that_raises_is_a_recorded_failure_and_the_rest_of_the_batch_goes_on(register, receiver):
+    register(receiver.url)
+    for _ in range(2):
+        remove()
+    first, second = Delivery.objects.order_by("id")
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise UnicodeEncodeError("ascii", "é", 0, 1, "cannot encode")
+        return Answer(200, b"ok")
+
+    # Two endpoints would share the deferral; here the first failure defers the second (same endpoint),
+    # so deliver them one job each, as two sweeps would.
+    assert deliver_batch([first.pk], now=first.created_at, post=flaky) == {AttemptOutcome.NO_CONNECTION: 1}
+    assert "UnicodeEncodeError" in DeliveryAttempt.objects.get().response_excerpt
+    assert deliver_batch([second.pk], now=second.created_at, post=flaky) == {AttemptOutcome.DELIVERED: 1}
+
+
+def test_a_delivery_waiting_behind_a_failing_one_gets_its_own_24_hours_from_its_first_attempt(register, receiver):
+    register(receiver.url)
+    post = PostFactory()
+    for multiplier in ("0.2", "0.5"):
+        append_changes([DistributionChange(post=post, multiplier=Decimal(multiplier), cause=f"x{multiplier}",
+                                           created_at=timezone.now())])
+    first, second = Delivery.objects.order_by("id")
+    # The receiver chokes on the first payload only: another post's event goes through meanwhile.
+    receiver.plan.statuses = [500, 200, 500, 200]
+    t0 = first.created_at
+    deliver(delivery_id=first.pk, now=t0)
+    other = remove()
+    deliver(delivery_id=Delivery.objects.get(post=other).pk, now=t0 + timedelta(hours=12))
+    deliver(delivery_id=first.pk, now=t0 + timedelta(hours=24))  # its last attempt: given up
+    assert Delivery.objects.get(pk=first.pk).status == DeliveryStatus.FAILED
+    assert Endpoint.objects.get().health == "failing"  # not disabled: it worked at 12 h
+    started = t0 + timedelta(hours=25)
+    assert deliver(delivery_id=second.pk, now=started) == AttemptOutcome.DELIVERED
+    assert Delivery.objects.get(pk=second.pk).deadline == started + timedelta(hours=24)
+
+
+def test_a_redelivery_starts_its_back_off_again(register, receiver, staff_user):
+    from webhooks.delivery import redeliver
+
+    register(receiver.url)
+    receiver.plan.statuses = [500]
+    remove()
+    delivery = Delivery.objects.get()
+    t0 = delivery.created_at
+    for step in (0, 15, 60, 195):
+        deliver(delivery_id=delivery.pk, now=t0 + timedelta(seconds=step))
+    delivery.refresh_from_db()
+    assert delivery.attempts == 4 and delivery.next_attempt_at - delivery.last_attempt_at == FIRST_RETRY * 27
+    deliver(delivery_id=delivery.pk, now=t0 + timedelta(hours=24))
+    Endpoint.objects.update(disabled_at=None, failing_since=None)  # staff enabled it again (test_admin.py)
+    redeliver(staff=staff_user, delivery_id=delivery.pk, reason="Receiver fixed.", now=t0 + timedelta(hours=30))
+    deliver(delivery_id=delivery.pk, now=t0 + timedelta(hours=30))
+    delivery.refresh_from_db()
+    assert delivery.attempts == 6 and delivery.round_attempts == 1
+    assert delivery.next_attempt_at - delivery.last_attempt_at == FIRST_RETRY  # within 30 s again
+
+
+def test_a_dead_endpoints_backlog_does_not_starve_another_endpoints_retry(platform_client, allow_private, receiver):
+    dead = Receiver().start()
+    dead.stop()  # nothing listens there any more: every attempt fails to connect
+    for url in (dead.url, receiver.url):
+        assert platform_client.post("/api/v1/webhooks", {"url": url, "events": ["distribution.changed"]},
+                                    content_type="application/json").status_code == 201
+    receiver.plan.statuses = [503, 200]
+    for _ in range(5):
+        remove()
+    t0 = Delivery.objects.earliest("id").created_at
+    deliver_batch(list(Delivery.objects.values_list("id", flat=True)), now=t0)
+    live = Delivery.objects.filter(endpoint__url=receiver.url).order_by("id")
+    later = t0 + timedelta(minutes=1)
+    # The sweep: one probe for the dead endpoint, and every due delivery of the live one, capped or not.
+    due = due_deliveries(now=later, limit=3)
+    assert len([d for d in due if Delivery.objects.get(pk=d).endpoint.url == dead.url]) == 1
+    assert live.first().pk in due
+
+
+def test_the_sweep_does_not_enqueue_again_what_it_enqueued_a_moment_ago(register, receiver, run_worker):
+    from webhooks.schedule import enqueue_due
+
+    register(receiver.url)
+    remove()
+    delivery = Delivery.objects.get()
+    later = delivery.created_at + timedelta(minutes=1)  # its after-commit job was lost
+    assert enqueue_due(now=later) == 1
+    assert enqueue_due(now=later + timedelta(seconds=10)) == 0  # still on the queue: not again
+    assert run_worker() == 1
+    assert Delivery.objects.get().status == DeliveryStatus.DELIVERED

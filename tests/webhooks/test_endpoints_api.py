@@ -73,11 +73,17 @@ def test_only_the_platform_role_manages_webhooks(factory):
         ("https://[fe80::1]/hook", "fe80::1"),
         ("https://[::ffff:127.0.0.1]/hook", "::ffff:127.0.0.1"),
         ("https://100.64.0.1/hook", "100.64.0.1"),  # carrier-grade NAT, shared
+        ("https://[64:ff9b::7f00:1]/hook", "64:ff9b::7f00:1"),  # NAT64 of 127.0.0.1
+        ("https://[2002:7f00:1::]/hook", "2002:7f00:1::"),  # 6to4 of 127.0.0.1
+        ("https://2130706433/hook", "not public"),  # 127.0.0.1 written as one decimal number
+        ("https://0x7f.1/hook", "not public"),  # and in hex and short form
         ("https://0.0.0.0/hook", "0.0.0.0"),
-        ("https://localhost/hook", "127.0.0.1"),  # a name that resolves to loopback
+        ("https://localhost/hook", "'localhost' resolves to an address that is not public"),  # a name
         ("https://user:pw@93.184.216.34/hook", "user name or password"),
         ("ftp://93.184.216.34/hook", "https://"),
         ("https:///nohost", "no host"),
+        ("https://93.184.216.34/événements", "percent-encode"),
+        ("https://93.184.216.34/a b", "percent-encode"),
     ],
 )
 def test_urls_that_are_not_public_https_are_refused(platform_client, url, says):
@@ -97,7 +103,8 @@ def test_a_name_that_resolves_to_a_private_address_is_refused(platform_client, m
 
     monkeypatch.setattr(socket, "getaddrinfo", fake_dns)
     messages = url_errors(create(platform_client, "https://hooks.partner.example/in"))
-    assert "10.0.0.7" in messages[0]
+    assert "'hooks.partner.example' resolves to an address that is not public" in messages[0]
+    assert "10.0.0.7" not in messages[0]  # a platform token learns nothing of the internal network's names
 
 
 def test_a_name_that_does_not_resolve_is_refused(platform_client):

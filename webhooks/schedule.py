@@ -1,0 +1,64 @@
+"""When deliveries are tried: the back-off after a failure, and the sweep that finds what is due.
+
+The sweep (`enqueue_due`, every 10 s) hands to jobs every delivery that is due: a retry whose time has
+come, or one whose after-commit job was lost (never tried, 30 s old) or whose attempt died with its
+worker (its lease ran out). It takes only the first pending delivery of each post's line, and for an
+endpoint that is failing only its oldest due delivery (a probe), so a dead receiver is not sent
+everything it missed while another endpoint's retries wait. What it enqueues is marked for a minute
+(`queued_until`), so a backlog on the queue is not enqueued again every 10 s.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from core.jobs import enqueue
+from webhooks.models import Delivery, DeliveryStatus, Endpoint
+from webhooks.outbox import JOB_BATCH, QUEUE
+
+FIRST_RETRY = timedelta(seconds=15)
+BACKOFF_FACTOR = 3
+LONGEST_WAIT = timedelta(hours=6)
+# A never-tried delivery is its after-commit job's; the sweep takes it only if that job was lost.
+LOST_JOB_AFTER = timedelta(seconds=30)
+# What the sweep enqueued is not enqueued again for this long (the job should have run by then).
+QUEUED_FOR = timedelta(seconds=60)
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """The wait after the `attempts`-th failed attempt of a round: 15 s, 45 s, 2 min 15 s, ... at most 6 hours."""
+    return min(FIRST_RETRY * BACKOFF_FACTOR ** (attempts - 1), LONGEST_WAIT)
+
+
+def due_deliveries(*, now: datetime, limit: int = 2000) -> list[int]:
+    earlier_pending = Delivery.objects.filter(
+        endpoint_id=OuterRef("endpoint_id"), post_id=OuterRef("post_id"), status=DeliveryStatus.PENDING,
+        id__lt=OuterRef("id"),
+    )
+    due = (
+        Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+        .filter(Q(attempts__gt=0) | Q(created_at__lte=now - LOST_JOB_AFTER))
+        .filter(Q(queued_until__isnull=True) | Q(queued_until__lte=now))
+        .filter(~Exists(earlier_pending))
+        .order_by("id")
+    )
+    chosen = list(due.filter(endpoint__failing_since__isnull=True).values_list("id", flat=True)[:limit])
+    failing = Endpoint.objects.filter(deleted_at__isnull=True, disabled_at__isnull=True, failing_since__isnull=False)
+    for endpoint_id in failing.order_by("id").values_list("id", flat=True):
+        probe = due.filter(endpoint_id=endpoint_id).values_list("id", flat=True).first()
+        if probe is not None:
+            chosen.append(probe)
+    return sorted(chosen)
+
+
+def enqueue_due(*, now: datetime | None = None) -> int:
+    """The periodic sweep: hand every due delivery to a job (retries, and the jobs that were lost)."""
+    now = now or timezone.now()
+    ids = due_deliveries(now=now)
+    Delivery.objects.filter(pk__in=ids).update(queued_until=now + QUEUED_FOR)
+    for start in range(0, len(ids), JOB_BATCH):
+        enqueue("webhooks.jobs.deliver", ids[start:start + JOB_BATCH], queue=QUEUE)
+    return len(ids)
