@@ -97,6 +97,22 @@ def factchecker_client(factchecker) -> Client:
 
 
 @pytest.fixture
+def ts_user(db):
+    """A trust-and-safety member with the group's admin rights (as `add_user --role trust_safety` makes one)."""
+    from factcheck.members import create_user
+
+    return create_user(username="sam", role="trust_safety", password=PASSWORD)
+
+
+@pytest.fixture
+def staff_client(ts_user) -> Client:
+    """A browser signed in as `ts_user`."""
+    client = Client()
+    assert client.login(username=ts_user.username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
 def login(client):
     def log_in(user) -> Client:
         assert client.login(username=user.username, password=PASSWORD)

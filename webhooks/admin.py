@@ -169,4 +169,5 @@ class EventAdmin(ReadOnlyAdmin):
 class DeliveryAttemptAdmin(ReadOnlyAdmin):
     list_display = ("id", "delivery", "number", "started_at", "outcome", "status_code", "latency_ms")
     list_filter = ("outcome", "started_at")
+    list_select_related = ("delivery",)
     raw_id_fields = ("delivery",)

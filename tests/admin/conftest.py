@@ -7,11 +7,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from accounts.models import User
-from factcheck.members import create_user
 from factcheck.claims import claim_post
 from factcheck.models import Match, MatchGuard, MatchMethod, MatchState, Post, Verdict
 from factcheck.ratings import record_rating
@@ -31,7 +29,6 @@ from core.outbound import Answer
 from webhooks.delivery import deliver
 from webhooks.models import Delivery, Endpoint
 from tests.factories import (
-    PASSWORD,
     FactCheckerFactory,
     FlagFactory,
     PageFactory,
@@ -49,18 +46,6 @@ class Busy:
     posts: list[Post]
     staff: User
     owner: User
-
-
-@pytest.fixture
-def ts_user(db) -> User:
-    return create_user(username="sam", role="trust_safety", password=PASSWORD)
-
-
-@pytest.fixture
-def staff_client(ts_user) -> Client:
-    client = Client()
-    assert client.login(username="sam", password=PASSWORD)
-    return client
 
 
 @pytest.fixture

@@ -5,13 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
-from factcheck.members import create_user
 from moderation.staff_actions import remove_post
-from tests.factories import PASSWORD, PostFactory, StaffFactory
+from tests.factories import PostFactory, StaffFactory
 from webhooks.delivery import deliver_batch
 from webhooks.models import AttemptOutcome, Delivery, DeliveryStatus, Endpoint
 
@@ -22,15 +20,9 @@ ENDPOINTS = "/admin/webhooks/endpoint/"
 
 
 @pytest.fixture
-def staff():
-    return create_user(username="tess", role="trust_safety", password=PASSWORD)
-
-
-@pytest.fixture
-def staff_client(staff) -> Client:
-    client = Client()
-    assert client.login(username="tess", password=PASSWORD)
-    return client
+def staff(ts_user):
+    """The trust-and-safety member signed in as staff_client (tests/conftest.py)."""
+    return ts_user
 
 
 def removed_post():

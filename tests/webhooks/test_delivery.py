@@ -35,6 +35,14 @@ def sweep(now) -> dict[str, int]:
     return deliver_batch(due_deliveries(now=now), now=now)
 
 
+def two_changes_of(post) -> list[Delivery]:
+    """Two distribution changes of one post, each its own transaction: their deliveries, in order."""
+    for multiplier in ("0.2", "0.5"):
+        append_changes([DistributionChange(post=post, multiplier=Decimal(multiplier), cause=f"x{multiplier}",
+                                           created_at=timezone.now())])
+    return list(Delivery.objects.filter(post=post).order_by("id"))
+
+
 def remove(post=None):
     post = post or PostFactory()
     remove_post(staff=StaffFactory(), post_id=post.pk, ground="violence", reason="Threatens a named person.")
@@ -293,11 +301,7 @@ def test_a_settled_or_locked_delivery_is_not_sent_twice(register, receiver):
 
 def test_changes_of_one_post_are_delivered_in_order_and_a_later_one_waits_for_an_earlier_one(register, receiver):
     register(receiver.url)
-    post = PostFactory()
-    for multiplier in ("0.2", "0.5"):
-        append_changes([DistributionChange(post=post, multiplier=Decimal(multiplier), cause=f"x{multiplier}",
-                                           created_at=timezone.now())])
-    first, second = Delivery.objects.order_by("id")
+    first, second = two_changes_of(PostFactory())
     receiver.plan.statuses = [500, 200]
     now = timezone.now()
     assert deliver(delivery_id=first.pk, now=now) == AttemptOutcome.HTTP_ERROR
@@ -344,11 +348,7 @@ def test_a_post_that_raises_is_a_recorded_failure_and_the_rest_of_the_batch_goes
 
 def test_a_delivery_waiting_behind_a_failing_one_gets_its_own_24_hours_from_its_first_attempt(register, receiver):
     register(receiver.url)
-    post = PostFactory()
-    for multiplier in ("0.2", "0.5"):
-        append_changes([DistributionChange(post=post, multiplier=Decimal(multiplier), cause=f"x{multiplier}",
-                                           created_at=timezone.now())])
-    first, second = Delivery.objects.order_by("id")
+    first, second = two_changes_of(PostFactory())
     # The receiver chokes on the first payload only: another post's event goes through meanwhile.
     receiver.plan.statuses = [500, 200, 500, 200]
     t0 = first.created_at
