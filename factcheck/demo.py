@@ -106,6 +106,7 @@ ACCOUNTS = (
         organisation="Faktenwerk",
     ),
     AccountSpec("sam", Role.TRUST_SAFETY, "trust-and-safety staff (Django admin at /admin/)"),
+    AccountSpec("tariq", Role.TRUST_SAFETY, "trust-and-safety staff: decides the removal appeals of sam's removals"),
     AccountSpec(
         "olivia", Role.PAGE_OWNER, "page owner of Health Truth Daily (a repeat offender) and The London Ledger",
         pages=(REPEAT_OFFENDER_PAGE, "the-london-ledger"),
@@ -314,17 +315,25 @@ def _create_accounts(accounts: tuple[AccountSpec, ...]) -> dict[str, User]:
     return users
 
 
+def rated_at(post: Post, *, index: int, now: datetime) -> datetime:
+    """When the demo's `index`-th rating was made: some time after the post's first flag, spread over the
+    days the demo spans, and never in the future (so the history reads in order: flag, claim, rating)."""
+    share = 0.25 + 0.5 * (index % 4) / 3
+    return post.first_flagged_at + (now - post.first_flagged_at) * share
+
+
 def _record_demo_ratings(users: dict[str, User], now: datetime) -> int:
     taken: set[int] = set()
-    for spec in RATINGS:
+    for index, spec in enumerate(RATINGS):
         reviewer = users[spec.reviewer]
         candidates = Post.objects.filter(page__external_id=spec.page, flag_count__gt=0).exclude(pk__in=taken)
         if spec.media_type:
             candidates = candidates.filter(media_type=spec.media_type)
         post = candidates.order_by("-priority", "id").first()
         taken.add(post.pk)
+        at = rated_at(post, index=index, now=now)
         # Claimed first, as a reviewer in the UI does, so the audit trail reads like real work.
-        claim_post(reviewer=reviewer, post_id=post.pk, now=now)
+        claim_post(reviewer=reviewer, post_id=post.pk, now=at - timedelta(minutes=20))
         organisation = reviewer.organisation
         record_rating(claim_if_unclaimed=True,
             reviewer=reviewer,
@@ -333,7 +342,7 @@ def _record_demo_ratings(users: dict[str, User], now: datetime) -> int:
             rationale=RATIONALES[spec.verdict],
             sources=list(SOURCES[post.language]),
             article_url=f"{organisation.url}/checks/{post.external_id}",
-            now=now,
+            now=at,
         )
     return len(RATINGS)
 

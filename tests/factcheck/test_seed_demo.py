@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from io import StringIO
 
 import pytest
@@ -110,6 +111,7 @@ def test_seed_demo_makes_every_demo_account_with_the_documented_password(seeded)
         "bob": (Role.FACTCHECKER, "Verifact"),
         "claire": (Role.FACTCHECKER, "Faktenwerk"),
         "sam": (Role.TRUST_SAFETY, None),
+        "tariq": (Role.TRUST_SAFETY, None),
         "olivia": (Role.PAGE_OWNER, None),
         "platform": (Role.PLATFORM, None),
     }
@@ -162,7 +164,27 @@ def test_the_demo_has_an_open_dispute_for_bob_to_decide_and_alice_cannot(run_wor
 
     with django_capture_on_commit_callbacks(execute=True):
         seed()
-    appeal = Appeal.objects.select_related("rating", "filed_by").get()
+    appeal = Appeal.objects.select_related("rating", "filed_by").get(kind="dispute")
     assert (appeal.kind, appeal.status, appeal.filed_by.username) == ("dispute", "open", "olivia")
     assert can_decide(User.objects.get(username="bob"), appeal)
     assert not can_decide(User.objects.get(username="alice"), appeal)
+    # sam removed a post and its owner appealed: the other staff member decides it, not sam.
+    removal = Appeal.objects.select_related("action").get(kind="removal")
+    assert removal.action.created_by.username == "sam"
+    assert can_decide(User.objects.get(username="tariq"), removal)
+    assert not can_decide(User.objects.get(username="sam"), removal)
+
+
+def test_the_demo_history_spans_days_in_a_sane_order(seeded):
+    from moderation.models import Appeal
+
+    ratings = list(Rating.objects.select_related("post").order_by("created_at"))
+    assert ratings[-1].created_at - ratings[0].created_at > timedelta(days=1)  # not all "just now"
+    for rating in ratings:
+        assert rating.post.first_flagged_at < rating.created_at  # flagged, then claimed, then rated
+        decision = RatingDecision.objects.get(rating=rating, post=rating.post)
+        assert decision.decided_at == rating.created_at  # decided when it was made
+    for appeal in Appeal.objects.select_related("rating", "action"):
+        contested = appeal.action.created_at if appeal.action_id else appeal.rating.created_at
+        assert contested < appeal.created_at  # never filed before the decision it contests
+        assert appeal.decision_notice_at <= appeal.created_at

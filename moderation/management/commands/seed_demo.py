@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from factcheck import demo
-from moderation.demo import seed_demo_appeals
+from moderation.demo import decide_demo_ratings, seed_demo_appeals
 
 
 class Command(BaseCommand):
@@ -27,13 +27,14 @@ class Command(BaseCommand):
             with transaction.atomic():
                 now = timezone.now()
                 summary = demo.seed_demo_data(now=now)
+                decide_demo_ratings()
                 appeals = seed_demo_appeals(now=now)
         except ValidationError as exc:  # e.g. a demo username already taken by a real user
             raise CommandError("Cannot seed the demo: " + "; ".join(exc.messages)) from exc
         self.stdout.write(
             self.style.SUCCESS(
                 f"Seeded {summary.organisations} organisations, {summary.pages} pages, {summary.posts} posts, "
-                f"{summary.flags} flags, {summary.ratings} ratings and {appeals} open appeal."
+                f"{summary.flags} flags, {summary.ratings} ratings and {appeals} open appeals."
             )
         )
         self.write_accounts()
