@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib import admin
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -20,7 +21,7 @@ from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from core.admin_decisions import ReasonForm, StaffDecision, StaffDecisionsAdmin
 from webhooks.delivery import DeliveryRefused, redeliver
 from webhooks.endpoints import EndpointRefused, enable_endpoint
-from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Endpoint, Event, EventType
+from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, Endpoint, Event, EventType
 
 
 def _describe_delivery(delivery: Delivery) -> str:
@@ -80,8 +81,8 @@ class HealthFilter(admin.SimpleListFilter):
 @admin.register(Endpoint)
 class EndpointAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
     staff_decisions = (ENABLE,)
-    list_display = ("id", "url", "owner", "event_types", "health_state", "failing_since", "disabled_at", "created_at",
-                    "deliveries_link")
+    # Few columns, so the list fits a 1366 px screen beside the admin's navigation.
+    list_display = ("id", "url", "owner", "event_types", "health_state", "deliveries_link")
     list_filter = (HealthFilter,)
     list_select_related = ("owner",)
     fields = ("url", "owner", "events", "description", "created_at", "health_state", "failing_since", "disabled_at",
@@ -95,7 +96,9 @@ class EndpointAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
 
     @admin.display(description="health")
     def health_state(self, endpoint: Endpoint) -> str:
-        return endpoint.health
+        since = {"failing": endpoint.failing_since, "disabled": endpoint.disabled_at,
+                 "deleted": endpoint.deleted_at}.get(endpoint.health)
+        return f"{endpoint.health} since {since:%d %b %Y, %H:%M} UTC" if since else endpoint.health
 
     @admin.display(description="deliveries")
     def deliveries_link(self, endpoint: Endpoint) -> str:
@@ -124,8 +127,7 @@ class EventTypeFilter(admin.SimpleListFilter):
 @admin.register(Delivery)
 class DeliveryAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
     staff_decisions = (REDELIVER,)
-    list_display = ("id", "event_type", "post", "endpoint", "status", "attempts", "last_status_code", "last_error",
-                    "next_attempt_at", "created_at", "delivered_at")
+    list_display = ("id", "event_type", "post", "endpoint_short", "status", "attempts", "last_result")
     # Choices from the few endpoints and the fixed event types, never a DISTINCT over millions of deliveries.
     list_filter = ("status", ("endpoint", admin.RelatedFieldListFilter), EventTypeFilter, "created_at")
     list_select_related = ("event", "endpoint", "post")
@@ -143,6 +145,22 @@ class DeliveryAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
             return [*lookups, Q(event__uid=uuid.UUID(term))]
         except ValueError:
             return lookups
+
+    def get_queryset(self, request):
+        # The last attempt's outcome, in the list's one query (a correlated subquery on the attempts' index).
+        last = DeliveryAttempt.objects.filter(delivery=OuterRef("pk")).order_by("-id").values("outcome")[:1]
+        return super().get_queryset(request).annotate(last_outcome=Subquery(last))
+
+    @admin.display(description="last answer")
+    def last_result(self, delivery: Delivery) -> str:
+        if delivery.last_status_code:
+            return f"HTTP {delivery.last_status_code}"
+        outcome = getattr(delivery, "last_outcome", None)
+        return AttemptOutcome(outcome).label if outcome else "-"
+
+    @admin.display(description="endpoint", ordering="endpoint")
+    def endpoint_short(self, delivery: Delivery) -> str:
+        return f"#{delivery.endpoint_id} {urlsplit(delivery.endpoint.url).netloc}"
 
     @admin.display(description="event", ordering="event__type")
     def event_type(self, delivery: Delivery) -> str:

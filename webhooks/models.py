@@ -155,4 +155,4 @@ class DeliveryAttempt(AppendOnlyModel):
         triggers = append_only_triggers("webhook_delivery_attempt")
 
     def __str__(self) -> str:
-        return f"attempt {self.number} of delivery #{self.delivery_id}: {self.outcome}"
+        return f"attempt {self.number} of delivery #{self.delivery_id}: {self.get_outcome_display().lower()}"
