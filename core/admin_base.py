@@ -9,16 +9,23 @@ only when a filter or search narrows it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import FieldDoesNotExist
 from django.core.paginator import Paginator
-from django.db import connections
-from django.db.models import Q, QuerySet
+from django.db import connections, models
+from django.db.models import Model, Q, QuerySet
+from django.urls import NoReverseMatch, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
+
+EMPTY = "—"
 
 
 def estimated_row_count(queryset: QuerySet) -> int | None:
@@ -71,6 +78,11 @@ class FastListAdmin(admin.ModelAdmin):
     search_by_index = False
     search_match_cap = 1000
 
+    def get_list_display(self, request):
+        # Every date column reads as the rest of the admin writes dates ("30 Nov 2026, 01:09 UTC"),
+        # not in Django's locale format; sorting still sorts by the field.
+        return tuple(date_column(self.model, name) or name for name in super().get_list_display(request))
+
     def search_lookups(self, request, term: str) -> list[Q]:
         """The conditions to try, one query each, for this search text; an admin may route by its shape."""
         return [Q(**{lookup: term}) for lookup in self.get_search_fields(request)]
@@ -84,6 +96,24 @@ class FastListAdmin(admin.ModelAdmin):
         for condition in self.search_lookups(request, term):
             pks.update(manager.filter(condition).values_list("pk", flat=True)[: self.search_match_cap])
         return queryset.filter(pk__in=pks), False
+
+
+def date_column(model: type[Model], name: Any) -> Callable[[Any], str] | None:
+    """A list column showing the date field `name` with `when`, or None when `name` is not a date field."""
+    if not isinstance(name, str):
+        return None
+    try:
+        field = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
+    if not isinstance(field, (models.DateTimeField, models.DateField)):
+        return None
+
+    def show(obj: Any) -> str:
+        return when(getattr(obj, name))
+
+    show.__name__ = name  # the column's CSS class stays column-<name>
+    return admin.display(description=field.verbose_name, ordering=name)(show)
 
 
 class NoEditing:
@@ -114,13 +144,87 @@ class ReadOnlyInline(NoEditing, admin.TabularInline):
         return self.get_fields(request, obj)
 
 
+def when(value: datetime | date | None, *, empty: str = EMPTY) -> str:
+    """Every date staff read in the admin, one way: "30 Nov 2026, 01:09 UTC" (a date alone: "30 Nov 2026")."""
+    if value is None:
+        return empty
+    if isinstance(value, datetime):
+        value = value.astimezone(UTC)
+        return f"{value.day} {value:%b %Y, %H:%M} UTC"
+    return f"{value.day} {value:%b %Y}"
+
+
+def number(value: int | None) -> str:
+    """A count with thousands separators: 1,234,567."""
+    return EMPTY if value is None else f"{value:,}"
+
+
+def share(multiplier: Decimal | float | None) -> str:
+    """A feed multiplier as staff say it: 0.2 is "shown at 20%" (80% less), 1 is full distribution."""
+    if multiplier is None:
+        return EMPTY
+    percent = Decimal(str(multiplier)) * 100
+    if percent >= 100:
+        return "full distribution"
+    if percent <= 0:
+        return "not shown (0%)"
+    return f"shown at {percent.normalize():f}%"
+
+
+def excerpt(text: str, chars: int = 80) -> str:
+    return Truncator(" ".join((text or "").split())).chars(chars)
+
+
+def admin_url(model_label: str, pk: Any) -> str | None:
+    """The admin change page of `app_label.model_name` row `pk`, or None when it has none."""
+    app_label, _, model_name = model_label.lower().partition(".")
+    try:
+        return reverse(f"admin:{app_label}_{model_name}_change", args=[pk])
+    except NoReverseMatch:
+        return None
+
+
+def admin_link(obj: Model | None, text: Any = None, *, empty: str = EMPTY) -> SafeString | str:
+    """A link to a row's admin page under a readable name (`text`, else the row's own name)."""
+    if obj is None:
+        return empty
+    url = admin_url(obj._meta.label_lower, obj.pk)
+    label = str(obj) if text is None else text
+    return format_html('<a href="{}">{}</a>', url, label) if url else label
+
+
+def cell(value: Any) -> Any:
+    """How a value reads in a table: formatted dates and numbers, Yes/No, a dash for nothing."""
+    if value is None or value == "":
+        return EMPTY
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, (datetime, date)):
+        return when(value)
+    if isinstance(value, int):
+        return number(value)
+    if isinstance(value, Decimal):
+        return f"{value.normalize():f}"
+    return value
+
+
 def html_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, empty: str = "None") -> SafeString:
-    """A small escaped table for a read-only field of a change page."""
+    """A small escaped table for a read-only field of a change page; dates and numbers formatted by `cell`."""
     rows = list(rows)
     if not rows:
         return format_html("<p>{}</p>", empty)
     head = format_html_join("", "<th scope=\"col\">{}</th>", ((h,) for h in headers))
     body = format_html_join(
-        "", "<tr>{}</tr>", ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows)
+        "", "<tr>{}</tr>", ((format_html_join("", "<td>{}</td>", ((cell(c),) for c in row)),) for row in rows)
     )
     return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, body)
+
+
+def shown_as(display: Callable[[Any], Any], field: str, description: str) -> Callable[[Any, Any], Any]:
+    """A read-only admin column or field that shows `field` through `display` (when, number, share)."""
+
+    def show(modeladmin: Any, obj: Any) -> Any:
+        return display(getattr(obj, field))
+
+    show.__name__ = f"{field}_shown"
+    return admin.display(description=description, ordering=field)(show)

@@ -8,11 +8,26 @@ timeline, actions, appeals and the page's strikes, because factcheck never impor
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import QuerySet
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
-from core.admin_base import FastListAdmin, ReadOnlyAdmin, ReadOnlyInline, html_table
+from core.admin_base import (
+    EMPTY,
+    FastListAdmin,
+    ReadOnlyAdmin,
+    ReadOnlyInline,
+    admin_link,
+    html_table,
+    share,
+    shown_as,
+    when,
+)
 from factcheck.admin import PostAdmin
 from factcheck.models import Post
 from moderation.admin_actions import ActionDecisions, PostRemoval, StaffDeskLinks
@@ -20,6 +35,7 @@ from moderation.appeals import DECISION_TARGET, is_overdue
 from moderation.models import (
     OPEN_STATUSES,
     Action,
+    ActionKind,
     Appeal,
     AppealEvent,
     DistributionChange,
@@ -34,41 +50,144 @@ from moderation.models import (
     Strike,
 )
 from moderation.policy import save_policy
+from moderation.selectors import published_ratings
 from moderation.timeline import post_timeline
 
 LATEST_STRIKES_SHOWN = 50
 
 
+POLICY_REASON = forms.CharField(
+    label="Reason for the change", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+    help_text=("Recorded in the audit log with the change. Past decisions keep their terms; new ones use the "
+               "new values."),
+    error_messages={"required": "A reason is required: every policy change records why."},
+)
+MULTIPLIER_HELP = ("How much of its usual feed distribution a post keeps, from 0 to 1: 1 is full distribution, "
+                   "0.5 means shown half as often, 0.2 means shown 80% less, 0 hides it from feeds.")
+
+
+class EnforcementPolicyForm(forms.ModelForm):
+    reason = POLICY_REASON
+
+    class Meta:
+        model = EnforcementPolicy
+        fields = ("feed_multiplier", "label", "warn_sharers", "page_strike")
+        help_texts = {
+            "feed_multiplier": MULTIPLIER_HELP,
+            "label": "Shown on the post and to people who see it; leave empty for no label.",
+            "warn_sharers": "Tell people who shared the post before the rating that it was rated.",
+            "page_strike": "Give the post's page a strike. Enough strikes in the window make the page a repeat "
+                           "offender (see the repeat-offender policy).",
+        }
+
+
+class RepeatOffenderPolicyForm(forms.ModelForm):
+    reason = POLICY_REASON
+
+    class Meta:
+        model = RepeatOffenderPolicy
+        fields = ("strike_threshold", "window_days", "page_multiplier")
+        help_texts = {
+            "strike_threshold": "A page with at least this many active strikes in the window is a repeat offender.",
+            "window_days": "How many days a strike counts; older strikes age out and the page can recover.",
+            "page_multiplier": ("Applied to every post of a repeat offender's page, on top of each post's own "
+                                "multiplier: 0.5 halves it (a post rated False at 0.2 is then shown at 10%). "
+                                "The page also loses monetisation while it is a repeat offender."),
+        }
+
+
 class PolicyAdmin(FastListAdmin):
-    readonly_fields = ("updated_at", "updated_by")
+    """Saved through moderation.policy.save_policy with the reason staff give; one message says what changed."""
+
+    readonly_fields = ("updated", "updated_by")
+    policy_changes_key = "_factdesk_policy_changes"
 
     def has_delete_permission(self, request, obj=None):
         return False
 
     def save_model(self, request, obj, form, change):
-        changes = save_policy(row=obj, changed_by=request.user)
-        if changes:
-            messages.info(request, "Saved. The change applies to new decisions; past decisions keep their terms.")
+        changes = save_policy(row=obj, changed_by=request.user, reason=form.cleaned_data["reason"].strip())
+        setattr(request, self.policy_changes_key, changes)
+
+    def construct_change_message(self, request, form, formsets, add=False):
+        return f"{_changes_text(getattr(request, self.policy_changes_key, {}))}. Reason: {form.cleaned_data['reason']}"
+
+    def message_user(self, request, message, level=messages.INFO, extra_tags="", fail_silently=False):
+        changes = getattr(request, self.policy_changes_key, None)
+        if level == messages.SUCCESS and changes is not None:
+            # Django's own "was changed successfully" would be the second message for one save.
+            message = (f"Saved: {_changes_text(changes)}. The change applies to new decisions; past decisions "
+                       "keep their terms." if changes else "Nothing changed.")
+        super().message_user(request, message, level, extra_tags, fail_silently)
+
+    updated = shown_as(when, "updated_at", "last changed")
+
+    def policy_name(self, obj) -> str:
+        return str(obj)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context["subtitle"] = self.policy_name(obj)
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+    def log_change(self, request, obj, message):
+        # The admin's own log (Recent actions, History) names the row as staff do, not by its numbers.
+        return LogEntry.objects.create(
+            user_id=request.user.pk, content_type_id=ContentType.objects.get_for_model(obj).pk,
+            object_id=str(obj.pk), object_repr=self.policy_name(obj)[:200], action_flag=CHANGE,
+            change_message=message,
+        )
+
+
+def _changes_text(changes: dict[str, list[str]]) -> str:
+    return "; ".join(f"{name.replace('_', ' ')} {old or EMPTY} → {new}" for name, (old, new) in changes.items()) \
+        or "no change"
 
 
 @admin.register(EnforcementPolicy)
 class EnforcementPolicyAdmin(PolicyAdmin):
+    form = EnforcementPolicyForm
     # A row is the policy of its verdict: re-keying it would leave that verdict with no policy.
-    readonly_fields = ("verdict", "updated_at", "updated_by")
-    list_display = ("verdict", "feed_multiplier", "label", "warn_sharers", "page_strike", "updated_at", "updated_by")
+    readonly_fields = ("verdict", "updated", "updated_by")
+    fields = ("verdict", "feed_multiplier", "label", "warn_sharers", "page_strike", "reason", "updated", "updated_by")
+    list_display = ("verdict", "in_feeds", "label", "warn_sharers", "page_strike", "updated", "updated_by")
     list_select_related = ("updated_by",)
 
     def has_add_permission(self, request):
         return False
 
+    def policy_name(self, obj: EnforcementPolicy) -> str:
+        return f"Enforcement policy for {obj.get_verdict_display()}"
+
+    @admin.display(description="in feeds", ordering="feed_multiplier")
+    def in_feeds(self, policy: EnforcementPolicy) -> str:
+        return f"{share(policy.feed_multiplier)} (x{policy.feed_multiplier.normalize():f})"
+
 
 @admin.register(RepeatOffenderPolicy)
 class RepeatOffenderPolicyAdmin(PolicyAdmin):
-    list_display = ("strike_threshold", "window_days", "page_multiplier", "updated_at", "updated_by")
+    form = RepeatOffenderPolicyForm
+    fields = ("strike_threshold", "window_days", "page_multiplier", "reason", "updated", "updated_by")
+    list_display = ("strike_threshold", "window_days", "page_multiplier", "updated", "updated_by")
     list_select_related = ("updated_by",)
 
     def has_add_permission(self, request):
         return not RepeatOffenderPolicy.objects.exists()
+
+    def policy_name(self, obj: RepeatOffenderPolicy) -> str:
+        return "Repeat-offender policy"
+
+
+def _action_effect(action: Action) -> str:
+    if action.kind == ActionKind.REMOVAL:
+        return f"Removed ({action.get_ground_display()})"
+    label = f", label “{action.label}”" if action.label else ""
+    verdict = f" {action.get_verdict_display()}" if action.verdict else ""
+    return f"{action.get_kind_display()}{verdict}: {share(action.feed_multiplier)}{label}"
+
+
+def _person(user) -> str:
+    return user.get_username() if user is not None else "Factdesk (enforcement policy)"
 
 
 class ActiveFilter(admin.SimpleListFilter):
@@ -88,26 +207,53 @@ class ActiveFilter(admin.SimpleListFilter):
 
 @admin.register(Action)
 class ActionAdmin(ActionDecisions, ReadOnlyAdmin):  # lift/override: actions and buttons
-    list_display = ("puid", "post", "kind", "verdict", "ground", "feed_multiplier", "label", "created_at",
-                    "created_by", "ended_at", "end_reason")
-    list_filter = ("kind", ActiveFilter, "verdict", "ground", "end_reason", ("rating__organisation", admin.RelatedFieldListFilter),
-                   "created_at")
+    list_display = ("taken", "post", "what", "by", "state")
+    list_filter = ("kind", ActiveFilter, "verdict", "ground", "end_reason",
+                   ("rating__organisation", admin.RelatedFieldListFilter), "created_at")
     list_select_related = ("post", "created_by")
     search_by_index = True
     search_fields = ("puid__exact", "post__external_id__exact")
     search_help_text = "Exact action puid or exact post external id."
     raw_id_fields = ("post", "rating", "created_by", "ended_by")
 
+    taken = shown_as(when, "created_at", "taken")
+
+    @admin.display(description="what")
+    def what(self, action: Action) -> str:
+        return _action_effect(action)
+
+    @admin.display(description="by", ordering="created_by")
+    def by(self, action: Action) -> str:
+        return _person(action.created_by)
+
+    @admin.display(description="state", ordering="ended_at")
+    def state(self, action: Action) -> str:
+        if action.ended_at is None:
+            return "active"
+        return f"ended {when(action.ended_at)}: {action.get_end_reason_display().lower()}"
+
 
 @admin.register(Strike)
 class StrikeAdmin(ReadOnlyAdmin):
-    list_display = ("page", "kind", "action", "created_at", "ended_at")
+    list_display = ("given", "page", "kind", "for_action", "state")
     list_filter = ("kind", ActiveFilter, "created_at")
-    list_select_related = ("page", "action")
+    list_select_related = ("page", "action__post")
     search_by_index = True
     search_fields = ("page__external_id__exact", "page__name__istartswith")
     search_help_text = "Exact page id, or the start of the page name."
     raw_id_fields = ("page", "action")
+
+    given = shown_as(when, "created_at", "given")
+
+    @admin.display(description="for")
+    def for_action(self, strike: Strike):
+        action = strike.action
+        post = admin_link(action.post, f"post {action.post.external_id}")
+        return format_html("{} on {}", _action_effect(action), post)
+
+    @admin.display(description="state", ordering="ended_at")
+    def state(self, strike: Strike) -> str:
+        return f"ended {when(strike.ended_at)}" if strike.ended_at else "active"
 
 
 @admin.register(PageStanding)
@@ -212,7 +358,7 @@ class StatementSubmissionAdmin(ReadOnlyAdmin):
 class AppealAdmin(StaffDeskLinks, ReadOnlyAdmin):  # links to the staff appeal desk
     """Appeals change state only through moderation.appeals (staff decide removal appeals at /staff/appeals/)."""
 
-    list_display = ("id", "post", "kind", "status", "overdue", "created_at", "decided_at", "filed_by", "reviewer")
+    list_display = ("id", "post", "kind", "status", "overdue", "filed", "decided", "filed_by", "reviewer")
     list_filter = ("status", "kind", OverdueFilter, ("rating__organisation", admin.RelatedFieldListFilter), "created_at",
                    "decided_at")
     list_select_related = ("post", "filed_by", "reviewer")
@@ -221,6 +367,9 @@ class AppealAdmin(StaffDeskLinks, ReadOnlyAdmin):  # links to the staff appeal d
     search_help_text = "Exact post external id, exact username of the filer, or words of the statement."
     raw_id_fields = ("post", "rating", "action", "filed_by", "reviewer", "new_rating")
     inlines = [AppealEventInline]
+
+    filed = shown_as(when, "created_at", "filed")
+    decided = shown_as(when, "decided_at", "decided")
 
     @admin.display(description="overdue", boolean=True)
     def overdue(self, appeal: Appeal) -> bool:
@@ -249,40 +398,27 @@ class NotificationAdmin(ReadOnlyAdmin):
     raw_id_fields = ("user", "post", "appeal")
 
 
-class ActionInline(ReadOnlyInline):
-    model = Action
-    fields = ("created_at", "kind", "verdict", "ground", "feed_multiplier", "label", "reason", "created_by",
-              "ended_at", "end_reason", "ended_by")
-
-    def get_queryset(self, request) -> QuerySet:
-        return super().get_queryset(request).select_related("created_by", "ended_by").order_by("-created_at")
-
-
-class AppealInline(ReadOnlyInline):
-    model = Appeal
-    fk_name = "post"
-    fields = ("created_at", "kind", "status", "overdue", "filed_by", "reviewer", "decided_at", "outcome_reason")
-
-    def get_queryset(self, request) -> QuerySet:
-        return super().get_queryset(request).select_related("filed_by", "reviewer")
-
-    @admin.display(description="overdue", boolean=True)
-    def overdue(self, appeal: Appeal) -> bool:
-        return is_overdue(appeal)
-
-
 class PostStoryAdmin(PostRemoval, PostAdmin):  # removal: action and button
     """The post page with its whole story: the timeline first, then each kind of record."""
 
     fieldsets = (
         PostAdmin.fieldsets[0],
+        ("Distribution", {"fields": ("distribution_now",)}),
         ("Timeline", {"fields": ("timeline",)}),
-        ("Distribution", {"fields": ("distribution",)}),
+        ("Actions", {"fields": ("actions_taken",)}),
+        ("Appeals", {"fields": ("appeals",)}),
         *PostAdmin.fieldsets[1:],
         ("Strikes of the page", {"fields": ("page_strikes",)}),
     )
-    readonly_fields = (*PostAdmin.readonly_fields, "timeline", "distribution", "page_strikes")
-    inlines = [*PostAdmin.inlines, ActionInline, AppealInline]
+    readonly_fields = (*PostAdmin.readonly_fields, "timeline", "distribution_now", "actions_taken", "appeals",
+                       "page_strikes")
+
+    def get_view_on_site_url(self, obj=None) -> str | None:
+        # The fact-checkers' post page refuses staff; the public page of its published rating does not.
+        if obj is None or getattr(obj, "factdesk_removed", False):
+            return None
+        rating = published_ratings().filter(post_id=obj.pk).select_related(None).only("pk").first()
+        return reverse("moderation:claim", args=[rating.pk]) if rating else None
 
     @admin.display(description="timeline")
     def timeline(self, post: Post):
@@ -293,21 +429,48 @@ class PostStoryAdmin(PostRemoval, PostAdmin):  # removal: action and button
         )
 
     @admin.display(description="current distribution")
-    def distribution(self, post: Post):
+    def distribution_now(self, post: Post):
         row = PostDistribution.objects.filter(post=post).first()
         if row is None:
             return "Full distribution (no decision yet)."
         return html_table(
-            ("multiplier", "labels", "removed", "since"),
-            [(row.multiplier.normalize(), ", ".join(row.labels) or "none", "yes" if row.removed else "no", row.updated_at)],
+            ("in feeds", "labels", "removed", "since"),
+            [("not shown (removed)" if row.removed else share(row.multiplier), ", ".join(row.labels) or "none",
+              row.removed, row.updated_at)],
+        )
+
+    @admin.display(description="actions, newest first")
+    def actions_taken(self, post: Post):
+        rows = Action.objects.filter(post=post).select_related("created_by", "ended_by").order_by("-created_at")
+        return html_table(
+            ("taken", "what", "reason", "by", "ended"),
+            ((when(a.created_at), admin_link(a, _action_effect(a)), a.reason, _person(a.created_by),
+              f"{when(a.ended_at)}: {a.get_end_reason_display().lower()}" if a.ended_at else "active")
+             for a in rows),
+            empty="No actions.",
+        )
+
+    @admin.display(description="appeals")
+    def appeals(self, post: Post):
+        rows = Appeal.objects.filter(post=post).select_related("filed_by", "reviewer").order_by("-created_at")
+        return html_table(
+            ("filed", "appeal", "state", "overdue", "filed by", "reviewer", "decided", "outcome"),
+            ((when(a.created_at), admin_link(a, a.get_kind_display()), a.get_status_display(), is_overdue(a),
+              a.filed_by.get_username(), a.reviewer.get_username() if a.reviewer else EMPTY, a.decided_at,
+              a.outcome_reason) for a in rows),
+            empty="No appeals.",
         )
 
     @admin.display(description="strikes")
     def page_strikes(self, post: Post):
-        strikes = Strike.objects.filter(page_id=post.page_id).select_related("action").order_by("-created_at")
+        strikes = Strike.objects.filter(page_id=post.page_id).select_related("action__post").order_by("-created_at")
         return html_table(
-            ("given", "kind", "action", "ended"),
-            ((s.created_at, s.get_kind_display(), s.action, s.ended_at or "active") for s in strikes[:LATEST_STRIKES_SHOWN]),
+            ("given", "kind", "for", "state"),
+            ((s.created_at, s.get_kind_display(),
+              format_html("{} on {}", admin_link(s.action, _action_effect(s.action)),
+                          admin_link(s.action.post, s.action.post.external_id)),
+              f"ended {when(s.ended_at)}" if s.ended_at else "active")
+             for s in strikes[:LATEST_STRIKES_SHOWN]),
             empty="The page has no strikes.",
         )
 

@@ -14,7 +14,9 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
+from core.admin_base import excerpt, number, share, when
 from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
 from factcheck.models import Post
 from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
@@ -44,14 +46,15 @@ class OverrideForm(ReasonForm):
 
 
 def _describe_post(post: Post) -> str:
-    return f"{post.external_id} on {post.page.name} ({post.get_queue_state_display().lower()})"
+    return f"post {post.external_id} on {post.page.name}"
 
 
 def _describe_action(action: Action) -> str:
     label = f", “{action.label}”" if action.label else ""
     state = "active" if action.is_active else f"ended ({action.get_end_reason_display().lower()})"
     kind, post = action.get_kind_display(), action.post.external_id
-    return f"{kind} on {post}: multiplier {action.feed_multiplier}{label}, {state}"
+    effect = f"({action.get_ground_display()})" if action.kind == ActionKind.REMOVAL else share(action.feed_multiplier)
+    return f"{kind} on post {post}: {effect}{label}, {state}"
 
 
 def _remove(staff, post: Post, data: dict[str, Any]) -> str:
@@ -67,7 +70,7 @@ def _lift(staff, action: Action, data: dict[str, Any]) -> str:
 def _override(staff, action: Action, data: dict[str, Any]) -> str:
     override = override_action(staff=staff, action_id=action.pk, feed_multiplier=data["feed_multiplier"],
                                label=data["label"], reason=data["reason"])
-    return f"overridden: multiplier {override.feed_multiplier}"
+    return f"overridden: {share(override.feed_multiplier)}"
 
 
 def _lift_link(action: Action) -> str:
@@ -76,9 +79,19 @@ def _lift_link(action: Action) -> str:
     return "Restore the post" if action.kind == ActionKind.REMOVAL else "Lift this action"
 
 
+def _post_detail(post: Post) -> SafeString:
+    """What staff read before removing: the words themselves, where they are, how far they went."""
+    return format_html(
+        '<blockquote class="post-text">{}</blockquote><p class="post-facts">On {} · posted {} · {} views, '
+        '{} shares</p>',
+        post.text or "(no text)", post.page.name, when(post.posted_at), number(post.views), number(post.shares),
+    )
+
+
 REMOVE_POST = StaffDecision(
     slug="remove", title="Remove posts", button="Remove", permission="moderation.remove_post",
     form_class=RemovalForm, apply=_remove, refusals=(RemovalRefused,), describe=_describe_post,
+    detail=_post_detail,
     link=lambda post: "Remove this post", select_related=("page",),
     explanation=("A removed post gets distribution 0, its page a community-standards strike, and its owners a "
                  "notice with the ground and reason; they can appeal."),
@@ -104,18 +117,37 @@ class ActionDecisions(StaffDecisionsAdmin):
     staff_decisions = (LIFT_ACTION, OVERRIDE_ACTION)
 
 
+def removed_banner(removal: Action) -> SafeString:
+    """What a removed post's page says first: removed, when, by whom, on which ground and why."""
+    by = removal.created_by.get_username() if removal.created_by else "Factdesk"
+    return format_html(
+        "<strong>Removed</strong> {} by {} ({}). Shown in no feed; its owners were told and may appeal. "
+        "Reason: “{}”", when(removal.created_at), by, removal.get_ground_display(), excerpt(removal.reason, 300),
+    )
+
+
 class PostRemoval(StaffDecisionsAdmin):
     """For the post admin that moderation/admin.py registers in place of factcheck's PostAdmin."""
 
     staff_decisions = (REMOVE_POST,)
 
-    def staff_links(self, request: HttpRequest, obj: Post) -> list[tuple[str, str]]:
-        removal = Action.objects.filter(post=obj, kind=ActionKind.REMOVAL, ended_at__isnull=True).first()
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is None:
+            return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+        # One query answers both the banner and which button the page offers (remove or restore).
+        removal = (Action.objects.filter(post=obj, kind=ActionKind.REMOVAL, ended_at__isnull=True)
+                   .select_related("created_by").first())
         if removal is None:
-            return super().staff_links(request, obj)
-        if not request.user.has_perm(LIFT_ACTION.permission):
-            return []
-        return [("Restore the post", decision_url(removal, LIFT_ACTION))]
+            links = self.staff_links(request, obj)
+        else:
+            obj.factdesk_removed = True  # for get_view_on_site_url: removed content is not republished
+            context["factdesk_banner"] = removed_banner(removal)
+            may_lift = request.user.has_perm(LIFT_ACTION.permission)
+            links = [("Restore the post", decision_url(removal, LIFT_ACTION))] if may_lift else []
+        context["factdesk_links"] = links
+        # StaffDecisionsAdmin's own would ask for the links again.
+        return admin.ModelAdmin.render_change_form(self, request, context, add=add, change=change,
+                                                   form_url=form_url, obj=obj)
 
 
 class StaffDeskLinks(admin.ModelAdmin):

@@ -103,7 +103,12 @@ def test_the_index_shows_the_queue_depth_oldest_unclaimed_post_overdue_appeals_a
     body = response.content.decode()
     rows = vitals_rows(body)
     assert rows["Queue depth"] == "2 queued posts"
-    assert rows["Oldest unclaimed post"] == f"flagged 2\xa0days, 1\xa0hour ago ({oldest_flagged:%Y-%m-%d %H:%M})"
+    oldest = Post.objects.get(first_flagged_at=oldest_flagged)
+    assert rows["Oldest unclaimed post"] == (
+        f"post {oldest.external_id}, flagged 2\xa0days, 1\xa0hour ago ({oldest_flagged.day} {oldest_flagged:%b %Y, %H:%M} UTC)"
+    )
+    assert f'href="/admin/factcheck/post/{oldest.pk}/change/"' in body
+    assert rows["Open removal appeals"] == "0 waiting for a staff decision"
     assert rows["Overdue appeals"] == "2 open for more than 24 hours"
     if settings.FACTDESK_JOBS_IN_PROCESS:
         assert rows["Failed jobs"] == "none queued: jobs run in-process (no Redis configured)"

@@ -118,7 +118,7 @@ def test_a_bulk_removal_reports_each_refused_row_and_applies_the_others(staff_cl
     remove_post(staff=staff, post_id=removed.pk, ground="hate", reason="Slurs.")
     response = bulk(staff_client, POSTS, "remove", [removed, fresh], confirm="yes", ground="violence",
                     reason="Threats.")
-    refusal = f"on {removed.page.name} (in the queue): This post is already removed. Nothing was changed for it."
+    refusal = f"{removed.external_id} on {removed.page.name}: This post is already removed. Nothing was changed for it."
     assert refusal in text(response)
     assert "done for 1 of 2" in text(response)
     assert Action.objects.filter(post=removed).count() == 1

@@ -32,7 +32,7 @@ def test_staff_change_a_verdicts_multiplier_and_the_change_is_audited(staff_clie
     policy = EnforcementPolicy.objects.get(verdict="partly_false")
     url = f"/admin/moderation/enforcementpolicy/{policy.pk}/change/"
     assert staff_client.get(url).status_code == 200
-    response = staff_client.post(url, policy_form(policy, feed_multiplier="0.4"), follow=True)
+    response = staff_client.post(url, policy_form(policy, feed_multiplier="0.4", reason="Too harsh for a mix."), follow=True)
     assert response.status_code == 200
     assert b"applies to new decisions" in response.content
     assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == Decimal("0.4")
@@ -56,7 +56,7 @@ def test_staff_change_the_repeat_offender_threshold(staff_client):
     policy = RepeatOffenderPolicy.current()
     response = staff_client.post(
         f"/admin/moderation/repeatoffenderpolicy/{policy.pk}/change/",
-        {"strike_threshold": "5", "window_days": "90", "page_multiplier": "0.5"},
+        {"strike_threshold": "5", "window_days": "90", "page_multiplier": "0.5", "reason": "Fewer false alarms."},
     )
     assert response.status_code == 302
     assert RepeatOffenderPolicy.current().strike_threshold == 5

@@ -62,7 +62,7 @@ def test_the_admin_shows_a_policys_verdict_read_only_and_a_post_cannot_change_it
     assert re.search(r'<input type="number" name="feed_multiplier" value="0.200"', body)  # the rest is editable
 
     response = client.post(url, {"verdict": "not_eligible", "feed_multiplier": "0.25", "label": policy.label,
-                                 "warn_sharers": "on", "page_strike": "on"})
+                                 "warn_sharers": "on", "page_strike": "on", "reason": "Spread data."})
     assert response.status_code == 302 and response["Location"] == "/admin/moderation/enforcementpolicy/"
     policy.refresh_from_db()
     assert policy.feed_multiplier == Decimal("0.25")  # the form was saved...
