@@ -19,10 +19,10 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.refusals import Refusal
-from factcheck.matching.matcher import unlink_copy
+from factcheck.matching.matcher import linked_copies, unlink_copy
 from factcheck.models import Match, Post, Rating, Verdict
 from factcheck.ratings import MAX_SOURCES, clean_http_urls, record_rating
-from moderation.enforcement import apply_rating
+from moderation.enforcement import NO_ACTION_VERDICTS, apply_rating
 from moderation.models import (
     OPEN_STATUSES,
     Action,
@@ -36,10 +36,10 @@ from moderation.models import (
 )
 from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW
 from moderation.notices import Notice, send_notice
-from moderation.notifications import organisation_members, page_owners, staff_members
+from moderation.notifications import organisation_members, page_owners, staff_members, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
-from moderation.selectors import fact_check_decision
+from moderation.selectors import FactCheckDecision, appealable_kinds, fact_check_decision
 from moderation.staff_actions import RemovalRefused, lift_action
 
 __all__ = ["DECISION_TARGET", "FILING_WINDOW"]  # re-exported: the appeal rules' numbers
@@ -86,6 +86,31 @@ def can_file(user, post: Post) -> bool:
     return getattr(user, "is_page_owner", False) and post.page.owners.filter(pk=user.pk).exists()
 
 
+def restricts(rating: Rating) -> bool:
+    """Whether a rating's decision restricts the post, so that there is something to dispute or correct.
+
+    True and Not eligible never restrict (moderation.enforcement.NO_ACTION_VERDICTS: True lifts
+    earlier fact-check actions, Not eligible only takes the post out of the queue), so an owner has
+    nothing to dispute. Judged by the verdict, not by the actions on the post now: a rating whose
+    action staff overrode still stands and can still be disputed (the override notice says so).
+    """
+    return rating.verdict not in NO_ACTION_VERDICTS
+
+
+def nothing_to_dispute_message(rating: Rating) -> str:
+    return (f"This post is rated {rating.get_verdict_display()}: that rating does not reduce its distribution or "
+            "label it, so there is nothing to dispute or correct.")
+
+
+def appeal_kinds(decision: FactCheckDecision | None, actions: list[Action]) -> list[str]:
+    """What an owner may appeal on a post now: the fact-check decision (dispute, correction) while it
+    restricts the post, and an active removal. The portal offers exactly these."""
+    kinds = appealable_kinds(decision, actions)
+    if decision is not None and not restricts(decision.rating):
+        kinds = [kind for kind in kinds if kind == AppealKind.REMOVAL]
+    return kinds
+
+
 def can_decide(user, appeal: Appeal) -> bool:
     if appeal.kind == AppealKind.REMOVAL:
         return getattr(user, "is_trust_safety", False) and appeal.action.created_by_id != user.pk
@@ -106,8 +131,11 @@ def _confirmed_by(appeal: Appeal) -> int | None:
 
 
 def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], correction_details: str) -> dict:
+    # Every rule is checked, so the owner sees all that is missing at once, not one per round.
     errors: dict[str, list[str]] = {}
-    if kind not in AppealKind.values:
+    if not kind:
+        errors["kind"] = ["Choose what you appeal."]
+    elif kind not in AppealKind.values:
         errors["kind"] = [f"Choose one of: {', '.join(AppealKind.values)}."]
     statement = (statement or "").strip()
     if not statement:
@@ -129,6 +157,28 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
     return {"kind": kind, "statement": statement, "evidence_urls": urls, "correction_details": correction_details}
 
 
+def clean_decision_input(*, kind: str, matched: bool, outcome: str, reason: str, new_verdict: str) -> dict:
+    """An appeal decision's fields by the rules; raises ValidationError with every problem at once.
+
+    `matched`: the appeal is a matched copy's "not the same claim" (a reversal unlinks it, with no verdict).
+    """
+    errors: dict[str, list[str]] = {}
+    if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
+        errors["outcome"] = ["Choose whether you accept the appeal (reverse) or not (uphold)."]
+    reason = (reason or "").strip()
+    if not reason:
+        errors["reason"] = ["Give the reason the owner will read."]
+    elif len(reason) > MAX_STATEMENT:
+        errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
+    if outcome == AppealStatus.REVERSED and kind == AppealKind.CORRECTION and not new_verdict and not matched:
+        errors["new_verdict"] = ["An accepted correction needs the new verdict."]
+    if new_verdict and new_verdict not in REVERSAL_VERDICTS:
+        errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
+    if errors:
+        raise ValidationError(errors)
+    return {"outcome": outcome, "reason": reason, "new_verdict": new_verdict}
+
+
 def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, datetime]:
     """The decision an appeal of this kind is against, and when the owner was told of it."""
     if kind == AppealKind.REMOVAL:
@@ -140,6 +190,8 @@ def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, dateti
     if decision is None:
         raise AppealRefused("This post has no fact-check rating to dispute or correct.")
     rating = decision.rating
+    if not restricts(rating):
+        raise AppealRefused(nothing_to_dispute_message(rating))
     decided = rating.decisions.filter(post=post).first()
     # A matched copy's appeal names the matched action too: it is against the match, not the claim's rating.
     return rating, decision.matched, decided.decided_at if decided else rating.created_at
@@ -274,21 +326,9 @@ def decide_appeal(
     appeal = _locked(appeal_id)
     _check_decider(appeal, reviewer)
     _check_version(appeal, expected_version)
-    errors: dict[str, list[str]] = {}
-    if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
-        errors["outcome"] = ["Choose upheld or reversed."]
-    reason = (reason or "").strip()
-    if not reason:
-        errors["reason"] = ["Give the reason the owner will read."]
-    elif len(reason) > MAX_STATEMENT:
-        errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
     matched = appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
-    if outcome == AppealStatus.REVERSED and appeal.kind == AppealKind.CORRECTION and not new_verdict and not matched:
-        errors["new_verdict"] = ["An accepted correction needs the new verdict."]
-    if new_verdict and new_verdict not in REVERSAL_VERDICTS:
-        errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
-    if errors:
-        raise ValidationError(errors)
+    reason = clean_decision_input(kind=appeal.kind, matched=matched, outcome=outcome, reason=reason,
+                                  new_verdict=new_verdict)["reason"]
     if outcome == AppealStatus.REVERSED and matched and appeal.post.duplicate_of_id != appeal.rating.post_id:
         raise AppealConflict(
             "This post is no longer a copy of that claim (it was rated on its own, or unlinked), so there is "
@@ -307,9 +347,13 @@ def decide_appeal(
     if outcome == AppealStatus.REVERSED and appeal.kind != AppealKind.REMOVAL and not matched:
         appeal.new_verdict = new_verdict or Verdict.TRUE
     _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
-    # One notice for the outcome: the pipeline sends it with the reversal's consequences.
+    # One notice for the outcome: the pipeline sends it with the reversal's consequences, and it names
+    # the copies of the post the reversal reaches on the same people's pages (they get no notice of their own).
+    told = told_of_outcome(appeal)
+    copies = _copies_told(appeal, told) if outcome == AppealStatus.REVERSED else []
     notice = Notice(
-        "appeal_decided", _decided_context(appeal), kind=NotificationKind.APPEAL_DECIDED, appeal=appeal
+        "appeal_decided", _decided_context(appeal, copies=copies), kind=NotificationKind.APPEAL_DECIDED,
+        appeal=appeal,
     )
     if outcome == AppealStatus.REVERSED:
         _reverse(appeal, reviewer=reviewer, reason=reason, notice=notice, now=now)
@@ -320,11 +364,30 @@ def decide_appeal(
     return appeal
 
 
-def _decided_context(appeal: Appeal) -> dict:
+# Copies named in an appeal's outcome notice at most; the rest are counted.
+COPIES_NAMED = 10
+
+
+def _copies_told(appeal: Appeal, told: set[int]) -> list[Post]:
+    """The copies of the post, on pages of the people told, that a reversed rating reaches next."""
+    if appeal.kind == AppealKind.REMOVAL or (appeal.action_id and appeal.action.kind == ActionKind.MATCHED_RATING):
+        return []
+    return list(
+        linked_copies(source_post_id=appeal.post_id).filter(page__owners__in=told).distinct()
+        .select_related("page").order_by("id")[: COPIES_NAMED + 1]
+    )
+
+
+def _decided_context(appeal: Appeal, *, copies: list[Post] | None = None) -> dict:
+    copies = copies or []
     return {
         "appeal": appeal,
         "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
+        "old_verdict_label": appeal.rating.get_verdict_display() if appeal.rating_id else "",
         "new_verdict_label": Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
+        "matched": appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING,
+        "copies": copies[:COPIES_NAMED],
+        "more_copies": len(copies) > COPIES_NAMED,
     }
 
 

@@ -1,16 +1,52 @@
-"""Forms of the page owners' portal: filing an appeal.
+"""Forms of the appeal pages: filing an appeal (owners' portal) and deciding one (the desks).
 
-The appeal rules live in moderation.appeals.clean_appeal_input; the form only turns what was
-typed into its arguments and puts the errors it raises next to the fields they belong to.
+The rules live in moderation.appeals (`clean_appeal_input`, `clean_decision_input`); a form only
+turns what was typed into their arguments and puts every error they raise next to the field it
+belongs to, all at once. `error_summary` lists them for the box at the top of the page.
 """
 
 from __future__ import annotations
 
 from django import forms
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
-from moderation.appeals import MAX_EVIDENCE_URLS, MAX_STATEMENT, clean_appeal_input
-from moderation.models import AppealKind
+from factcheck.models import Verdict
+from moderation.appeals import (
+    MAX_EVIDENCE_URLS,
+    MAX_STATEMENT,
+    REVERSAL_VERDICTS,
+    clean_appeal_input,
+    clean_decision_input,
+)
+from moderation.models import AppealKind, AppealStatus
+
+
+def error_summary(form: forms.Form) -> list[dict[str, str]]:
+    """Each error of a bound form with the id of the field it belongs to (GOV.UK's error summary).
+
+    A radio group links to its first radio; an error of the whole form has no field to link to.
+    Each field in error is also marked `aria-invalid` and described by its error (`<id>_error`).
+    """
+    # Errors of the whole form first, then the fields' in the order the page shows them.
+    rows = [{"message": str(message), "target": ""} for message in form.non_field_errors()]
+    for name in form.fields:
+        errors = form.errors.get(name)
+        if not errors:
+            continue
+        bound = form[name]
+        attrs = form.fields[name].widget.attrs
+        attrs["aria-invalid"] = "true"
+        attrs["aria-describedby"] = " ".join(filter(None, [attrs.get("aria-describedby", ""), f"{bound.auto_id}_error"]))
+        target = bound.id_for_label or bound.auto_id
+        if isinstance(form.fields[name].widget, forms.RadioSelect):
+            target = f"{bound.auto_id}_0"
+        rows += [{"message": str(message), "target": target} for message in errors]
+    return rows
+
+
+def _put_errors(form: forms.Form, exc: ValidationError) -> None:
+    for field, messages in exc.message_dict.items():
+        form.add_error(field if field in form.fields else None, messages)
 
 
 class AppealForm(forms.Form):
@@ -21,20 +57,21 @@ class AppealForm(forms.Form):
     statement = forms.CharField(
         label="Your statement",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 6}),
         # No maxlength attribute: a browser would cut a pasted statement short without a word.
+        # data-limit: static/js/appeals.js counts the characters left as the owner types.
+        widget=forms.Textarea(attrs={"rows": 6, "data-limit": MAX_STATEMENT, "aria-describedby": "id_statement_hint"}),
         help_text=f"Why the decision is wrong, in up to {MAX_STATEMENT:,} characters.",
     )
     evidence_urls = forms.CharField(
         label="Evidence URLs",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "https://…"}),
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "https://…", "aria-describedby": "id_evidence_urls_hint"}),
         help_text=f"Optional: one http:// or https:// URL per line, at most {MAX_EVIDENCE_URLS}.",
     )
     correction_details = forms.CharField(
         label="What was corrected, and where",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
+        widget=forms.Textarea(attrs={"rows": 3, "aria-describedby": "id_correction_details_hint"}),
         help_text="Only for a correction: for example “the second paragraph now says 12%, not 40%”.",
     )
 
@@ -48,22 +85,84 @@ class AppealForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
-        if "kind" in self.errors or not data.get("kind"):
-            self.errors.pop("kind", None)
-            self.add_error("kind", "Choose what you appeal.")
-            return data
         try:
             values = clean_appeal_input(
-                kind=data["kind"],
+                kind=data.get("kind") or "",
                 statement=data.get("statement") or "",
                 evidence_urls=(data.get("evidence_urls") or "").splitlines(),
                 correction_details=data.get("correction_details") or "",
             )
         except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                self.add_error(field if field in self.fields else None, messages)
+            self.errors.pop("kind", None)  # the rules' own message for a missing or unknown kind
+            _put_errors(self, exc)
             return data
         if values["kind"] != AppealKind.CORRECTION:
-            # The field is shown with every kind; what it says belongs only to a correction.
+            # Without script the field shows with every kind; what it says belongs only to a correction.
             values["correction_details"] = ""
         return values
+
+
+class DecideForm(forms.Form):
+    """What the reviewer decides: accept the appeal (reverse) or not (uphold), why, and for a
+    reversed rating the verdict that replaces it. The rules are moderation.appeals.clean_decision_input."""
+
+    use_required_attribute = False
+
+    outcome = forms.ChoiceField(label="Outcome", widget=forms.RadioSelect, required=False)
+    # In the page's order (a reversal's verdict belongs with the outcome): the error summary follows it.
+    new_verdict = forms.ChoiceField(
+        label="New verdict", required=False,
+        widget=forms.Select(attrs={"aria-describedby": "id_new_verdict_hint"}),
+    )
+    reason = forms.CharField(
+        label="Reason", widget=forms.Textarea(attrs={"rows": 5, "aria-describedby": "id_reason_hint"}),
+        required=False, help_text="The page owner reads this, word for word.",
+    )
+    # The appeal's version when the page was loaded: a decision from a stale page is refused.
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+
+    def __init__(self, *args, kind: str, matched: bool = False, current_verdict: str = "", **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        self.kind, self.matched = kind, matched
+        if kind == AppealKind.REMOVAL:
+            choices = [(AppealStatus.UPHELD, "Not accepted (uphold): the removal stands"),
+                       (AppealStatus.REVERSED, "Accepted (reverse): the removal is lifted")]
+        elif matched:
+            choices = [(AppealStatus.UPHELD, "Not accepted (uphold): the post is a copy of the claim"),
+                       (AppealStatus.REVERSED, "Accepted (reverse): not the same claim, unlink the post")]
+        else:
+            choices = [(AppealStatus.UPHELD, "Not accepted (uphold): the rating stands"),
+                       (AppealStatus.REVERSED, "Accepted (reverse): replace the rating")]
+        self.fields["outcome"].choices = choices
+        if kind == AppealKind.REMOVAL or matched:
+            # A lifted removal or an unlinked copy takes no verdict.
+            del self.fields["new_verdict"]
+            return
+        # No verdict is chosen for the reviewer, and the one appealed is not offered as its own replacement.
+        verdicts = [(v, Verdict(v).label) for v in REVERSAL_VERDICTS if v != current_verdict]
+        self.fields["new_verdict"].choices = [("", "Choose a verdict"), *verdicts]
+        self.fields["new_verdict"].help_text = (
+            "Only when you accept the appeal: the rating that replaces the current one. Ignored when you uphold."
+        )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        outcome = data.get("outcome") or ""
+        # Upholding keeps the rating: a verdict picked before changing one's mind is dropped, not applied.
+        new_verdict = (data.get("new_verdict") or "") if outcome == AppealStatus.REVERSED else ""
+        errors: dict[str, list[str]] = {}
+        try:
+            values = clean_decision_input(kind=self.kind, matched=self.matched, outcome=outcome,
+                                          reason=data.get("reason") or "", new_verdict=new_verdict)
+        except ValidationError as exc:
+            errors = exc.message_dict
+            values = data
+        if (outcome == AppealStatus.REVERSED and "new_verdict" in self.fields and not new_verdict
+                and "new_verdict" not in errors):
+            # In the browser a reversed dispute names its verdict too: no reversal silently becomes True.
+            errors["new_verdict"] = ["Choose the verdict that replaces the current rating."]
+        if errors:
+            _put_errors(self, ValidationError(errors))
+            return data
+        return {**values, "version": data.get("version")}

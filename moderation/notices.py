@@ -27,6 +27,9 @@ class Notice:
     context: dict[str, Any] = field(default_factory=dict)
     kind: str = NotificationKind.DECISION
     appeal: Any = None  # the appeal the notice is about, linked from the notification
+    # Users already told of this change by another notice (an appeal's outcome names the copies a
+    # reversal reaches): they get no second one. Ids.
+    already_told: frozenset[int] = frozenset()
 
 
 def render_notice(notice: Notice, *, post: Post) -> tuple[str, str]:
@@ -46,9 +49,12 @@ def send_notice(
 
 def notice_rows(notice: Notice, *, users: Iterable, post: Post, now: datetime) -> list[Notification]:
     """The unsaved notifications of a notice to these users (moderation.notifications stores many at once)."""
+    recipients = [user for pk, user in {u.pk: u for u in users}.items() if pk not in notice.already_told]
+    if not recipients:
+        return []
     subject, body = render_notice(notice, post=post)
     return [
         Notification(user=user, kind=notice.kind, subject=subject[:200], body=body, post=post, appeal=notice.appeal,
                      created_at=now)
-        for user in {u.pk: u for u in users}.values()
+        for user in recipients
     ]

@@ -54,6 +54,14 @@ def page_owners(post: Post) -> list:
     return list(post.page.owners.all())
 
 
+def told_of_outcome(appeal) -> set[int]:
+    """Who the notice of an appeal's outcome goes to: the owner who filed it and the post page's owners.
+
+    A reversed rating then reaches the post's copies (moderation.propagation); their owners who were
+    told of the outcome are not told again per copy: one reversal, one notice, one e-mail."""
+    return {appeal.filed_by_id, *(user.pk for user in page_owners(appeal.post))}
+
+
 def owners_of_pages(page_ids: Iterable[int]) -> dict[int, list]:
     """Each page's owners, for many pages in one query."""
     owners: dict[int, list] = {pk: [] for pk in page_ids}

@@ -21,7 +21,7 @@ So no caller writes an action, a strike, a feed entry, a statement or a notice i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -148,7 +148,7 @@ def carry_out_many(changes: Sequence[Change], *, now: datetime) -> list[Outcome]
             continue
         statement = next((statements[a.pk] for a in made if a.pk in statements), None)
         context = {"statement": statement, "action": made[0] if made else None, **change.notice.context}
-        notice = Notice(change.notice.template, context, kind=change.notice.kind, appeal=change.notice.appeal)
+        notice = replace(change.notice, context=context)
         notifications += notice_rows(notice, users=owners[change.post.page_id], post=change.post, now=now)
     record_notifications(notifications)
     return [

@@ -39,6 +39,7 @@ from moderation.models import (
     RatingDecision,
 )
 from moderation.notices import Notice
+from moderation.notifications import told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out_many, record_decision
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,14 @@ def _end_reason(rating: Rating) -> str:
     """Why a copy's earlier actions end: the claim's rating was reversed on appeal, or superseded."""
     reversed_on_appeal = Appeal.objects.filter(new_rating=rating, status=AppealStatus.REVERSED).exists()
     return EndReason.REVERSED if reversed_on_appeal else EndReason.SUPERSEDED
+
+
+def _told_of_reversal(rating_id: int) -> frozenset[int]:
+    """The people whom the outcome notice of the appeal that made this rating told of its copies (none
+    if the rating is not an appeal's reversal): the copies' own notices skip them."""
+    appeal = (Appeal.objects.filter(new_rating_id=rating_id, status=AppealStatus.REVERSED)
+              .select_related("post__page").first())
+    return frozenset(told_of_outcome(appeal)) if appeal is not None else frozenset()
 
 
 # Copies decided in one transaction: a thousand copies are four transactions of a few dozen statements
@@ -62,7 +71,9 @@ def apply_matched_rating(*, rating_id: int, post_id: int, now: datetime | None =
 
 
 @transaction.atomic
-def apply_to_copies(*, rating_id: int, post_ids: list[int], now: datetime | None = None) -> dict[int, RatingDecision]:
+def apply_to_copies(
+    *, rating_id: int, post_ids: list[int], now: datetime | None = None, already_told: frozenset[int] = frozenset()
+) -> dict[int, RatingDecision]:
     """Give these copies the rating, in one transaction through `carry_out_many`; returns the decisions by
     post. Posts no longer linked copies of the rating's post (unlinked on appeal, rated on their own
     since the job was queued) are left alone; posts that have this rating's decision keep it."""
@@ -93,8 +104,8 @@ def apply_to_copies(*, rating_id: int, post_ids: list[int], now: datetime | None
             end=[Ending(old, reason, f"the claim it copies was rated again (rating {rating.pk})")
                  for old in active[post.pk]],
             create=[new] if new is not None else [],
-            notice=(Notice("matched", context) if new is not None
-                    else Notice("matched_cleared", context) if active[post.pk] else None),
+            notice=(Notice("matched", context, already_told=already_told) if new is not None
+                    else Notice("matched_cleared", context, already_told=already_told) if active[post.pk] else None),
         )
         for post in todo
     ]
@@ -107,7 +118,10 @@ def propagate_rating(*, rating_id: int, now: datetime | None = None) -> int:
     """Apply a rating to every copy linked to its post, CHUNK copies a transaction; returns how many it decided."""
     post_id = Rating.objects.values_list("post_id", flat=True).get(pk=rating_id)
     copies = list(linked_copies(source_post_id=post_id).order_by("id").values_list("id", flat=True))
-    return _apply_in_chunks({rating_id: copies}, now=now)
+    # The copies linked when an appeal reversed the rating were named in its outcome notice. (Only here:
+    # a copy that arrives later, through apply_matches, is news to its owner.)
+    told = _told_of_reversal(rating_id) if copies else frozenset()
+    return _apply_in_chunks({rating_id: copies}, now=now, already_told=told)
 
 
 def apply_matches(*, post_ids: list[int], now: datetime | None = None) -> int:
@@ -125,11 +139,14 @@ def _by_rating(pairs) -> dict[int, list[int]]:
     return copies
 
 
-def _apply_in_chunks(copies: dict[int, list[int]], *, now: datetime | None) -> int:
+def _apply_in_chunks(
+    copies: dict[int, list[int]], *, now: datetime | None, already_told: frozenset[int] = frozenset()
+) -> int:
     decided = 0
     for rating_id, post_ids in copies.items():
         for start in range(0, len(post_ids), CHUNK):
-            decided += len(apply_to_copies(rating_id=rating_id, post_ids=post_ids[start : start + CHUNK], now=now))
+            decided += len(apply_to_copies(rating_id=rating_id, post_ids=post_ids[start : start + CHUNK], now=now,
+                                           already_told=already_told))
     return decided
 
 

@@ -12,7 +12,9 @@ from datetime import datetime
 from django.db.models import Count, Min
 
 from factcheck.models import Flag, Post, Rating
-from moderation.models import Action, ActionKind, AppealEvent
+from moderation.models import Action, ActionKind, AppealEvent, AppealStatus
+
+OWNER_OUTCOMES = {AppealStatus.REVERSED: "Appeal accepted", AppealStatus.UPHELD: "Appeal not accepted"}
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
     for event in AppealEvent.objects.filter(appeal__post=post).select_related("actor__organisation", "appeal"):
         appeal = event.appeal
         title = (f"{appeal.get_kind_display().split(' (')[0]} appeal filed" if not event.from_status
+                 # Owners read plain words: "reversed" sounds like a refusal to someone who appealed.
+                 else OWNER_OUTCOMES[event.to_status] if for_owner and event.to_status in OWNER_OUTCOMES
                  else f"Appeal {event.get_to_status_display().lower()}")
         entries.append(Entry(event.created_at, "appeal", title, event.reason,
                              _by(event.actor, for_owner=for_owner, nobody="Factdesk")))

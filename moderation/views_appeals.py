@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
@@ -21,6 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 from django.utils.text import Truncator
 from django.utils.timesince import timesince, timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
@@ -29,7 +29,6 @@ from core.paging import page_number
 from factcheck.models import Verdict
 from moderation.appeals import (
     DECISION_TARGET,
-    REVERSAL_VERDICTS,
     AppealConflict,
     NotAllowed,
     can_decide,
@@ -37,11 +36,35 @@ from moderation.appeals import (
     is_overdue,
     start_review,
 )
-from moderation.models import OPEN_STATUSES, Appeal, AppealKind, AppealStatus
+from moderation.forms import DecideForm, error_summary
+from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
 from moderation.timeline import post_timeline
 
 PAGE_SIZE = 50
 STATEMENT_PREVIEW_WORDS = 25
+# Words of a search that count: a longer query is cut here rather than growing the SQL without end.
+SEARCH_WORDS = 6
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """One of a desk's lists of appeals: which states it holds and in what order."""
+
+    key: str
+    label: str
+    statuses: tuple[str, ...]
+    order: tuple[str, ...]
+    empty: str
+
+
+QUEUE_VIEWS = (
+    # Waiting the longest first: the 24-hour target runs from filing.
+    QueueView("open", "Open", tuple(OPEN_STATUSES), ("created_at", "id"), "No open appeals. Nothing is waiting for a decision."),
+    # The latest decisions first: what a reviewer comes back to.
+    QueueView("decided", "Decided", (AppealStatus.UPHELD, AppealStatus.REVERSED, AppealStatus.WITHDRAWN),
+              ("-decided_at", "-id"), "No decided appeals yet."),
+    QueueView("all", "All", (), ("-created_at", "-id"), "No appeals yet."),
+)
 
 
 @dataclass(frozen=True)
@@ -77,38 +100,6 @@ STAFF_DESK = Desk(
     queue_url="moderation:staff_appeals", detail_url="moderation:staff_appeal",
     review_url="moderation:staff_appeal_review",
 )
-
-
-class DecideForm(forms.Form):
-    """What the reviewer decides. Optional at the form level: moderation.appeals says what is required."""
-
-    outcome = forms.ChoiceField(
-        label="Outcome", widget=forms.RadioSelect, required=False,
-        choices=[(AppealStatus.UPHELD, "Upheld: the decision stands"), (AppealStatus.REVERSED, "Reversed")],
-    )
-    reason = forms.CharField(
-        label="Reason", widget=forms.Textarea(attrs={"rows": 5}), required=False,
-        help_text="The page owner reads this, word for word.",
-    )
-    new_verdict = forms.ChoiceField(label="New verdict", required=False)
-    # The appeal's version when the page was loaded: a decision from a stale page is refused.
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
-
-    def __init__(self, *args, kind: str, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        verdicts = [(v, Verdict(v).label) for v in REVERSAL_VERDICTS]
-        if kind == AppealKind.REMOVAL:
-            del self.fields["new_verdict"]
-            self.fields["outcome"].choices = [
-                (AppealStatus.UPHELD, "Upheld: the removal stands"),
-                (AppealStatus.REVERSED, "Reversed: the removal is lifted"),
-            ]
-        elif kind == AppealKind.CORRECTION:
-            self.fields["new_verdict"].choices = [("", "Choose the verdict for the corrected post"), *verdicts]
-            self.fields["new_verdict"].help_text = "Required when you accept the correction (reverse)."
-        else:
-            self.fields["new_verdict"].choices = [("", "True (the default)"), *verdicts]
-            self.fields["new_verdict"].help_text = "Only for a reversal: the rating that replaces the current one."
 
 
 def desk_member_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -151,15 +142,30 @@ def _url_for_ids(name: str) -> Callable[[int], str]:
     return lambda pk: f"{head}{pk}{tail}"
 
 
+def _search(appeals: QuerySet[Appeal], query: str) -> QuerySet[Appeal]:
+    """Every word must match the post's external id or text, or the username of the owner who filed."""
+    for word in query.split()[:SEARCH_WORDS]:
+        appeals = appeals.filter(
+            Q(post__external_id__iexact=word) | Q(post__text__icontains=word) | Q(filed_by__username__iexact=word)
+        )
+    return appeals
+
+
 @desk_member_required
 @require_http_methods(["GET", "HEAD"])
 def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
     now = timezone.now()
+    view = next((v for v in QUEUE_VIEWS if v.key == request.GET.get("view")), QUEUE_VIEWS[0])
+    query = " ".join(request.GET.get("q", "").split())[:200]
     page = page_number(request.GET.get("page"))
     start = (page - 1) * PAGE_SIZE
+    appeals = _appeals(desk, request.user)
+    if view.statuses:
+        appeals = appeals.filter(status__in=view.statuses)
+    if query:
+        appeals = _search(appeals, query)
     # One row more than shown tells whether there is a next page without counting the queue.
-    waiting = _appeals(desk, request.user).filter(status__in=OPEN_STATUSES).order_by("created_at", "id")
-    appeals = list(waiting[start : start + PAGE_SIZE + 1])
+    found = list(appeals.order_by(*view.order)[start : start + PAGE_SIZE + 1])
     detail_url = _url_for_ids(desk.detail_url)
     rows = [
         {
@@ -167,17 +173,20 @@ def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
             "url": detail_url(appeal.pk),
             "statement": Truncator(appeal.statement).words(STATEMENT_PREVIEW_WORDS, truncate=" …"),
             "overdue": is_overdue(appeal, now=now),
-            "due": _due(appeal, now),
+            "due": _due(appeal, now) if appeal.is_open else "",
             "age": timesince(appeal.created_at, now),
             "own_decision": _own_decision(appeal, request.user),
-            "can_decide": can_decide(request.user, appeal),
+            "can_decide": appeal.is_open and can_decide(request.user, appeal),
         }
-        for appeal in appeals[:PAGE_SIZE]
+        for appeal in found[:PAGE_SIZE]
     ]
     return render(
         request, "moderation/appeal_queue.html",
-        {"desk": desk, "rows": rows, "page": page, "has_next": len(appeals) > PAGE_SIZE,
-         "overdue_count": sum(row["overdue"] for row in rows)},
+        {"desk": desk, "rows": rows, "page": page, "has_next": len(found) > PAGE_SIZE,
+         "overdue_count": sum(row["overdue"] for row in rows), "view": view, "query": query,
+         "tabs": [{"view": v, "query": urlencode({"view": v.key, **({"q": query} if query else {})}),
+                   "current": v is view} for v in QUEUE_VIEWS],
+         "paging_query": urlencode({"view": view.key, **({"q": query} if query else {})})},
     )
 
 
@@ -203,12 +212,19 @@ def _load(desk: Desk, user, appeal_id: int) -> Appeal:
     return appeal
 
 
+def _decide_form(appeal: Appeal, data=None) -> DecideForm:
+    matched = appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
+    return DecideForm(data, kind=appeal.kind, matched=matched,
+                      current_verdict=appeal.rating.verdict if appeal.rating_id else "")
+
+
 def _render_detail(
     request: HttpRequest, *, desk: Desk, appeal: Appeal, form: DecideForm | None = None, conflict: str = "",
     status: int = 200,
 ) -> HttpResponse:
     now = timezone.now()
     user = request.user
+    form = form or _decide_form(appeal)
     deciding = appeal.is_open and can_decide(user, appeal) and appeal.reviewer_id in (None, user.pk)
     context = {
         "desk": desk,
@@ -224,7 +240,8 @@ def _render_detail(
         "own_decision": _own_decision(appeal, user),
         "deciding": deciding,
         "in_review_by_me": appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == user.pk,
-        "form": form or DecideForm(kind=appeal.kind),
+        "form": form,
+        "errors": error_summary(form) if form.is_bound else [],
         "conflict": conflict,
         "is_removal": appeal.kind == AppealKind.REMOVAL,
     }
@@ -252,14 +269,13 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
     appeal = _load(desk, request.user, appeal_id)
     if request.method != "POST":
         return _render_detail(request, desk=desk, appeal=appeal)
-    form = DecideForm(request.POST, kind=appeal.kind)
+    form = _decide_form(appeal, request.POST)
     if form.is_valid():
         data = form.cleaned_data
         try:
             decided = decide_appeal(
                 appeal_id=appeal.pk, reviewer=request.user, outcome=data["outcome"], reason=data["reason"],
-                new_verdict=data.get("new_verdict", "") if data["outcome"] == AppealStatus.REVERSED else "",
-                expected_version=data.get("version"),
+                new_verdict=data["new_verdict"], expected_version=data.get("version"),
             )
         except NotAllowed as exc:
             return _forbidden(request, desk=desk, reason=str(exc))
@@ -277,10 +293,13 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
 def _decided_message(appeal: Appeal) -> str:
     post = appeal.post.external_id
     if appeal.status == AppealStatus.UPHELD:
-        return f"Appeal on post “{post}” upheld: the decision stands. The page owner has been told why."
+        return f"Appeal on post “{post}” upheld (not accepted): the decision stands. The page owner has been told why."
     if appeal.kind == AppealKind.REMOVAL:
-        return f"Appeal on post “{post}” reversed: the removal was lifted. The page owner has been told why."
-    return (f"Appeal on post “{post}” reversed: the rating is now {Verdict(appeal.new_verdict).label}. "
+        return f"Appeal on post “{post}” reversed (accepted): the removal was lifted. The page owner has been told why."
+    if not appeal.new_verdict:  # a matched copy's "not the same claim", accepted
+        return (f"Appeal on post “{post}” reversed (accepted): the post is no longer linked to the claim. "
+                "The page owner has been told why.")
+    return (f"Appeal on post “{post}” reversed (accepted): the rating is now {Verdict(appeal.new_verdict).label}. "
             "The page owner has been told why.")
 
 

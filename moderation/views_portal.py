@@ -29,11 +29,14 @@ from moderation.appeals import (
     AppealConflict,
     AppealRefused,
     NotAllowed,
+    appeal_kinds,
     file_appeal,
     is_overdue,
+    nothing_to_dispute_message,
+    restricts,
     withdraw_appeal,
 )
-from moderation.forms import AppealForm
+from moderation.forms import AppealForm, error_summary
 from moderation.models import (
     Action,
     ActionKind,
@@ -47,7 +50,6 @@ from moderation.models import (
 from moderation.notifications import mark_read
 from moderation.selectors import (
     active_actions,
-    appealable_kinds,
     current_ratings,
     fact_check_decision,
     owner_distribution,
@@ -195,11 +197,22 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     decision = fact_check_decision(post)
     rating = decision.rating if decision is not None else None
     actions = list(active_actions().filter(post=post))
-    kinds = appealable_kinds(decision, actions)
+    appeals = list(
+        Appeal.objects.filter(post=post).select_related("rating__organisation").order_by("-created_at", "-id")
+    )
+    # One open appeal per decision: while one is open, the form for that decision is not offered at all.
+    rating_appeal = next((a for a in appeals if decision is not None and a.is_open and a.rating_id == rating.pk
+                          and a.action_id == getattr(decision.matched, "pk", None)), None)
+    removal_appeal = next((a for a in appeals if a.is_open and a.kind == AppealKind.REMOVAL), None)
+    possible = appeal_kinds(decision, actions)
+    kinds = [kind for kind in possible
+             if not (rating_appeal if kind != AppealKind.REMOVAL else removal_appeal)]
     form = AppealForm(request.POST or None, kinds=kinds)
     if request.method == "POST":
         if not kinds:
-            messages.error(request, "This post has no rating or removal to appeal.")
+            messages.error(request, "An appeal against this decision is already open." if possible else
+                           nothing_to_dispute_message(rating) if rating is not None and not restricts(rating) else
+                           "This post has no rating or removal to appeal.")
             return redirect("moderation:portal_post", post_id=post.pk)
         if form.is_valid():
             try:
@@ -216,9 +229,6 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                 )
                 return redirect("moderation:portal_post", post_id=post.pk)
 
-    appeals = list(
-        Appeal.objects.filter(post=post).select_related("rating__organisation").order_by("-created_at", "-id")
-    )
     withdraw_url = _url_for_ids("moderation:portal_withdraw")
     now = timezone.now()
     return render(
@@ -232,6 +242,10 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "rating": rating,
             "reasons": statements(actions),
             "form": form if kinds else None,
+            "errors": error_summary(form) if form.is_bound else [],
+            # Why a dispute is not offered: the rating restricts nothing (True, Not eligible).
+            "nothing_to_dispute": (nothing_to_dispute_message(rating)
+                                   if rating is not None and not restricts(rating) else ""),
             # One open appeal per decision: say so before the owner writes a second one.
             # A matched copy's appeal is against its matched action, a post's own against its rating.
             "matched": decision.matched if decision is not None else None,
@@ -241,11 +255,8 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                 Match.objects.filter(post=post, source=decision.source).only("method", "state").first()
                 if decision is not None and decision.matched is not None else None
             ),
-            "rating_appeal_open": decision is not None and any(
-                a.is_open and a.rating_id == rating.pk and a.action_id == getattr(decision.matched, "pk", None)
-                for a in appeals
-            ),
-            "removal_appeal_open": any(a.is_open and a.kind == AppealKind.REMOVAL for a in appeals),
+            "rating_appeal_open": rating_appeal,
+            "removal_appeal_open": removal_appeal,
             "appeals": [
                 {
                     "appeal": appeal,

@@ -96,18 +96,22 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     page.get_by_role("button", name="Take into review").click()
     expect(page.get_by_text("You are reviewing this appeal")).to_be_visible()
 
-    # A reversal without a reason is refused next to the field.
-    page.get_by_label("Reversed").check()
+    # A reversal without a reason or a verdict is refused, in a summary at the top and next to the fields.
+    page.get_by_label("Accepted (reverse)").check()
     page.get_by_role("button", name="Save decision").click()
-    expect(page.get_by_text("Give the reason the owner will read.")).to_be_visible()
+    summary = page.get_by_role("alert").filter(has_text="There is a problem")
+    expect(summary).to_be_focused()
+    expect(summary.get_by_role("link", name="Give the reason the owner will read.")).to_be_visible()
+    expect(page.locator(".field-errors").get_by_text("Give the reason the owner will read.")).to_be_visible()
     assert Appeal.objects.get(pk=appeal.pk).status == AppealStatus.IN_REVIEW
 
-    page.get_by_label("Reversed").check()
+    page.get_by_label("Accepted (reverse)").check()
+    page.get_by_label("New verdict").select_option("true")
     page.get_by_label("Reason").fill(REASON)
     screenshot("appeal-deciding")
     page.get_by_role("button", name="Save decision").click()
     expect(page).to_have_url(f"{live_server.url}/queue/appeals/")
-    expect(page.get_by_text("reversed: the rating is now True")).to_be_visible()
+    expect(page.get_by_text("reversed (accepted): the rating is now True")).to_be_visible()
     expect(page.locator("table.appeals tbody tr")).to_have_count(1)
     assert Rating.objects.get(post=post, is_current=True).verdict == Verdict.TRUE
 
@@ -119,7 +123,7 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     # The label is gone from the post; it stays only in the timeline's history.
     expect(current.get_by_role("list", name="Labels shown on the post")).to_have_count(0)
     timeline = page.locator("ol.timeline")
-    expect(timeline).to_contain_text("Appeal reversed")
+    expect(timeline).to_contain_text("Appeal accepted")
     expect(timeline).to_contain_text(REASON)
     expect(timeline).to_contain_text("Verifica")
     expect(timeline).not_to_contain_text("ben_okafor")  # owners read the organisation, not the person

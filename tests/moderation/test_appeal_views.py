@@ -64,7 +64,9 @@ def url(appeal: Appeal, suffix: str = "") -> str:
 
 
 def decide(client, appeal: Appeal, **data):
-    return client.post(url(appeal), {"outcome": "reversed", "reason": "The study is authentic.", **data})
+    # The browser names the verdict of a reversed rating (ignored for a removal, which takes none).
+    return client.post(url(appeal), {"outcome": "reversed", "reason": "The study is authentic.", "new_verdict": "true",
+                                     **data})
 
 
 def status_of(appeal: Appeal) -> str:
@@ -256,11 +258,12 @@ def test_accepting_a_correction_needs_the_new_verdict_shown_next_to_the_field(lo
     html = client.get(url(correction)).content.decode()
     assert "Removed the cure claim from the second paragraph." in html and "(required to accept)" in html
 
-    response = decide(client, correction)
+    response = decide(client, correction, new_verdict="")
     assert response.status_code == 200
     html = response.content.decode()
     assert "An accepted correction needs the new verdict." in html
-    assert html.index('<label for="id_new_verdict">') < html.index("An accepted correction needs the new verdict.")
+    field = html.index('<label for="id_new_verdict">')
+    assert html.index("An accepted correction needs the new verdict.", field) < html.index('<select name="new_verdict"')
     assert status_of(correction) == AppealStatus.OPEN
 
     decide(client, correction, new_verdict="partly_false")
@@ -272,7 +275,8 @@ def test_a_decision_without_a_reason_or_outcome_is_refused_next_to_the_fields(lo
     response = login(colleague).post(url(appeal), {"outcome": "", "reason": "  "})
     html = response.content.decode()
     assert response.status_code == 200
-    assert "Choose upheld or reversed." in html and "Give the reason the owner will read." in html
+    assert "Choose whether you accept the appeal (reverse) or not (uphold)." in html
+    assert "Give the reason the owner will read." in html
     assert status_of(appeal) == AppealStatus.OPEN
 
 

@@ -335,11 +335,11 @@ def test_a_dispute_reversed_on_appeal(factchecker, colleague, owner, post):
     ]
     # One notice, "appeal decided", linked to the appeal; not a "rated" notice as well.
     assert notices_of(watch) == [
-        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {post.external_id} was reversed")
+        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {post.external_id} was accepted: the rating was changed to True")
     ]
     notice = watch.notices()[0]
     assert notice.appeal_id == appeal.pk and notice.post_id == post.pk
-    assert "The rating was replaced by a new one: True." in notice.body and "The video is authentic." in notice.body
+    assert "The rating was changed from False to True" in notice.body and "The video is authentic." in notice.body
 
 
 def test_a_correction_accepted_with_a_new_verdict(factchecker, colleague, owner, post):
@@ -369,9 +369,9 @@ def test_a_correction_accepted_with_a_new_verdict(factchecker, colleague, owner,
         V.ACTION_ENDED: 1, V.STRIKE_ENDED: 1, V.DECISION_APPLIED: 1, V.ACTION_CREATED: 1,
     })
     assert notices_of(watch) == [
-        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {post.external_id} was reversed")
+        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {post.external_id} was accepted: the rating was changed to Partly false")
     ]
-    assert "The rating was replaced by a new one: Partly false." in watch.notices()[0].body
+    assert "The rating was changed from False to Partly false" in watch.notices()[0].body
 
 
 def test_a_removal(staff, owner, post):
@@ -453,9 +453,9 @@ def test_a_removal_appeal_reversed_restores_with_one_notice(staff, other_staff, 
     assert watch.statements() == []
     assert watch.verbs(post) == Counter({V.APPEAL_CHANGED: 1, V.ACTION_ENDED: 1, V.STRIKE_ENDED: 1})
     assert notices_of(watch) == [
-        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {post.external_id} was reversed")
+        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {post.external_id} was accepted: the post is restored")
     ]
-    assert "The removal was lifted." in watch.notices()[0].body
+    assert "The removal was lifted: your post is shown again." in watch.notices()[0].body
 
 
 def test_a_lift_of_a_fact_check_action(factchecker, staff, owner, post):
@@ -579,7 +579,7 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
         (V.STANDING_CHANGED, {"repeat_offender": False, "active_strikes": 2})
     ]
     assert notices_of(watch) == [
-        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {posts[0].external_id} was reversed")
+        (owner.pk, NotificationKind.APPEAL_DECIDED, f"Your appeal on post {posts[0].external_id} was accepted: the rating was changed to True")
     ]
     assert (first.pk, second.pk) == tuple(a.rating_id for a in actions[:2])
 

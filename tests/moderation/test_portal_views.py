@@ -291,8 +291,8 @@ def test_the_owner_reads_the_outcome_and_the_restored_distribution(login, owner,
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The full video shows it.")
     html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
     assert "Full distribution" in html
-    assert "Reversed" in html and "new rating True" in html and "The full video shows it." in html
-    assert "Appeal reversed" in html  # the timeline
+    assert "Your appeal was accepted: the rating was changed to True." in html and "The full video shows it." in html
+    assert "Appeal accepted" in html and "Appeal reversed" not in html  # the timeline, in plain words
     assert colleague.username not in html
 
 
@@ -399,7 +399,7 @@ def test_the_post_page_renders_in_a_fixed_number_of_queries(login, owner, page, 
     with django_assert_max_num_queries(11):
         response = client.get(f"/appeals/posts/{post.pk}/")
     assert response.status_code == 200
-    assert text(response).count("Appeal upheld") == appeals
+    assert text(response).count("Appeal not accepted") == appeals
 
 
 # A copy matched to a rated claim (PRODUCT.md, Near-duplicates)

@@ -46,8 +46,8 @@ def test_timeline_names_the_organisation_for_owners_and_the_person_for_staff(sto
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="No source for the quote.")
     owner_view = post_timeline(post, for_owner=True)
     titles = [e.title for e in owner_view]
-    assert titles[0].startswith("Flagged") and "Rated False" in titles and "Appeal upheld" in titles
+    assert titles[0].startswith("Flagged") and "Rated False" in titles and "Appeal not accepted" in titles
     assert all(factchecker.username not in e.by and colleague.username not in e.by for e in owner_view)
     staff_view = post_timeline(post, for_owner=False)
     assert any(colleague.username in e.by for e in staff_view if e.title == "Appeal upheld")
-    assert next(e for e in owner_view if e.title == "Appeal upheld").detail == "No source for the quote."
+    assert next(e for e in owner_view if e.title == "Appeal not accepted").detail == "No source for the quote."
