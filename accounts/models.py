@@ -30,6 +30,8 @@ class User(AbstractUser):
         related_name="members",
         help_text="The fact-checking organisation of a fact-checker.",
     )
+    # An IANA name ("Europe/Paris"): pages show times in it (accounts.middleware activates it per request).
+    time_zone = models.CharField(max_length=64, default="UTC", help_text="Times are shown in this time zone.")
 
     class Meta:
         constraints = [

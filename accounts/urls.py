@@ -1,4 +1,4 @@
-"""Signing in and out of the browser UI, and the landing page for roles without a workspace yet."""
+"""Signing in and out of the browser UI, the landing page for roles without a workspace yet, and one's own settings."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
@@ -11,4 +11,5 @@ urlpatterns = [
     # Django's LogoutView accepts POST only, so a link cannot sign anyone out.
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("welcome/", views.welcome, name="welcome"),
+    path("profile/", views.profile, name="profile"),
 ]

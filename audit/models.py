@@ -23,6 +23,7 @@ class AuditVerb(models.TextChoices):
     CLAIM_CREATED = "claim.created", "Claim taken"
     CLAIM_RELEASED = "claim.released", "Claim released"
     CLAIM_EXPIRED = "claim.expired", "Claim expired"
+    CLAIM_EXTENDED = "claim.extended", "Claim extended"
     RATING_RECORDED = "rating.recorded", "Rating recorded"
     RATING_SUPERSEDED = "rating.superseded", "Rating superseded"
     DECISION_APPLIED = "decision.applied", "Rating applied"

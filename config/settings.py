@@ -88,6 +88,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -143,6 +144,8 @@ LOGIN_REDIRECT_URL = "factcheck:home"
 LOGOUT_REDIRECT_URL = "accounts:login"
 
 LANGUAGE_CODE = "en"
+# Dates read one way everywhere: "30 Nov 2026, 01:09 UTC" (config/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["config.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -280,6 +280,40 @@ def release_claim(*, claim_id: int, reviewer, reason: str = "released by reviewe
     _end(claim, status=ClaimStatus.RELEASED, now=now, actor=reviewer, reason=reason)
 
 
+class ClaimLapsed(ClaimError):
+    """The claim to extend is no longer live (released, expired, or the post was rated)."""
+
+    code = "claim_lapsed"
+
+
+@transaction.atomic
+def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Claim:
+    """Give the reviewer's live claim on the post one more lease length, counted from when it would end.
+
+    Only the holder extends, and only a live claim: a lapsed one may already be someone else's to take.
+    Audited (who, the old and new end) like every other change of a claim.
+    """
+    _require_factchecker(reviewer)
+    now = now or timezone.now()
+    # The post row first, as claims and ratings lock it (docs/concurrency.md): an extension waits for a
+    # rating or an expiry of the same post in progress, then sees what it left.
+    Post.objects.select_for_update(no_key=True, of=("self",)).filter(pk=post_id).first()
+    claim = Claim.objects.filter(post_id=post_id, status=ClaimStatus.ACTIVE).first()
+    if claim is None or claim.expires_at <= now:
+        raise ClaimLapsed("Your claim on this post has ended; claim it again if it is still waiting.")
+    if claim.reviewer_id != reviewer.pk:
+        raise NotClaimable("You can only extend your own claims.")
+    before = claim.expires_at
+    claim.expires_at = before + lease_length()
+    claim.save(update_fields=["expires_at"])
+    record_event(
+        actor=reviewer, verb=AuditVerb.CLAIM_EXTENDED, target=claim, post_id=post_id,
+        reason="extended by the reviewer",
+        data={"expires_at_before": before.isoformat(), "expires_at": claim.expires_at.isoformat()},
+    )
+    return claim
+
+
 def expire_claim(claim: Claim, *, now: datetime, return_to_queue: bool = True) -> None:
     """End a claim whose lease ran out (the caller holds the post's row lock)."""
     _end(claim, status=ClaimStatus.EXPIRED, now=now, actor=None, reason="lease ran out", return_to_queue=return_to_queue)

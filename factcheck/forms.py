@@ -15,17 +15,22 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from factcheck.models import FlagSource, Organisation, Verdict
-from factcheck.queue import QueueFilters
+from factcheck.queue import QueueFilters, QueueSort
 from factcheck.ratings import clean_rating_input
 
 ANY = [("", "Any")]
 
 
 class QueueFilterForm(forms.Form):
+    q = forms.CharField(
+        label="Search", required=False, max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Words or post id"}),
+    )
     language = forms.CharField(label="Language", required=False, max_length=8)
     country = forms.CharField(label="Country", required=False, max_length=2)
     source = forms.ChoiceField(label="Flag source", required=False, choices=ANY + FlagSource.choices)
     topic = forms.CharField(label="Topic", required=False, max_length=100)
+    sort = forms.ChoiceField(label="Sort by", required=False, choices=QueueSort.choices)
 
     def __init__(self, *args, organisation: Organisation | None = None, **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
@@ -48,7 +53,13 @@ class QueueFilterForm(forms.Form):
             country=(data.get("country") or "").strip().upper(),
             source=data.get("source") or "",
             topic=" ".join((data.get("topic") or "").split()).lower(),
+            q=" ".join((data.get("q") or "").split()),
         )
+
+    def chosen_sort(self) -> str:
+        """The order asked for; anything unreadable is the priority order."""
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        return data.get("sort") or QueueSort.PRIORITY
 
 
 def render_filter_fields(*, organisation: Organisation, data: Mapping[str, str]) -> SafeString:
@@ -71,6 +82,42 @@ def _render_filter_fields(
     data = {name: value for name, value in zip(QueueFilterForm.base_fields, values) if value is not None}
     form = QueueFilterForm(data, organisation=Organisation(languages=list(languages), countries=list(countries)))
     return render_to_string("factcheck/filter_fields.html", {"form": form})
+
+
+class RatedFilterForm(forms.Form):
+    """The rated-posts list: whose ratings, and words to look for."""
+
+    MINE, ORGANISATION = "me", "organisation"
+    who = forms.ChoiceField(
+        label="Rated by", required=False, choices=[(MINE, "Me"), (ORGANISATION, "My organisation")],
+    )
+    q = forms.CharField(
+        label="Search", required=False, max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Words or post id"}),
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+    def values(self) -> tuple[str, str]:
+        """(who, query); anything unreadable is "me" and no search."""
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        return data.get("who") or self.MINE, " ".join((data.get("q") or "").split())
+
+
+# What each verdict means, shown beside it in the rating form (PRODUCT.md's table, as Meta's rating
+# guide words it for fact-checkers).
+VERDICT_GUIDE: dict[str, str] = {
+    Verdict.FALSE: "The main claim has no basis in fact: fake quotes, impossible claims, fabricated “news”, "
+                   "authentic media offered as proof of an unrelated event.",
+    Verdict.ALTERED: "Image, audio or video edited or synthesised in a way that misleads.",
+    Verdict.PARTLY_FALSE: "A mix of accurate and inaccurate claims, or wrong figures, dates or places.",
+    Verdict.MISSING_CONTEXT: "Could mislead without added context, though it is not false.",
+    Verdict.SATIRE: "Clearly humorous or satirical, not presented as fact.",
+    Verdict.TRUE: "The main claim is accurate.",
+    Verdict.NOT_ELIGIBLE: "No verifiable claim: opinion, a politician's speech, or true when it was written.",
+}
 
 
 class RatingForm(forms.Form):

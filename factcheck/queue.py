@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db import connection
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet, TextChoices, Value
 from django.utils import timezone
 
 from factcheck.models import Claim, ClaimStatus, Flag, Organisation, Post, QueueState, Rating
@@ -16,6 +18,86 @@ from factcheck.priority import apply_priority
 logger = logging.getLogger(__name__)
 
 QUEUE_ORDER = ("-priority", "first_flagged_at", "id")
+
+
+class QueueSort(TextChoices):
+    """The orders a reviewer may list the queue in; claiming the next post always takes the best priority."""
+
+    PRIORITY = "priority", "Priority"
+    NEWEST = "newest", "Newest flagged"
+    WAITING = "waiting", "Longest waiting"
+    REACH = "reach", "Most reach"
+
+
+# Each order ends with the id, so paging is stable. Every one is served by a partial index of the
+# queued posts (migrations 0001 and 0010), so a page is an index scan whatever the queue's size.
+SORT_ORDERS: dict[str, tuple] = {
+    QueueSort.PRIORITY: QUEUE_ORDER,
+    QueueSort.NEWEST: ("-first_flagged_at", "-id"),
+    QueueSort.WAITING: ("first_flagged_at", "id"),
+    QueueSort.REACH: ((F("views") + F("shares")).desc(), "id"),
+}
+
+# Totals are counted up to this and shown as "10,000+" beyond: never a full COUNT(*) of a large queue.
+COUNT_CAP = 10_000
+# Search words past this are ignored (each is one more probe of the text index).
+MAX_SEARCH_WORDS = 8
+# Letters and digits in any script; the punctuation the index turns into spaces splits words here too.
+_WORD = re.compile(r"[^\W_]+")
+
+class TextMatches(Func):
+    """`to_tsvector('simple', text || ' ' || external_id) @@ to_tsquery('simple', query)`, the expression
+    migration 0010 indexes (GIN), so PostgreSQL answers it with a probe per word. No stemming: ids,
+    names and every language match as typed."""
+
+    output_field = BooleanField()
+    # Hyphens, dots, slashes and the like become spaces first: PostgreSQL's parser reads "fb-90210" as
+    # "fb" and the number "-90210", which a search for "90210" would never find.
+    template = ("to_tsvector('simple'::regconfig, regexp_replace(COALESCE(%(text)s, '') || ' ' || %(external_id)s, "
+                "'[-_./:+#@]+', ' ', 'g')) @@ to_tsquery('simple'::regconfig, %(query)s)")
+
+    def __init__(self, tsquery: str, *, prefix: str = "") -> None:
+        super().__init__(F(f"{prefix}text"), F(f"{prefix}external_id"), Value(tsquery))
+
+    def as_sql(self, compiler, connection, **extra):
+        compiled = [compiler.compile(expression) for expression in self.get_source_expressions()]
+        params = [param for _, part in compiled for param in part]
+        text, external_id, query = (sql for sql, _ in compiled)
+        return self.template % {"text": text, "external_id": external_id, "query": query}, params
+
+
+def search_words(query: str) -> list[str]:
+    """The words of a search box's text, lower-case, at most MAX_SEARCH_WORDS."""
+    return [word.lower() for word in _WORD.findall(query or "")][:MAX_SEARCH_WORDS]
+
+
+def matching_text(qs: QuerySet, query: str, *, prefix: str = "") -> QuerySet:
+    """Rows whose post (the row itself, or the one reached through `prefix`, e.g. "post__") has every word
+    of `query` in its text or external id, each as a word or the start of one ("vacc" finds "vaccine").
+
+    PostgreSQL: a full-text match (TextMatches) that the GIN index answers, a probe per word and a bitmap
+    of the posts that have them all, whatever the table's size; SQLite, the embedded default, scans with LIKE.
+    """
+    words = search_words(query)
+    if not words:
+        return qs
+    if connection.vendor == "postgresql":
+        return qs.filter(TextMatches(" & ".join(f"{word}:*" for word in words), prefix=prefix))
+    for word in words:
+        qs = qs.filter(Q(**{f"{prefix}text__icontains": word}) | Q(**{f"{prefix}external_id__icontains": word}))
+    return qs
+
+
+def capped_count_sql(qs: QuerySet) -> tuple[str, tuple]:
+    """SQL of a scalar subquery that counts the rows of `qs` up to COUNT_CAP + 1: the total shown with a
+    page, computed in the page's own query (PostgreSQL runs an uncorrelated subquery once)."""
+    sql, params = qs.order_by().values("id")[: COUNT_CAP + 1].query.sql_with_params()
+    return f"SELECT COUNT(*) FROM ({sql}) AS capped", params
+
+
+def capped_count(qs: QuerySet) -> int:
+    """The number of rows of `qs`, counted up to COUNT_CAP + 1 (more than COUNT_CAP reads as "10,000+")."""
+    return qs.order_by().values("id")[: COUNT_CAP + 1].count()
 
 
 def state_for(post: Post, *, has_flags: bool) -> str:
@@ -37,8 +119,12 @@ class QueueFilters:
     country: str = ""
     source: str = ""
     topic: str = ""
+    # Words of the post's text or external id (matching_text).
+    q: str = ""
 
     def apply(self, qs: QuerySet[Post]) -> QuerySet[Post]:
+        if self.q:
+            qs = matching_text(qs, self.q)
         if self.language:
             qs = qs.filter(language=self.language)
         if self.country:
@@ -80,10 +166,12 @@ def covered_by(organisation: Organisation | None) -> Q:
     return covering(languages=organisation.languages, countries=organisation.countries)
 
 
-def queued_posts(*, organisation: Organisation | None, filters: QueueFilters = QueueFilters()) -> QuerySet[Post]:
-    """Posts waiting for a reviewer of `organisation`, best first."""
+def queued_posts(
+    *, organisation: Organisation | None, filters: QueueFilters = QueueFilters(), sort: str = QueueSort.PRIORITY
+) -> QuerySet[Post]:
+    """Posts waiting for a reviewer of `organisation`, best first (or in the `sort` order asked for)."""
     qs = Post.objects.filter(covered_by(organisation), queue_state=QueueState.QUEUED)
-    return filters.apply(qs).order_by(*QUEUE_ORDER)
+    return filters.apply(qs).order_by(*SORT_ORDERS.get(sort, QUEUE_ORDER))
 
 
 def post_history(post: Post) -> QuerySet[Rating]:

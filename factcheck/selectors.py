@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from accounts.models import Role
 from factcheck.models import Flag, FlagSource, Match, Post, Rating
+from factcheck.queue import matching_text
 
 
 def may_read_post(user, post: Post) -> bool:
@@ -77,3 +78,14 @@ def copy_groups(post_ids: list[int]) -> dict[int, dict[str, int]]:
         .order_by()
     )
     return {row["duplicate_of_id"]: {"copies": row["copies"], "reach": row["views"] + row["shares"]} for row in rows}
+
+
+def rated_posts(*, organisation_id: int, reviewer_id: int | None = None, query: str = "") -> QuerySet[Rating]:
+    """The current ratings of an organisation (or of one of its reviewers), newest first, with their
+    posts, pages and raters: the fact-checkers' list of rated posts. `query`: words of the post's
+    text or external id (factcheck.queue.matching_text)."""
+    qs = Rating.objects.filter(is_current=True, organisation_id=organisation_id)
+    if reviewer_id is not None:
+        qs = qs.filter(reviewer_id=reviewer_id)
+    qs = matching_text(qs, query, prefix="post__")
+    return qs.select_related("post__page", "reviewer").order_by("-created_at", "-id")

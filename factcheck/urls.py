@@ -3,16 +3,18 @@
 from django.urls import path
 
 from accounts.views import home
-from factcheck import views
+from factcheck import views, views_post
 
 app_name = "factcheck"
 urlpatterns = [
     path("", home, name="home"),
     path("queue/", views.queue, name="queue"),
     path("queue/claim-next/", views.claim_next_view, name="claim_next"),
-    path("queue/posts/<int:post_id>/", views.post_detail, name="post"),
+    path("queue/posts/<int:post_id>/", views_post.post_detail, name="post"),
     path("queue/posts/<int:post_id>/claim/", views.claim_view, name="claim"),
     path("queue/posts/<int:post_id>/release/", views.release_view, name="release"),
-    path("queue/matches/<int:match_id>/confirm/", views.confirm_match_view, name="confirm_match"),
-    path("queue/matches/<int:match_id>/reject/", views.reject_match_view, name="reject_match"),
+    path("queue/posts/<int:post_id>/extend/", views_post.extend_view, name="extend"),
+    path("queue/rated/", views.rated_posts, name="rated"),
+    path("queue/matches/<int:match_id>/confirm/", views_post.confirm_match_view, name="confirm_match"),
+    path("queue/matches/<int:match_id>/reject/", views_post.reject_match_view, name="reject_match"),
 ]

@@ -1,7 +1,8 @@
-"""The fact-checker's browser UI: the queue, claims, the post page, the rating form and suggested copies.
+"""The fact-checker's browser UI: the queue, claiming and releasing, and the list of rated posts.
 
-Thin callers of factcheck.queue, factcheck.claims, factcheck.ratings and factcheck.matching; the
-rules are there. Every page renders in a fixed number of queries, whatever the number of rows.
+Thin callers of factcheck.queue, factcheck.claims and factcheck.selectors; the rules are there. The
+post page, the rating form and suggested copies are factcheck.views_post. Every page renders in a
+fixed number of queries, whatever the number of rows.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import ValidationError
 from django.db.models import FilteredRelation, Q
+from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import Truncator
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
@@ -28,35 +28,29 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
-from factcheck.forms import MatchRejectForm, QueueFilterForm, RatingForm, render_filter_fields
-from factcheck.matching.matcher import confirm_match, reject_match
-from factcheck.models import ClaimStatus, FlagSource, Match, MatchState, Organisation, Post, QueueState
-from factcheck.priority import priority_of
-from factcheck.queue import QueueFilters, active_claim, covers, post_history, queued_posts
-from factcheck.ratings import rating_refusal, record_rating
-from factcheck.selectors import PostMatch, copy_groups, current_rating, flag_counts, post_matches, recent_flags
+from factcheck.forms import QueueFilterForm, RatedFilterForm, render_filter_fields
+from factcheck.models import ClaimStatus, Organisation, Post
+from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
+from factcheck.queue import (
+    COUNT_CAP,
+    QueueFilters,
+    QueueSort,
+    active_claim,
+    capped_count,
+    capped_count_sql,
+    queued_posts,
+)
+from factcheck.selectors import copy_groups
+from factcheck.selectors import rated_posts as rated_posts_of
 
 PAGE_SIZE = 25
-RECENT_FLAGS = 20
-HISTORY_ROWS = 20
 TEXT_PREVIEW_WORDS = 30
 MY_CLAIMS_PREVIEW_WORDS = 12
-MATCH_PREVIEW_WORDS = 20
-# A viral claim can have thousands of copies: the post page lists this many pairs, suggestions first.
-MATCHES_SHOWN = 50
-# How a pair reads from the post whose page lists it (PostMatch.relation), and whether it is only suggested.
-RELATION_LABELS = {
-    ("copy", False): "Copy of this post", ("copy", True): "May copy this post",
-    ("source", False): "This post copies it", ("source", True): "This post may copy it",
-}
-# "Confirmed by Maria Lopez, 3 May 2026" rather than the state's own label ("Confirmed by a fact-checker").
-DECIDED_LABELS = {MatchState.CONFIRMED: "Confirmed", MatchState.REJECTED: "Rejected"}
 TENTH = Decimal("0.1")
 QUEUE_COLUMNS = (
     "id", "external_id", "text", "language", "country", "flag_count", "views", "shares",
-    "priority", "velocity_score", "flag_score", "age_score", "page__name",
+    "priority", "velocity_score", "flag_score", "age_score", "page__name", "first_flagged_at",
 )
-FLAG_LABELS = dict(FlagSource.choices)
 
 
 def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -73,12 +67,39 @@ def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
     return wrapped
 
 
+def waiting_for(seconds: float) -> str:
+    """ "3 h 10 min", "2 d 4 h", "12 min", "under a minute": how long a post has waited, to the minute."""
+    minutes = int(max(seconds, 0) // 60)
+    if minutes < 1:
+        return "under a minute"
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min"
+
+
+def range_label(*, first: int, shown: int, total: int) -> str:
+    """ "1–25 of 279", "26–50 of 10,000+" (a capped count), "0 of 0"."""
+    if not shown:
+        return f"0 of {total:,}" if total <= COUNT_CAP else f"0 of {COUNT_CAP:,}+"
+    of = f"{COUNT_CAP:,}+" if total > COUNT_CAP else f"{total:,}"
+    return f"{first:,}–{first + shown - 1:,} of {of}"
+
+
+def clock(moment) -> str:
+    """ "14:05 (Europe/Paris)": a time of day in the reviewer's own time zone (the active one)."""
+    return f"{timezone.localtime(moment):%H:%M} ({timezone.get_current_timezone_name()})"
+
+
 def _queue_url(filters: QueueFilters) -> str:
     query = urlencode({k: v for k, v in vars(filters).items() if v})
     return reverse("factcheck:queue") + (f"?{query}" if query else "")
 
 
-def _url_for_ids(name: str) -> Callable[[int], str]:
+def url_for_ids(name: str) -> Callable[[int], str]:
     """Row URLs from one reverse() per page rather than one per row: split around a marker id."""
     marker = "987654321"
     head, tail = reverse(name, args=[marker]).split(marker)
@@ -91,7 +112,7 @@ def _one_decimal(value: float) -> str:
     return str(rounded if rounded else abs(rounded))
 
 
-def _preview(text: str, length: int) -> str:
+def preview(text: str, length: int) -> str:
     return Truncator(text).words(length, truncate=" …")
 
 
@@ -122,11 +143,11 @@ def _organisation_and_claims(reviewer) -> tuple[Organisation, list[dict[str, obj
         id=first["organisation_id"], name=first["organisation__name"], url=first["organisation__url"],
         languages=first["organisation__languages"], countries=first["organisation__countries"],
     )
-    post_url = _url_for_ids("factcheck:post")
+    post_url = url_for_ids("factcheck:post")
     claims = [
         {
             "url": post_url(row["mine__post_id"]),
-            "preview": _preview(row["mine__post__text"] or row["mine__post__external_id"], MY_CLAIMS_PREVIEW_WORDS),
+            "preview": preview(row["mine__post__text"] or row["mine__post__external_id"], MY_CLAIMS_PREVIEW_WORDS),
             "page_name": row["mine__post__page__name"],
             "time_left": timeuntil(row["mine__expires_at"], now),
         }
@@ -148,8 +169,9 @@ def _group_label(post: dict[str, object], group: dict[str, int] | None) -> str:
 def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict[str, object]]:
     """Each row's text as shown, worked out here: per-cell template filters and {% url %} tags
     used to cost more than the rest of the page together."""
-    post_url = _url_for_ids("factcheck:post")
-    claim_url = _url_for_ids("factcheck:claim")
+    now = timezone.now()
+    post_url = url_for_ids("factcheck:post")
+    claim_url = url_for_ids("factcheck:claim")
     groups = copy_groups([post["id"] for post in posts])
     return [
         {
@@ -157,7 +179,7 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
             "external_id": post["external_id"],
             "url": post_url(post["id"]),
             "claim_url": claim_url(post["id"]),
-            "preview": _preview(post["text"] or post["external_id"], TEXT_PREVIEW_WORDS),
+            "preview": preview(post["text"] or post["external_id"], TEXT_PREVIEW_WORDS),
             "page_name": post["page__name"],
             "language": post["language"].upper() or "–",
             "country": post["country"] or "–",
@@ -169,6 +191,9 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
             "velocity": _one_decimal(post["velocity_score"]),
             "flags": _one_decimal(post["flag_score"]),
             "age": _one_decimal(post["age_score"]),
+            # The age score stops at its cap; the real time waiting does not.
+            "waiting": (waiting_for((now - post["first_flagged_at"]).total_seconds())
+                        if post["first_flagged_at"] else ""),
             "group": _group_label(post, groups.get(post["id"])),
         }
         for rank, post in enumerate(posts, start=first_rank)
@@ -181,30 +206,90 @@ def queue(request: HttpRequest) -> HttpResponse:
     organisation, my_claims = _organisation_and_claims(request.user)
     # Cached on the user so the header's organisation name costs no query of its own.
     request.user.organisation = organisation
-    filters = QueueFilterForm(request.GET, organisation=organisation).filters()
+    form = QueueFilterForm(request.GET, organisation=organisation)
+    filters, sort = form.filters(), form.chosen_sort()
     page = page_number(request.GET.get("page"))
     first_rank = (page - 1) * PAGE_SIZE + 1
-    # One row more than shown tells whether there is a next page without counting the queue.
+    waiting = queued_posts(organisation=organisation, filters=filters, sort=sort)
+    # One row more than shown tells whether there is a next page; the total rides along in the same
+    # query as a subquery counting at most COUNT_CAP + 1 rows (one index range, never the whole queue).
     # Only the columns shown, as dicts: building 26 Posts and Pages cost more than the query.
+    count_sql, count_params = capped_count_sql(waiting)
     posts = list(
-        queued_posts(organisation=organisation, filters=filters).values(*QUEUE_COLUMNS)[
+        waiting.annotate(queue_total=RawSQL(count_sql, count_params)).values(*QUEUE_COLUMNS, "queue_total")[
             first_rank - 1 : first_rank - 1 + PAGE_SIZE + 1
         ]
     )
-    filter_query = urlencode({k: v for k, v in vars(filters).items() if v})
+    if posts:
+        total = posts[0]["queue_total"]
+    else:  # past the last page (a stale link): count on its own; page 1 empty is an empty queue
+        total = capped_count(waiting) if page > 1 else 0
+    shown = posts[:PAGE_SIZE]
+    query = {k: v for k, v in vars(filters).items() if v}
+    if sort != QueueSort.PRIORITY:
+        query["sort"] = sort
+    filter_query = urlencode(query)
     return render(
         request,
         "factcheck/queue.html",
         {
             "filter_fields": render_filter_fields(organisation=organisation, data=request.GET),
             "filters": filters,
-            "rows": _queue_rows(posts[:PAGE_SIZE], first_rank=first_rank),
+            "filtered": any(vars(filters).values()),
+            "sort_label": QueueSort(sort).label,
+            "rows": _queue_rows(shown, first_rank=first_rank),
+            "range_label": range_label(first=first_rank, shown=len(shown), total=total),
             "page": page,
             "has_next": len(posts) > PAGE_SIZE,
             "page_query": f"{filter_query}&" if filter_query else "",
             "my_claims": my_claims,
+            "points": {"velocity": int(VELOCITY_POINTS), "flags": int(FLAG_POINTS), "age": int(AGE_POINTS),
+                       "age_days": int(AGE_CAP_HOURS // 24)},
         },
     )
+
+
+@factchecker_required
+@require_http_methods(["GET", "HEAD"])
+def rated_posts(request: HttpRequest) -> HttpResponse:
+    """ "Rated by me" and "Rated by my organisation": current ratings, newest first, with a search."""
+    form = RatedFilterForm(request.GET)
+    who, query = form.values()
+    page = page_number(request.GET.get("page"))
+    first = (page - 1) * PAGE_SIZE + 1
+    ratings = rated_posts_of(
+        organisation_id=request.user.organisation_id,
+        reviewer_id=request.user.pk if who == RatedFilterForm.MINE else None,
+        query=query,
+    )
+    count_sql, count_params = capped_count_sql(ratings)
+    rows = list(ratings.annotate(list_total=RawSQL(count_sql, count_params))[first - 1 : first - 1 + PAGE_SIZE + 1])
+    if rows:
+        total = rows[0].list_total
+    else:
+        total = capped_count(ratings) if page > 1 else 0
+    shown = rows[:PAGE_SIZE]
+    post_url = url_for_ids("factcheck:post")
+    query_string = urlencode({k: v for k, v in (("who", who), ("q", query)) if v})
+    return render(request, "factcheck/rated.html", {
+        "form": form,
+        "who": who,
+        "query": query,
+        "rows": [
+            {"rating": rating, "url": post_url(rating.post_id),
+             "preview": preview(rating.post.text or rating.post.external_id, TEXT_PREVIEW_WORDS)}
+            for rating in shown
+        ],
+        "range_label": range_label(first=first, shown=len(shown), total=total),
+        "page": page,
+        "has_next": len(rows) > PAGE_SIZE,
+        "page_query": f"{query_string}&" if query_string else "",
+        "tabs": [
+            {"who": value, "label": label, "current": value == who,
+             "url": "?" + urlencode({k: v for k, v in (("who", value), ("q", query)) if v})}
+            for value, label in RatedFilterForm.base_fields["who"].choices
+        ],
+    })
 
 
 @factchecker_required
@@ -219,7 +304,7 @@ def claim_next_view(request: HttpRequest) -> HttpResponse:
     if claim is None:
         messages.info(request, "No post is waiting that matches these filters.")
         return redirect(_queue_url(filters))
-    messages.success(request, f"You claimed this post until {timezone.localtime(claim.expires_at):%H:%M} UTC.")
+    messages.success(request, f"You claimed this post until {clock(claim.expires_at)}.")
     return redirect("factcheck:post", post_id=claim.post_id)
 
 
@@ -232,7 +317,7 @@ def claim_view(request: HttpRequest, post_id: int) -> HttpResponse:
     except Refusal as exc:
         messages.error(request, str(exc))
         return redirect("factcheck:post", post_id=post_id)
-    messages.success(request, f"You claimed this post until {timezone.localtime(claim.expires_at):%H:%M} UTC.")
+    messages.success(request, f"You claimed this post until {clock(claim.expires_at)}.")
     return redirect("factcheck:post", post_id=post_id)
 
 
@@ -251,161 +336,3 @@ def release_view(request: HttpRequest, post_id: int) -> HttpResponse:
         return redirect("factcheck:post", post_id=post_id)
     messages.success(request, "Claim released; the post is back in the queue.")
     return redirect("factcheck:queue")
-
-
-@factchecker_required
-@require_http_methods(["GET", "HEAD", "POST"])
-def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
-    # page__standing and distribution are reverse relations owned by the decision side:
-    # read here through the ORM only, so this app never imports moderation.
-    post = get_object_or_404(Post.objects.select_related("page__standing", "distribution"), pk=post_id)
-    form = RatingForm(request.POST or None, rerating=post.queue_state in (QueueState.RATED, QueueState.NOT_ELIGIBLE))
-    if request.method == "POST" and form.is_valid():
-        try:
-            # The browser rates only with the claim in hand (or re-rates); the rules are record_rating's.
-            rating = record_rating(reviewer=request.user, post_id=post.pk, **form.cleaned_data)
-        except Refusal as exc:
-            messages.error(request, str(exc))
-            return redirect("factcheck:post", post_id=post.pk)
-        except ValidationError as exc:  # the same rules as the form's, and the re-rating reason
-            for field, errors in exc.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
-        else:
-            messages.success(
-                request, f"Rating saved: “{post.external_id}” rated {rating.get_verdict_display()}."
-            )
-            return redirect("factcheck:queue")
-    return render(request, "factcheck/post.html", _post_context(request, post, form))
-
-
-@factchecker_required
-@require_POST
-def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
-    match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
-    try:
-        confirm_match(match_id=match.pk, reviewer=request.user)
-    except Refusal as exc:
-        messages.error(request, str(exc))
-    else:
-        state = Post.objects.values_list("queue_state", flat=True).get(pk=match.post_id)
-        follows = ("it now carries that claim's rating" if state == QueueState.MATCHED
-                   else "it will be reviewed once, with that claim")
-        messages.success(
-            request,
-            f"Confirmed: “{match.post.external_id}” is a copy of “{match.source.external_id}”; {follows}.",
-        )
-    return redirect(_back_to(request, match))
-
-
-@factchecker_required
-@require_POST
-def reject_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
-    match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
-    form = MatchRejectForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])))
-        return redirect(_back_to(request, match))
-    try:
-        reject_match(match_id=match.pk, reviewer=request.user, reason=form.cleaned_data["reason"])
-    except Refusal as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(
-            request,
-            f"Rejected: “{match.post.external_id}” is not a copy of “{match.source.external_id}”; "
-            "this pair will not be suggested again.",
-        )
-    return redirect(_back_to(request, match))
-
-
-def _back_to(request: HttpRequest, match: Match) -> str:
-    """The page the reviewer decided from (`next`, a path on this site only), else the copy's post page."""
-    target = request.POST.get("next", "")
-    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts=set()):
-        return target
-    return reverse("factcheck:post", args=[match.post_id])
-
-
-def _match_rows(post: Post, pairs: list[PostMatch]) -> list[dict[str, object]]:
-    """The post's near-duplicate pairs as the page lists them: suggestions (which need a decision)
-    first, then the rest, each best first as the selector orders them."""
-    post_url = _url_for_ids("factcheck:post")
-    confirm_url = _url_for_ids("factcheck:confirm_match")
-    reject_url = _url_for_ids("factcheck:reject_match")
-    ordered = sorted(pairs, key=lambda pair: pair.match.state != MatchState.SUGGESTED)[:MATCHES_SHOWN]
-    rows = []
-    for pair in ordered:
-        match, other = pair.match, pair.other
-        suggested = match.state == MatchState.SUGGESTED
-        rows.append({
-            "match": match,
-            "other": other,
-            "url": post_url(other.pk),
-            "preview": _preview(other.text or other.external_id, MATCH_PREVIEW_WORDS),
-            "page_name": other.page.name,
-            "relation": pair.relation,
-            "relation_label": RELATION_LABELS[pair.relation, suggested],
-            "score": f"{match.score:.2f}",
-            "suggested": suggested,
-            "decided": DECIDED_LABELS.get(match.state, match.get_state_display()),
-            "confirm_url": confirm_url(match.pk) if suggested else "",
-            "reject_url": reject_url(match.pk) if suggested else "",
-            "reject_form": MatchRejectForm(auto_id=f"id_reject_{match.pk}_%s") if suggested else None,
-        })
-    return rows
-
-
-def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
-    now = timezone.now()
-    claim = active_claim(post)
-    if claim is not None and claim.expires_at <= now:
-        claim = None  # a lapsed lease is as good as none: anyone may claim or rate
-    held = claim is not None and claim.reviewer_id == request.user.pk
-    history = list(post_history(post)[:HISTORY_ROWS])
-    current = current_rating(post)
-    counts = flag_counts(post)
-    flags_by_source = [
-        {"source": source, "label": FLAG_LABELS[source], "count": n}
-        for source, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        if n
-    ]
-    velocity = priority_of(post, now=now).velocity
-    politician = post.page.is_politician
-    pairs = post_matches(post)
-    # The posts linked to this one as their claim's root: a rating of this post reaches them.
-    copies = sum(1 for pair in pairs if pair.relation == "copy" and pair.other.duplicate_of_id == post.pk)
-    source = source_rating = None
-    if post.duplicate_of_id is not None:
-        linked = (pair.other for pair in pairs if pair.other.pk == post.duplicate_of_id)
-        source = next(linked, None) or post.duplicate_of
-        source_rating = current_rating(source)
-    return {
-        "post": post,
-        "page": post.page,
-        "standing": getattr(post.page, "standing", None),
-        "distribution": getattr(post, "distribution", None),
-        "claim": claim,
-        "held": held,
-        # The same rules record_rating applies, so the page never offers a form that will be refused.
-        "refusal": rating_refusal(reviewer=request.user, post=post, current=current, claim=claim, now=now),
-        "politician": politician,
-        # Offer the claim only where it can succeed: a queued post the organisation covers.
-        "queued": post.queue_state == QueueState.QUEUED
-        and covers(request.user.organisation, language=post.language, country=post.country),
-        "current_rating": current,
-        "history": history,
-        "flags_by_source": flags_by_source,
-        "flag_total": sum(row["count"] for row in flags_by_source),
-        "recent_flags": recent_flags(post, limit=RECENT_FLAGS),
-        "velocity": velocity,
-        "form": form,
-        "matches": _match_rows(post, pairs),
-        "matches_total": len(pairs),
-        "suggestions": sum(1 for pair in pairs if pair.match.state == MatchState.SUGGESTED),
-        "copies": copies,
-        # A copy of a claim (grouped with it, or matched to its rating) is reviewed through the claim's post.
-        "source": source,
-        "source_rating": source_rating,
-        "is_copy": source is not None and post.queue_state in (QueueState.GROUPED, QueueState.MATCHED),
-    }
-

@@ -170,8 +170,11 @@ def clean_decision_input(*, kind: str, matched: bool, outcome: str, reason: str,
         errors["reason"] = ["Give the reason the owner will read."]
     elif len(reason) > MAX_STATEMENT:
         errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
-    if outcome == AppealStatus.REVERSED and kind == AppealKind.CORRECTION and not new_verdict and not matched:
-        errors["new_verdict"] = ["An accepted correction needs the new verdict."]
+    # A reversal never guesses the new verdict (it once defaulted to True): the decider chooses it. A matched
+    # copy's reversal unlinks the copy and a removal's lifts it: neither gives a verdict.
+    if outcome == AppealStatus.REVERSED and kind != AppealKind.REMOVAL and not new_verdict and not matched:
+        errors["new_verdict"] = ["Choose the verdict that replaces the current rating."
+                                 if kind == AppealKind.DISPUTE else "An accepted correction needs the new verdict."]
     if new_verdict and new_verdict not in REVERSAL_VERDICTS:
         errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
     if errors:
@@ -345,7 +348,7 @@ def decide_appeal(
     appeal.decided_at = now
     appeal.outcome_reason = reason
     if outcome == AppealStatus.REVERSED and appeal.kind != AppealKind.REMOVAL and not matched:
-        appeal.new_verdict = new_verdict or Verdict.TRUE
+        appeal.new_verdict = new_verdict
     _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
     # One notice for the outcome: the pipeline sends it with the reversal's consequences, and it names
     # the copies of the post the reversal reaches on the same people's pages (they get no notice of their own).

@@ -383,6 +383,11 @@ TABLE: dict[str, Route] = {
     "accounts:login": route(GET=row(200, *[Redirect("/")] * 8)),
     "accounts:logout": route(GET=every(405), POST=every(Redirect("/accounts/login/"))),
     "accounts:welcome": route(GET=row(LOGIN, *[200] * 8)),
+    # One's own settings (the time zone): everyone signed in, for themselves only.
+    "accounts:profile": route(
+        GET=row(LOGIN, *[200] * 8), POST=row(LOGIN, *[Redirect("/accounts/profile/")] * 8),
+        data={"POST": {"time_zone": "Europe/Paris"}},
+    ),
     # `/` sends each role to its place.
     "factcheck:home": route(
         GET=row(LOGIN, Redirect("/queue/"), Redirect("/queue/"), Redirect("/queue/"), Redirect("/appeals/"),
@@ -406,6 +411,13 @@ TABLE: dict[str, Route] = {
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"post_id": "queued_post.pk"},
     ),
+    # Extending a claim: only its holder (nobody holds this post: a message, nothing written).
+    "factcheck:extend": route(
+        GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
+        args={"post_id": "queued_post.pk"},
+    ),
+    # Rated by me / by my organisation: each fact-checker sees their own organisation's.
+    "factcheck:rated": route(GET=factcheckers(200)),
     # A suggested copy of the rated claim: its organisation's fact-checkers decide it, another
     # organisation's is refused with a message; either way back to the copy's page.
     "factcheck:confirm_match": route(
@@ -423,7 +435,9 @@ TABLE: dict[str, Route] = {
     ),
     "moderation:portal_post": route(
         GET=owners(200, 404),
-        POST=owners(200, 404),  # the owner's second dispute of the same rating: the form says one is open
+        # The owner's second dispute of the same rating: no form is offered while one is open, and the
+        # post is sent back to its page, which says so and links to the open appeal.
+        POST=owners(Redirect("/appeals/posts/{w.rated_post.pk}/"), 404),
         args={"post_id": "rated_post.pk"}, data={"POST": DISPUTE},
     ),
     "moderation:portal_withdraw": route(

@@ -11,7 +11,7 @@ from django.utils import timezone
 from factcheck.claims import claim_post
 from factcheck.models import Claim, ClaimStatus, FlagSource, Match, MatchMethod, MatchState, QueueState, Rating, Verdict
 from factcheck.ratings import record_rating
-from factcheck.views import MATCHES_SHOWN
+from factcheck.views_post import MATCHES_SHOWN
 from moderation.models import PageStanding
 from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PageFactory, PostFactory
 
@@ -238,9 +238,10 @@ def test_post_page_renders_in_a_fixed_number_of_queries(login, factchecker, djan
     claim_post(reviewer=factchecker, post_id=post.pk)
     client = login(factchecker)
     # session, user, post with page/standing/distribution, claim, history, current rating, flags by
-    # source, recent flags, the near-duplicate pairs with their posts and pages, and the organisation
-    # in the header (which the coverage check reuses)
-    with django_assert_max_num_queries(10):
+    # source, recent flags, the near-duplicate pairs with their posts and pages, the organisation
+    # in the header (which the coverage check reuses), and the rating form's effect preview (the policy
+    # rows, the repeat-offender numbers, the page's strikes)
+    with django_assert_max_num_queries(13):
         response = client.get(f"/queue/posts/{post.pk}/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -263,8 +264,9 @@ def test_a_matched_copys_page_renders_in_a_fixed_number_of_queries(login, factch
         Match.objects.create(post=copy, source=PostFactory(), method=MatchMethod.MINHASH, score=0.45,
                              state=MatchState.REJECTED, created_at=now, decided_by=factchecker, decided_at=now)
     client = login(factchecker)
-    # as above, and the claim's current rating (which the page names)
-    with django_assert_max_num_queries(11):
+    # as above without the rating form, and the claim's current rating (which the page names), the
+    # timeline (flags, ratings, actions, appeal events) and the appeals
+    with django_assert_max_num_queries(16):
         response = client.get(f"/queue/posts/{copy.pk}/")
     assert response.status_code == 200
     assert "Matched to a claim rated" in response.content.decode()

@@ -97,6 +97,16 @@ def test_a_removal_appeal_needs_a_removal(owner, rated_post):
         file_appeal(owner=owner, post_id=rated_post.pk, kind="removal", statement="Why?")
 
 
+def test_a_reversed_dispute_never_defaults_its_new_verdict(owner, rated_post, colleague):
+    appeal = dispute(owner, rated_post)
+    with pytest.raises(ValidationError) as refused:
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The video is authentic.")
+    assert refused.value.message_dict == {"new_verdict": ["Choose the verdict that replaces the current rating."]}
+    appeal.refresh_from_db()
+    assert appeal.status == AppealStatus.OPEN and appeal.new_rating is None
+    assert Rating.objects.get(post=rated_post, is_current=True).verdict == "false"
+
+
 def test_the_rater_cannot_decide_but_a_colleague_can_reverse_and_distribution_is_restored(
     owner, rated_post, factchecker, colleague
 ):
@@ -106,7 +116,8 @@ def test_the_rater_cannot_decide_but_a_colleague_can_reverse_and_distribution_is
     with pytest.raises(NotAllowed):
         decide_appeal(appeal_id=appeal.pk, reviewer=FactCheckerFactory(), outcome="reversed", reason="x")
     start_review(appeal_id=appeal.pk, reviewer=colleague)
-    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The video is authentic.")
+    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                            new_verdict="true", reason="The video is authentic.")
     assert decided.status == AppealStatus.REVERSED and decided.new_rating.verdict == "true"
     distribution = PostDistribution.objects.get(post=rated_post)
     assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
@@ -166,7 +177,8 @@ def test_reversal_drops_a_page_below_the_repeat_offender_threshold(owner, factch
                                              rationale="No.", sources=["https://a.example"]).pk)
     assert PageStanding.objects.get(page=page).is_repeat_offender
     appeal = dispute(owner, posts[0])
-    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Accurate after all.")
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                  new_verdict="true", reason="Accurate after all.")
     assert not PageStanding.objects.get(page=page).is_repeat_offender
     assert PostDistribution.objects.get(post=posts[1]).multiplier == Decimal("0.2")
 
@@ -187,7 +199,8 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
     def decide(name, reviewer, outcome):
         try:
             barrier.wait()
-            decide_appeal(appeal_id=appeal.pk, reviewer=reviewer, outcome=outcome, reason=f"{name} decided")
+            decide_appeal(appeal_id=appeal.pk, reviewer=reviewer, outcome=outcome, reason=f"{name} decided",
+                          new_verdict="true" if outcome == "reversed" else "")
             outcomes[name] = "won"
         except AppealConflict as exc:
             outcomes[name] = str(exc)

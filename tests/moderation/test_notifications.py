@@ -121,7 +121,7 @@ def test_a_decided_appeal_is_emailed_to_the_owner(
     mailoutbox.clear()
 
     with django_capture_on_commit_callbacks(execute=True):
-        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", new_verdict="true",
                       reason="The full video confirms the quote.")
     with django_capture_on_commit_callbacks(execute=True):
         run_worker()

@@ -313,7 +313,8 @@ def test_a_dispute_reversed_on_appeal(factchecker, colleague, owner, post):
     appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="The quote is real.",
                          evidence_urls=["https://video.example/full"])
     watch = Watch()
-    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The video is authentic.")
+    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                            new_verdict="true", reason="The video is authentic.")
 
     new_rating = decided.new_rating
     assert (new_rating.verdict, new_rating.reviewer_id, new_rating.is_current) == ("true", colleague.pk, True)
@@ -552,7 +553,8 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
     # The owner disputes the first rating; a colleague reverses it: under the threshold at once.
     appeal = file_appeal(owner=owner, post_id=posts[0].pk, kind="dispute", statement="It is a real quote.")
     watch = Watch()
-    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The quote is real.")
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                  new_verdict="true", reason="The quote is real.")
 
     assert standing_of(page) == (2, False, D("1"))
     assert not PageStanding.objects.get(page=page).monetisation_suspended

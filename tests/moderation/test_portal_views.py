@@ -288,7 +288,8 @@ def test_the_owner_withdraws_an_open_appeal_and_can_file_again(login, owner, rat
 def test_the_owner_reads_the_outcome_and_the_restored_distribution(login, owner, rated_post, factchecker):
     appeal = file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="The video is authentic.")
     colleague = FactCheckerFactory(organisation=factchecker.organisation)
-    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The full video shows it.")
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                  new_verdict="true", reason="The full video shows it.")
     html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
     assert "Full distribution" in html
     assert "Your appeal was accepted: the rating was changed to True." in html and "The full video shows it." in html

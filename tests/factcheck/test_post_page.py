@@ -1,0 +1,309 @@
+"""A post's page as a fact-checker works it: the current rating first, "Change rating" by PRODUCT.md's
+rules, the timeline and appeals; the rating form's guide and effect preview (read from the policy rows),
+the effect after saving, "Save and claim next", extending a claim, and times in the reviewer's zone."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from datetime import timedelta
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.utils import timezone
+
+from audit.models import AuditEvent, AuditVerb
+from factcheck.claims import claim_post
+from factcheck.models import Claim, ClaimStatus, QueueState, Rating, Verdict
+from factcheck.ratings import record_rating
+from moderation.appeals import file_appeal, withdraw_appeal
+from moderation.enforcement import apply_rating
+from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
+from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+GOOD = {
+    "verdict": Verdict.FALSE,
+    "rationale": "The quoted study does not exist; the journal has no such issue.",
+    "sources": "https://journal.example/archive",
+}
+FORM = 'name="rationale"'
+
+
+@pytest.fixture
+def verifica():
+    return OrganisationFactory(name="Verifica")
+
+
+@pytest.fixture
+def rater(verifica):
+    return FactCheckerFactory(username="maria", first_name="Maria", last_name="Lopez", organisation=verifica)
+
+
+@pytest.fixture
+def colleague(verifica):
+    return FactCheckerFactory(username="omar", organisation=verifica)
+
+
+def rated_post(rater, **post_fields):
+    post = PostFactory(text="Lemon water cures measles", **post_fields)
+    rating = record_rating(
+        claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=Verdict.FALSE,
+        rationale="Measles is a virus; no food cures it.", sources=["https://who.example/measles"],
+        article_url="https://verifica.example/checks/lemon",
+    )
+    apply_rating(rating_id=rating.pk)
+    return post
+
+
+def html_of(response) -> str:
+    assert response.status_code == 200
+    return html_lib.unescape(response.content.decode())
+
+
+def effect_of(html: str, verdict: str) -> str:
+    match = re.search(rf'<ul class="effect small" id="effect-{verdict}">(.*?)</ul>', html, re.S)
+    assert match, f"no effect preview for {verdict}"
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", match.group(1))).strip()
+
+
+# The current rating first, then "Change rating", then the timeline and appeals
+
+
+def test_a_rated_posts_page_opens_with_the_current_rating_then_change_rating_then_timeline(login, rater, colleague):
+    post = rated_post(rater)
+    html = html_of(login(colleague).get(f"/queue/posts/{post.pk}/"))
+    current = html.index('id="current-rating"')
+    assert current < html.index("Lemon water cures measles") < html.index('id="timeline"')
+    card = html[current:html.index("</section>", current)]
+    assert "Current rating" in card and "False" in card
+    assert "Maria Lopez" in card and "Verifica" in card
+    assert "Measles is a virus; no food cures it." in card
+    assert 'href="https://who.example/measles"' in card and 'href="https://verifica.example/checks/lemon"' in card
+    # The form is behind the button, closed until asked for.
+    assert '<details class="change-rating" id="change-rating">' in card and "Change rating</summary>" in card
+    assert FORM in card
+    timeline = html[html.index('id="timeline"'):]
+    assert "Rated False" in timeline and "maria (Verifica)" in timeline
+    assert "Fact-check action: distribution x0.2" in timeline
+    assert "No appeals." in html
+
+
+def test_change_rating_opens_from_a_link_and_stays_open_after_a_failed_save(login, rater):
+    post = rated_post(rater)
+    client = login(rater)
+    assert '<details class="change-rating" id="change-rating" open>' in html_of(
+        client.get(f"/queue/posts/{post.pk}/", {"change": "1"}))
+    failed = html_of(client.post(f"/queue/posts/{post.pk}/", {**GOOD, "verdict": Verdict.PARTLY_FALSE}))
+    assert '<details class="change-rating" id="change-rating" open>' in failed
+    assert "Say why the rating changes" in failed
+    assert Rating.objects.filter(post=post).count() == 1
+
+
+def test_another_organisation_sees_why_it_cannot_change_the_rating_and_no_form(login, rater):
+    post = rated_post(rater)
+    outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Faktenwerk"))
+    html = html_of(login(outsider).get(f"/queue/posts/{post.pk}/"))
+    assert "You cannot change this rating." in html
+    assert "only a member of that organisation can change the rating" in html
+    assert FORM not in html and "Change rating</summary>" not in html
+    assert "Measles is a virus; no food cures it." in html  # reading is allowed
+
+
+def test_while_an_appeal_is_open_the_button_gives_way_to_the_reason_and_the_appeal_is_listed(login, rater, colleague):
+    owner = UserFactory()
+    post = rated_post(rater)
+    post.page.owners.add(owner)
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="The study is real.")
+    html = html_of(login(colleague).get(f"/queue/posts/{post.pk}/"))
+    assert "You cannot change this rating." in html
+    assert "The page owner has appealed this rating; only the appeal's decision can change it now." in html
+    assert FORM not in html
+    appeals = html[html.index('id="appeals"'):html.index('id="timeline"')]
+    assert "Dispute" in appeals and "Open" in appeals
+    assert f'href="/queue/appeals/{appeal.pk}/">Decide this appeal</a>' in appeals
+    assert "Dispute appeal filed" in html[html.index('id="timeline"'):]
+    # Another organisation sees the appeal, but it is not theirs to open.
+    outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Faktenwerk"))
+    other = html_of(login(outsider).get(f"/queue/posts/{post.pk}/"))
+    assert "Dispute" in other and f"/queue/appeals/{appeal.pk}/" not in other
+
+
+def test_the_rating_org_changes_the_rating_with_a_reason_through_the_form(login, rater, colleague):
+    post = rated_post(rater)
+    response = login(colleague).post(
+        f"/queue/posts/{post.pk}/",
+        {**GOOD, "verdict": Verdict.PARTLY_FALSE, "change_reason": "A second source confirms part of it."},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == "/queue/"
+    current = Rating.objects.get(post=post, is_current=True)
+    assert (current.verdict, current.reviewer_id) == (Verdict.PARTLY_FALSE, colleague.pk)
+
+
+# The rating form: what each verdict means and what it would do
+
+
+def test_the_form_says_what_each_verdict_means(login, rater):
+    post = PostFactory()
+    claim_post(reviewer=rater, post_id=post.pk)
+    html = html_of(login(rater).get(f"/queue/posts/{post.pk}/"))
+    assert "fake quotes, impossible claims, fabricated “news”" in html
+    assert "Image, audio or video edited or synthesised in a way that misleads." in html
+    assert "Clearly humorous or satirical, not presented as fact." in html
+    assert 'aria-describedby="guide-false effect-false"' in html
+
+
+def test_the_effect_preview_is_read_from_the_policy_rows_and_follows_a_change_of_them(login, rater):
+    post = PostFactory()
+    claim_post(reviewer=rater, post_id=post.pk)
+    client = login(rater)
+    html = html_of(client.get(f"/queue/posts/{post.pk}/"))
+    assert effect_of(html, "false") == (
+        "Feed distribution x0.2 (shown 80% less in feeds). "
+        "Label: “False information. Checked by independent fact-checkers.” "
+        "People who shared it are warned. "
+        "A strike for the page (1 in the last 90 days; 3 make a repeat offender)."
+    )
+    assert effect_of(html, "partly_false").startswith("Feed distribution x0.5 (shown 50% less in feeds).")
+    assert "strike" not in effect_of(html, "partly_false")
+    assert effect_of(html, "true") == "No restriction and no label."
+    assert effect_of(html, "missing_context") == "Feed distribution unchanged. Label: “Missing context.”"
+
+    EnforcementPolicy.objects.filter(verdict=Verdict.FALSE).update(
+        feed_multiplier=Decimal("0.1"), label="Checked: false.", warn_sharers=False, page_strike=False,
+    )
+    RepeatOffenderPolicy.objects.update_or_create(pk=1, defaults={"window_days": 30})
+    EnforcementPolicy.objects.filter(verdict=Verdict.SATIRE).update(label="")
+    changed = html_of(client.get(f"/queue/posts/{post.pk}/"))
+    assert effect_of(changed, "false") == "Feed distribution x0.1 (shown 90% less in feeds). Label: “Checked: false.”"
+    assert effect_of(changed, "satire") == "No restriction and no label."
+    assert "in the last 30 days" in effect_of(changed, "altered")
+
+
+def test_the_preview_warns_when_the_strike_makes_the_page_a_repeat_offender(login, rater):
+    page = PageFactory()
+    for _ in range(2):
+        rated_post(rater, page=page)
+    post = PostFactory(page=page)
+    claim_post(reviewer=rater, post_id=post.pk)
+    client = login(rater)
+    html = html_of(client.get(f"/queue/posts/{post.pk}/"))
+    assert "A strike for the page (3 in the last 90 days; 3 make a repeat offender)." in effect_of(html, "false")
+    assert ("This makes the page a repeat offender: every post of the page x0.5, and its monetisation is suspended."
+            in effect_of(html, "false"))
+    assert "repeat offender:" not in effect_of(html, "partly_false")
+
+    RepeatOffenderPolicy.objects.update_or_create(pk=1, defaults={"strike_threshold": 4, "page_multiplier": "0.25"})
+    later = html_of(client.get(f"/queue/posts/{post.pk}/"))
+    assert "This makes the page a repeat offender" not in effect_of(later, "false")
+    assert "A strike for the page (3 in the last 90 days; 4 make a repeat offender)." in effect_of(later, "false")
+
+
+def test_after_saving_the_reviewer_is_told_what_the_rating_does(login, rater):
+    post = PostFactory()
+    claim_post(reviewer=rater, post_id=post.pk)
+    response = login(rater).post(f"/queue/posts/{post.pk}/", GOOD, follow=True)
+    html = html_of(response)
+    assert f"Rating saved: “{post.external_id}” rated False." in html
+    assert "What it does: Feed distribution x0.2 (shown 80% less in feeds)." in html
+
+
+def test_save_and_claim_next_saves_then_claims_the_best_waiting_post(login, rater):
+    post = PostFactory(priority=90)
+    following = PostFactory(priority=50)
+    PostFactory(priority=10)
+    claim_post(reviewer=rater, post_id=post.pk)
+    response = login(rater).post(f"/queue/posts/{post.pk}/", {**GOOD, "then": "claim_next"}, follow=True)
+    assert response.redirect_chain[-1][0] == f"/queue/posts/{following.pk}/"
+    assert Rating.objects.get(post=post).verdict == Verdict.FALSE
+    claim = Claim.objects.get(post=following, status=ClaimStatus.ACTIVE)
+    assert claim.reviewer_id == rater.pk
+    assert "You claimed the next post until" in html_of(response)
+
+
+def test_save_and_claim_next_with_nothing_left_goes_back_to_the_empty_queue(login, rater):
+    post = PostFactory()
+    claim_post(reviewer=rater, post_id=post.pk)
+    response = login(rater).post(f"/queue/posts/{post.pk}/", {**GOOD, "then": "claim_next"}, follow=True)
+    assert response.redirect_chain[-1][0] == "/queue/"
+    assert "No other post is waiting" in html_of(response)
+    post.refresh_from_db(fields=["queue_state"])
+    assert post.queue_state == QueueState.RATED
+
+
+
+
+# Claims: extended by the holder, shown in the reviewer's own time zone
+
+
+def test_the_holder_extends_a_claim_by_thirty_minutes_and_it_is_audited(login, rater):
+    post = PostFactory()
+    claim = claim_post(reviewer=rater, post_id=post.pk)
+    client = login(rater)
+    assert "Extend by 30 minutes" in html_of(client.get(f"/queue/posts/{post.pk}/"))
+    response = client.post(f"/queue/posts/{post.pk}/extend/", follow=True)
+    assert response.redirect_chain[-1][0] == f"/queue/posts/{post.pk}/"
+    assert "Claim extended: you hold this post until" in html_of(response)
+    extended = Claim.objects.get(pk=claim.pk)
+    assert extended.expires_at == claim.expires_at + timedelta(minutes=30)
+    event = AuditEvent.objects.get(verb=AuditVerb.CLAIM_EXTENDED)
+    assert (event.actor_id, event.post_id, event.target_id) == (rater.pk, post.pk, str(claim.pk))
+
+
+def test_nobody_but_the_holder_extends_a_claim_and_a_lapsed_one_cannot_be_extended(login, rater, colleague):
+    post = PostFactory()
+    claim = claim_post(reviewer=rater, post_id=post.pk)
+    response = login(colleague).post(f"/queue/posts/{post.pk}/extend/", follow=True)
+    assert "You can only extend your own claims." in html_of(response)
+    assert Claim.objects.get(pk=claim.pk).expires_at == claim.expires_at
+    Claim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    lapsed = login(rater).post(f"/queue/posts/{post.pk}/extend/", follow=True)
+    assert "Your claim on this post has ended" in html_of(lapsed)
+    assert not AuditEvent.objects.filter(verb=AuditVerb.CLAIM_EXTENDED).exists()
+
+
+def test_claim_times_are_shown_in_the_time_zone_the_reviewer_chose(login, rater):
+    post = PostFactory()
+    claim = claim_post(reviewer=rater, post_id=post.pk)
+    client = login(rater)
+    utc = claim.expires_at.astimezone(ZoneInfo("UTC"))
+    assert f"until <strong>{utc:%H:%M} (UTC)</strong>" in html_of(client.get(f"/queue/posts/{post.pk}/"))
+
+    profile = client.get("/accounts/profile/")
+    assert 'name="time_zone"' in html_of(profile) and "Time zone" in html_of(profile)
+    saved = client.post("/accounts/profile/", {"time_zone": "America/New_York"}, follow=True)
+    assert "Saved: times are shown in America/New_York." in html_of(saved)
+    rater.refresh_from_db()
+    assert rater.time_zone == "America/New_York"
+    new_york = claim.expires_at.astimezone(ZoneInfo("America/New_York"))
+    assert f"until <strong>{new_york:%H:%M} (America/New_York)</strong>" in html_of(
+        client.get(f"/queue/posts/{post.pk}/"))
+    assert client.post("/accounts/profile/", {"time_zone": "Mars/Olympus"}).status_code == 200
+    rater.refresh_from_db()
+    assert rater.time_zone == "America/New_York"
+
+
+@pytest.mark.parametrize("changes", [1, 8])
+def test_a_rated_posts_page_renders_in_a_fixed_number_of_queries(login, rater, colleague, changes,
+                                                                django_assert_max_num_queries):
+    owner = UserFactory()
+    post = rated_post(rater)
+    post.page.owners.add(owner)
+    for i in range(changes):  # re-ratings, each disputed and withdrawn: a long timeline and many appeals
+        appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement=f"Wrong {i}.")
+        withdraw_appeal(appeal_id=appeal.pk, owner=owner)
+        rating = record_rating(reviewer=colleague, post_id=post.pk, verdict=Verdict.PARTLY_FALSE if i % 2 else
+                               Verdict.FALSE, rationale=f"r{i}", sources=["https://a.example"], change_reason=f"c{i}")
+        apply_rating(rating_id=rating.pk)
+    client = login(rater)
+    # session, user, post with page/standing/distribution, claim, history, current rating, flags by source,
+    # recent flags, pairs, the header's organisation, whether an appeal is open; the preview (policy rows,
+    # repeat-offender numbers, strikes); the timeline (flags, ratings, actions, appeal events) and the appeals
+    with django_assert_max_num_queries(19):
+        response = client.get(f"/queue/posts/{post.pk}/")
+    html = html_of(response)
+    assert html.count("Open the appeal") == changes
+    assert html.count("Appeal withdrawn") == changes
