@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.formatting import day
 from core.refusals import Refusal
 from factcheck.matching.matcher import linked_copies, unlink_copy
 from factcheck.models import Match, Post, Rating, Verdict
@@ -235,7 +236,7 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
         raise NotAllowed("Only an owner of the post's page can appeal its decisions.")
     rating, action, notice_at = _target(post, values["kind"])
     if now > notice_at + FILING_WINDOW:
-        raise AppealRefused(f"The 6-month window to appeal this decision closed on {notice_at + FILING_WINDOW:%d %B %Y}.")
+        raise AppealRefused(f"The 6-month window to appeal this decision closed on {day(notice_at + FILING_WINDOW)}.")
     # One open appeal per decision; a matched copy's "not the same claim" stays one appeal while the
     # claim is re-rated under it (its matched action is replaced, the question is not).
     same_decision = (Q(post=post, action__kind=ActionKind.MATCHED_RATING) if action is not None

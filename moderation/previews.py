@@ -15,6 +15,7 @@ from decimal import Decimal
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from core.formatting import times
 from factcheck.models import Post, QueueState, Verdict
 from factcheck.previews import AppealSummary, EffectPreview, PostStory, StoryEntry
 from moderation.enforcement import NO_ACTION_VERDICTS
@@ -32,10 +33,6 @@ from moderation.timeline import post_timeline
 
 ONE = Decimal("1")
 
-
-def times(multiplier: Decimal) -> str:
-    """ "x0.2", "x1": a multiplier as the rest of the app writes it."""
-    return f"x{multiplier.normalize():f}"
 
 
 def _less(multiplier: Decimal) -> str:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
+from core.formatting import day
 from factcheck.models import FlagSource, MediaType, Post
 from moderation import transparency as tdb
 from moderation.models import Action, ActionKind, AppealKind, PageStanding, RemovalGround, StatementOfReasons
@@ -192,6 +193,6 @@ def build_statement(
         automation=f"Detection: {detection}. Decision: {decision}.",
         appeal_kinds=[str(kind) for kind in kinds],
         appeal_by=appeal_by,
-        how_to_appeal=f"{how} You can appeal until {appeal_by:%d %B %Y}.",
+        how_to_appeal=f"{how} You can appeal until {day(appeal_by)}.",
         transparency=transparency,
     )

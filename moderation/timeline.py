@@ -11,6 +11,7 @@ from datetime import datetime
 
 from django.db.models import Count, Min
 
+from core.formatting import times
 from factcheck.models import Flag, Post, Rating
 from moderation.models import Action, ActionKind, AppealEvent, AppealStatus
 
@@ -53,7 +54,7 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
         if action.kind == ActionKind.REMOVAL:
             title = f"Removed ({action.get_ground_display()})"
         else:
-            effect = f"distribution x{action.feed_multiplier.normalize()}" + (f', label "{action.label}"' if action.label else "")
+            effect = f"distribution {times(action.feed_multiplier)}" + (f', label "{action.label}"' if action.label else "")
             title = f"{action.get_kind_display()} action: {effect}"
         by = _by(action.created_by, for_owner=for_owner, nobody="Factdesk (enforcement policy)")
         detail = action.reason if action.kind in (ActionKind.REMOVAL, ActionKind.OVERRIDE) else ""

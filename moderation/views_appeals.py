@@ -25,6 +25,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince, timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.formatting import moment
 from core.paging import page_number
 from factcheck.models import Verdict
 from moderation.appeals import (
@@ -258,7 +259,7 @@ def _conflict_message(appeal: Appeal, exc: AppealConflict) -> str:
     if appeal.is_open:
         return str(exc)
     by = f" by {appeal.reviewer.get_username()}" if appeal.reviewer_id else ""
-    when = f" on {timezone.localtime(appeal.decided_at):%d %B %Y at %H:%M} UTC" if appeal.decided_at else ""
+    when = f" on {moment(appeal.decided_at)}" if appeal.decided_at else ""
     outcome = appeal.get_status_display().lower()
     return f"This appeal was already decided{by}{when}: {outcome}. Your decision was not saved."
 

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
+from core.formatting import moment
 from core.admin_decisions import ReasonForm, StaffDecision, StaffDecisionsAdmin
 from webhooks.delivery import DeliveryRefused, redeliver
 from webhooks.endpoints import EndpointRefused, enable_endpoint
@@ -98,7 +99,7 @@ class EndpointAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
     def health_state(self, endpoint: Endpoint) -> str:
         since = {"failing": endpoint.failing_since, "disabled": endpoint.disabled_at,
                  "deleted": endpoint.deleted_at}.get(endpoint.health)
-        return f"{endpoint.health} since {since:%d %b %Y, %H:%M} UTC" if since else endpoint.health
+        return f"{endpoint.health} since {moment(since)}" if since else endpoint.health
 
     @admin.display(description="deliveries")
     def deliveries_link(self, endpoint: Endpoint) -> str:

@@ -7,6 +7,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from core.formatting import moment
 from webhooks import delivery, schedule
 from webhooks.models import Endpoint
 
@@ -39,7 +40,7 @@ def notify_disabled_endpoints() -> int:
                 subject=f"Factdesk disabled your webhook endpoint #{endpoint.pk}",
                 message=(
                     f"Every delivery to {endpoint.url} failed for 24 hours, so Factdesk stopped sending to it on "
-                    f"{endpoint.disabled_at:%d %B %Y at %H:%M} UTC.\n\nThe events it missed are kept. Once the "
+                    f"{moment(endpoint.disabled_at)}.\n\nThe events it missed are kept. Once the "
                     "receiver works again, ask Factdesk's trust-and-safety staff to enable the endpoint and "
                     "redeliver them; meanwhile GET /api/v1/decisions has every distribution change.\n"
                 ),

@@ -130,7 +130,7 @@ def test_a_factchecker_works_the_queue_rates_with_the_preview_and_changes_a_rati
     expect(page.get_by_text("(UTC)").first).to_be_visible()
     page.get_by_role("button", name="Extend by 30 minutes").click()
     expect(page.get_by_text("Claim extended")).to_be_visible()
-    expect(page.locator("#effect-false")).to_contain_text("Feed distribution x0.2")
+    expect(page.locator("#effect-false")).to_contain_text("Feed distribution ×0.2")
     expect(page.locator("#guide-altered")).to_contain_text("edited or synthesised")
     page.get_by_label("False", exact=True).check()
     page.get_by_label("Rationale").fill("Measles is a virus; no food cures it.")
@@ -139,7 +139,7 @@ def test_a_factchecker_works_the_queue_rates_with_the_preview_and_changes_a_rati
     shoot(page, f"review-post-form-{WIDTHS[device]}")
     page.get_by_role("button", name="Save and claim next").click()
     expect(page).to_have_url(f"{live_server.url}/queue/posts/{second.pk}/")
-    expect(page.get_by_text("What it does: Feed distribution x0.2")).to_be_visible()
+    expect(page.get_by_text("What it does: Feed distribution ×0.2")).to_be_visible()
     assert Rating.objects.get(post=best).verdict == Verdict.FALSE
     assert Claim.objects.get(post=second, status=ClaimStatus.ACTIVE).reviewer_id == reviewer.pk
     fits(page)

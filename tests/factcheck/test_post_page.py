@@ -87,7 +87,7 @@ def test_a_rated_posts_page_opens_with_the_current_rating_then_change_rating_the
     assert FORM in card
     timeline = html[html.index('id="timeline"'):]
     assert "Rated False" in timeline and "maria (Verifica)" in timeline
-    assert "Fact-check action: distribution x0.2" in timeline
+    assert "Fact-check action: distribution ×0.2" in timeline
     assert "No appeals." in html
 
 
@@ -162,12 +162,12 @@ def test_the_effect_preview_is_read_from_the_policy_rows_and_follows_a_change_of
     client = login(rater)
     html = html_of(client.get(f"/queue/posts/{post.pk}/"))
     assert effect_of(html, "false") == (
-        "Feed distribution x0.2 (shown 80% less in feeds). "
+        "Feed distribution ×0.2 (shown 80% less in feeds). "
         "Label: “False information. Checked by independent fact-checkers.” "
         "People who shared it are warned. "
         "A strike for the page (1 in the last 90 days; 3 make a repeat offender)."
     )
-    assert effect_of(html, "partly_false").startswith("Feed distribution x0.5 (shown 50% less in feeds).")
+    assert effect_of(html, "partly_false").startswith("Feed distribution ×0.5 (shown 50% less in feeds).")
     assert "strike" not in effect_of(html, "partly_false")
     assert effect_of(html, "true") == "No restriction and no label."
     assert effect_of(html, "missing_context") == "Feed distribution unchanged. Label: “Missing context.”"
@@ -178,7 +178,7 @@ def test_the_effect_preview_is_read_from_the_policy_rows_and_follows_a_change_of
     RepeatOffenderPolicy.objects.update_or_create(pk=1, defaults={"window_days": 30})
     EnforcementPolicy.objects.filter(verdict=Verdict.SATIRE).update(label="")
     changed = html_of(client.get(f"/queue/posts/{post.pk}/"))
-    assert effect_of(changed, "false") == "Feed distribution x0.1 (shown 90% less in feeds). Label: “Checked: false.”"
+    assert effect_of(changed, "false") == "Feed distribution ×0.1 (shown 90% less in feeds). Label: “Checked: false.”"
     assert effect_of(changed, "satire") == "No restriction and no label."
     assert "in the last 30 days" in effect_of(changed, "altered")
 
@@ -192,7 +192,7 @@ def test_the_preview_warns_when_the_strike_makes_the_page_a_repeat_offender(logi
     client = login(rater)
     html = html_of(client.get(f"/queue/posts/{post.pk}/"))
     assert "A strike for the page (3 in the last 90 days; 3 make a repeat offender)." in effect_of(html, "false")
-    assert ("This makes the page a repeat offender: every post of the page x0.5, and its monetisation is suspended."
+    assert ("This makes the page a repeat offender: every post of the page ×0.5, and its monetisation is suspended."
             in effect_of(html, "false"))
     assert "repeat offender:" not in effect_of(html, "partly_false")
 
@@ -208,7 +208,7 @@ def test_after_saving_the_reviewer_is_told_what_the_rating_does(login, rater):
     response = login(rater).post(f"/queue/posts/{post.pk}/", GOOD, follow=True)
     html = html_of(response)
     assert f"Rating saved: “{post.external_id}” rated False." in html
-    assert "What it does: Feed distribution x0.2 (shown 80% less in feeds)." in html
+    assert "What it does: Feed distribution ×0.2 (shown 80% less in feeds)." in html
 
 
 def test_save_and_claim_next_saves_then_claims_the_best_waiting_post(login, rater):

@@ -210,7 +210,7 @@ def test_the_appeal_page_shows_the_appeal_the_rating_the_post_and_the_full_timel
 ):
     html = login(colleague).get(url(appeal)).content.decode()
     for text in ("Dispute (the rating is wrong)", "The cure is real.", "https://evidence.example/study",
-                 "No such cure exists.", "https://who.example/facts", "A miracle cure was found.", "×0.20",
+                 "No such cure exists.", "https://who.example/facts", "A miracle cure was found.", "×0.2",
                  "False information. Checked by independent fact-checkers.", "Dispute appeal filed",
                  f"{factchecker.username} ({factchecker.organisation.name})", "Take into review", "Save decision"):
         assert text in html, text

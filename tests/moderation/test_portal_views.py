@@ -240,7 +240,7 @@ def test_filing_after_the_six_month_window_is_refused_with_a_message(login, owne
     apply_rating(rating_id=rating.pk, now=long_ago)
     response = file(login(owner), old_post)
     closed = long_ago + relativedelta(months=6)
-    assert f"The 6-month window to appeal this decision closed on {closed:%d %B %Y}." in text(response)
+    assert f"The 6-month window to appeal this decision closed on {closed.day} {closed:%b %Y}." in text(response)
     assert not Appeal.objects.exists()
 
 

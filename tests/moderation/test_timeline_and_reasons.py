@@ -35,7 +35,7 @@ def test_statement_of_reasons_says_what_why_automation_and_how_to_appeal(story, 
     assert sor.facts == f"Rated False by {factchecker.organisation.name}: The quote is invented."
     assert sor.automated_detection and not sor.automated_decision
     assert "classifier" in sor.automation and "a person" in sor.automation
-    assert sor.appeal_by.strftime("%d %B %Y") in sor.how_to_appeal
+    assert f"{sor.appeal_by.day} {sor.appeal_by:%b %Y}" in sor.how_to_appeal
     assert "DE" in sor.scope
 
 

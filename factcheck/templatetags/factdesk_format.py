@@ -1,0 +1,20 @@
+"""Template filters for the app's one way of writing multipliers (core.formatting): `{{ m|times }}` gives
+"×0.2", `{{ m|less }}` gives "shown 80% less"."""
+
+from __future__ import annotations
+
+from django import template
+
+from core import formatting
+
+register = template.Library()
+
+
+@register.filter
+def times(value) -> str:
+    return "" if value in (None, "") else formatting.times(value)
+
+
+@register.filter
+def less(value) -> str:
+    return "" if value in (None, "") else formatting.less(value)
