@@ -62,6 +62,13 @@ def restricts(action: Action) -> bool:
     return action.kind == ActionKind.REMOVAL or action.feed_multiplier < 1 or bool(action.label)
 
 
+def _scope_words(scope: list[str]) -> str:
+    """Where the decision applies, for people: the whole EU and EEA in those words, else the countries."""
+    if set(scope) == set(tdb.COUNTRY_CODES):
+        return "Applies in the EU and the EEA (all 30 countries)."
+    return f"Applies in: {', '.join(scope)}."
+
+
 def _what(action: Action) -> str:
     if action.kind == ActionKind.REMOVAL:
         return "Your post was removed: it is no longer shown to anyone."
@@ -185,7 +192,7 @@ def build_statement(
         puid=action.puid,
         created_at=action.created_at,
         what=_what(action),
-        scope=f"Applies in: {', '.join(scope)}.",
+        scope=_scope_words(scope),
         facts=facts,
         ground=ground,
         automated_detection=automated_detection,

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from factcheck.demo import DEMO_PASSWORD
 from factcheck.models import Post, QueueState, Rating
 from moderation.models import Appeal
+from tests.e2e.helpers import sign_in
 
 AXE = Path(__file__).parent / "vendor" / "axe-core-4.14.1" / "axe.min.js"
 WIDTHS = {"desk": (1366, 900), "phone": (390, 844)}
@@ -31,14 +32,6 @@ def pages_of(role: str) -> tuple[str | None, list[str]]:
         "page_owner": ("olivia", ["/appeals/", f"/appeals/posts/{rated.post_id}/", f"/appeals/posts/{removal.post_id}/"]),
         "staff": ("tariq", ["/staff/appeals/", f"/staff/appeals/{removal.pk}/"]),
     }[role]
-
-
-def sign_in(page, live_server, username: str) -> None:
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(DEMO_PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_load_state()
 
 
 def problems_on(page) -> list[str]:
@@ -69,7 +62,7 @@ def test_each_roles_main_pages_fit_the_screen_and_pass_axe(role, live_server, br
         page = context.new_page()
         page.set_default_timeout(10_000)
         if username:
-            sign_in(page, live_server, username)
+            sign_in(page, live_server.url, username, password=DEMO_PASSWORD)
         for path in paths:
             page.goto(f"{live_server.url}{path}")
             failures += [f"{width_name} {path}: {problem}" for problem in problems_on(page)]

@@ -15,8 +15,8 @@ from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealStatus, PostDistribution
+from tests.e2e.helpers import sign_in
 from tests.factories import (
-    PASSWORD,
     FactCheckerFactory,
     FlagFactory,
     OrganisationFactory,
@@ -27,15 +27,6 @@ from tests.factories import (
 
 STATEMENT = "The photo is from the flood of 12 May; the local council published the same picture."
 REASON = "The council's own photo archive confirms the date and place. Our rating was wrong."
-
-
-def sign_in(page, live_server, username: str, next_url: str) -> None:
-    page.context.clear_cookies()
-    page.goto(f"{live_server.url}/accounts/login/?next={next_url}")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_url(f"{live_server.url}{next_url}")
 
 
 @pytest.mark.browser
@@ -66,7 +57,7 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
                 now=timezone.now() - timedelta(hours=30))
 
     # The owner finds the post in the portal and disputes the rating.
-    sign_in(page, live_server, "olga", "/appeals/")
+    sign_in(page, live_server.url, "olga", "/appeals/")
     page.get_by_role("link", name=f"Post {post.external_id}").click()
     expect(page).to_have_url(f"{live_server.url}/appeals/posts/{post.pk}/")
     expect(page.get_by_text("Reduced distribution")).to_be_visible()
@@ -80,7 +71,7 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     assert (appeal.kind, appeal.status, appeal.rating_id) == ("dispute", AppealStatus.OPEN, rating.pk)
 
     # Ben, a colleague of the rater, finds it in the organisation's appeals queue and reverses it.
-    sign_in(page, live_server, "ben_okafor", "/queue/appeals/")
+    sign_in(page, live_server.url, "ben_okafor", "/queue/appeals/")
     expect(page.get_by_role("heading", name="Appeals")).to_be_visible()
     rows = page.locator("table.appeals tbody tr")
     expect(rows).to_have_count(2)
@@ -116,7 +107,7 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     assert Rating.objects.get(post=post, is_current=True).verdict == Verdict.TRUE
 
     # The owner sees the post at full distribution, without a label, and the outcome in the timeline.
-    sign_in(page, live_server, "olga", f"/appeals/posts/{post.pk}/")
+    sign_in(page, live_server.url, "olga", f"/appeals/posts/{post.pk}/")
     current = page.get_by_role("region", name="Current distribution")
     expect(current).to_contain_text("Full distribution")
     expect(current).to_contain_text("×1")

@@ -14,22 +14,14 @@ from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealStatus, EnforcementPolicy
-from tests.factories import PASSWORD, FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
+from tests.e2e.helpers import sign_in
+from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
 
 WIDTHS = [pytest.param(1366, id="desktop"), pytest.param(390, id="phone")]
 LONG_LABEL = ("False information about the biggest health scare of the decade. Checked by independent "
               "fact-checkers working with the platform.")
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-
-def sign_in(page, live_server, username: str, next_url: str) -> None:
-    page.context.clear_cookies()
-    page.goto(f"{live_server.url}/accounts/login/?next={next_url}")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_url(f"{live_server.url}{next_url}")
 
 
 def fits(page) -> None:
@@ -69,7 +61,7 @@ def test_the_owner_files_an_appeal_with_an_error_summary_a_counter_and_a_correct
 ):
     page.set_viewport_size({"width": width, "height": 900})
     post = world["rated"]("Photo shows the town square flooded yesterday after the dam broke.")
-    sign_in(page, live_server, "olga", "/appeals/")
+    sign_in(page, live_server.url, "olga", "/appeals/")
     fits(page)
     screenshot(f"appeals-owner-portal-{width}")
     page.get_by_role("link", name=f"Post {post.external_id}").click()
@@ -130,7 +122,7 @@ def test_without_script_the_summary_still_takes_focus_and_every_field_shows(live
     post = world["rated"]("Photo shows the town square flooded.")
     context = browser.new_context(viewport={"width": 390, "height": 900}, java_script_enabled=False)
     page = context.new_page()
-    sign_in(page, live_server, "olga", f"/appeals/posts/{post.pk}/")
+    sign_in(page, live_server.url, "olga", f"/appeals/posts/{post.pk}/")
     expect(page.get_by_label("What was corrected, and where")).to_be_visible()
     expect(page.get_by_text("in up to 2,000 characters")).to_be_visible()
     page.get_by_role("button", name="File appeal").click()
@@ -142,7 +134,7 @@ def test_without_script_the_summary_still_takes_focus_and_every_field_shows(live
 def test_a_true_rating_offers_nothing_to_dispute(live_server, page, world):
     page.set_viewport_size({"width": 390, "height": 900})
     post = world["rated"]("The bridge reopened on Monday.", verdict=Verdict.TRUE)
-    sign_in(page, live_server, "olga", f"/appeals/posts/{post.pk}/")
+    sign_in(page, live_server.url, "olga", f"/appeals/posts/{post.pk}/")
     expect(page.get_by_text("This post is rated True: that rating does not reduce its distribution")).to_be_visible()
     expect(page.get_by_role("button", name="File appeal")).to_have_count(0)
     fits(page)
@@ -159,7 +151,7 @@ def test_a_factchecker_decides_with_a_verdict_only_for_a_reversal_and_finds_the_
                         statement="Chips are real.")
     decide_appeal(appeal_id=older.pk, reviewer=FactCheckerFactory(organisation=post.ratings.get().organisation),
                   outcome="upheld", reason="No chips.")
-    sign_in(page, live_server, "ben", f"/queue/appeals/{appeal.pk}/")
+    sign_in(page, live_server.url, "ben", f"/queue/appeals/{appeal.pk}/")
 
     verdict = page.get_by_label("New verdict")
     expect(verdict).to_be_hidden()

@@ -14,7 +14,8 @@ from playwright.sync_api import expect
 
 from factcheck.models import Claim, ClaimStatus, FlagSource, Rating, Verdict
 from tests.e2e.conftest import SHOTS_DIR
-from tests.factories import PASSWORD, FactCheckerFactory, FlagFactory, OrganisationFactory, PageFactory, PostFactory
+from tests.e2e.helpers import sign_in
+from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PageFactory, PostFactory
 
 WIDTHS = {"desk": 1366, "phone": 390}
 LONG_WORD = "Supercalifragilisticexpialidociouslyunbelievablelongwordwithoutanybreaks" * 2
@@ -80,14 +81,6 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS_DIR / f"{name}.png"), full_page=True)
 
 
-def sign_in(page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/?next=/queue/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
-
-
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.parametrize("device", list(WIDTHS))
@@ -99,7 +92,7 @@ def test_a_factchecker_works_the_queue_rates_with_the_preview_and_changes_a_rati
     reviewer = FactCheckerFactory(username="maria", first_name="Maria", last_name="Lopez",
                                   organisation=OrganisationFactory(name="Verifica"))
     best, second, _ = seed()
-    sign_in(page, live_server.url, "maria")
+    sign_in(page, live_server.url, "maria", "/queue/")
 
     # The queue: a total, the score explained on the page, the real time waiting; cards on a phone.
     expect(page.get_by_text("1–3 of 3", exact=True)).to_be_visible()

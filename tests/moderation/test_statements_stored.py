@@ -241,3 +241,16 @@ def test_the_transparency_export_holds_no_personal_data(settings):
         told = " ".join([sor.what, sor.scope, sor.facts, sor.ground, sor.automation, sor.how_to_appeal]).lower()
         for secret in secrets:
             assert secret.lower() not in told, (secret, told)
+
+
+def test_the_whole_eu_and_eea_reads_as_words_not_thirty_codes(factchecker, settings):
+    from moderation.transparency import COUNTRY_CODES
+
+    settings.FACTDESK_TERRITORIAL_SCOPE = list(COUNTRY_CODES)
+    post = PostFactory()
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false",
+                           rationale="Invented.", sources=["https://evidence.example/1"])
+    apply_rating(rating_id=rating.pk)
+    statement = StatementOfReasons.objects.get(action__post=post)
+    assert statement.scope == "Applies in the EU and the EEA (all 30 countries)."
+    assert statement.transparency["territorial_scope"] == list(COUNTRY_CODES)  # the export keeps the codes
