@@ -39,7 +39,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="new posts ingested each way (matching off, then on)")
     parser.add_argument("--webhook-samples", type=int, default=200, help="changes timed to their webhook delivery")
     parser.add_argument("--webhook-deliveries", type=int, default=2_000, help="deliveries drained per throughput round")
-    parser.add_argument("--only", choices=["importers", "matching", "webhooks"], help="run only these figures; the report goes to "
+    parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue"], help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
@@ -164,7 +164,7 @@ def main(argv: list[str]) -> int:
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        if args.only in (None, "matching", "webhooks"):
+        if args.only in (None, "matching", "webhooks", "queue"):
             print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
             flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
             run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform,
@@ -175,8 +175,9 @@ def main(argv: list[str]) -> int:
             django_rq.get_queue("default").connection.flushdb()
             from bench.matching import index_loaded_posts
 
-            print(f"band keys of the {args.posts:,} posts, as their match jobs would write them", flush=True)
-            index_loaded_posts()
+            if args.only != "queue":  # the queue figures need the posts, not their band keys
+                print(f"band keys of the {args.posts:,} posts, as their match jobs would write them", flush=True)
+                index_loaded_posts()
             vacuum_analyze()
         if args.only is None:
             print("2/6 queue page", flush=True)
@@ -197,6 +198,12 @@ def main(argv: list[str]) -> int:
                     clients=args.ingest_clients, batch_size=args.batch, pages=args.pages, no_load=no_load,
                 )
             )
+        if args.only in (None, "queue"):
+            from bench.queue_page import bench_queue_variants
+
+            print("queue page with its total, a search and each sort, against the signed-in floor", flush=True)
+            run.figures += bench_queue_variants(reviewer=reviewers[0], warmup=args.warmup, requests=args.requests,
+                                                posts=args.posts)
         if args.only in (None, "webhooks"):
             from bench.webhooks import bench_webhooks
 

@@ -124,3 +124,55 @@ def bench_queue_page(*, reviewer, warmup: int, requests: int) -> Figure:
         f"with their pages, the reviewer's claims) and sends {len(probe.content):,} bytes of HTML for 25 posts.",
     ]
     return figure
+
+
+QUEUE_VARIANTS_RATIO = 2.0
+
+
+def search_word(reviewer) -> str:
+    """A word that occurs in the reviewer's queue but not everywhere (so the search has to find it)."""
+    from factcheck.models import Post, QueueState
+
+    text = Post.objects.filter(queue_state=QueueState.QUEUED).order_by("-priority").values_list("text", flat=True)[500]
+    return max(text.split(), key=len).strip(".,!?:;\"'")
+
+
+def bench_queue_variants(*, reviewer, warmup: int, requests: int, posts: int) -> list[Figure]:
+    """The queue page with its total, a text search and each sort, over HTTP, against the issue's floor."""
+    client = Client()
+    client.force_login(reviewer)
+    floor_url = reverse("bench-queue-floor")
+    base = reverse("factcheck:queue")
+    word = search_word(reviewer)
+    variants = {
+        "default (priority, with its total)": base,
+        f"search {word!r}": f"{base}?q={word}",
+        "sort: newest flagged": f"{base}?sort=newest",
+        "sort: longest waiting": f"{base}?sort=waiting",
+        "sort: most reach": f"{base}?sort=reach",
+    }
+    port = processes.free_port()
+    server = processes.start_gunicorn(port)
+    figures: list[Figure] = []
+    try:
+        get = http_getter(port, f"sessionid={client.cookies['sessionid'].value}")
+        wait_for_http(get, floor_url)
+        floor, floor_status = time_requests(get, floor_url, warmup=warmup, requests=requests)
+        if floor_status != 200:
+            raise RuntimeError(f"{floor_url} answered {floor_status}")
+        floor95 = percentile(floor, 95)
+        for name, url in variants.items():
+            with count_queries() as counter:
+                client.get(url)
+            samples, status = time_requests(get, url, warmup=warmup, requests=requests)
+            value = percentile(samples, 95)
+            figures.append(Figure(
+                name=f"queue page p95, {name}, {posts:,} posts", value=value, unit="ms", floor=floor95,
+                floor_name="signed-in view, 1 indexed query, 25 posts", ratio=value / floor95,
+                target=f"<= {QUEUE_VARIANTS_RATIO:g}x floor", passed=status == 200 and value / floor95 <= QUEUE_VARIANTS_RATIO,
+                notes=[f"GET {url} (HTTP, one sync gunicorn worker, a new connection a request): {summary_ms(samples)}; "
+                       f"{counter.n} SQL statements; floor {floor_url}: {summary_ms(floor)}."],
+            ))
+    finally:
+        processes.stop(server)
+    return figures
