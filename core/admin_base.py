@@ -10,7 +10,7 @@ only when a filter or search narrows it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -24,6 +24,8 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
+
+from core.formatting import day, moment
 
 EMPTY = "—"
 
@@ -148,10 +150,7 @@ def when(value: datetime | date | None, *, empty: str = EMPTY) -> str:
     """Every date staff read in the admin, one way: "30 Nov 2026, 01:09 UTC" (a date alone: "30 Nov 2026")."""
     if value is None:
         return empty
-    if isinstance(value, datetime):
-        value = value.astimezone(UTC)
-        return f"{value.day} {value:%b %Y, %H:%M} UTC"
-    return f"{value.day} {value:%b %Y}"
+    return moment(value) if isinstance(value, datetime) else day(value)
 
 
 def number(value: int | None) -> str:

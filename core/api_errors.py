@@ -17,6 +17,11 @@ from django.http import HttpRequest, JsonResponse
 from ninja import Schema
 
 
+# The largest BigAutoField id: a larger one cannot exist (and PostgreSQL could not compare it), so path ids
+# are bounded by it and a huge number is a 422, not a database error.
+MAX_ID = 2**63 - 1
+
+
 class ErrorBody(Schema):
     code: str
     message: str

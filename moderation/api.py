@@ -17,7 +17,7 @@ from pydantic import field_validator
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
-from core.api_errors import NotFound, errors_for
+from core.api_errors import MAX_ID, NotFound, errors_for
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.models import MatchGuard, MatchMethod, MatchState, MediaType, Post, QueueState
 from factcheck.selectors import current_rating, flag_counts, may_read_post, post_matches
@@ -288,7 +288,6 @@ def list_decisions(
 
 # --- Statements of reasons ------------------------------------------------------------------------
 
-MAX_ID = 2**63 - 1  # BigAutoField: a larger id cannot exist (and PostgreSQL could not compare it)
 DAY = r"^\d{4}-\d{2}-\d{2}$"
 
 

@@ -15,13 +15,12 @@ from ninja.responses import Status
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
-from core.api_errors import errors_for
+from core.api_errors import MAX_ID, errors_for
 from webhooks.endpoints import MAX_URL, delete_endpoint, owned_endpoints, register_endpoint
 from webhooks.models import Endpoint, EventType
 
 router = Router(tags=["webhooks"])
 
-MAX_ID = 2**63 - 1
 EventName = Literal["distribution.changed", "appeal.filed", "appeal.decided"]
 
 

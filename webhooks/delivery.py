@@ -95,21 +95,21 @@ def _text(raw: str, limit: int) -> str:
     return raw.replace("\x00", "\ufffd")[:limit]
 
 
+def _line(delivery: Delivery):
+    """The pending deliveries of the same post to the same endpoint: the line that goes in id order."""
+    return Delivery.objects.filter(endpoint_id=delivery.endpoint_id, post_id=delivery.post_id,
+                                   status=DeliveryStatus.PENDING)
+
+
 def _waits_for_earlier(delivery: Delivery) -> bool:
-    return Delivery.objects.filter(
-        endpoint_id=delivery.endpoint_id, post_id=delivery.post_id, status=DeliveryStatus.PENDING, id__lt=delivery.pk
-    ).exists()
+    return _line(delivery).filter(id__lt=delivery.pk).exists()
 
 
 def _start_successor(delivery: Delivery) -> None:
     """After the commit (so a delivery committed meanwhile is seen too), start the next one in line."""
 
     def start() -> None:
-        successor = (
-            Delivery.objects.filter(endpoint_id=delivery.endpoint_id, post_id=delivery.post_id,
-                                    status=DeliveryStatus.PENDING, id__gt=delivery.pk)
-            .order_by("id").values_list("id", flat=True).first()
-        )
+        successor = _line(delivery).filter(id__gt=delivery.pk).order_by("id").values_list("id", flat=True).first()
         if successor is not None:
             enqueue("webhooks.jobs.deliver", [successor], queue=QUEUE)
 
