@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import AuditEvent, AuditVerb
 from core.admin_base import EMPTY, ReadOnlyAdmin, admin_url, excerpt, share, when
+from core.formatting import unstopped
 
 AUDITED_APPS = ("accounts", "audit", "factcheck", "moderation")
 REASON_CHARS = 140
@@ -113,7 +114,8 @@ def _action_created(e: AuditEvent, n: EventNames, d: dict) -> str:
     if d.get("kind") == "removal":
         ground = choice_label("moderation.Action", "ground", d.get("ground"))
         return format_html("{} removed {} ({})", actor(e), post, ground)
-    effect = share(d.get("multiplier")) + (f", label “{d['label']}”" if d.get("label") else "")
+    # The sentence goes on (": “reason”"), so the label's own full stop is left out: no '.”:'.
+    effect = share(d.get("multiplier")) + (f", label “{unstopped(d['label'])}”" if d.get("label") else "")
     if d.get("kind") == "override":
         return format_html("{} overrode the decision on {}: {}", actor(e), post, effect)
     kind = choice_label("moderation.Action", "kind", d.get("kind")).lower() or "an"

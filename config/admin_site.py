@@ -103,6 +103,12 @@ class FactdeskAdminSite(admin.AdminSite):
         context = {"vitals": admin_vitals(), **(extra_context or {})}
         return super().index(request, extra_context=context)
 
+    def get_urls(self) -> list:
+        # Without the "view on site" redirect (r/<content type>/<id>/): no model has a get_absolute_url,
+        # because the fact-checkers' post page refuses staff; the post admin links its page on site (the
+        # public page of its published rating) directly (moderation.admin.PostStoryAdmin).
+        return [url for url in super().get_urls() if getattr(url, "name", None) != "view_on_site"]
+
 
 class FactdeskAdminConfig(AdminConfig):
     default_site = "config.admin_site.FactdeskAdminSite"

@@ -2,6 +2,8 @@
 
 Dates: "2 Jun 2027"; moments: "2 Jun 2027, 14:05 UTC" (as config/formats writes them in templates).
 Feed multipliers: "×0.2" (no trailing zeros), and as a share: "shown 80% less".
+Durations: "3 h 10 min", "2 d 4 h", "under a minute".
+Sentences that end in a label, a name or a reason: one full stop, never '..' or '.".'.
 """
 
 from __future__ import annotations
@@ -35,3 +37,35 @@ def less(multiplier: Decimal | float | str) -> str:
     if percent >= 100:
         return "not shown"
     return f"shown {percent.normalize():f}% less"
+
+
+def duration(seconds: float) -> str:
+    """ "3 h 10 min", "2 d 4 h", "12 min", "under a minute": a wait, to the minute."""
+    minutes = int(max(seconds, 0) // 60)
+    if minutes < 1:
+        return "under a minute"
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min"
+
+
+STOPS = (".", "!", "?", "…")
+CLOSERS = "\"'”’»)]"
+
+
+def sentence(text: str, stop: str = ".") -> str:
+    """`text` ended with `stop`, unless it already ends with a stop before any closing quotes or brackets:
+    'it carries the label "Satire."' stays as it is; 'the label "Satire"' and 'by Verifact' get their full stop."""
+    if text.rstrip().rstrip(CLOSERS).endswith(STOPS):
+        return text.rstrip()
+    return f"{text.rstrip()}{stop}"
+
+
+def unstopped(text: str) -> str:
+    """`text` without its closing full stop, to quote it in a sentence that goes on: '“Satire”, active'."""
+    text = text.rstrip()
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text

@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.urls import reverse
 from django.utils import timezone
 
 from core.append_only import AppendOnlyError, content_triggers
@@ -172,9 +171,6 @@ class Post(models.Model):
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, *NORMALISED_FIELDS}
         super().save(*args, **kwargs)
-
-    def get_absolute_url(self) -> str:
-        return reverse("factcheck:post", args=[self.pk])
 
     @property
     def reach(self) -> int:

@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 
 from core.admin_base import excerpt, number, share, when
 from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
+from core.formatting import unstopped
 from factcheck.models import Post
 from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
@@ -50,7 +51,7 @@ def _describe_post(post: Post) -> str:
 
 
 def _describe_action(action: Action) -> str:
-    label = f", “{action.label}”" if action.label else ""
+    label = f", “{unstopped(action.label)}”" if action.label else ""  # the sentence goes on: no '.”,'
     state = "active" if action.is_active else f"ended ({action.get_end_reason_display().lower()})"
     kind, post = action.get_kind_display(), action.post.external_id
     effect = f"({action.get_ground_display()})" if action.kind == ActionKind.REMOVAL else share(action.feed_multiplier)

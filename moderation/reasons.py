@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
-from core.formatting import day
+from core.formatting import day, sentence
 from factcheck.models import FlagSource, MediaType, Post
 from moderation import transparency as tdb
 from moderation.models import Action, ActionKind, AppealKind, PageStanding, RemovalGround, StatementOfReasons
@@ -69,6 +69,17 @@ def _scope_words(scope: list[str]) -> str:
     return f"Applies in: {', '.join(scope)}."
 
 
+def appeal_deadline(appeal_by: datetime) -> str:
+    """The last sentence of every statement's how-to-appeal."""
+    return f"You can appeal until {day(appeal_by)}."
+
+
+def appeal_steps(statement: StatementOfReasons) -> str:
+    """How to appeal without the deadline: a notice gives the deadline with its own facts, so that the
+    steps read the same in every notice and the portal can show them once (moderation.notices)."""
+    return statement.how_to_appeal.removesuffix(f" {appeal_deadline(statement.appeal_by)}")
+
+
 def _what(action: Action) -> str:
     if action.kind == ActionKind.REMOVAL:
         return "Your post was removed: it is no longer shown to anyone."
@@ -76,11 +87,12 @@ def _what(action: Action) -> str:
     if action.feed_multiplier < 1:
         percent = round((1 - float(action.feed_multiplier)) * 100)
         parts.append(f"your post is shown about {percent}% less in news feeds")
-    if action.label:
-        parts.append(f'it carries the label "{action.label}"')
     if action.warn_sharers:
         parts.append("people who shared it are told it was rated")
-    return f"Your post stays up, but {'; '.join(parts)}."
+    # The label last: it often ends with its own full stop, which then ends the sentence too.
+    if action.label:
+        parts.append(f'it carries the label "{action.label}"')
+    return sentence(f"Your post stays up, but {'; '.join(parts)}")
 
 
 def _source_type(flag_sources: set[str]) -> str:
@@ -200,6 +212,6 @@ def build_statement(
         automation=f"Detection: {detection}. Decision: {decision}.",
         appeal_kinds=[str(kind) for kind in kinds],
         appeal_by=appeal_by,
-        how_to_appeal=f"{how} You can appeal until {day(appeal_by)}.",
+        how_to_appeal=f"{how} {appeal_deadline(appeal_by)}",
         transparency=transparency,
     )

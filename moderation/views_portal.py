@@ -47,6 +47,7 @@ from moderation.models import (
     Strike,
     StrikeKind,
 )
+from moderation.notices import fold_repeats
 from moderation.notifications import mark_read
 from moderation.selectors import (
     active_actions,
@@ -160,6 +161,7 @@ def portal(request: HttpRequest) -> HttpResponse:
 
     unread = Notification.objects.filter(user=request.user, read_at__isnull=True).order_by("-created_at", "-id")
     notifications = list(unread[: NOTIFICATIONS_SHOWN + 1])
+    shown = notifications[:NOTIFICATIONS_SHOWN]
     return render(
         request,
         "moderation/portal.html",
@@ -169,9 +171,10 @@ def portal(request: HttpRequest) -> HttpResponse:
             "posts": post_rows,
             "page": number,
             "has_next": has_next,
+            # Explanations repeated from a notice above (the same rationale, how to appeal) come folded.
             "notifications": [
-                {"notification": n, "url": post_url(n.post_id) if n.post_id else ""}
-                for n in notifications[:NOTIFICATIONS_SHOWN]
+                {"notification": n, "url": post_url(n.post_id) if n.post_id else "", "blocks": blocks}
+                for n, blocks in zip(shown, fold_repeats(n.body for n in shown), strict=True)
             ],
             "more_notifications": len(notifications) > NOTIFICATIONS_SHOWN,
         },

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.contenttypes.models import ContentType
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Post, Rating
@@ -106,6 +107,18 @@ def test_view_on_site_opens_the_public_page_of_a_published_rating_and_is_absent_
         assert "viewsitelink" not in body and "/queue/posts/" not in body
 
 
+def test_staff_following_view_on_site_of_a_post_land_on_a_page_they_may_see(staff_client):
+    post = PostFactory(text="Drinking salt water cures the flu in a day")
+    rated(post)
+    body = staff_client.get(f"{POSTS}{post.pk}/change/").content.decode()
+    link = re.search(r'<a href="([^"]+)" class="viewsitelink">', body).group(1)
+    response = staff_client.get(link, follow=True)
+    assert response.status_code == 200 and post.text in response.content.decode()
+    # No redirect is left that would send staff to the fact-checkers' post page (which refuses them).
+    redirect = staff_client.get(f"/admin/r/{ContentType.objects.get_for_model(Post).pk}/{post.pk}/")
+    assert redirect.status_code == 404 and f"/queue/posts/{post.pk}/" not in redirect.get("Location", "")
+
+
 def test_the_post_list_shows_the_start_of_each_posts_text_in_few_columns(staff_client):
     post = PostFactory(
         text="Drinking hot water with lemon every morning cures every known virus, doctors admit at last.")
@@ -191,6 +204,13 @@ def test_the_audit_log_page_costs_the_same_queries_whatever_its_events_name(popu
         actions = staff_client.get(LOG, {"verb__exact": AuditVerb.ACTION_CREATED}).content.decode()
     assert re.search(r'took a fact-check action on <a href="/admin/factcheck/post/\d+/change/">post [^<]+</a>: '
                      r'shown at \d+%', actions)
+
+
+def test_a_label_ending_in_a_full_stop_is_quoted_without_it_where_the_audit_sentence_goes_on(staff_client):
+    rated(PostFactory())  # the default policy's label: "False information. Checked by independent fact-checkers."
+    body = staff_client.get(LOG, {"verb__exact": AuditVerb.ACTION_CREATED}).content.decode()
+    assert "label “False information. Checked by independent fact-checkers”: “rated False”" in body
+    assert ".”:" not in body
 
 
 def test_a_policy_change_asks_for_a_reason_explains_its_numbers_and_says_saved_once(staff_client):

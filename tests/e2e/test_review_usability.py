@@ -173,3 +173,24 @@ def test_a_factchecker_works_the_queue_rates_with_the_preview_and_changes_a_rati
     shoot(page, f"review-profile-{WIDTHS[device]}")
     page.goto(f"{live_server.url}/queue/posts/{second.pk}/")
     expect(page.get_by_text("(Europe/Paris)").first).to_be_visible()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_the_claim_box_comes_before_the_rating_form_at_a_desk_and_on_a_phone(live_server, device_page, device):
+    FactCheckerFactory(username="maria", organisation=OrganisationFactory(name="Verifica"))
+    best, _, _ = seed()
+    page = device_page
+    sign_in(page, live_server.url, "maria", "/queue/")
+    page.get_by_role("button", name="Claim next").click()
+    expect(page).to_have_url(f"{live_server.url}/queue/posts/{best.pk}/")
+    claim = page.get_by_role("region", name="Claim", exact=True)
+    expect(claim.get_by_role("button", name="Release")).to_be_visible()
+    box, form = claim.bounding_box(), page.locator("form.rating-form").bounding_box()
+    if device == "phone":  # one column: the claim box, then the post, then the form
+        assert box["y"] + box["height"] <= form["y"], (box, form)
+    else:  # at the top of the side column, beside the post and its form
+        assert box["x"] >= form["x"] + form["width"] and box["y"] <= form["y"], (box, form)
+    fits(page)
+    shoot(page, f"review-claim-box-{WIDTHS[device]}")

@@ -41,7 +41,7 @@ from moderation.models import (
     StrikeKind,
 )
 from moderation.models.appeals import FILING_WINDOW
-from moderation.reasons import CATEGORY_BY_GROUND, TAXONOMY_BY_GROUND
+from moderation.reasons import CATEGORY_BY_GROUND, TAXONOMY_BY_GROUND, appeal_deadline, appeal_steps
 from moderation.staff_actions import lift_action, override_action, remove_post
 from moderation.transparency import (
     AUTOMATED_NOT,
@@ -229,7 +229,9 @@ def test_a_false_rating_on_a_fresh_post(factchecker, owner, post):
     check_statement(sor, action, visibility=[VISIBILITY_DEMOTED, VISIBILITY_LABELLED], category=CATEGORY_CIVIC_DISCOURSE)
     assert watch.verbs(post) == Counter({V.DECISION_APPLIED: 1, V.ACTION_CREATED: 1, V.STRIKE_CREATED: 1})
     assert notices_of(watch) == [(owner.pk, NotificationKind.DECISION, f"Your post {post.external_id} was rated False")]
-    assert sor.how_to_appeal in watch.notices()[0].body and sor.what in watch.notices()[0].body
+    body = watch.notices()[0].body
+    assert appeal_steps(sor) in body and appeal_deadline(sor.appeal_by) in body and sor.what in body
+    assert sor.how_to_appeal == f"{appeal_steps(sor)} {appeal_deadline(sor.appeal_by)}"
     assert [(d.rating_id, d.post_id, d.outcome, d.action_id) for d in watch.decisions()] == [
         (rating.pk, post.pk, DecisionOutcome.APPLIED, action.pk)
     ]

@@ -15,7 +15,7 @@ from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealStatus, Notification, RatingDecision, RepeatOffenderPolicy, Strike
 from moderation.propagation import apply_matched_rating
-from moderation.staff_actions import remove_post
+from moderation.staff_actions import override_action, remove_post
 from tests.factories import (
     FactCheckerFactory,
     FlagFactory,
@@ -314,6 +314,62 @@ def test_notifications_are_listed_and_marked_read_one_by_one_or_all_shown(login,
     response = client.post("/appeals/notifications/read/", {"all": "1", "shown": [str(mine[1].pk)]}, follow=True)
     assert "Nothing new." in text(response)
     assert not Notification.objects.filter(user=owner, read_at__isnull=True).exists()
+
+
+LONG_RATIONALE = "The quoted minister never said this: the speech's transcript and video show other words."
+
+
+def notices_shown(html: str) -> tuple[str, list[str]]:
+    """The notifications section as the owner reads it before opening any fold, and what each fold holds."""
+    section = html[html.index('id="notifications-title"'):]
+    section = section[:section.index("</section>")]
+    folds = re.findall(r'<details class="repeated">(.*?)</details>', section, re.S)
+    return re.sub(r'<details class="repeated">.*?</details>', "", section, flags=re.S), folds
+
+
+def test_notices_repeating_an_explanation_show_it_once_and_each_notices_own_facts(login, owner, page, factchecker):
+    posts = [PostFactory(page=page) for _ in range(3)]
+    for post in posts:
+        rate(post, factchecker, rationale=LONG_RATIONALE)
+    html = text(login(owner).get("/appeals/"))
+    visible, folds = notices_shown(html)
+    # Each notice's own facts stay in view: which post, what happened, until when it can be appealed.
+    for post in posts:
+        sor = Post.objects.get(pk=post.pk).actions.get().statement
+        assert (f"rated your post {post.external_id} on Daily Wonders False. "
+                f"You can appeal until {sor.appeal_by.day} {sor.appeal_by:%b %Y}.") in visible
+    # The explanation they share (what the decision does, the rationale, how to appeal) is read once.
+    what = Post.objects.get(pk=posts[0].pk).actions.get().statement.what
+    for shared in (what, f"Their rationale: {LONG_RATIONALE}", "Dispute the rating if you think it is wrong"):
+        escaped = shared.replace("'", "&#x27;").replace('"', "&quot;")
+        assert visible.count(escaped) == 1, shared
+        assert sum(fold.count(escaped) for fold in folds) == 2, shared  # the two notices below fold it
+    assert len(folds) == 2 and all("As in a notice above" in fold for fold in folds)
+
+
+def test_a_label_ending_in_a_full_stop_gets_no_second_one_in_notices_and_statements(
+    login, owner, page, factchecker, staff_user
+):
+    satire = PostFactory(page=page)
+    rate(satire, factchecker, verdict="satire")  # the default policy labels it "Satire." and does nothing else
+    what = satire.actions.get().statement.what
+    assert what == 'Your post stays up, but it carries the label "Satire."'
+    rated = PostFactory(page=page)
+    rate(rated, factchecker)  # "False information. Checked by independent fact-checkers.", then more
+    assert rated.actions.get().statement.what.endswith('it carries the label "False information. '
+                                                       'Checked by independent fact-checkers."')
+    override_action(staff=staff_user, action_id=rated.actions.get().pk, feed_multiplier="0.6",
+                    label="Disputed claim?", reason="Only partly false.")
+    bodies = " ".join(Notification.objects.filter(user=owner).values_list("body", flat=True))
+    assert 'feed distribution ×0.6, label "Disputed claim?"\n' in bodies
+    client = login(owner)
+    pages = text(client.get("/appeals/")) + text(client.get(f"/appeals/posts/{satire.pk}/"))
+    for told in (bodies, pages.replace("&quot;", '"')):
+        assert not DOUBLED.findall(told), DOUBLED.findall(told)
+
+
+# After a label's own stop or question mark, another mark (before or after its closing quote) is one too many.
+DOUBLED = re.compile(r'[.?!]["”]?[.;:,]|[.?!]\)[.]')
 
 
 def test_an_owner_cannot_mark_someone_elses_notifications_read(login, owner, rated_post):
