@@ -28,6 +28,7 @@ migrate: venv
 
 seed: migrate
 	$(PY) manage.py seed_demo
+	$(PY) manage.py rollup_figures --days 14
 
 # Embedded default: SQLite file, jobs in-process. With DATABASE_URL and REDIS_URL set it also
 # runs an RQ worker and the cron scheduler (see bin/run).

@@ -39,7 +39,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="new posts ingested each way (matching off, then on)")
     parser.add_argument("--webhook-samples", type=int, default=200, help="changes timed to their webhook delivery")
     parser.add_argument("--webhook-deliveries", type=int, default=2_000, help="deliveries drained per throughput round")
-    parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue"], help="run only these figures; the report goes to "
+    parser.add_argument("--dashboard-posts", type=int, default=1_000_000,
+                        help="posts of the dashboard's 90-day history (written by SQL)")
+    parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "dashboard"], help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
@@ -55,6 +57,13 @@ def setup_django() -> None:
     import django
 
     django.setup()
+
+
+def bench_user(username: str, role: str):
+    from accounts.models import User
+    from factcheck.members import create_user
+
+    return User.objects.filter(username=username).first() or create_user(username=username, role=role, password=None)
 
 
 def bench_users(*, reviewers: int):
@@ -155,6 +164,8 @@ def main(argv: list[str]) -> int:
             "the load): the load's match jobs are not run, its posts' band keys are written to PostBand as those "
             "jobs would; then quality on labelled pairs from ../shared/data, candidates of new posts, one rating "
             "reaching 1,000 copies (a burst RQ worker), and ingest with matching off and on, batch by batch.",
+            "Dashboard (bench/dashboard.py; `--only dashboard`): a 90-day history of --dashboard-posts posts written "
+            "by SQL after the other figures (before the importers), rolled up, then the dashboard and the stats API.",
             "Webhooks (bench/webhooks.py; `--only webhooks`): after the decision figures, a local receiver in the "
             "bench process; change-to-delivery latency with one long-running worker, then deliveries/s drained by "
             "1 and 2 burst workers from a committed backlog.",
@@ -212,6 +223,14 @@ def main(argv: list[str]) -> int:
                                           deliveries=args.webhook_deliveries)
         if args.only in (None, "matching"):
             run_matching_figures(run, args, platform=platform, rater=rater)
+        if args.only in (None, "dashboard"):
+            from accounts.models import Role
+            from bench.dashboard import bench_dashboard
+
+            staff = bench_user("bench-staff", Role.TRUST_SAFETY)
+            owner = bench_user("bench-owner", Role.PAGE_OWNER)
+            run.figures += bench_dashboard(posts=args.dashboard_posts, pages=args.pages, reviewers=reviewers,
+                                           owner=owner, staff=staff, warmup=args.warmup, requests=args.requests)
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())

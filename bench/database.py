@@ -27,6 +27,8 @@ FILLED_MODELS = (
     "audit.AuditEvent",
     "webhooks.Endpoint",
     "sessions.Session",
+    "reports.DailyFigure",
+    "reports.RolledUpDay",
 )
 # The tables ingest writes, in its order; the ingest floor copies their new rows into scratch copies.
 COPIED_TABLES = ("factcheck_page", "factcheck_post", "factcheck_flag", "audit_auditevent")

@@ -38,6 +38,8 @@ from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
 from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
 from moderation.staff_actions import RemovalRefused
+from reports.api import router as reports_router
+from reports.figures import NoFigures
 from webhooks.api import router as webhooks_router
 from webhooks.endpoints import EndpointNotFound, EndpointRefused
 
@@ -181,6 +183,7 @@ api.add_router("v1/", moderation_router)
 api.add_router("v1/", claimreview_router)
 api.add_router("v1/", accounts_router)
 api.add_router("v1/", webhooks_router)
+api.add_router("v1/", reports_router)
 
 
 @api.exception_handler(ApiError)
@@ -209,6 +212,7 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     InvalidTokenRequest: 422,
     EndpointNotFound: 404,
     EndpointRefused: 422,
+    NoFigures: 403,
 }
 
 

@@ -4,6 +4,7 @@ from rq import cron
 
 from factcheck import jobs as factcheck_jobs
 from moderation import jobs as moderation_jobs
+from reports import jobs as reports_jobs
 from webhooks import jobs as webhooks_jobs
 
 # Return expired claim leases to the queue.
@@ -22,3 +23,5 @@ cron.register(moderation_jobs.send_unsent_emails, "default", interval=120)
 cron.register(webhooks_jobs.deliver_due, "default", interval=10)
 # Tell owners of webhook endpoints disabled after 24 hours of failures (if the e-mail job was lost).
 cron.register(webhooks_jobs.notify_disabled_endpoints, "webhooks", interval=300)
+# The dashboard's daily figures (reports.rollup): today's so far, yesterday's to its end, missing recent days.
+cron.register(reports_jobs.roll_up_figures, "default", interval=300)

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "factcheck",
     "moderation",
     "webhooks",
+    "reports",
 ]
 
 MIDDLEWARE = [

@@ -33,6 +33,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("accounts/", include("accounts.urls")),
+    path("", include("reports.urls")),
     path("", include("moderation.urls")),
     path("", include("factcheck.urls")),
 ]

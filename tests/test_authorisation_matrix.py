@@ -35,7 +35,6 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
@@ -159,6 +158,7 @@ ADMIN_LOGIN = Redirect("/admin/login/?next=")
 FC_403 = Page403("factcheck/forbidden.html")
 PORTAL_403 = Page403("moderation/portal_forbidden.html")
 DESK_403 = Page403("moderation/appeal_forbidden.html")
+PAGE_403 = Page403("403.html")
 UNAUTHORIZED = ApiError(401, "unauthorized")
 FORBIDDEN = ApiError(403, "forbidden")
 NOT_FOUND = ApiError(404, "not_found")
@@ -232,6 +232,11 @@ UPHOLD = {"outcome": "upheld", "reason": "The sources stand."}
 # Pages only fact-checkers use: anonymous to the login page, other roles to the fact-checkers' 403 page.
 def factcheckers(ok: Any) -> dict[str, Any]:
     return row(LOGIN, ok, ok, ok, FC_403, FC_403, FC_403, FC_403, FC_403)
+
+
+# The dashboard: fact-checkers and staff; anonymous to the login page, other roles to the 403 page.
+def figures(ok: Any) -> dict[str, Any]:
+    return row(LOGIN, ok, ok, ok, PAGE_403, PAGE_403, ok, PAGE_403, PAGE_403)
 
 
 # The page owners' portal: anonymous to the login page, other roles to the portal's 403 page.
@@ -499,6 +504,8 @@ TABLE: dict[str, Route] = {
         args={"id": "action.pk"},
     ),
     "api:list_decisions": route(GET=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200)),
+    # Figures: staff the program, fact-checkers their organisation (reports.figures.scope_of).
+    "api:stats": route(GET=row(UNAUTHORIZED, 200, 200, 200, FORBIDDEN, FORBIDDEN, 200, FORBIDDEN, FORBIDDEN)),
     "api:list_tokens": route(GET=row(UNAUTHORIZED, *[200] * 8)),
     # Webhook endpoints: the platform's own. One path lists (GET) and registers (POST); ninja answers both
     # methods from the first of its two patterns for that path.
@@ -519,6 +526,13 @@ TABLE: dict[str, Route] = {
         DELETE=row(UNAUTHORIZED, *[ApiError(404, "token_not_found")] * 7, 200),
         args={"prefix": "tokens.platform.prefix"},
     ),
+    # ---- the dashboard: staff (the program) and fact-checkers (their organisation) ---------------
+    "reports:dashboard": route(GET=figures(200), POST=every(405)),
+    "reports:chart_csv": route(GET=figures(200), args={"slug": lambda w: "ratings"}),
+    # The DSA report covers the whole program: staff only.
+    "reports:transparency_report": route(
+        GET=row(LOGIN, PAGE_403, PAGE_403, PAGE_403, PAGE_403, PAGE_403, 200, PAGE_403, PAGE_403),
+    ),
     # ---- the admin: trust-and-safety staff and superusers; everyone else to its login -----------
     "admin:index": route(GET=staff_only(200, 200)),
     "admin:login": route(GET=row(200, 200, 200, 200, 200, 200, Redirect("/admin/"), Redirect("/admin/"), 200)),
@@ -530,10 +544,6 @@ TABLE: dict[str, Route] = {
     "admin:password_change_done": route(GET=staff_only(200, 200)),
     "admin:autocomplete": route(GET=staff_only(403, 403)),  # without its parameters
     "admin:jsi18n": route(GET=staff_only(200, 200)),
-    "admin:view_on_site": route(
-        GET=staff_only(Redirect("/queue/posts/{w.rated_post.pk}/"), Redirect("/queue/posts/{w.rated_post.pk}/")),
-        args={"content_type_id": "post_content_type.pk", "object_id": "rated_post.pk"},
-    ),
     "admin:app_list": route(GET=staff_only(200, 200), url="/admin/factcheck/"),
     "admin/(?P<url>.*)$": route(GET=staff_only(404, 404), url="/admin/no-such-page/"),
     # Every registered model: its changelist, change, add, history and delete pages.
@@ -636,7 +646,6 @@ class World:
     suggestion: Match
     action: Action
     webhook_delivery: Delivery
-    post_content_type: ContentType
     rq: RqWorld
     objects: dict[str, Any] = field(default_factory=dict)
 
@@ -769,7 +778,7 @@ def world(db) -> World:
         users=users, tokens=tokens, page=page, rated_post=rated_post, appeal=appeal, appealable_post=appealable_post,
         removed_post=removed_post, removal_appeal=removal_appeal, queued_post=queued_post, suggestion=suggestion,
         action=action, webhook_delivery=webhook_delivery,
-        post_content_type=ContentType.objects.get_for_model(Post), rq=build_rq_world(), objects=objects,
+        rq=build_rq_world(), objects=objects,
     )
 
 

@@ -103,6 +103,7 @@ OWN_ROLE = {
     "/api/v1/actions/{id}/statement-of-reasons": "page_owner",
     "/api/v1/webhooks": "platform",
     "/api/v1/webhooks/{id}": "platform",
+    "/api/v1/stats": "staff",
 }
 
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from factcheck.claims import claim_post
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
 from factcheck.ratings import record_rating
-from moderation.management.commands.run_periodic import SCHEDULE
+from reports.management.commands.run_periodic import SCHEDULE
 from moderation.models import PostDistribution, RatingDecision
 from tests.factories import PostFactory
 

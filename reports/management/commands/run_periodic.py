@@ -1,8 +1,8 @@
 """`manage.py run_periodic`: the periodic jobs of config/cron.py, run in this process.
 
 The embedded default (no REDIS_URL) has no RQ and so no `rqcron`; this loop stands in for it
-with the same job functions at the same intervals. It lives in moderation because it drives both
-sides, and moderation may read factcheck (never the other way round).
+with the same job functions at the same intervals. It lives in reports, the top app layer,
+because it drives the jobs of every app and only the top layer may import them all.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from django.db import close_old_connections
 
 from factcheck import jobs as factcheck_jobs
 from moderation import jobs as moderation_jobs
+from reports import jobs as reports_jobs
 from webhooks import jobs as webhooks_jobs
 
 logger = logging.getLogger("factdesk.periodic")
@@ -45,6 +46,7 @@ SCHEDULE = (
     Periodic(moderation_jobs.send_unsent_emails, 120),
     Periodic(webhooks_jobs.deliver_due, 10),
     Periodic(webhooks_jobs.notify_disabled_endpoints, 300),
+    Periodic(reports_jobs.roll_up_figures, 300),
 )
 
 

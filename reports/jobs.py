@@ -1,0 +1,8 @@
+"""Job entry points of the figures: thin and idempotent (a day's rows are replaced whole)."""
+
+from reports import rollup
+
+
+def roll_up_figures() -> int:
+    """Keep the dashboard's roll-up current: today, yesterday until complete, missing recent days."""
+    return rollup.roll_up_recent()

@@ -1,0 +1,46 @@
+"""`manage.py transparency_report --from DATE --to DATE [--out FILE]`: the DSA counts as CSV (reports.dsa)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from moderation.management.commands._dates import parse_day
+from reports.dsa import report_csv
+
+
+class Command(BaseCommand):
+    help = ("Write the DSA transparency report (Art. 15 and 24) for --from to --to (UTC days, both included) "
+            "as CSV, to --out or standard output.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--from", dest="start", required=True, help="first day, YYYY-MM-DD")
+        parser.add_argument("--to", dest="end", required=True, help="last day, YYYY-MM-DD")
+        parser.add_argument("--out", type=Path, help="the CSV file to write (default: standard output)")
+
+    def handle(self, *args, start: str, end: str, out: Path | None, **options) -> None:
+        first, last = parse_day(start, option="--from"), parse_day(end, option="--to")
+        if last < first:
+            raise CommandError(f"--to ({last}) is before --from ({first}).")
+        text = report_csv(start=first, end=last)
+        if out is None:
+            self.stdout.write(text, ending="")
+            return
+        temporary = None
+        try:
+            # Written beside the target and renamed: a failed run never leaves half a report.
+            handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+                file.write(text)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)  # a plain file's mode, not mkstemp's private 0600
+            os.replace(temporary, out)
+        except OSError as exc:
+            if temporary is not None and os.path.exists(temporary):
+                os.unlink(temporary)
+            raise CommandError(f"Cannot write {out}: {exc.strerror or exc}") from None
+        self.stdout.write(f"Transparency report for {first} to {last} written to {out}")

@@ -1,0 +1,268 @@
+"""Rolling the day's activity up into `DailyFigure` rows: the one writer of the roll-up tables.
+
+`roll_up_day` computes one UTC day (to its end, or to now for today) for the whole program and
+for each organisation, from the committed history: flags, ratings, actions and appeals. It is
+idempotent: a day's rows are replaced whole, and a run never overwrites figures computed to a
+later moment. `roll_up_recent` is the periodic job's body (today, yesterday until it is complete,
+and a few never-computed days of the last 90); `roll_up_days` rebuilds any past range.
+
+What each figure counts (tests/reports check every one against a direct count):
+- A post waits for a rating from its first flag until its first rating or the matched rating
+  it inherits as a copy of a rated claim. Copies waiting with their group count one each; posts
+  of politicians' pages are never in the queue. An organisation's queue is the posts in the
+  languages and countries it covers, as on its queue page.
+- Time to rating: from a post's first flag to its first rating, per day of that rating.
+- Ratings count every rating made that day, including ones superseded later (on appeal or on a
+  re-rating); an organisation's are those made by its reviewers.
+- Decisions (actions taken that day) by kind: demotions (shown less in feeds), labels, removals,
+  matched ratings (copies that inherited a rating) and staff overrides. One fact-check action
+  that demotes and labels counts in both; matched ratings also count in what they do.
+- Appeals: filed and closed that day; open and overdue (open past the 24-hour target) at the end
+  of the day. An organisation's appeals are those against its ratings; removal appeals are staff's.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db import transaction
+from django.db.models import Count, Exists, Min, OuterRef, Q
+from django.utils import timezone
+
+from factcheck.models import Organisation, Post, Rating
+from factcheck.queue import covered_by
+from moderation.appeals import DECISION_TARGET
+from moderation.models import Action, ActionKind, Appeal, AppealStatus, DecisionOutcome, RatingDecision
+from reports.models import DailyFigure, Metric, RolledUpDay
+
+logger = logging.getLogger(__name__)
+
+RECENT_DAYS = 90  # the periodic job fills in never-computed days this far back
+BACKFILL_PER_RUN = 3  # ... a few per run, so that a first run on a big history stays short
+Scope = int | None  # an organisation id, or None for the whole program
+FigureKey = tuple[Scope, str, str]  # (scope, metric, key)
+# Durations: zero seconds is a measurement (a rating the instant of the flag), not an absent count.
+MEASURES = {Metric.QUEUE_OLDEST, Metric.TIME_TO_RATING_P50, Metric.TIME_TO_RATING_P90, Metric.APPEAL_DECIDE_SECONDS}
+
+
+class DecisionKind:
+    """The keys of Metric.DECISIONS (and the transparency report's action types)."""
+
+    DEMOTION = "demotion"
+    LABEL = "label"
+    REMOVAL = "removal"
+    MATCHED_RATING = "matched_rating"
+    OVERRIDE = "override"
+    ALL = (DEMOTION, LABEL, REMOVAL, MATCHED_RATING, OVERRIDE)
+    LABELS = {
+        DEMOTION: "Demotions", LABEL: "Labels", REMOVAL: "Removals",
+        MATCHED_RATING: "Matched ratings", OVERRIDE: "Staff overrides",
+    }
+
+
+def decision_kinds(*, kind: str, feed_multiplier, label: str) -> list[str]:
+    """What one action did, as the dashboard counts it."""
+    if kind == ActionKind.REMOVAL:
+        return [DecisionKind.REMOVAL]
+    kinds = []
+    if feed_multiplier is not None and feed_multiplier < 1:
+        kinds.append(DecisionKind.DEMOTION)
+    if label:
+        kinds.append(DecisionKind.LABEL)
+    if kind == ActionKind.MATCHED_RATING:
+        kinds.append(DecisionKind.MATCHED_RATING)
+    elif kind == ActionKind.OVERRIDE:
+        kinds.append(DecisionKind.OVERRIDE)
+    return kinds
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = datetime.combine(day, time(), tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The `fraction` percentile of sorted `values` by linear interpolation (PostgreSQL's percentile_cont)."""
+    if not values:
+        raise ValueError("no values")
+    position = (len(values) - 1) * fraction
+    low = math.floor(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (values[high] - values[low]) * (position - low)
+
+
+class _Figures:
+    """The day's figures as they are counted, per scope."""
+
+    def __init__(self, organisations: Iterable[Organisation]) -> None:
+        self.values: Counter[FigureKey] = Counter()
+        self.organisation_ids = {organisation.pk for organisation in organisations}
+
+    def add(self, organisation_id: Scope, metric: str, key: str = "", amount: float = 1) -> None:
+        """Counts for the program and, when the row belongs to one, for its organisation."""
+        self.values[(None, metric, key)] += amount
+        if organisation_id is not None and organisation_id in self.organisation_ids:
+            self.values[(organisation_id, metric, key)] += amount
+
+    def set(self, scope: Scope, metric: str, value: float, key: str = "") -> None:
+        self.values[(scope, metric, key)] = value
+
+    def rows(self, day: date) -> list[DailyFigure]:
+        return [DailyFigure(day=day, organisation_id=scope, metric=metric, key=key, value=value)
+                for (scope, metric, key), value in self.values.items() if value or metric in MEASURES]
+
+
+def _ratings(figures: _Figures, start: datetime, end: datetime) -> None:
+    earlier = Rating.objects.filter(
+        Q(created_at__lt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__lt=OuterRef("id")),
+        post=OuterRef("post"),
+    )
+    rows = (Rating.objects.filter(created_at__gte=start, created_at__lt=end)
+            .annotate(rated_before=Exists(earlier))
+            .values_list("organisation_id", "reviewer_id", "verdict", "created_at", "post__first_flagged_at",
+                         "rated_before"))
+    waits: dict[Scope, list[float]] = {}
+    for organisation_id, reviewer_id, verdict, created_at, first_flagged_at, rated_before in rows:
+        figures.add(organisation_id, Metric.RATINGS, verdict)
+        figures.add(organisation_id, Metric.REVIEWER_RATINGS, str(reviewer_id))
+        figures.values[(None, Metric.ORGANISATION_RATINGS, str(organisation_id))] += 1
+        if rated_before or first_flagged_at is None:
+            continue
+        wait = max((created_at - first_flagged_at).total_seconds(), 0.0)
+        figures.add(organisation_id, Metric.FIRST_RATINGS)
+        waits.setdefault(None, []).append(wait)
+        if organisation_id in figures.organisation_ids:
+            waits.setdefault(organisation_id, []).append(wait)
+    for scope, values in waits.items():
+        values.sort()
+        figures.set(scope, Metric.TIME_TO_RATING_P50, percentile(values, 0.5))
+        figures.set(scope, Metric.TIME_TO_RATING_P90, percentile(values, 0.9))
+
+
+def _decisions(figures: _Figures, start: datetime, end: datetime) -> None:
+    rows = (Action.objects.filter(created_at__gte=start, created_at__lt=end)
+            .values_list("kind", "feed_multiplier", "label", "rating__organisation_id"))
+    for kind, multiplier, label, organisation_id in rows:
+        for decision in decision_kinds(kind=kind, feed_multiplier=multiplier, label=label):
+            figures.add(organisation_id, Metric.DECISIONS, decision)
+
+
+def _appeals(figures: _Figures, start: datetime, end: datetime) -> None:
+    for kind, organisation_id in (Appeal.objects.filter(created_at__gte=start, created_at__lt=end)
+                                  .values_list("kind", "rating__organisation_id")):
+        figures.add(organisation_id, Metric.APPEALS_FILED, kind)
+    closed = (Appeal.objects.filter(decided_at__gte=start, decided_at__lt=end)
+              .values_list("id", "status", "reviewer_id", "created_at", "decided_at", "rating__organisation_id"))
+    for appeal_id, status, reviewer_id, created_at, decided_at, organisation_id in closed:
+        figures.add(organisation_id, Metric.APPEALS_CLOSED, status)
+        if status == AppealStatus.WITHDRAWN:
+            continue
+        seconds = max((decided_at - created_at).total_seconds(), 0.0)
+        # Kept one row per appeal so that a range's median is exact, not a median of medians.
+        figures.add(organisation_id, Metric.APPEAL_DECIDE_SECONDS, str(appeal_id), seconds)
+        if reviewer_id is not None:
+            figures.add(organisation_id, Metric.REVIEWER_APPEALS, str(reviewer_id))
+        if organisation_id is not None:
+            figures.values[(None, Metric.ORGANISATION_APPEALS, str(organisation_id))] += 1
+
+
+def _open_appeals(figures: _Figures, through: datetime) -> None:
+    still_open = Appeal.objects.filter(Q(decided_at__isnull=True) | Q(decided_at__gte=through),
+                                       created_at__lt=through)
+    for created_at, organisation_id in still_open.values_list("created_at", "rating__organisation_id"):
+        figures.add(organisation_id, Metric.APPEALS_OPEN)
+        if through - created_at > DECISION_TARGET:
+            figures.add(organisation_id, Metric.APPEALS_OVERDUE)
+
+
+def waiting_posts(through: datetime):
+    """Posts waiting for a rating at `through` (the module docstring says what waiting means)."""
+    return (Post.objects.filter(first_flagged_at__lt=through, page__is_politician=False)
+            .exclude(Exists(Rating.objects.filter(post=OuterRef("pk"), created_at__lt=through)))
+            # A copy inherits its claim's rating with that rating's decision on it, an action or none (True).
+            .exclude(Exists(RatingDecision.objects.filter(post=OuterRef("pk"), outcome=DecisionOutcome.APPLIED,
+                                                          decided_at__lt=through))))
+
+
+def _queue(figures: _Figures, organisations: Sequence[Organisation], through: datetime) -> None:
+    """Depth and oldest wait for the program and each organisation, in one pass over the waiting posts."""
+    aggregates = {"depth": Count("id"), "oldest": Min("first_flagged_at")}
+    for organisation in organisations:
+        coverage = covered_by(organisation)
+        if coverage:  # an organisation covering everything sees the program's queue
+            aggregates[f"depth_{organisation.pk}"] = Count("id", filter=coverage)
+            aggregates[f"oldest_{organisation.pk}"] = Min("first_flagged_at", filter=coverage)
+    found = waiting_posts(through).aggregate(**aggregates)
+    for scope, suffix in [(None, ""), *((o.pk, f"_{o.pk}") for o in organisations)]:
+        depth = found.get(f"depth{suffix}", found["depth"])
+        oldest = found.get(f"oldest{suffix}", found["oldest"])
+        figures.set(scope, Metric.QUEUE_DEPTH, depth)
+        if oldest is not None:
+            figures.set(scope, Metric.QUEUE_OLDEST, max((through - oldest).total_seconds(), 0.0))
+
+
+def compute_day(day: date, *, now: datetime | None = None) -> tuple[datetime, list[DailyFigure]]:
+    """The figures of `day` through its end (or through `now`, if the day is not over)."""
+    start, end = day_bounds(day)
+    through = min(end, now or timezone.now())
+    organisations = list(Organisation.objects.order_by("pk"))
+    figures = _Figures(organisations)
+    _ratings(figures, start, through)
+    _decisions(figures, start, through)
+    _appeals(figures, start, through)
+    _open_appeals(figures, through)
+    _queue(figures, organisations, through)
+    return through, figures.rows(day)
+
+
+def roll_up_day(*, day: date, now: datetime | None = None) -> int:
+    """Compute one day and replace its rows; the number of rows written (0 if a newer run won)."""
+    now = now or timezone.now()
+    start, _ = day_bounds(day)
+    if start > now:
+        return 0
+    # Computed outside the lock (the queue's pass is the slow part); written under it.
+    through, rows = compute_day(day, now=now)
+    with transaction.atomic():
+        RolledUpDay.objects.bulk_create([RolledUpDay(day=day, through=through, computed_at=now)],
+                                        ignore_conflicts=True)
+        # Locks the day's bookkeeping row: two runs of one day write one after the other.
+        done = RolledUpDay.objects.select_for_update().get(day=day)
+        if done.through > through:
+            return 0  # a run that saw later activity already wrote this day
+        DailyFigure.objects.filter(day=day).delete()
+        DailyFigure.objects.bulk_create(rows, batch_size=1000)
+        done.through, done.computed_at = through, timezone.now()
+        done.save(update_fields=["through", "computed_at"])
+    return len(rows)
+
+
+def roll_up_days(*, start: date, end: date, now: datetime | None = None) -> int:
+    """Rebuild every day from `start` to `end` inclusive (the rebuild command)."""
+    written, day = 0, start
+    while day <= end:
+        written += roll_up_day(day=day, now=now)
+        day += timedelta(days=1)
+    return written
+
+
+def days_to_roll_up(*, now: datetime) -> list[date]:
+    """Today; yesterday until it has been computed to its end; a few never-computed recent days."""
+    today = now.astimezone(UTC).date()
+    yesterday = today - timedelta(days=1)
+    known = {row.day: row for row in RolledUpDay.objects.filter(day__gte=today - timedelta(days=RECENT_DAYS))}
+    days = [today]
+    if yesterday not in known or not known[yesterday].complete:
+        days.append(yesterday)
+    missing = [today - timedelta(days=back) for back in range(2, RECENT_DAYS + 1)
+               if today - timedelta(days=back) not in known]
+    return days + missing[:BACKFILL_PER_RUN]
+
+
+def roll_up_recent(*, now: datetime | None = None) -> int:
+    now = now or timezone.now()
+    return sum(roll_up_day(day=day, now=now) for day in days_to_roll_up(now=now))

@@ -1,0 +1,207 @@
+"""/dashboard/ and its CSV downloads: who sees what, the range, the tables, the files, the query count."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.test import Client
+
+from factcheck.models import Organisation
+from factcheck.ratings import record_rating
+from moderation.enforcement import apply_rating
+from reports.rollup import roll_up_days
+from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PostFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "correct horse battery staple"
+
+
+def today():
+    return datetime.now(UTC).date()
+
+
+def at(days_ago: int, hour: int) -> datetime:
+    day = today() - timedelta(days=days_ago)
+    return datetime(day.year, day.month, day.day, hour, tzinfo=UTC)
+
+
+def rate(reviewer, *, days_ago: int, verdict: str = "false", language: str = "en", waited_hours: int = 2):
+    rated_at = at(days_ago, 12)
+    post = PostFactory(language=language, first_flagged_at=rated_at - timedelta(hours=waited_hours),
+                       posted_at=rated_at - timedelta(days=1))
+    FlagFactory(post=post, flagged_at=post.first_flagged_at)
+    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="See the sources.",
+                           sources=["https://example.org/source"], claim_if_unclaimed=True, now=rated_at)
+    apply_rating(rating_id=rating.pk, now=rated_at + timedelta(seconds=5))
+    return rating
+
+
+@pytest.fixture
+def world(ts_user):
+    verifact = OrganisationFactory(name="Verifact", languages=["en"], countries=[])
+    faktenwerk = OrganisationFactory(name="Faktenwerk", languages=["de"], countries=[])
+    alice = FactCheckerFactory(username="alice", organisation=verifact, first_name="Alice", last_name="Archer")
+    bob = FactCheckerFactory(username="bob", organisation=verifact)
+    claire = FactCheckerFactory(username="claire", organisation=faktenwerk, first_name="Claire", last_name="Dupont")
+    rate(alice, days_ago=1, verdict="false")
+    rate(alice, days_ago=1, verdict="partly_false", waited_hours=6)
+    rate(bob, days_ago=3, verdict="true")
+    rate(claire, days_ago=2, verdict="false", language="de")
+    PostFactory(language="en", first_flagged_at=at(2, 8))  # still waiting
+    roll_up_days(start=today() - timedelta(days=6), end=today())
+    return {"verifact": verifact, "faktenwerk": faktenwerk, "alice": alice, "bob": bob, "claire": claire,
+            "staff": ts_user}
+
+
+def signed_in(user) -> Client:
+    user.set_password(PASSWORD)
+    user.save(update_fields=["password"])
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def csv_rows(response) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+def test_staff_see_the_whole_program_with_each_organisation_and_reviewer(world):
+    page = signed_in(world["staff"]).get("/dashboard/")
+    assert page.status_code == 200
+    html_text = page.content.decode()
+    assert "the whole program" in html_text
+    for name in ("Verifact", "Faktenwerk", "Alice Archer", "Claire Dupont", "bob"):
+        assert name in html_text
+    assert "Throughput by organisation" in html_text
+    assert "DSA transparency report (CSV)" in html_text
+    # Ratings: four in the last week, drawn as panels and listed in the table.
+    assert page.context["figures"].total("ratings", "false") == 2
+    assert 'role="img"' in html_text and "<table>" in html_text
+
+
+def test_a_factchecker_sees_only_their_organisation(world):
+    page = signed_in(world["alice"]).get("/dashboard/")
+    assert page.status_code == 200
+    html_text = page.content.decode()
+    assert "Verifact" in html_text and "Alice Archer" in html_text and "bob" in html_text
+    assert "Claire Dupont" not in html_text and "Faktenwerk" not in html_text
+    assert "Throughput by organisation" not in html_text
+    assert "transparency report" not in html_text.lower()
+    figures = page.context["figures"]
+    assert figures.total("ratings", "false") == 1  # claire's False is Faktenwerk's
+    assert figures.total("ratings", "true") == 1
+
+
+def test_page_owners_are_refused_and_anonymous_visitors_sent_to_sign_in(world):
+    owner = UserFactory(username="olivia", role="page_owner")
+    assert signed_in(owner).get("/dashboard/").status_code == 403
+    assert signed_in(owner).get("/dashboard/ratings.csv").status_code == 403
+    assert signed_in(owner).get("/api/v1/stats").status_code == 401  # a session is not an API token
+    anonymous = Client().get("/dashboard/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/?next=/dashboard/")
+
+
+def test_the_default_range_is_the_last_seven_days_and_a_chosen_range_is_kept(world):
+    client = signed_in(world["staff"])
+    page = client.get("/dashboard/")
+    assert (page.context["start"], page.context["end"]) == (today() - timedelta(days=6), today())
+    assert [p["current"] for p in page.context["presets"]] == [True, False, False]
+    start = today() - timedelta(days=2)
+    chosen = client.get("/dashboard/", {"from": start.isoformat(), "to": today().isoformat()})
+    assert len(chosen.context["figures"].days) == 3
+    assert chosen.context["figures"].total("ratings", "true") == 0  # bob's True was 3 days ago
+    assert f'value="{start.isoformat()}"' in chosen.content.decode()
+    # Every CSV link carries the range.
+    assert f"ratings.csv?from={start.isoformat()}" in chosen.content.decode()
+
+
+@pytest.mark.parametrize("query, message", [
+    ({"from": "2026-13-01"}, "'from' must be a date YYYY-MM-DD"),
+    ({"from": "yesterday"}, "'from' must be a date YYYY-MM-DD"),
+    ({"from": "2026-05-02", "to": "2026-05-01"}, "'from' must be on or before 'to'"),
+    ({"from": "2020-01-01", "to": "2026-01-01"}, "A range is at most 366 days"),
+])
+def test_a_bad_range_is_explained_at_the_top_and_the_last_week_shown(world, query, message):
+    page = signed_in(world["staff"]).get("/dashboard/", query)
+    assert page.status_code == 400
+    text = html.unescape(page.content.decode())
+    assert 'class="error-summary"' in text and message in text
+    assert page.context["end"] == today()
+
+
+def test_days_never_computed_are_shown_as_missing_not_as_zero(world):
+    start = today() - timedelta(days=20)
+    page = signed_in(world["staff"]).get("/dashboard/", {"from": start.isoformat(), "to": today().isoformat()})
+    html_text = page.content.decode()
+    assert "14 of these days have not been computed yet" in html_text
+    rows = csv_rows(signed_in(world["staff"]).get("/dashboard/queue.csv", {"from": start.isoformat(),
+                                                                           "to": today().isoformat()}))
+    assert rows[0]["waiting_posts"] == ""  # unknown, not zero
+    assert rows[-1]["waiting_posts"] == "1"
+
+
+def test_each_chart_downloads_as_csv_with_the_figures_of_its_table(world):
+    client = signed_in(world["staff"])
+    query = {"from": (today() - timedelta(days=6)).isoformat(), "to": today().isoformat()}
+    slugs = [chart.slug for chart in client.get("/dashboard/", query).context["charts"]]
+    assert slugs == ["queue", "time-to-rating", "ratings", "decisions", "appeals", "organisations", "reviewers"]
+    for slug in slugs:
+        response = client.get(f"/dashboard/{slug}.csv", query)
+        assert response.status_code == 200, slug
+        assert response["Content-Type"] == "text/csv; charset=utf-8"
+        assert f'filename="factdesk-{slug}-program-{query["from"]}-to-{query["to"]}.csv"' in response["Content-Disposition"]
+    ratings = {row["date"]: row for row in csv_rows(client.get("/dashboard/ratings.csv", query))}
+    yesterday = (today() - timedelta(days=1)).isoformat()
+    assert (ratings[yesterday]["false"], ratings[yesterday]["partly_false"], ratings[yesterday]["total"]) == ("1", "1", "2")
+    waits = {row["date"]: row for row in csv_rows(client.get("/dashboard/time-to-rating.csv", query))}
+    assert waits[yesterday]["posts_rated"] == "2"
+    assert waits[yesterday]["median_seconds"] == str(4 * 3600)  # 2 h and 6 h
+    organisations = csv_rows(client.get("/dashboard/organisations.csv", query))
+    assert [(r["name"], r["ratings"]) for r in organisations] == [("Verifact", "3"), ("Faktenwerk", "1")]
+    decisions = {row["date"]: row for row in csv_rows(client.get("/dashboard/decisions.csv", query))}
+    assert (decisions[yesterday]["demotion"], decisions[yesterday]["label"]) == ("2", "2")
+
+
+def test_a_factcheckers_csv_is_their_organisations_and_the_report_is_staff_only(world):
+    client = signed_in(world["claire"])
+    reviewers = csv_rows(client.get("/dashboard/reviewers.csv"))
+    assert [r["name"] for r in reviewers] == ["Claire Dupont"]
+    assert "organisation" not in reviewers[0]
+    assert client.get("/dashboard/organisations.csv").status_code == 404  # not one of an organisation's charts
+    assert client.get("/dashboard/transparency-report.csv").status_code == 403
+    report = signed_in(world["staff"]).get("/dashboard/transparency-report.csv")
+    assert report.status_code == 200 and report.content.decode().startswith("section,item,label,count")
+
+
+def test_a_csv_with_a_bad_range_or_an_unknown_chart_is_refused_clearly(world):
+    client = signed_in(world["staff"])
+    bad = client.get("/dashboard/ratings.csv", {"from": "nope"})
+    assert bad.status_code == 400 and "'from' must be a date" in bad.content.decode()
+    assert client.get("/dashboard/nothing.csv").status_code == 404
+
+
+def test_the_dashboard_runs_a_fixed_number_of_queries_whatever_the_range_and_volume(
+        world, django_assert_max_num_queries):
+    client = signed_in(world["staff"])
+    client.get("/dashboard/")  # warm the session
+    with django_assert_max_num_queries(12) as small:
+        client.get("/dashboard/")
+    # More reviewers, more ratings and a 90-day range: the same queries.
+    for n in range(6):
+        rate(FactCheckerFactory(organisation=Organisation.objects.get(name="Verifact")), days_ago=n % 5 + 1)
+    roll_up_days(start=today() - timedelta(days=89), end=today())
+    start = (today() - timedelta(days=89)).isoformat()
+    with django_assert_max_num_queries(len(small.captured_queries)):
+        page = client.get("/dashboard/", {"from": start, "to": today().isoformat()})
+    assert len(page.context["figures"].reviewers) == 9
+
+
+def test_a_name_that_looks_like_a_formula_is_written_as_text_in_the_csv(world):
+    world["bob"].first_name, world["bob"].last_name = "=HYPERLINK(\"http://evil.example\")", ""
+    world["bob"].save(update_fields=["first_name", "last_name"])
+    reviewers = csv_rows(signed_in(world["staff"]).get("/dashboard/reviewers.csv"))
+    assert "'=HYPERLINK(\"http://evil.example\")" in [r["name"] for r in reviewers]
