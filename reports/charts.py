@@ -176,13 +176,14 @@ def time_to_rating_chart(figures: Figures) -> Chart:
 
 def ratings_chart(figures: Figures) -> Chart:
     labels = dict(Verdict.choices)
-    shown = [v for v in VERDICTS if figures.total("ratings", v)] or VERDICTS[:1]
+    # Every verdict is a column (a CSV's columns never depend on the range); only those used are drawn.
     return Chart(
         slug="ratings", title="Ratings by verdict",
         intro="Every rating made each day, including those later superseded on appeal or re-rated.",
         columns=[
             _date_column(),
-            *(Column(labels[v], v, _computed(lambda d, v=v: d.ratings.get(v, 0))) for v in shown),
+            *(Column(labels[v], v, _computed(lambda d, v=v: d.ratings.get(v, 0)),
+                     panel=bool(figures.total("ratings", v))) for v in VERDICTS),
             Column("All ratings", "total", _computed(lambda d: d.ratings_total)),
         ],
         rows=figures.days,

@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 
 from core.refusals import Refusal
 from factcheck.models import Organisation, Verdict
+from factcheck.timestamps import EARLIEST
 from moderation.appeals import DECISION_TARGET
 from moderation.models import AppealKind, AppealStatus
 from reports.models import DailyFigure, Metric, RolledUpDay
@@ -27,6 +28,7 @@ DEFAULT_DAYS = 7
 PRESETS = (7, 30, 90)
 MAX_DAYS = 366
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+FIRST_DAY = EARLIEST.date()
 
 
 class NoFigures(Refusal):
@@ -49,7 +51,7 @@ class Scope:
 
 
 def scope_of(user) -> Scope:
-    if getattr(user, "is_trust_safety", False):
+    if getattr(user, "is_trust_safety", False) or getattr(user, "is_superuser", False):
         return Scope(organisation=None)
     if getattr(user, "is_factchecker", False) and user.organisation_id:
         return Scope(organisation=user.organisation)
@@ -65,13 +67,30 @@ def _day(value: str, *, name: str) -> date:
     raise BadRange(f"'{name}' must be a date YYYY-MM-DD, not {value[:40]!r}.", details={"field": name})
 
 
+def check_days(first: date, last: date, *, today: date, names: tuple[str, str]) -> None:
+    """Days from 2000 (nothing earlier is a real post: factcheck.timestamps) to tomorrow (a UTC day that
+    has begun somewhere), the first not after the last; anything else is refused, never left to overflow."""
+    tomorrow = today + timedelta(days=1)
+    for name, value in zip(names, (first, last), strict=True):
+        if not FIRST_DAY <= value <= tomorrow:
+            raise BadRange(f"'{name}' must be a day from {FIRST_DAY.isoformat()} to {tomorrow.isoformat()}.",
+                           details={"field": name})
+    if first > last:
+        raise BadRange(f"'{names[0]}' must be on or before '{names[1]}'.", details={"field": names[0]})
+
+
 def date_range(*, start: str | None, end: str | None, today: date | None = None) -> tuple[date, date]:
     """The range asked for (both days included): the last 7 days to today when nothing is asked."""
     today = today or datetime.now(UTC).date()
     last = _day(end, name="to") if end else today
-    first = _day(start, name="from") if start else last - timedelta(days=DEFAULT_DAYS - 1)
-    if first > last:
-        raise BadRange("'from' must be on or before 'to'.", details={"field": "from"})
+    if start:
+        first = _day(start, name="from")
+    else:
+        # The default week ends on `last`: check it first, so that a bad `to` is refused as 'to' (not as
+        # the 'from' derived from it) and never reaches date arithmetic that overflows (year 1).
+        check_days(last, last, today=today, names=("to", "to"))
+        first = max(last - timedelta(days=DEFAULT_DAYS - 1), FIRST_DAY)
+    check_days(first, last, today=today, names=("from", "to"))
     if (last - first).days + 1 > MAX_DAYS:
         raise BadRange(f"A range is at most {MAX_DAYS} days.", details={"field": "from"})
     return first, last
@@ -161,6 +180,8 @@ def figures_for(scope: Scope, *, start: date, end: date) -> Figures:
     organisations: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     for day, metric, key, value in rows.values_list("day", "metric", "key", "value"):
         figures = days[day]
+        if not figures.computed:
+            continue  # written between the two reads: shown from the next read on, whole
         match metric:
             case Metric.QUEUE_DEPTH:
                 figures.queue_depth = int(value)
@@ -197,16 +218,19 @@ def figures_for(scope: Scope, *, start: date, end: date) -> Figures:
     decide_seconds.sort()
     return Figures(
         scope=scope, start=start, end=end, days=list(days.values()), decide_seconds=decide_seconds,
-        reviewers=_people(reviewers), organisations=_organisations(organisations),
+        reviewers=_people(reviewers, scope), organisations=_organisations(organisations),
     )
 
 
-def _people(counts: dict[int, list[int]]) -> list[Person]:
+def _people(counts: dict[int, list[int]], scope: Scope) -> list[Person]:
     if not counts:
         return []
     users = get_user_model().objects.filter(pk__in=counts).select_related("organisation")
+    # In an organisation's figures a reviewer's work was for that organisation: where they are now
+    # (another organisation, perhaps) is not the organisation's to know.
     people = [Person(id=user.pk, name=user.get_full_name() or user.username,
-                     organisation=user.organisation.name if user.organisation_id else "Trust and safety",
+                     organisation=scope.organisation.name if scope.organisation else
+                     user.organisation.name if user.organisation_id else "Trust and safety",
                      ratings=counts[user.pk][0], appeals_decided=counts[user.pk][1]) for user in users]
     return sorted(people, key=lambda p: (-p.ratings - p.appeals_decided, p.name))
 

@@ -4,5 +4,5 @@ from reports import rollup
 
 
 def roll_up_figures() -> int:
-    """Keep the dashboard's roll-up current: today, yesterday until complete, missing recent days."""
+    """Keep the dashboard's roll-up current: today, recent days not yet final, a few missing ones."""
     return rollup.roll_up_recent()

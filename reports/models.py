@@ -9,8 +9,6 @@ the lock of its `RolledUpDay` row.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
-
 from django.db import models
 from django.db.models import Q
 
@@ -63,6 +61,7 @@ class RolledUpDay(models.Model):
     day = models.DateField(primary_key=True)
     # The moment the figures run to: the end of the day, or the time of the last run for today.
     through = models.DateTimeField()
+    # The moment the history was read for them (a later reading always wins; reports.rollup).
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -70,7 +69,3 @@ class RolledUpDay(models.Model):
 
     def __str__(self) -> str:
         return f"{self.day} through {self.through:%Y-%m-%d %H:%M}"
-
-    @property
-    def complete(self) -> bool:
-        return self.through >= datetime.combine(self.day + timedelta(days=1), time(), tzinfo=UTC)

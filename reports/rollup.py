@@ -2,16 +2,23 @@
 
 `roll_up_day` computes one UTC day (to its end, or to now for today) for the whole program and
 for each organisation, from the committed history: flags, ratings, actions and appeals. It is
-idempotent: a day's rows are replaced whole, and a run never overwrites figures computed to a
-later moment. `roll_up_recent` is the periodic job's body (today, yesterday until it is complete,
-and a few never-computed days of the last 90); `roll_up_days` rebuilds any past range.
+idempotent: a day's rows are replaced whole, and a run never overwrites figures read from the
+history at a later moment. A day is read in one snapshot (REPEATABLE READ on PostgreSQL), so its
+figures agree with each other. `roll_up_recent` is the periodic job's body: today, every recent day
+not yet settled (computed at least an hour after its end, so that flags and rows that commit just
+after midnight are in it), and a few never-computed days of the last 90. `roll_up_days` rebuilds
+any past range.
 
 What each figure counts (tests/reports check every one against a direct count):
-- A post waits for a rating from its first flag until its first rating or the matched rating
-  it inherits as a copy of a rated claim. Copies waiting with their group count one each; posts
-  of politicians' pages are never in the queue. An organisation's queue is the posts in the
-  languages and countries it covers, as on its queue page.
-- Time to rating: from a post's first flag to its first rating, per day of that rating.
+- A post waits for a rating from its first flag until its first rating or the rating it inherits
+  as a copy of a rated claim (until the copy is unlinked from that claim, when it waits again).
+  So the queue depth counts every post awaiting a rating: queued, claimed, and copies waiting
+  with their group (one each), which the queue page shows as one row per group. Posts of
+  politicians' pages are never in the queue. An organisation's queue is the posts in the
+  languages and countries it covers. Both are read as they are now (a page's politician mark, an
+  organisation's coverage): rebuilding a past day after either changed counts it the new way.
+- Time to rating: from a post's first flag to its first rating, per day of that rating; a post
+  rated before anyone flagged it has no wait and is not counted.
 - Ratings count every rating made that day, including ones superseded later (on appeal or on a
   re-rating); an organisation's are those made by its reviewers.
 - Decisions (actions taken that day) by kind: demotions (shown less in feeds), labels, removals,
@@ -29,11 +36,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Exists, Min, OuterRef, Q
 from django.utils import timezone
 
-from factcheck.models import Organisation, Post, Rating
+from factcheck.models import Match, MatchState, Organisation, Post, Rating
 from factcheck.queue import covered_by
 from moderation.appeals import DECISION_TARGET
 from moderation.models import Action, ActionKind, Appeal, AppealStatus, DecisionOutcome, RatingDecision
@@ -42,6 +49,7 @@ from reports.models import DailyFigure, Metric, RolledUpDay
 logger = logging.getLogger(__name__)
 
 RECENT_DAYS = 90  # the periodic job fills in never-computed days this far back
+SETTLE_AFTER = timedelta(hours=1)  # a day is final once computed this long after its end
 BACKFILL_PER_RUN = 3  # ... a few per run, so that a first run on a big history stays short
 Scope = int | None  # an organisation id, or None for the whole program
 FigureKey = tuple[Scope, str, str]  # (scope, metric, key)
@@ -130,7 +138,7 @@ def _ratings(figures: _Figures, start: datetime, end: datetime) -> None:
         figures.add(organisation_id, Metric.RATINGS, verdict)
         figures.add(organisation_id, Metric.REVIEWER_RATINGS, str(reviewer_id))
         figures.values[(None, Metric.ORGANISATION_RATINGS, str(organisation_id))] += 1
-        if rated_before or first_flagged_at is None:
+        if rated_before or first_flagged_at is None or first_flagged_at > created_at:
             continue
         wait = max((created_at - first_flagged_at).total_seconds(), 0.0)
         figures.add(organisation_id, Metric.FIRST_RATINGS)
@@ -183,9 +191,14 @@ def waiting_posts(through: datetime):
     """Posts waiting for a rating at `through` (the module docstring says what waiting means)."""
     return (Post.objects.filter(first_flagged_at__lt=through, page__is_politician=False)
             .exclude(Exists(Rating.objects.filter(post=OuterRef("pk"), created_at__lt=through)))
-            # A copy inherits its claim's rating with that rating's decision on it, an action or none (True).
-            .exclude(Exists(RatingDecision.objects.filter(post=OuterRef("pk"), outcome=DecisionOutcome.APPLIED,
-                                                          decided_at__lt=through))))
+            # A copy inherits its claim's rating with that rating's decision on it, an action or none
+            # (True), until the copy is unlinked from the claim (a match rejected, on appeal or by staff).
+            .exclude(Exists(
+                RatingDecision.objects.filter(post=OuterRef("pk"), outcome=DecisionOutcome.APPLIED,
+                                              decided_at__lt=through)
+                .exclude(Exists(Match.objects.filter(post=OuterRef("post"), source=OuterRef("rating__post"),
+                                                     state=MatchState.REJECTED, decided_at__lt=through)))
+            )))
 
 
 def _queue(figures: _Figures, organisations: Sequence[Organisation], through: datetime) -> None:
@@ -219,24 +232,38 @@ def compute_day(day: date, *, now: datetime | None = None) -> tuple[datetime, li
     return through, figures.rows(day)
 
 
+def _snapshot(day: date, now: datetime) -> tuple[datetime, list[DailyFigure]]:
+    """The day computed from one snapshot of the history, so that its figures agree with each other."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return compute_day(day, now=now)  # SQLite is serialisable already; a caller's transaction is its own
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return compute_day(day, now=now)
+
+
 def roll_up_day(*, day: date, now: datetime | None = None) -> int:
-    """Compute one day and replace its rows; the number of rows written (0 if a newer run won)."""
+    """Compute one day and replace its rows; the number of rows written (0 if a later run won).
+
+    `now` is the moment the history is read: a run never replaces figures stored by a run that
+    read it later (a slow periodic run finishing after a rebuild that started after it).
+    """
     now = now or timezone.now()
     start, _ = day_bounds(day)
     if start > now:
         return 0
     # Computed outside the lock (the queue's pass is the slow part); written under it.
-    through, rows = compute_day(day, now=now)
+    through, rows = _snapshot(day, now)
     with transaction.atomic():
         RolledUpDay.objects.bulk_create([RolledUpDay(day=day, through=through, computed_at=now)],
                                         ignore_conflicts=True)
         # Locks the day's bookkeeping row: two runs of one day write one after the other.
         done = RolledUpDay.objects.select_for_update().get(day=day)
-        if done.through > through:
-            return 0  # a run that saw later activity already wrote this day
+        if done.computed_at > now:
+            return 0  # a run that read the history later already wrote this day
         DailyFigure.objects.filter(day=day).delete()
         DailyFigure.objects.bulk_create(rows, batch_size=1000)
-        done.through, done.computed_at = through, timezone.now()
+        done.through, done.computed_at = through, now
         done.save(update_fields=["through", "computed_at"])
     return len(rows)
 
@@ -250,17 +277,21 @@ def roll_up_days(*, start: date, end: date, now: datetime | None = None) -> int:
     return written
 
 
+def settled(row: RolledUpDay) -> bool:
+    """Whether a day's figures are final: computed at least SETTLE_AFTER after the day ended."""
+    return row.computed_at >= day_bounds(row.day)[1] + SETTLE_AFTER
+
+
 def days_to_roll_up(*, now: datetime) -> list[date]:
-    """Today; yesterday until it has been computed to its end; a few never-computed recent days."""
+    """Today; every recent day computed but not settled (yesterday, or days a scheduler outage left
+    half done); then a few never-computed recent days, newest first."""
     today = now.astimezone(UTC).date()
-    yesterday = today - timedelta(days=1)
-    known = {row.day: row for row in RolledUpDay.objects.filter(day__gte=today - timedelta(days=RECENT_DAYS))}
-    days = [today]
-    if yesterday not in known or not known[yesterday].complete:
-        days.append(yesterday)
-    missing = [today - timedelta(days=back) for back in range(2, RECENT_DAYS + 1)
+    known = {row.day: row for row in RolledUpDay.objects.filter(day__gte=today - timedelta(days=RECENT_DAYS),
+                                                                day__lt=today)}
+    unsettled = sorted((day for day, row in known.items() if not settled(row)), reverse=True)
+    missing = [today - timedelta(days=back) for back in range(1, RECENT_DAYS + 1)
                if today - timedelta(days=back) not in known]
-    return days + missing[:BACKFILL_PER_RUN]
+    return [today, *unsettled, *missing[:BACKFILL_PER_RUN]]
 
 
 def roll_up_recent(*, now: datetime | None = None) -> int:

@@ -44,12 +44,14 @@ def _range(request: HttpRequest):
 @figures_required
 def dashboard(request: HttpRequest, scope: Scope) -> HttpResponse:
     today = datetime.now(UTC).date()
+    typed = {"from": request.GET.get("from", "")[:40], "to": request.GET.get("to", "")[:40]}
     try:
         start, end = _range(request)
-        error = ""
+        error, bad_field = "", ""
     except BadRange as refusal:
+        # The last week is shown below the error; the form keeps what was typed, to correct it.
         start, end = date_range(start=None, end=None, today=today)
-        error = refusal.message
+        error, bad_field = refusal.message, (refusal.details or {}).get("field", "from")
     figures = figures_for(scope, start=start, end=end)
     query = urlencode({"from": start.isoformat(), "to": end.isoformat()})
     presets = [{"days": days, "current": not error and end == today and (end - start).days + 1 == days,
@@ -58,7 +60,10 @@ def dashboard(request: HttpRequest, scope: Scope) -> HttpResponse:
     return render(request, "reports/dashboard.html", {
         "scope": scope, "figures": figures, "charts": all_charts(figures), "query": query,
         "start": start, "end": end, "today": today, "presets": presets, "error": error,
-        "error_list": [{"message": error, "target": "range-from"}] if error else [],
+        "error_list": [{"message": error, "target": f"range-{bad_field}"}] if error else [],
+        "bad_field": bad_field,
+        "form_from": typed["from"] if error else start.isoformat(),
+        "form_to": typed["to"] if error else end.isoformat(),
     }, status=400 if error else 200)
 
 

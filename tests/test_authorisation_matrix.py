@@ -234,9 +234,9 @@ def factcheckers(ok: Any) -> dict[str, Any]:
     return row(LOGIN, ok, ok, ok, FC_403, FC_403, FC_403, FC_403, FC_403)
 
 
-# The dashboard: fact-checkers and staff; anonymous to the login page, other roles to the 403 page.
+# The dashboard: fact-checkers, staff and superusers; anonymous to the login page, other roles to the 403 page.
 def figures(ok: Any) -> dict[str, Any]:
-    return row(LOGIN, ok, ok, ok, PAGE_403, PAGE_403, ok, PAGE_403, PAGE_403)
+    return row(LOGIN, ok, ok, ok, PAGE_403, PAGE_403, ok, ok, PAGE_403)
 
 
 # The page owners' portal: anonymous to the login page, other roles to the portal's 403 page.
@@ -531,7 +531,7 @@ TABLE: dict[str, Route] = {
     "reports:chart_csv": route(GET=figures(200), args={"slug": lambda w: "ratings"}),
     # The DSA report covers the whole program: staff only.
     "reports:transparency_report": route(
-        GET=row(LOGIN, PAGE_403, PAGE_403, PAGE_403, PAGE_403, PAGE_403, 200, PAGE_403, PAGE_403),
+        GET=row(LOGIN, PAGE_403, PAGE_403, PAGE_403, PAGE_403, PAGE_403, 200, 200, PAGE_403),
     ),
     # ---- the admin: trust-and-safety staff and superusers; everyone else to its login -----------
     "admin:index": route(GET=staff_only(200, 200)),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
 
-from factcheck.models import Organisation
+from factcheck.models import Organisation, Verdict
 from factcheck.ratings import record_rating
 from moderation.enforcement import apply_rating
 from reports.rollup import roll_up_days
@@ -96,6 +97,38 @@ def test_a_factchecker_sees_only_their_organisation(world):
     assert figures.total("ratings", "true") == 1
 
 
+def test_a_factcheckers_figures_name_their_own_organisation_for_a_reviewer_who_has_since_moved(world):
+    alice = world["alice"]
+    alice.organisation = world["faktenwerk"]  # after her two ratings for Verifact
+    alice.save(update_fields=["organisation"])
+    client = signed_in(world["bob"])
+    page = client.get("/dashboard/")
+    assert page.status_code == 200
+    people = {p.name: p.organisation for p in page.context["figures"].reviewers}
+    assert people == {"Alice Archer": "Verifact", "bob": "Verifact"}
+    assert "Faktenwerk" not in page.content.decode()
+    reviewers = client.get("/dashboard/reviewers.csv")
+    assert [r["name"] for r in csv_rows(reviewers)] == ["Alice Archer", "bob"]
+    assert "Faktenwerk" not in reviewers.content.decode()
+    for chart in ("queue", "ratings", "decisions", "appeals", "time-to-rating"):
+        assert "Faktenwerk" not in client.get(f"/dashboard/{chart}.csv").content.decode(), chart
+
+
+def test_a_superuser_without_a_role_sees_the_whole_program_and_downloads_the_report(world):
+    root = UserFactory(username="root", role="", is_superuser=True, is_staff=True)
+    client = signed_in(root)
+    page = client.get("/dashboard/")
+    assert page.status_code == 200
+    assert page.context["scope"].organisation is None
+    text = page.content.decode()
+    assert "the whole program" in text and "Throughput by organisation" in text
+    assert "DSA transparency report (CSV)" in text
+    assert page.context["figures"].total("ratings", "false") == 2  # Verifact's and Faktenwerk's
+    report = client.get("/dashboard/transparency-report.csv")
+    assert report.status_code == 200 and report.content.decode().startswith("section,item,label,count")
+    assert client.get("/dashboard/organisations.csv").status_code == 200
+
+
 def test_page_owners_are_refused_and_anonymous_visitors_sent_to_sign_in(world):
     owner = UserFactory(username="olivia", role="page_owner")
     assert signed_in(owner).get("/dashboard/").status_code == 403
@@ -133,6 +166,79 @@ def test_a_bad_range_is_explained_at_the_top_and_the_last_week_shown(world, quer
     assert page.context["end"] == today()
 
 
+@pytest.mark.parametrize("query, field", [
+    ({"to": "0001-01-03"}, "to"),
+    ({"to": "9999-12-31"}, "to"),
+    ({"from": "9999-12-31"}, "from"),
+    ({"from": "1999-12-31", "to": "2000-01-05"}, "from"),
+    ({"from": "0001-01-01", "to": "0001-01-01"}, "from"),
+], ids=["to in year 1", "to in year 9999", "from in year 9999", "from before 2000", "both in year 1"])
+def test_a_day_out_of_range_is_refused_naming_the_field_never_a_server_error(world, query, field):
+    client = signed_in(world["staff"])
+    tomorrow = (today() + timedelta(days=1)).isoformat()
+    message = f"'{field}' must be a day from 2000-01-01 to {tomorrow}."
+    page = client.get("/dashboard/", query)
+    assert page.status_code == 400
+    assert message in html.unescape(page.content.decode())
+    assert (page.context["start"], page.context["end"]) == (today() - timedelta(days=6), today())
+    for path in ("/dashboard/ratings.csv", "/dashboard/queue.csv", "/dashboard/transparency-report.csv"):
+        answer = client.get(path, query)
+        assert answer.status_code == 400, path
+        assert answer.content.decode() == message + "\n", path
+
+
+def test_the_transparency_report_refuses_a_range_in_year_9999(world):
+    answer = signed_in(world["staff"]).get("/dashboard/transparency-report.csv",
+                                           {"from": "9999-12-31", "to": "9999-12-31"})
+    assert answer.status_code == 400 and answer["Content-Type"] == "text/plain; charset=utf-8"
+    assert "'from' must be a day from 2000-01-01 to " in answer.content.decode()
+
+
+def test_tomorrow_is_the_last_day_that_can_be_asked_for(world):
+    client = signed_in(world["staff"])
+    tomorrow = today() + timedelta(days=1)
+    page = client.get("/dashboard/", {"to": tomorrow.isoformat()})
+    assert page.status_code == 200 and page.context["end"] == tomorrow
+    assert page.context["figures"].missing_days == [tomorrow]
+    assert client.get("/dashboard/", {"to": (tomorrow + timedelta(days=1)).isoformat()}).status_code == 400
+
+
+def test_a_bad_to_points_the_error_summary_at_the_to_field_and_marks_it_invalid(world):
+    page = signed_in(world["staff"]).get("/dashboard/", {"from": "2026-01-01", "to": "0001-01-03"})
+    assert page.status_code == 400
+    text = page.content.decode()
+    assert '<a href="#range-to">' in text and '<a href="#range-from">' not in text
+    to_input = re.search(r'<input type="date" id="range-to"[^>]*>', text).group(0)
+    from_input = re.search(r'<input type="date" id="range-from"[^>]*>', text).group(0)
+    assert 'aria-invalid="true"' in to_input and 'aria-invalid="true"' not in from_input
+    assert 'aria-describedby="error-summary-title"' in to_input
+    # The form keeps what was typed, to be corrected; the figures below are the last week's.
+    assert 'value="0001-01-03"' in to_input and 'value="2026-01-01"' in from_input
+
+
+def test_a_bad_from_points_the_error_summary_at_the_from_field(world):
+    page = signed_in(world["staff"]).get("/dashboard/", {"from": "9999-12-31"})
+    text = page.content.decode()
+    assert '<a href="#range-from">' in text and '<a href="#range-to">' not in text
+    from_input = re.search(r'<input type="date" id="range-from"[^>]*>', text).group(0)
+    to_input = re.search(r'<input type="date" id="range-to"[^>]*>', text).group(0)
+    assert 'aria-invalid="true"' in from_input and 'aria-invalid="true"' not in to_input
+    assert 'value="9999-12-31"' in from_input and 'value=""' in to_input  # nothing typed in "to"
+
+
+def test_a_refused_range_keeps_both_typed_days_in_the_form(world):
+    page = signed_in(world["staff"]).get("/dashboard/", {"from": "2026-11-01", "to": "2020-01-01"})
+    assert page.status_code == 400
+    text = page.content.decode()
+    assert "'from' must be on or before 'to'" in html.unescape(text)
+    assert (page.context["form_from"], page.context["form_to"]) == ("2026-11-01", "2020-01-01")
+    assert re.search(r'id="range-from" name="from" value="2026-11-01"', text)
+    assert re.search(r'id="range-to" name="to" value="2020-01-01"', text)
+    # A good range shows the days it covers.
+    good = signed_in(world["staff"]).get("/dashboard/", {"from": "2026-11-01", "to": "2026-11-03"})
+    assert (good.context["form_from"], good.context["form_to"]) == ("2026-11-01", "2026-11-03")
+
+
 def test_days_never_computed_are_shown_as_missing_not_as_zero(world):
     start = today() - timedelta(days=20)
     page = signed_in(world["staff"]).get("/dashboard/", {"from": start.isoformat(), "to": today().isoformat()})
@@ -164,6 +270,22 @@ def test_each_chart_downloads_as_csv_with_the_figures_of_its_table(world):
     assert [(r["name"], r["ratings"]) for r in organisations] == [("Verifact", "3"), ("Faktenwerk", "1")]
     decisions = {row["date"]: row for row in csv_rows(client.get("/dashboard/decisions.csv", query))}
     assert (decisions[yesterday]["demotion"], decisions[yesterday]["label"]) == ("2", "2")
+
+
+def test_the_ratings_csv_has_a_column_for_every_verdict_even_when_one_verdict_was_used(world):
+    client = signed_in(world["staff"])
+    day = (today() - timedelta(days=3)).isoformat()  # bob's True only
+    response = client.get("/dashboard/ratings.csv", {"from": day, "to": day})
+    header = next(csv.reader(io.StringIO(response.content.decode())))
+    assert header == ["date", *(value for value, _ in Verdict.choices), "total"]
+    assert csv_rows(response) == [{"date": day, **{v: "0" for v, _ in Verdict.choices}, "true": "1", "total": "1"}]
+    # The same columns for any range; only the verdicts used are drawn as panels.
+    other = client.get("/dashboard/ratings.csv", {"from": (today() - timedelta(days=6)).isoformat()})
+    assert next(csv.reader(io.StringIO(other.content.decode()))) == header
+    page = client.get("/dashboard/", {"from": day, "to": day})
+    ratings = next(chart for chart in page.context["charts"] if chart.slug == "ratings")
+    assert [panel.title for panel in ratings.panels] == ["True", "All ratings"]
+    assert ratings.header == ["Day", *(label for _, label in Verdict.choices), "All ratings"]
 
 
 def test_a_factcheckers_csv_is_their_organisations_and_the_report_is_staff_only(world):

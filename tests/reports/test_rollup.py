@@ -17,15 +17,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from factcheck.ingest import ingest_flags
-from factcheck.models import Organisation, Post, QueueState, Rating
+from factcheck.models import Match, MatchState, Organisation, Post, QueueState, Rating
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.models import Action, ActionKind, Appeal, AppealStatus, DecisionOutcome, RatingDecision
 from moderation.propagation import apply_matches
 from reports.figures import DayFigures, Scope, figures_for
 from reports.models import DailyFigure, RolledUpDay
-from reports.rollup import days_to_roll_up, roll_up_day, roll_up_days, roll_up_recent
+from reports.rollup import (
+    SETTLE_AFTER, days_to_roll_up, roll_up_day, roll_up_days, roll_up_recent, settled, waiting_posts,
+)
 from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY
-from tests.factories import FactCheckerFactory, OrganisationFactory, UserFactory
+from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
 from tests.reports.conftest import DAYS, FIRST, LAST, at, flag, rate
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +62,8 @@ def covers(organisation: Organisation | None, post: Post) -> bool:
 
 
 def waiting_at(through: datetime, organisation: Organisation | None) -> list[Post]:
-    """Flagged posts of non-politicians with no rating of their own and no inherited rating yet."""
+    """Flagged posts of non-politicians with no rating of their own and no inherited rating yet (or one
+    inherited from a claim the post has since been unlinked from)."""
     waiting = []
     for post in Post.objects.select_related("page").exclude(first_flagged_at=None).order_by("pk"):
         if post.first_flagged_at >= through or post.page.is_politician or not covers(organisation, post):
@@ -68,8 +71,10 @@ def waiting_at(through: datetime, organisation: Organisation | None) -> list[Pos
         if Rating.objects.filter(post=post, created_at__lt=through).exists():
             continue
         inherited = (RatingDecision.objects.filter(post=post, decided_at__lt=through, outcome=DecisionOutcome.APPLIED)
-                     .exclude(rating__post=post))
-        if inherited.exists():
+                     .exclude(rating__post=post).select_related("rating"))
+        unlinked = {source for source in Match.objects.filter(
+            post=post, state=MatchState.REJECTED, decided_at__lt=through).values_list("source_id", flat=True)}
+        if any(decision.rating.post_id not in unlinked for decision in inherited):
             continue
         waiting.append(post)
     return waiting
@@ -104,7 +109,9 @@ def direct_day(day: date, organisation: Organisation | None, *, now: datetime) -
     waits = []
     for rating in ratings.select_related("post"):
         first_rating = Rating.objects.filter(post=rating.post).order_by("created_at", "id").first()
-        if first_rating.pk == rating.pk and rating.post.first_flagged_at is not None:
+        flagged = rating.post.first_flagged_at
+        # A post rated before anyone flagged it never waited: not a first rating, no wait.
+        if first_rating.pk == rating.pk and flagged is not None and flagged <= rating.created_at:
             waits.append(max((rating.created_at - rating.post.first_flagged_at).total_seconds(), 0.0))
     decisions = Counter()
     for action in own(Action.objects.filter(created_at__gte=start, created_at__lt=through), "rating__organisation"):
@@ -394,30 +401,101 @@ def test_a_run_with_an_earlier_now_never_overwrites_a_day_computed_to_a_later_mo
     assert RolledUpDay.objects.get(day=LAST).through == at(4, 14)
     assert figure_of("program", history, 4, "ratings") == {"true": 1}  # en4 at 13:00 is still there
     roll_up_day(day=LAST, now=history.now)  # the day's end wins over 14:00
-    assert RolledUpDay.objects.get(day=LAST).complete
+    done = RolledUpDay.objects.get(day=LAST)
+    assert (done.through, done.computed_at) == (at(5, 0), history.now) and settled(done)
+
+
+def test_a_stale_run_of_a_past_day_never_overwrites_a_run_that_read_the_history_later(history):
+    # Both runs read D3 after its end, so both run to its end: the later reading wins, whichever finishes last.
+    day = DAYS[3]
+    assert roll_up_day(day=day, now=history.now) > 0
+    # A mark on the stored rows: a write of the day would replace them.
+    marked = DailyFigure.objects.filter(day=day, organisation=None, metric="queue_depth").update(value=999)
+    assert marked == 1
+    before = stored_rows()
+    assert roll_up_day(day=day, now=at(4, 0, 30)) == 0  # read at D4 00:30, finishing after the run of D5 06:00
+    assert stored_rows() == before
+    done = RolledUpDay.objects.get(day=day)
+    assert (done.through, done.computed_at) == (at(4, 0), history.now)
+    # A run that read the history later still replaces it, and stores when it read it (not when it wrote).
+    later = history.now + timedelta(hours=1)
+    assert roll_up_day(day=day, now=later) > 0
+    assert figure_of("program", history, 3, "queue_depth") == 2
+    assert RolledUpDay.objects.get(day=day).computed_at == later
 
 
 # --- which days the periodic job computes --------------------------------------------------------
 
 
-def test_the_job_computes_today_yesterday_and_three_missing_recent_days(db):
+def test_the_job_computes_today_and_the_three_most_recent_days_never_computed(db):
     now = at(10, 9)
     today = now.date()
-    assert days_to_roll_up(now=now) == [today - timedelta(days=n) for n in range(5)]
+    # Yesterday, never computed, is the first of the missing days.
+    assert days_to_roll_up(now=now) == [today - timedelta(days=n) for n in range(4)]
     assert roll_up_recent(now=now) >= 0
     assert list(RolledUpDay.objects.order_by("-day").values_list("day", flat=True)) == [
-        today - timedelta(days=n) for n in range(5)]
-    # The next run: today again; yesterday is complete; the next three missing days.
-    assert days_to_roll_up(now=now + timedelta(minutes=5)) == [today] + [today - timedelta(days=n) for n in (5, 6, 7)]
+        today - timedelta(days=n) for n in range(4)]
+    assert set(RolledUpDay.objects.values_list("computed_at", flat=True)) == {now}  # when the history was read
+    # The next run: today again; the past days, computed at 09:00, are settled; the next three missing days.
+    assert days_to_roll_up(now=now + timedelta(minutes=5)) == [today] + [today - timedelta(days=n) for n in (4, 5, 6)]
 
 
-def test_yesterday_is_computed_again_until_it_has_been_computed_to_its_end(db):
+def test_the_job_computes_today_then_every_recent_unsettled_day_newest_first_then_three_missing_days(db):
+    now = at(100, 9)
+    today = now.date()
+
+    def computed(back: int, computed_at: datetime) -> RolledUpDay:
+        day = today - timedelta(days=back)
+        end = datetime.combine(day, time(), tzinfo=UTC) + DAY
+        return RolledUpDay(day=day, through=min(end, computed_at), computed_at=computed_at)
+
+    RolledUpDay.objects.bulk_create([
+        computed(1, at(100, 0, 30)),  # 30 minutes after its end: not settled yet
+        computed(2, at(99, 0, 59)),  # 59 minutes after its end: not settled
+        computed(3, at(98, 1)),  # exactly an hour after its end: settled
+        computed(5, at(95, 23)),  # during the day, then the scheduler stopped: not settled
+        computed(90, at(10, 12)),  # the oldest day of the window, computed during the day
+        computed(91, at(9, 12)),  # past the window: left as it is
+        *(computed(back, now) for back in range(6, 90)),  # settled
+    ])
+    assert not settled(RolledUpDay.objects.get(day=today - timedelta(days=1)))
+    assert settled(RolledUpDay.objects.get(day=today - timedelta(days=3)))
+    assert days_to_roll_up(now=now) == [today] + [today - timedelta(days=n) for n in (1, 2, 5, 90, 4)]
+
+
+def test_yesterday_is_recomputed_until_a_run_an_hour_after_its_end_has_computed_it(db):
     today = at(10, 0).date()
     yesterday = today - timedelta(days=1)
     roll_up_day(day=yesterday, now=at(9, 23, 50))  # computed to 23:50 only
     assert yesterday in days_to_roll_up(now=at(10, 0, 5))
     roll_up_day(day=yesterday, now=at(10, 0, 5))
-    assert yesterday not in days_to_roll_up(now=at(10, 0, 10))
+    done = RolledUpDay.objects.get(day=yesterday)
+    # To its end now, but rows of its last moments may still be committing: not settled.
+    assert (done.through, done.computed_at) == (at(10, 0), at(10, 0, 5)) and not settled(done)
+    assert yesterday in days_to_roll_up(now=at(10, 0, 10))
+    roll_up_day(day=yesterday, now=at(10, 0) + SETTLE_AFTER)
+    assert settled(RolledUpDay.objects.get(day=yesterday))
+    assert yesterday not in days_to_roll_up(now=at(10, 1, 5))
+
+
+def test_a_day_last_computed_before_its_end_is_recomputed_after_a_scheduler_outage_until_settled(db):
+    roll_up_day(day=FIRST, now=at(0, 23, 55))  # the last run before the scheduler stopped
+    ingest_flags(flags=[flag("en1", flagged_at=at(0, 23, 58))], now=at(0, 23, 58))  # after that run
+    assert figures_for(Scope(organisation=None), start=FIRST, end=FIRST).days[0].queue_depth == 0
+    # The scheduler is back at D2 00:10: D0 is recomputed, as well as D1, never computed.
+    assert days_to_roll_up(now=at(2, 0, 10))[:3] == [DAYS[2], FIRST, DAYS[1]]
+    roll_up_recent(now=at(2, 0, 10))
+    program = figures_for(Scope(organisation=None), start=FIRST, end=DAYS[2])
+    assert [d.queue_depth for d in program.days] == [1, 1, 1]
+    assert program.days[0].queue_oldest_seconds == 120.0  # en1 at D0's end, flagged at 23:58
+    assert program.days[0].through == at(1, 0)
+    # D0, computed more than an hour after its end, is settled: never recomputed again. D1 ended ten
+    # minutes before that run: it is recomputed until a run an hour after its end.
+    assert settled(RolledUpDay.objects.get(day=FIRST))
+    assert FIRST not in days_to_roll_up(now=at(2, 0, 15))
+    assert DAYS[1] in days_to_roll_up(now=at(2, 0, 15))
+    roll_up_recent(now=at(2, 1))
+    assert DAYS[1] not in days_to_roll_up(now=at(2, 1, 5))
 
 
 def test_the_job_never_backfills_past_ninety_days_and_skips_days_already_computed(db):
@@ -433,6 +511,7 @@ def test_the_job_never_backfills_past_ninety_days_and_skips_days_already_compute
 # --- reading a range: a fixed number of queries ---------------------------------------------------
 
 
+TEXT_EARLY = "The city council will paint every bus in the city gold to celebrate the football team's victory"
 EXTRA_TEXTS = [
     "A famous footballer secretly bought the moon and plans to build a stadium on it next summer",
     "Drinking seawater every day makes children grow taller according to a viral video from Brazil",
@@ -516,3 +595,67 @@ def test_an_appeal_decided_the_instant_it_was_filed_counts_in_the_median_time_to
     assert figures.decide_seconds == [0.0, 4 * 3600.0]
     assert figures.appeal_median_seconds == 2 * 3600.0
     assert figures.appeals_within_target == 2
+
+
+def test_a_copy_unlinked_from_its_rated_claim_waits_again_from_the_moment_it_is_unlinked(db, page_owner):
+    organisation = OrganisationFactory(name="Full Facts", languages=["en"])
+    rater, colleague = FactCheckerFactory.create_batch(2, organisation=organisation)
+    ingest_flags(flags=[flag("lemon", flagged_at=at(0, 8), text=CLAIM, where=("en", "GB"))], now=at(0, 8))
+    rate(rater, Post.objects.get(external_id="lemon"), "false", now=at(0, 9))
+    ingest_flags(flags=[flag("lemon-copy", flagged_at=at(0, 10), text=EXACT_COPY, where=("en", "GB"))],
+                 now=at(0, 10))
+    copy = Post.objects.select_related("page").get(external_id="lemon-copy")
+    copy.page.owners.add(page_owner)
+    apply_matches(post_ids=[copy.pk], now=at(0, 10, 5))  # the copy inherits the claim's False
+    copy.refresh_from_db()
+    assert copy.queue_state == QueueState.MATCHED
+    assert roll_up_day(day=FIRST, now=at(0, 13)) > 0
+    assert figures_for(Scope(organisation=None), start=FIRST, end=FIRST).days[0].queue_depth == 0
+    assert waiting_posts(at(0, 13)).count() == 0 == len(waiting_at(at(0, 13), None))
+    # The owner says it is not the same claim; the claim's organisation agrees: the copy is unlinked at 14:00.
+    appeal = file_appeal(owner=page_owner, post_id=copy.pk, kind="dispute", statement="Not the same claim.",
+                         now=at(0, 12))
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="A different claim.",
+                  now=at(0, 14))
+    copy.refresh_from_db()
+    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.QUEUED, None)  # back in the queue, live
+    assert Match.objects.get(post=copy).state == MatchState.REJECTED
+    assert [p.pk for p in waiting_at(at(0, 14), None)] == []  # not yet at the very moment
+    for moment in (at(0, 14, 1), at(1, 0)):
+        waiting = [p.pk for p in waiting_at(moment, None)]
+        assert waiting == [copy.pk] == list(waiting_posts(moment).values_list("pk", flat=True))
+    # What waits now is exactly what the live queue states say waits.
+    live = Post.objects.filter(queue_state__in=[QueueState.QUEUED, QueueState.CLAIMED, QueueState.GROUPED])
+    assert list(live.values_list("pk", flat=True)) == [copy.pk]
+    roll_up_day(day=FIRST, now=at(0, 14, 1))
+    today = figures_for(Scope(organisation=None), start=FIRST, end=FIRST).days[0]
+    assert (today.queue_depth, today.queue_oldest_seconds) == (1, (4 * 60 + 1) * 60.0)  # flagged at 10:00
+    roll_up_days(start=FIRST, end=FIRST, now=at(1, 6))
+    for scope in (None, organisation):
+        day = figures_for(Scope(organisation=scope), start=FIRST, end=FIRST).days[0]
+        assert shown(day) == approximately(direct_day(FIRST, scope, now=at(1, 6)))
+        assert (day.queue_depth, day.queue_oldest_seconds) == (1, 14 * 3600.0)
+
+
+def test_a_rating_made_before_the_posts_first_flag_is_not_a_first_rating_and_adds_no_wait(db):
+    organisation = OrganisationFactory(name="Full Facts", languages=["en"])
+    reviewer = FactCheckerFactory(organisation=organisation)
+    # Rated while nobody had flagged it (through the API, which claims an unclaimed post)...
+    early = PostFactory(external_id="early", page=PageFactory(external_id="page-early", name="Page of early"),
+                        language="en", country="GB", posted_at=at(0, 5), queue_state=QueueState.UNFLAGGED,
+                        flag_count=0, flag_weight=0.0, first_flagged_at=None)
+    rate(reviewer, early, "false", now=at(0, 9))
+    # ... and flagged later that day, after its rating.
+    ingest_flags(flags=[flag("early", flagged_at=at(0, 11), text=TEXT_EARLY, where=("en", "GB"))], now=at(0, 11))
+    early.refresh_from_db()
+    assert early.first_flagged_at == at(0, 11) and early.flag_count == 1
+    # A post flagged at 12:00 and rated at 14:00 is the day's only first rating.
+    ingest_flags(flags=[flag("en1", flagged_at=at(0, 12))], now=at(0, 12))
+    rate(reviewer, Post.objects.get(external_id="en1"), "partly_false", now=at(0, 14))
+    roll_up_days(start=FIRST, end=FIRST, now=at(1, 6))
+    for scope in (None, organisation):
+        day = figures_for(Scope(organisation=scope), start=FIRST, end=FIRST).days[0]
+        assert shown(day) == approximately(direct_day(FIRST, scope, now=at(1, 6)))
+        assert day.ratings == {"false": 1, "partly_false": 1}  # both ratings count as ratings
+        assert (day.first_ratings, day.time_to_rating_p50, day.time_to_rating_p90) == (1, 7200.0, 7200.0)
+        assert day.queue_depth == 0  # rated before its flag, it never waited

@@ -74,3 +74,31 @@ def test_a_bad_range_is_a_422_naming_the_field(world, query, code):  # noqa: F81
     answer = bearer_client(world["staff"]).get("/api/v1/stats", query)
     assert answer.status_code == 422
     assert answer.json()["error"]["code"] == code
+
+
+@pytest.mark.parametrize("query, field", [
+    ({"to": "0001-01-03"}, "to"),
+    ({"from": "9999-12-31"}, "from"),
+    ({"to": "9999-12-31"}, "to"),
+    ({"from": "1999-12-31", "to": "2000-01-05"}, "from"),
+    ({"from": "9999-12-31", "to": "9999-12-31"}, "from"),
+], ids=["to in year 1", "from in year 9999", "to in year 9999", "from before 2000", "both in year 9999"])
+def test_a_day_out_of_range_is_a_422_naming_the_field_never_a_server_error(world, query, field):  # noqa: F811
+    answer = bearer_client(world["staff"]).get("/api/v1/stats", query)
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    tomorrow = (today() + timedelta(days=1)).isoformat()
+    assert error["code"] == "invalid_range"
+    assert error["message"] == f"'{field}' must be a day from 2000-01-01 to {tomorrow}."
+    assert error["details"] == {"field": field}
+
+
+def test_a_reviewer_who_moved_is_named_with_the_organisation_they_rated_for(world):  # noqa: F811
+    alice = world["alice"]
+    alice.organisation = world["faktenwerk"]
+    alice.save(update_fields=["organisation"])
+    answer = bearer_client(world["bob"]).get("/api/v1/stats")
+    assert answer.status_code == 200
+    assert [(r["name"], r["organisation"]) for r in answer.json()["reviewers"]] == [
+        ("Alice Archer", "Verifact"), ("bob", "Verifact")]
+    assert "Faktenwerk" not in answer.content.decode()

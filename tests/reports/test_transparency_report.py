@@ -1,8 +1,8 @@
 """`manage.py transparency_report`: the DSA counts of a date range as CSV, equal to the stored rows.
 
-The history is tests/reports/conftest.py's (13 actions with a statement of reasons over D0-D4, five
-appeals of every kind and outcome); each line of the report is compared with a direct count of the
-statements, actions and appeals in the range, and the totals with each other.
+The history is tests/reports/conftest.py's (13 flags from every source, 13 actions with a statement of
+reasons over D0-D4, five appeals of every kind and outcome); each line of the report is compared with
+a direct count of the flags, statements, actions and appeals in the range, and the totals with each other.
 """
 
 from __future__ import annotations
@@ -18,18 +18,21 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.db.models import Q
 
+from factcheck.ingest import ingest_flags
+from factcheck.models import Flag, FlagSource
 from moderation import transparency as tdb
 from moderation.models import Action, ActionKind, Appeal, AppealKind, AppealStatus, RemovalGround, StatementOfReasons
-from tests.reports.conftest import DAYS, FIRST, LAST
+from tests.reports.conftest import DAYS, FIRST, LAST, at, flag
 
 pytestmark = pytest.mark.django_db
 
 HEADER = ["section", "item", "label", "count", "median_seconds_to_decide"]
 SECTIONS = [
-    "period", "actions", "actions_by_type", "actions_by_ground", "actions_by_detection_source",
+    "period", "flags_received", "actions", "actions_by_type", "actions_by_ground", "actions_by_detection_source",
     "actions_by_automated_detection", "actions_by_automated_decision", "appeals_received", "appeals_by_outcome",
-    "appeals_decided",
+    "appeals_decided", "out_of_court_disputes", "suspensions",
 ]
+FLAG_SOURCES = [FlagSource.USER_REPORT, FlagSource.TRUSTED_FLAGGER, FlagSource.CLASSIFIER, FlagSource.PARTNER]
 SOURCES = [tdb.SOURCE_ARTICLE_16, tdb.SOURCE_TRUSTED_FLAGGER, tdb.SOURCE_VOLUNTARY]
 OUTCOMES = [AppealStatus.UPHELD, AppealStatus.REVERSED, AppealStatus.WITHDRAWN]
 
@@ -68,14 +71,16 @@ def pg_median(values: list[float]) -> str:
 
 
 def direct(start: date, end: date) -> dict[str, dict[str, int]]:
-    """Every count of the report, from the statements, actions and appeals stored in the range."""
+    """Every count of the report, from the flags, statements, actions and appeals stored in the range."""
     since, until = bounds(start, end)
+    flags = Flag.objects.filter(received_at__gte=since, received_at__lt=until)
     statements = StatementOfReasons.objects.filter(action__created_at__gte=since, action__created_at__lt=until)
     not_removal = statements.exclude(action__kind=ActionKind.REMOVAL)
     received = Appeal.objects.filter(created_at__gte=since, created_at__lt=until)
     closed = Appeal.objects.filter(decided_at__gte=since, decided_at__lt=until)
     decided = closed.exclude(status=AppealStatus.WITHDRAWN)
     return {
+        "flags_received": {source: flags.filter(source=source).count() for source in FLAG_SOURCES},
         "actions": {"total": statements.count()},
         "actions_by_type": {
             "demotion": not_removal.filter(action__feed_multiplier__lt=1).count(),
@@ -101,6 +106,9 @@ def direct(start: date, end: date) -> dict[str, dict[str, int]]:
                                for kind in AppealKind.values for status in OUTCOMES},
         "appeals_decided": {**{kind: decided.filter(kind=kind).count() for kind in AppealKind.values},
                             "all": decided.count()},
+        # What Factdesk never does: always none.
+        "out_of_court_disputes": {"submitted": 0},
+        "suspensions": {"accounts": 0},
     }
 
 
@@ -169,6 +177,42 @@ def test_the_whole_history_reads_as_it_happened(history, tmp_path):
         ("all", "3", str(42 * 3600))]
 
 
+def test_flags_received_by_source_equal_a_direct_count_of_the_flags_received_in_the_range(history, tmp_path):
+    # Flagged late on D4 but received just after midnight: a flag counts on the day it was received.
+    ingest_flags(flags=[flag("fr1", flagged_at=at(4, 23, 50), source="trusted_flagger", key="flag-fr1-late")],
+                 now=at(5, 0, 20))
+    for start, end in ((FIRST, LAST), (DAYS[1], DAYS[3]), (DAYS[2], DAYS[2]), (LAST, LAST + timedelta(days=1))):
+        _, sections, _ = report(start, end, tmp_path)
+        since, until = bounds(start, end)
+        received = Flag.objects.filter(received_at__gte=since, received_at__lt=until)
+        assert counts(sections["flags_received"]) == {
+            source: received.filter(source=source).count() for source in FLAG_SOURCES}, (start, end)
+    # By hand: fr1 by a trusted flagger, en1 by a classifier, de1 by a partner, the ten others by users.
+    _, whole, _ = report(FIRST, LAST, tmp_path)
+    assert counts(whole["flags_received"]) == {"user_report": 10, "trusted_flagger": 1, "classifier": 1, "partner": 1}
+    _, middle, _ = report(DAYS[1], DAYS[3], tmp_path)
+    assert counts(middle["flags_received"]) == {"user_report": 3, "trusted_flagger": 0, "classifier": 0, "partner": 0}
+    _, after, _ = report(LAST + timedelta(days=1), LAST + timedelta(days=1), tmp_path)
+    assert counts(after["flags_received"]) == {"user_report": 0, "trusted_flagger": 1, "classifier": 0, "partner": 0}
+
+
+def test_the_report_opens_with_flags_received_and_ends_with_what_factdesk_never_does_as_none(history, tmp_path):
+    out = tmp_path / "report.csv"
+    call_command("transparency_report", "--from", FIRST.isoformat(), "--to", LAST.isoformat(), "--out", str(out),
+                 stdout=io.StringIO())
+    rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert [row[:2] for row in rows[1:6]] == [["period", f"{FIRST}/{LAST}"], *(
+        ["flags_received", source] for source in FLAG_SOURCES)]
+    assert rows[6][:2] == ["actions", "total"]
+    assert [(row[0], row[1], row[3], row[4]) for row in rows[-2:]] == [
+        ("out_of_court_disputes", "submitted", "0", ""), ("suspensions", "accounts", "0", "")]
+    assert "Art. 21" in rows[-2][2] and "Art. 23" in rows[-1][2]
+    # Present with none in an empty range too.
+    _, empty, _ = report(DAYS[2], DAYS[2], tmp_path)
+    assert counts(empty["out_of_court_disputes"]) == {"submitted": 0}
+    assert counts(empty["suspensions"]) == {"accounts": 0}
+
+
 def test_rows_outside_the_range_are_not_counted(history, tmp_path):
     _, sections, _ = report(DAYS[1], DAYS[3], tmp_path)
     # D0's five actions (and the dispute and removal appeal filed then) and D4's removal are outside.
@@ -195,7 +239,11 @@ def test_without_out_the_report_is_printed(history):
     (["--from", "2025-03-03", "--to", "2025-02-30"], "--to must be a date YYYY-MM-DD, not '2025-02-30'."),
     (["--from", "2025-03-07", "--to", "2025-03-03"], "--to (2025-03-03) is before --from (2025-03-07)."),
     (["--from", "2025-03-03"], "the following arguments are required: --to"),
-], ids=["month 13", "no dashes", "30 February", "to before from", "no to"])
+    (["--from", "9999-12-31", "--to", "9999-12-31"], "'--from' must be a day from 2000-01-01 to "),
+    (["--from", "1999-12-31", "--to", "2025-03-07"], "'--from' must be a day from 2000-01-01 to "),
+    (["--from", "2025-03-03", "--to", "9999-12-31"], "'--to' must be a day from 2000-01-01 to "),
+], ids=["month 13", "no dashes", "30 February", "to before from", "no to", "year 9999", "before 2000",
+        "to in year 9999"])
 def test_bad_dates_are_refused_with_a_clear_message_and_no_file_written(db, tmp_path, arguments, message):
     out = tmp_path / "report.csv"
     with pytest.raises(CommandError) as refused:

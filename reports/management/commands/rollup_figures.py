@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from moderation.management.commands._dates import parse_day
-from reports.figures import MAX_DAYS
+from reports.figures import MAX_DAYS, BadRange, check_days
 from reports.rollup import roll_up_day, roll_up_recent
 
 
@@ -44,6 +44,10 @@ class Command(BaseCommand):
         last = parse_day(end, option="--to") if end else first
         if last < first:
             raise CommandError(f"--to ({last}) is before --from ({first}).")
+        try:
+            check_days(first, last, today=timezone.now().astimezone(UTC).date(), names=("--from", "--to"))
+        except BadRange as refusal:
+            raise CommandError(refusal.message) from None
         if (last - first).days + 1 > 10 * MAX_DAYS:
             raise CommandError(f"At most {10 * MAX_DAYS} days at a time.")
         day, written = first, 0

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+from datetime import UTC
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from moderation.management.commands._dates import parse_day
 from reports.dsa import report_csv
+from reports.figures import BadRange, check_days
 
 
 class Command(BaseCommand):
@@ -25,6 +28,10 @@ class Command(BaseCommand):
         first, last = parse_day(start, option="--from"), parse_day(end, option="--to")
         if last < first:
             raise CommandError(f"--to ({last}) is before --from ({first}).")
+        try:
+            check_days(first, last, today=timezone.now().astimezone(UTC).date(), names=("--from", "--to"))
+        except BadRange as refusal:
+            raise CommandError(refusal.message) from None
         text = report_csv(start=first, end=last)
         if out is None:
             self.stdout.write(text, ending="")
