@@ -229,8 +229,8 @@ def main(argv: list[str]) -> int:
 
             staff = bench_user("bench-staff", Role.TRUST_SAFETY)
             owner = bench_user("bench-owner", Role.PAGE_OWNER)
-            run.figures += bench_dashboard(posts=args.dashboard_posts, pages=args.pages, reviewers=reviewers,
-                                           owner=owner, staff=staff, warmup=args.warmup, requests=args.requests)
+            run.figures += bench_dashboard(posts=args.dashboard_posts, pages=args.pages, owner=owner, staff=staff,
+                                           warmup=args.warmup, requests=args.requests)
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())

@@ -32,11 +32,35 @@ RATED_SHARE = 0.25
 APPEALED_SHARE = 0.01
 
 
-def load_history(*, posts: int, pages: int, reviewers, owner) -> dict[str, int]:
+LANGUAGES = ("en", "de", "fr", "es", "it", "pl", "nl", "pt")
+REVIEWERS_PER_ORGANISATION = 8
+
+
+def dashboard_reviewers() -> tuple[list[int], list[int]]:
+    """One organisation per language, each with 8 reviewers (64 in all), reused across runs: the
+    staff page's throughput and the per-organisation queue figures at a realistic cardinality."""
+    from accounts.models import Role, User
+    from factcheck.members import create_user
+    from factcheck.models import Organisation
+
+    organisation_ids, reviewer_ids = [], []
+    for language in LANGUAGES:
+        name = f"Dashboard Checks {language.upper()}"
+        for n in range(REVIEWERS_PER_ORGANISATION):
+            username = f"dash-{language}-{n}"
+            user = User.objects.filter(username=username).first() or create_user(
+                username=username, role=Role.FACTCHECKER, password=None, organisation_name=name)
+            reviewer_ids.append(user.pk)
+        organisation = Organisation.objects.get(name=name)
+        Organisation.objects.filter(pk=organisation.pk).update(languages=[language], countries=[])
+        organisation_ids.append(organisation.pk)
+    return organisation_ids, reviewer_ids
+
+
+def load_history(*, posts: int, pages: int, owner) -> dict[str, int]:
     """Pages, posts, ratings, actions and appeals over the last 90 days, by SQL; the counts written."""
     now = timezone.now()
-    organisation_id = reviewers[0].organisation_id
-    reviewer_ids = [r.pk for r in reviewers]
+    organisation_ids, reviewer_ids = dashboard_reviewers()
     with connection.cursor() as cursor:
         cursor.execute("SELECT setseed(0.42)")
         cursor.execute(
@@ -52,24 +76,28 @@ def load_history(*, posts: int, pages: int, reviewers, owner) -> dict[str, int]:
                    queue_state, flag_count, flag_weight, first_flagged_at, priority, velocity_score, flag_score,
                    age_score, created_at, updated_at)
                SELECT 'dash-' || n, %(first_page)s + n %% %(pages)s, '', 'Dashboard post ' || n,
-                   (ARRAY['en','de','fr','es','it','pl','nl','pt'])[1 + n %% 8], 'GB', 'text', '',
+                   (%(languages)s::text[])[1 + n %% 8], 'GB', 'text', '',
                    f - interval '1 hour', 100, 10, '', '', '', '', '',
                    'queued', 1, 1.0, f, random() * 100, 0, 0, 0, f, f
                FROM (SELECT n, %(now)s - random() * interval '%(days)s days' AS f
                      FROM generate_series(1, %(posts)s) n) g""",
-            {"first_page": first_page, "pages": pages, "now": now, "days": DAYS, "posts": posts},
+            {"first_page": first_page, "pages": pages, "now": now, "days": DAYS, "posts": posts,
+             "languages": list(LANGUAGES)},
         )
         # A quarter of the posts rated within two days of their first flag (never in the future).
         cursor.execute(
             """INSERT INTO factcheck_rating (post_id, reviewer_id, organisation_id, verdict, rationale, sources,
                    article_url, change_reason, created_at, is_current)
-               SELECT id, (%(reviewers)s::bigint[])[1 + (id %% %(n_reviewers)s)], %(organisation)s,
+               SELECT id, (%(reviewers)s::bigint[])[1 + li * %(per)s + (id %% %(per)s)],
+                   (%(organisations)s::bigint[])[1 + li],
                    (ARRAY['false','false','partly_false','altered','missing_context','true','satire'])[1 + id %% 7],
                    'See sources.', '[]', '', '', LEAST(first_flagged_at + random() * interval '48 hours', %(now)s),
                    true
-               FROM factcheck_post WHERE external_id LIKE 'dash-%%' AND random() < %(share)s""",
-            {"reviewers": reviewer_ids, "n_reviewers": len(reviewer_ids), "organisation": organisation_id,
-             "now": now, "share": RATED_SHARE},
+               FROM (SELECT *, array_position(%(languages)s::text[], language) - 1 AS li FROM factcheck_post
+                     WHERE external_id LIKE 'dash-%%') p
+               WHERE random() < %(share)s""",
+            {"reviewers": reviewer_ids, "per": REVIEWERS_PER_ORGANISATION, "organisations": organisation_ids,
+             "languages": list(LANGUAGES), "now": now, "share": RATED_SHARE},
         )
         cursor.execute("""UPDATE factcheck_post p SET queue_state = 'rated' FROM factcheck_rating r
                           WHERE r.post_id = p.id AND p.external_id LIKE 'dash-%%'""")
@@ -97,15 +125,15 @@ def load_history(*, posts: int, pages: int, reviewers, owner) -> dict[str, int]:
                    reviewer_id, decided_at, outcome_reason, new_verdict)
                SELECT a.post_id, 'dispute', a.rating_id, a.id, %(owner)s, 'The rating is wrong.', '[]', '',
                    CASE WHEN d.decided_at IS NULL THEN 'open' WHEN random() < 0.2 THEN 'reversed' ELSE 'upheld' END,
-                   2, d.filed, a.created_at, CASE WHEN d.decided_at IS NULL THEN NULL ELSE %(reviewer)s END,
+                   2, d.filed, a.created_at, CASE WHEN d.decided_at IS NULL THEN NULL ELSE r.reviewer_id END,
                    d.decided_at, '', ''
-               FROM moderation_action a
+               FROM moderation_action a JOIN factcheck_rating r ON r.id = a.rating_id
                CROSS JOIN LATERAL (SELECT a.created_at + interval '5 hours' AS filed) f
                CROSS JOIN LATERAL (SELECT f.filed,
                    CASE WHEN random() < 0.85 AND f.filed + interval '40 hours' < %(now)s
                         THEN f.filed + random() * interval '40 hours' END AS decided_at) d
                WHERE a.puid LIKE 'dash-%%' AND f.filed < %(now)s AND random() < %(share)s""",
-            {"owner": owner.pk, "reviewer": reviewer_ids[0], "now": now, "share": APPEALED_SHARE},
+            {"owner": owner.pk, "now": now, "share": APPEALED_SHARE},
         )
         counts = {}
         for name, sql in (("posts", "SELECT count(*) FROM factcheck_post WHERE external_id LIKE 'dash-%%'"),
@@ -119,14 +147,16 @@ def load_history(*, posts: int, pages: int, reviewers, owner) -> dict[str, int]:
     return counts
 
 
-def bench_dashboard(*, posts: int, pages: int, reviewers, owner, staff, warmup: int, requests: int) -> list[Figure]:
+def bench_dashboard(*, posts: int, pages: int, owner, staff, warmup: int, requests: int) -> list[Figure]:
     from reports.rollup import roll_up_day, roll_up_days, roll_up_recent
 
     print(f"dashboard 1/4 history: {posts:,} posts over {DAYS} days, by SQL", flush=True)
     started = time.perf_counter()
-    counts = load_history(posts=posts, pages=pages, reviewers=reviewers, owner=owner)
+    counts = load_history(posts=posts, pages=pages, owner=owner)
     loaded = time.perf_counter() - started
-    history = (f"{counts['posts']:,} posts first flagged over {DAYS} days, {counts['ratings']:,} ratings, "
+    history = (f"{counts['posts']:,} posts first flagged over {DAYS} days in {len(LANGUAGES)} languages, "
+               f"{counts['ratings']:,} ratings by {len(LANGUAGES) * REVIEWERS_PER_ORGANISATION} reviewers of "
+               f"{len(LANGUAGES)} organisations (one per language), "
                f"{counts['actions']:,} actions, {counts['appeals']:,} appeals (written by SQL in {loaded:.0f} s).")
 
     print(f"dashboard 2/4 roll-up: {DAYS} days rebuilt, then single days and the periodic run", flush=True)
