@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import http.client
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
@@ -137,20 +137,86 @@ def search_word(reviewer) -> str:
     return max(text.split(), key=len).strip(".,!?:;\"'")
 
 
+def common_and_rare_words() -> tuple[tuple[str, int], tuple[str, int]]:
+    """The commonest word of a 1% sample of the queued posts and one of the rarest, each with the number of
+    sampled posts that have it: how the search fares at both ends, not only for the word in between."""
+    from django.db import connection
+
+    sample = "SELECT to_tsvector('simple', text) FROM factcheck_post WHERE queue_state = 'queued' AND id % 100 = 0"
+    found = []
+    with connection.cursor() as cursor:
+        # The longest of the rarest, so that it does not also start commoner words (the search finds prefixes).
+        for order in ("ndoc DESC, word", "ndoc, length(word) DESC, word"):
+            cursor.execute(f"SELECT word, ndoc FROM ts_stat(%s) WHERE word ~ '^[a-z]+$' ORDER BY {order} LIMIT 1",
+                           [sample])
+            found.append(cursor.fetchone())
+    return found[0], found[1]
+
+
+def _plan_nodes(node: dict) -> Iterator[dict]:
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _plan_nodes(child)
+
+
+def explain_search(client: Client, url: str) -> str:
+    """Where a search page's statement spends its time: EXPLAIN (ANALYZE, BUFFERS) of the statement the page
+    ran (factcheck.queue.queue_page), warm, as a note for the report."""
+    from django.db import connection
+
+    statements = []
+
+    def keep(execute, sql, params, many, context):
+        if "queue_matches" in sql:
+            statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        client.get(url)
+    if not statements:
+        return "no search statement ran"
+    sql, params = statements[0]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
+        plan = cursor.fetchone()[0]
+    plan = plan[0] if isinstance(plan, list) else plan
+    parts = [f"EXPLAIN ANALYZE of its search statement: {plan['Execution Time']:.1f} ms"]
+    for node in _plan_nodes(plan["Plan"]):
+        if not node.get("Actual Loops"):
+            continue
+        if node.get("Index Name") == "post_text_search":
+            parts.append(f"text index {node['Actual Total Time']:.1f} ms for {node['Actual Rows']:,} posts")
+        elif node["Node Type"] == "Bitmap Heap Scan":
+            exact, lossy = node.get("Exact Heap Blocks", 0), node.get("Lossy Heap Blocks", 0)
+            share = " (the leading process's share of a parallel scan)" if node.get("Parallel Aware") else ""
+            parts.append(f"their heap: {exact + lossy:,} pages, {lossy:,} of them lossy "
+                         f"({node.get('Rows Removed by Index Recheck', 0):,} posts' words computed again), "
+                         f"{node['Actual Rows']:,} posts in {node['Actual Total Time']:.1f} ms{share}")
+        elif node.get("Index Name", "").startswith("post_queue"):
+            parts.append(f"walk of {node['Index Name']}: {node['Actual Rows']:,} posts in "
+                         f"{node['Actual Total Time']:.1f} ms")
+    return "; ".join(parts) + "."
+
+
 def bench_queue_variants(*, reviewer, warmup: int, requests: int, posts: int) -> list[Figure]:
-    """The queue page with its total, a text search and each sort, over HTTP, against the issue's floor."""
+    """The queue page with its total, a text search and each sort, over HTTP, against the issue's floor; and,
+    reported without a target, a search for the commonest word and for a rare one."""
     client = Client()
     client.force_login(reviewer)
     floor_url = reverse("bench-queue-floor")
     base = reverse("factcheck:queue")
     word = search_word(reviewer)
+    (common, in_common), (rare, in_rare) = common_and_rare_words()
     variants = {
         "default (priority, with its total)": base,
         f"search {word!r}": f"{base}?q={word}",
         "sort: newest flagged": f"{base}?sort=newest",
         "sort: longest waiting": f"{base}?sort=waiting",
         "sort: most reach": f"{base}?sort=reach",
+        f"search the commonest word {common!r} ({in_common:,} of a 1% sample)": f"{base}?q={common}",
+        f"search a rare word {rare!r} ({in_rare:,} of a 1% sample)": f"{base}?q={rare}",
     }
+    reported_only = set(list(variants)[-2:])
     port = processes.free_port()
     server = processes.start_gunicorn(port)
     figures: list[Figure] = []
@@ -165,13 +231,15 @@ def bench_queue_variants(*, reviewer, warmup: int, requests: int, posts: int) ->
             with count_queries() as counter:
                 client.get(url)
             samples, status = time_requests(get, url, warmup=warmup, requests=requests)
+            plan_note = [explain_search(client, url)] if "?q=" in url else []
             value = percentile(samples, 95)
             figures.append(Figure(
                 name=f"queue page p95, {name}, {posts:,} posts", value=value, unit="ms", floor=floor95,
                 floor_name="signed-in view, 1 indexed query, 25 posts", ratio=value / floor95,
-                target=f"<= {QUEUE_VARIANTS_RATIO:g}x floor", passed=status == 200 and value / floor95 <= QUEUE_VARIANTS_RATIO,
+                target="" if name in reported_only else f"<= {QUEUE_VARIANTS_RATIO:g}x floor",
+                passed=status == 200 and value / floor95 <= QUEUE_VARIANTS_RATIO, informational=name in reported_only,
                 notes=[f"GET {url} (HTTP, one sync gunicorn worker, a new connection a request): {summary_ms(samples)}; "
-                       f"{counter.n} SQL statements; floor {floor_url}: {summary_ms(floor)}."],
+                       f"{counter.n} SQL statements; floor {floor_url}: {summary_ms(floor)}.", *plan_note],
             ))
     finally:
         processes.stop(server)

@@ -25,6 +25,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.formatting import duration as waiting_for
 from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
@@ -38,7 +39,7 @@ from factcheck.queue import (
     active_claim,
     capped_count,
     capped_count_sql,
-    queued_posts,
+    queue_page,
 )
 from factcheck.selectors import copy_groups
 from factcheck.selectors import rated_posts as rated_posts_of
@@ -65,20 +66,6 @@ def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
         return view(request, *args, **kwargs)
 
     return wrapped
-
-
-def waiting_for(seconds: float) -> str:
-    """ "3 h 10 min", "2 d 4 h", "12 min", "under a minute": how long a post has waited, to the minute."""
-    minutes = int(max(seconds, 0) // 60)
-    if minutes < 1:
-        return "under a minute"
-    days, rest = divmod(minutes, 24 * 60)
-    hours, minutes = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h" if hours else f"{days} d"
-    if hours:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    return f"{minutes} min"
 
 
 def range_label(*, first: int, shown: int, total: int) -> str:
@@ -210,20 +197,10 @@ def queue(request: HttpRequest) -> HttpResponse:
     filters, sort = form.filters(), form.chosen_sort()
     page = page_number(request.GET.get("page"))
     first_rank = (page - 1) * PAGE_SIZE + 1
-    waiting = queued_posts(organisation=organisation, filters=filters, sort=sort)
-    # One row more than shown tells whether there is a next page; the total rides along in the same
-    # query as a subquery counting at most COUNT_CAP + 1 rows (one index range, never the whole queue).
+    # One row more than shown tells whether there is a next page; the total (capped) comes with them.
     # Only the columns shown, as dicts: building 26 Posts and Pages cost more than the query.
-    count_sql, count_params = capped_count_sql(waiting)
-    posts = list(
-        waiting.annotate(queue_total=RawSQL(count_sql, count_params)).values(*QUEUE_COLUMNS, "queue_total")[
-            first_rank - 1 : first_rank - 1 + PAGE_SIZE + 1
-        ]
-    )
-    if posts:
-        total = posts[0]["queue_total"]
-    else:  # past the last page (a stale link): count on its own; page 1 empty is an empty queue
-        total = capped_count(waiting) if page > 1 else 0
+    posts, total = queue_page(organisation=organisation, filters=filters, sort=sort, columns=QUEUE_COLUMNS,
+                              start=first_rank - 1, stop=first_rank - 1 + PAGE_SIZE + 1)
     shown = posts[:PAGE_SIZE]
     query = {k: v for k, v in vars(filters).items() if v}
     if sort != QueueSort.PRIORITY:
