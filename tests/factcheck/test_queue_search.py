@@ -3,7 +3,6 @@ with the queue's capped total, whichever way the statement finds them (factcheck
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 
 import pytest
@@ -14,21 +13,12 @@ from django.utils import timezone
 from factcheck import queue as queue_module
 from factcheck.models import QueueState
 from factcheck.views import PAGE_SIZE
+from tests.factcheck.test_queue_usability import row_ids, total_of
 from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PostFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def row_ids(response) -> list[int]:
-    html = response.content.decode()
-    table = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0] if "<tbody>" in html else ""
-    return [int(pk) for pk in re.findall(r'href="/queue/posts/(\d+)/" class="post-text"', table)]
-
-
-def total_of(response) -> str:
-    match = re.search(r'id="queue-total"><strong>([^<]+)</strong>', response.content.decode())
-    assert match, "no total on the page"
-    return match.group(1)
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from datetime import UTC, timedelta
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from moderation.management.commands._dates import parse_day
-from reports.figures import MAX_DAYS, BadRange, check_days
+from reports.figures import MAX_DAYS
+from reports.management.commands._days import day_range
 from reports.rollup import roll_up_day, roll_up_recent
 
 
@@ -40,14 +40,7 @@ class Command(BaseCommand):
                 raise CommandError("--to needs --from.")
             self.stdout.write(f"{roll_up_recent()} figures written for the recent days")
             return
-        first = parse_day(start, option="--from")
-        last = parse_day(end, option="--to") if end else first
-        if last < first:
-            raise CommandError(f"--to ({last}) is before --from ({first}).")
-        try:
-            check_days(first, last, today=timezone.now().astimezone(UTC).date(), names=("--from", "--to"))
-        except BadRange as refusal:
-            raise CommandError(refusal.message) from None
+        first, last = day_range(start, end)
         if (last - first).days + 1 > 10 * MAX_DAYS:
             raise CommandError(f"At most {10 * MAX_DAYS} days at a time.")
         day, written = first, 0

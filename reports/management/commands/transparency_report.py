@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from datetime import UTC
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 
-from moderation.management.commands._dates import parse_day
 from reports.dsa import report_csv
-from reports.figures import BadRange, check_days
+from reports.management.commands._days import day_range
 
 
 class Command(BaseCommand):
@@ -25,13 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", type=Path, help="the CSV file to write (default: standard output)")
 
     def handle(self, *args, start: str, end: str, out: Path | None, **options) -> None:
-        first, last = parse_day(start, option="--from"), parse_day(end, option="--to")
-        if last < first:
-            raise CommandError(f"--to ({last}) is before --from ({first}).")
-        try:
-            check_days(first, last, today=timezone.now().astimezone(UTC).date(), names=("--from", "--to"))
-        except BadRange as refusal:
-            raise CommandError(refusal.message) from None
+        first, last = day_range(start, end)
         text = report_csv(start=first, end=last)
         if out is None:
             self.stdout.write(text, ending="")
