@@ -11,7 +11,6 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import errors_for
 from moderation.appeals import DECISION_TARGET
-from moderation.models import AppealStatus
 from reports.figures import APPEAL_KINDS, DECISION_KINDS, VERDICTS, Figures, Person, date_range, figures_for, scope_of
 
 router = Router(tags=["figures"])
@@ -93,8 +92,8 @@ def stats_out(figures: Figures) -> dict:
             "decisions": {k: d.decisions.get(k, 0) for k in DECISION_KINDS},
             "appeals_filed": {k: d.appeals_filed.get(k, 0) for k in APPEAL_KINDS},
             "appeals_decided": d.appeals_decided,
-            "appeals_reversed": d.appeals_closed.get(AppealStatus.REVERSED, 0),
-            "appeals_withdrawn": d.appeals_closed.get(AppealStatus.WITHDRAWN, 0),
+            "appeals_reversed": d.appeals_reversed,
+            "appeals_withdrawn": d.appeals_withdrawn,
             "appeals_open": d.appeals_open, "appeals_overdue": d.appeals_overdue,
         })
     totals = {f"ratings_{v}": figures.total("ratings", v) for v in VERDICTS}
@@ -104,7 +103,7 @@ def stats_out(figures: Figures) -> dict:
         "from": figures.start, "to": figures.end, "days": days, "totals": totals,
         "appeals": {
             "decided": len(figures.decide_seconds),
-            "reversed": sum(d.appeals_closed.get(AppealStatus.REVERSED, 0) for d in figures.days),
+            "reversed": figures.total("appeals_reversed"),
             "median_seconds_to_decide": _seconds(figures.appeal_median_seconds),
             "decided_within_target": figures.appeals_within_target,
             "target_seconds": int(DECISION_TARGET.total_seconds()),

@@ -20,7 +20,7 @@ from core.formatting import day as day_text
 from core.formatting import duration
 from factcheck.models import Verdict
 from moderation.appeals import DECISION_TARGET
-from moderation.models import AppealKind, AppealStatus
+from moderation.models import AppealKind
 from reports.figures import APPEAL_KINDS, DECISION_KINDS, VERDICTS, DayFigures, Figures, Person
 from reports.rollup import DecisionKind
 
@@ -208,7 +208,7 @@ def decisions_chart(figures: Figures) -> Chart:
               "matched ratings (copies of a rated claim) also count in what they do.",
         columns=[
             _date_column(),
-            *(Column(DecisionKind.LABELS[k], k, _computed(lambda d, k=k: d.decisions.get(k, 0))) for k in DECISION_KINDS),
+            *(Column(DecisionKind(k).label, k, _computed(lambda d, k=k: d.decisions.get(k, 0))) for k in DECISION_KINDS),
         ],
         rows=figures.days,
     )
@@ -235,8 +235,8 @@ def appeals_chart(figures: Figures) -> Chart:
             *(Column(f"Filed: {kinds[k].split(' (')[0].lower()}", f"filed_{k}",
                      _computed(lambda d, k=k: d.appeals_filed.get(k, 0)), panel=False) for k in APPEAL_KINDS),
             Column("Decided", "decided", _computed(lambda d: d.appeals_decided)),
-            Column("Reversed", "reversed", _computed(lambda d: d.appeals_closed.get(AppealStatus.REVERSED, 0))),
-            Column("Withdrawn", "withdrawn", _computed(lambda d: d.appeals_closed.get(AppealStatus.WITHDRAWN, 0)),
+            Column("Reversed", "reversed", _computed(lambda d: d.appeals_reversed)),
+            Column("Withdrawn", "withdrawn", _computed(lambda d: d.appeals_withdrawn),
                    panel=False),
             Column("Open", "appeals_open", _computed(lambda d: d.appeals_open), panel=False),
             Column("Overdue", "appeals_overdue", _computed(lambda d: d.appeals_overdue)),

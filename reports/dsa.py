@@ -89,7 +89,7 @@ def report_lines(*, start: date, end: date) -> list[Line]:
         decision[tdb.AUTOMATED_PARTIALLY if decided else tdb.AUTOMATED_NOT] += n
 
     lines = [Line("actions", "total", "Actions taken (each with a statement of reasons)", total)]
-    lines += [Line("actions_by_type", k, DecisionKind.LABELS[k], types[k])
+    lines += [Line("actions_by_type", k, DecisionKind(k).label, types[k])
               for k in (DecisionKind.DEMOTION, DecisionKind.LABEL, DecisionKind.REMOVAL)]
     lines += [Line("actions_by_ground", k, label, grounds[k]) for k, label in GROUNDS.items()]
     lines += [Line("actions_by_detection_source", k, label, sources[k]) for k, label in SOURCES.items()]

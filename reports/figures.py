@@ -127,8 +127,16 @@ class DayFigures:
         return sum(self.ratings.values())
 
     @property
+    def appeals_reversed(self) -> int:
+        return self.appeals_closed.get(AppealStatus.REVERSED, 0)
+
+    @property
+    def appeals_withdrawn(self) -> int:
+        return self.appeals_closed.get(AppealStatus.WITHDRAWN, 0)
+
+    @property
     def appeals_decided(self) -> int:
-        return self.appeals_closed.get(AppealStatus.UPHELD, 0) + self.appeals_closed.get(AppealStatus.REVERSED, 0)
+        return self.appeals_closed.get(AppealStatus.UPHELD, 0) + self.appeals_reversed
 
 
 @dataclass
@@ -161,8 +169,7 @@ class Figures:
 
 VERDICTS = [value for value, _ in Verdict.choices]
 APPEAL_KINDS = [value for value, _ in AppealKind.choices]
-CLOSED_OUTCOMES = [AppealStatus.UPHELD, AppealStatus.REVERSED, AppealStatus.WITHDRAWN]
-DECISION_KINDS = list(DecisionKind.ALL)
+DECISION_KINDS = list(DecisionKind.values)
 
 
 def figures_for(scope: Scope, *, start: date, end: date) -> Figures:

@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.db.models import Count, Exists, Min, OuterRef, Q
 from django.utils import timezone
 
@@ -57,19 +57,14 @@ FigureKey = tuple[Scope, str, str]  # (scope, metric, key)
 MEASURES = {Metric.QUEUE_OLDEST, Metric.TIME_TO_RATING_P50, Metric.TIME_TO_RATING_P90, Metric.APPEAL_DECIDE_SECONDS}
 
 
-class DecisionKind:
+class DecisionKind(models.TextChoices):
     """The keys of Metric.DECISIONS (and the transparency report's action types)."""
 
-    DEMOTION = "demotion"
-    LABEL = "label"
-    REMOVAL = "removal"
-    MATCHED_RATING = "matched_rating"
-    OVERRIDE = "override"
-    ALL = (DEMOTION, LABEL, REMOVAL, MATCHED_RATING, OVERRIDE)
-    LABELS = {
-        DEMOTION: "Demotions", LABEL: "Labels", REMOVAL: "Removals",
-        MATCHED_RATING: "Matched ratings", OVERRIDE: "Staff overrides",
-    }
+    DEMOTION = "demotion", "Demotions"
+    LABEL = "label", "Labels"
+    REMOVAL = "removal", "Removals"
+    MATCHED_RATING = "matched_rating", "Matched ratings"
+    OVERRIDE = "override", "Staff overrides"
 
 
 def decision_kinds(*, kind: str, feed_multiplier, label: str) -> list[str]:

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from core.files import whole_file
 from factcheck.claimreview import claim_review, write_data_feed
 from moderation.management.commands._dates import parse_day
 from moderation.selectors import published_ratings
@@ -36,12 +37,9 @@ class Command(BaseCommand):
         else:
             if out.is_dir():
                 raise CommandError(f"Cannot write {out}: it is a directory; name the file to write.")
-            partial = out.with_name(out.name + ".partial")
             try:
-                with partial.open("w", encoding="utf-8") as handle:
+                with whole_file(out) as handle:  # readers never see half a feed
                     count = write_data_feed(reviews, out=handle, created=timezone.now())
-                partial.replace(out)  # readers never see half a feed
             except OSError as exc:
-                partial.unlink(missing_ok=True)
                 raise CommandError(f"Cannot write {out}: {exc.strerror}.") from None
         (sys.stderr if out is None else self.stdout).write(f"Exported {count} ClaimReview(s) published since {since}.\n")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.files import whole_file
 from reports.dsa import report_csv
 from reports.management.commands._days import day_range
 
@@ -27,18 +26,9 @@ class Command(BaseCommand):
         if out is None:
             self.stdout.write(text, ending="")
             return
-        temporary = None
         try:
-            # Written beside the target and renamed: a failed run never leaves half a report.
-            handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+            with whole_file(out) as file:  # a failed run never leaves half a report
                 file.write(text)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)  # a plain file's mode, not mkstemp's private 0600
-            os.replace(temporary, out)
         except OSError as exc:
-            if temporary is not None and os.path.exists(temporary):
-                os.unlink(temporary)
             raise CommandError(f"Cannot write {out}: {exc.strerror or exc}") from None
         self.stdout.write(f"Transparency report for {first} to {last} written to {out}")
