@@ -9,7 +9,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet, TextChoices, Value
+from django.db.models import (
+    BooleanField, Count, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, TextChoices, Value,
+)
+from django.db.models.functions import Coalesce
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -183,12 +186,27 @@ def queued_posts(
     return filters.apply(qs).order_by(*SORT_ORDERS.get(sort, QUEUE_ORDER))
 
 
+def copy_group() -> dict[str, Subquery]:
+    """Annotations of a post's copy group: `copy_count`, the posts linked to it as their claim's first post, and
+    `copy_reach`, their views and shares together (0 and 0 without copies); each an index probe a row."""
+    copies = Post.objects.filter(duplicate_of=OuterRef("pk")).order_by().values("duplicate_of")
+    return {
+        "copy_count": Coalesce(Subquery(copies.annotate(n=Count("id")).values("n")), 0),
+        "copy_reach": Coalesce(
+            Subquery(copies.annotate(reach=Sum(F("views") + F("shares"))).values("reach")), 0,
+            output_field=IntegerField(),
+        ),
+    }
+
+
 def queue_page(
     *, organisation: Organisation | None, filters: QueueFilters = QueueFilters(), sort: str = QueueSort.PRIORITY,
     columns: Sequence[str], start: int, stop: int,
 ) -> tuple[list[dict[str, object]], int]:
-    """Rows `start` to `stop` of the queue (dicts of `columns`, `queued_posts` order) and the queue's total
-    counted up to COUNT_CAP + 1, in one statement (a second counts, if the page is past the end)."""
+    """Rows `start` to `stop` of the queue (dicts of `columns` and the `copy_group` of each, `queued_posts`
+    order) and the queue's total counted up to COUNT_CAP + 1, in one statement (a second counts, if the
+    page is past the end)."""
+    columns = [*columns, *copy_group()]
     words = search_words(filters.q)
     if words and connection.vendor == "postgresql":
         return _searched_page(organisation=organisation, filters=filters, sort=sort, words=words, columns=columns,
@@ -197,8 +215,8 @@ def queue_page(
     # The total rides along in the page's query as a subquery counting at most COUNT_CAP + 1 rows (one
     # index range, never the whole queue).
     count_sql, count_params = capped_count_sql(waiting)
-    rows = list(waiting.annotate(queue_total=RawSQL(count_sql, count_params)).values(*columns, "queue_total")[
-        start:stop])
+    rows = list(waiting.annotate(queue_total=RawSQL(count_sql, count_params), **copy_group())
+                .values(*columns, "queue_total")[start:stop])
     if rows:
         return rows, rows[0]["queue_total"]
     # Past the last page (a stale link): counted on its own; an empty first page is an empty queue.
@@ -261,7 +279,7 @@ def _searched_page(
     )
     page_sql, page_params = (
         Post.objects.filter(pk__in=RawSQL(f"({best_sql}) UNION ALL ({walked_sql})", [*best_params, *walked_params]))
-        .annotate(queue_total=RawSQL(count, []))
+        .annotate(queue_total=RawSQL(count, []), **copy_group())
         .order_by(*order)
         .values(*columns, "queue_total")
         .query.sql_with_params()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet
 
 from accounts.models import Role
 from factcheck.models import Flag, FlagSource, Match, Post, Rating
@@ -64,20 +64,6 @@ def post_matches(post: Post) -> list[PostMatch]:
         else PostMatch(match=m, other=m.post, relation="copy")
         for m in pairs
     ]
-
-
-def copy_groups(post_ids: list[int]) -> dict[int, dict[str, int]]:
-    """How many copies each of these posts has (posts linked to it as their claim's root) and their
-    reach (views + shares), in one aggregate query whatever the number of rows and copies."""
-    if not post_ids:
-        return {}
-    rows = (
-        Post.objects.filter(duplicate_of_id__in=post_ids)
-        .values("duplicate_of_id")
-        .annotate(copies=Count("id"), views=Sum("views"), shares=Sum("shares"))
-        .order_by()
-    )
-    return {row["duplicate_of_id"]: {"copies": row["copies"], "reach": row["views"] + row["shares"]} for row in rows}
 
 
 def rated_posts(*, organisation_id: int, reviewer_id: int | None = None, query: str = "") -> QuerySet[Rating]:

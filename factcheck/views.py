@@ -13,9 +13,7 @@ from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
-from django.db.models import FilteredRelation, Q
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -30,7 +28,7 @@ from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatedFilterForm, render_filter_fields
-from factcheck.models import ClaimStatus, Organisation, Post
+from factcheck.models import Claim, ClaimStatus, Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import (
     COUNT_CAP,
@@ -41,7 +39,6 @@ from factcheck.queue import (
     capped_count_sql,
     queue_page,
 )
-from factcheck.selectors import copy_groups
 from factcheck.selectors import rated_posts as rated_posts_of
 
 PAGE_SIZE = 25
@@ -103,53 +100,29 @@ def preview(text: str, length: int) -> str:
     return Truncator(text).words(length, truncate=" …")
 
 
-def _organisation_and_claims(reviewer) -> tuple[Organisation, list[dict[str, object]]]:
-    """The reviewer's organisation and active claims in one query.
-
-    The user row is read again so that its organisation comes along: one row per active claim,
-    or a single row with empty claim columns when there is none.
-    """
+def _my_claims(reviewer) -> list[dict[str, object]]:
+    """The reviewer's active claims, soonest to expire first, as the queue page lists them."""
     now = timezone.now()
-    rows = list(
-        get_user_model()
-        .objects.filter(pk=reviewer.pk)
-        .annotate(
-            mine=FilteredRelation(
-                "claims", condition=Q(claims__status=ClaimStatus.ACTIVE, claims__expires_at__gt=now)
-            )
-        )
-        .order_by("mine__expires_at", "mine__id")
-        .values(
-            "organisation_id", "organisation__name", "organisation__url", "organisation__languages",
-            "organisation__countries", "mine__post_id", "mine__expires_at", "mine__post__external_id",
-            "mine__post__text", "mine__post__page__name",
-        )
-    )
-    first = rows[0]
-    organisation = Organisation(
-        id=first["organisation_id"], name=first["organisation__name"], url=first["organisation__url"],
-        languages=first["organisation__languages"], countries=first["organisation__countries"],
-    )
     post_url = url_for_ids("factcheck:post")
-    claims = [
+    return [
         {
-            "url": post_url(row["mine__post_id"]),
-            "preview": preview(row["mine__post__text"] or row["mine__post__external_id"], MY_CLAIMS_PREVIEW_WORDS),
-            "page_name": row["mine__post__page__name"],
-            "time_left": timeuntil(row["mine__expires_at"], now),
+            "url": post_url(claim["post_id"]),
+            "preview": preview(claim["post__text"] or claim["post__external_id"], MY_CLAIMS_PREVIEW_WORDS),
+            "page_name": claim["post__page__name"],
+            "time_left": timeuntil(claim["expires_at"], now),
         }
-        for row in rows
-        if row["mine__post_id"] is not None
+        for claim in Claim.objects.filter(reviewer=reviewer, status=ClaimStatus.ACTIVE, expires_at__gt=now)
+        .order_by("expires_at", "id")
+        .values("post_id", "expires_at", "post__external_id", "post__text", "post__page__name")
     ]
-    return organisation, claims
 
 
-def _group_label(post: dict[str, object], group: dict[str, int] | None) -> str:
+def _group_label(post: dict[str, object]) -> str:
     """ "5 copies · combined reach 123,456": the copies reviewed with this row, and the reach of them all."""
-    if not group:
+    copies = post["copy_count"]
+    if not copies:
         return ""
-    copies = group["copies"]
-    reach = post["views"] + post["shares"] + group["reach"]
+    reach = post["views"] + post["shares"] + post["copy_reach"]
     return f"{copies:,} cop{'y' if copies == 1 else 'ies'} · combined reach {reach:,}"
 
 
@@ -159,7 +132,6 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
     now = timezone.now()
     post_url = url_for_ids("factcheck:post")
     claim_url = url_for_ids("factcheck:claim")
-    groups = copy_groups([post["id"] for post in posts])
     return [
         {
             "rank": rank,
@@ -181,7 +153,7 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
             # The age score stops at its cap; the real time waiting does not.
             "waiting": (waiting_for((now - post["first_flagged_at"]).total_seconds())
                         if post["first_flagged_at"] else ""),
-            "group": _group_label(post, groups.get(post["id"])),
+            "group": _group_label(post),
         }
         for rank, post in enumerate(posts, start=first_rank)
     ]
@@ -190,9 +162,7 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
 @factchecker_required
 @require_http_methods(["GET", "HEAD"])
 def queue(request: HttpRequest) -> HttpResponse:
-    organisation, my_claims = _organisation_and_claims(request.user)
-    # Cached on the user so the header's organisation name costs no query of its own.
-    request.user.organisation = organisation
+    organisation = request.user.organisation  # read with the user (accounts.backends)
     form = QueueFilterForm(request.GET, organisation=organisation)
     filters, sort = form.filters(), form.chosen_sort()
     page = page_number(request.GET.get("page"))
@@ -219,7 +189,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "page": page,
             "has_next": len(posts) > PAGE_SIZE,
             "page_query": f"{filter_query}&" if filter_query else "",
-            "my_claims": my_claims,
+            "my_claims": _my_claims(request.user),
             "points": {"velocity": int(VELOCITY_POINTS), "flags": int(FLAG_POINTS), "age": int(AGE_POINTS),
                        "age_days": int(AGE_CAP_HOURS // 24)},
         },

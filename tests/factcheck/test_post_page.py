@@ -299,10 +299,10 @@ def test_a_rated_posts_page_renders_in_a_fixed_number_of_queries(login, rater, c
                                Verdict.FALSE, rationale=f"r{i}", sources=["https://a.example"], change_reason=f"c{i}")
         apply_rating(rating_id=rating.pk)
     client = login(rater)
-    # session, user, post with page/standing/distribution, claim, history, current rating, flags by source,
-    # recent flags, pairs, the header's organisation, whether an appeal is open; the preview (policy rows,
+    # session, user with their organisation, post with page/standing/distribution, claim, history, current
+    # rating, flags by source, recent flags, pairs, whether an appeal is open; the preview (policy rows,
     # repeat-offender numbers, strikes); the timeline (flags, ratings, actions, appeal events) and the appeals
-    with django_assert_max_num_queries(19):
+    with django_assert_max_num_queries(18):
         response = client.get(f"/queue/posts/{post.pk}/")
     html = html_of(response)
     assert html.count("Open the appeal") == changes

@@ -352,8 +352,9 @@ def test_the_appeals_queue_renders_in_a_fixed_number_of_queries(login, owner, fa
         if i % 3 == 0:
             start_review(appeal_id=appeal.pk, reviewer=colleague)
     client = login(colleague)
-    # Session, user, the appeals with their posts, pages, ratings and reviewers, the header's organisation.
-    with django_assert_max_num_queries(4):
+    # Session, user with their organisation (accounts.backends), the appeals with their posts, pages,
+    # ratings and reviewers.
+    with django_assert_max_num_queries(3):
         response = client.get("/queue/appeals/")
     assert response.content.decode().count('class="post-text appeal-link"') == appeals
 
@@ -368,8 +369,8 @@ def test_the_appeal_page_renders_in_a_fixed_number_of_queries(login, owner, fact
         decide_appeal(appeal_id=earlier.pk, reviewer=colleague, outcome="upheld", reason="Stands.")
     appeal = dispute(owner, post)
     client = login(colleague)
-    # Session, user, the appeal with everything it is against, four for the timeline, the header's organisation.
-    with django_assert_max_num_queries(8):
+    # Session, user with their organisation, the appeal with everything it is against, four for the timeline.
+    with django_assert_max_num_queries(7):
         response = client.get(url(appeal))
     assert response.content.decode().count("Dispute appeal filed") == appeals
 
