@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 from django.db import connection
 from django.db.models import (
@@ -16,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from core.statements import CompiledRows
 from factcheck.models import Claim, ClaimStatus, Flag, Organisation, Post, QueueState, Rating
 from factcheck.priority import apply_priority
 
@@ -42,8 +44,13 @@ SORT_ORDERS: dict[str, tuple] = {
     QueueSort.REACH: ((F("views") + F("shares")).desc(), "id"),
 }
 
-# Totals are counted up to this and shown as "10,000+" beyond: never a full COUNT(*) of a large queue.
-COUNT_CAP = 10_000
+# Totals are counted up to this and shown as "1,000+" beyond: never a full COUNT(*) of a large queue.
+# Counting costs about 0.2 us a queued post (an index-only scan): 2 ms a page at 10,000, a quarter of the
+# page's whole time on the bench's million posts; past a thousand, "1,000+" tells a reviewer as much.
+COUNT_CAP = 1_000
+# A search reads at most this many matching posts and sorts them; with more, it walks the queue's order
+# instead (`_searched_page`). At least COUNT_CAP: a search's total is counted from the matches it read.
+SEARCH_READ_CAP = 10_000
 # Search words past this are ignored (each is one more probe of the text index).
 MAX_SEARCH_WORDS = 8
 # Letters and digits in any script; the punctuation the index turns into spaces splits words here too.
@@ -199,28 +206,58 @@ def copy_group() -> dict[str, Subquery]:
     }
 
 
+# What a page of the queue depends on, besides its filters, sort, columns and rows: the languages and
+# countries of the reviewer's organisation (None: the whole queue). Hashable, so pages can be cached.
+Coverage = tuple[tuple[str, ...], tuple[str, ...]] | None
+
+
+def coverage_of(organisation: Organisation | None) -> Coverage:
+    return None if organisation is None else (tuple(organisation.languages), tuple(organisation.countries))
+
+
+def _covering(coverage: Coverage) -> Organisation | None:
+    """An unsaved Organisation with this coverage, for `queued_posts` (which reads only its coverage)."""
+    return None if coverage is None else Organisation(languages=list(coverage[0]), countries=list(coverage[1]))
+
+
 def queue_page(
     *, organisation: Organisation | None, filters: QueueFilters = QueueFilters(), sort: str = QueueSort.PRIORITY,
     columns: Sequence[str], start: int, stop: int,
 ) -> tuple[list[dict[str, object]], int]:
     """Rows `start` to `stop` of the queue (dicts of `columns` and the `copy_group` of each, `queued_posts`
     order) and the queue's total counted up to COUNT_CAP + 1, in one statement (a second counts, if the
-    page is past the end)."""
-    columns = [*columns, *copy_group()]
-    words = search_words(filters.q)
+    page is past the end). Each distinct page's statement is built once per process (core.statements)."""
+    coverage, columns = coverage_of(organisation), tuple(columns)
+    words = tuple(search_words(filters.q))
     if words and connection.vendor == "postgresql":
-        return _searched_page(organisation=organisation, filters=filters, sort=sort, words=words, columns=columns,
-                              start=start, stop=stop)
-    waiting = queued_posts(organisation=organisation, filters=filters, sort=sort)
-    # The total rides along in the page's query as a subquery counting at most COUNT_CAP + 1 rows (one
-    # index range, never the whole queue).
-    count_sql, count_params = capped_count_sql(waiting)
-    rows = list(waiting.annotate(queue_total=RawSQL(count_sql, count_params), **copy_group())
-                .values(*columns, "queue_total")[start:stop])
+        return _searched_page(*_search_statements(coverage, filters, sort, words, columns, start, stop),
+                              start=start)
+    rows = _page_statement(coverage, filters, sort, columns, start, stop).rows()
     if rows:
         return rows, rows[0]["queue_total"]
     # Past the last page (a stale link): counted on its own; an empty first page is an empty queue.
-    return rows, capped_count(waiting) if start else 0
+    return rows, capped_count(queued_posts(organisation=organisation, filters=filters)) if start else 0
+
+
+@lru_cache(maxsize=256)
+def _page_statement(
+    coverage: Coverage, filters: QueueFilters, sort: str, columns: tuple[str, ...], start: int, stop: int
+) -> CompiledRows:
+    waiting = queued_posts(organisation=_covering(coverage), filters=filters, sort=sort)
+    # The total rides along in the page's query as a subquery counting at most COUNT_CAP + 1 rows (one
+    # index range, never the whole queue).
+    count_sql, count_params = capped_count_sql(waiting)
+    group = copy_group()
+    return CompiledRows(
+        waiting.annotate(queue_total=RawSQL(count_sql, count_params), **group)
+        .values(*columns, *group, "queue_total")[start:stop]
+    )
+
+
+def forget_statements() -> None:
+    """Drop the statements built so far (a change of COUNT_CAP or SEARCH_READ_CAP, in tests, needs new ones)."""
+    _page_statement.cache_clear()
+    _search_statements.cache_clear()
 
 
 def _reading(source: tuple[str, Sequence], qs: QuerySet[Post]) -> tuple[str, list]:
@@ -235,11 +272,13 @@ def _reading(source: tuple[str, Sequence], qs: QuerySet[Post]) -> tuple[str, lis
 MATCH_COLUMNS = ("id", "priority", "first_flagged_at", "views", "shares")
 
 
-def _searched_page(
-    *, organisation: Organisation | None, filters: QueueFilters, sort: str, words: list[str],
-    columns: Sequence[str], start: int, stop: int,
-) -> tuple[list[dict[str, object]], int]:
-    """`queue_page` for a text search on PostgreSQL: one statement that reads each matching post once.
+@lru_cache(maxsize=256)
+def _search_statements(
+    coverage: Coverage, filters: QueueFilters, sort: str, words: tuple[str, ...], columns: tuple[str, ...],
+    start: int, stop: int,
+) -> tuple[str, tuple, str, tuple]:
+    """`queue_page`'s statement for a text search on PostgreSQL, one that reads each matching post once,
+    and the statement that counts the matches on its own (`_searched_page` runs them).
 
     Measured on the bench's 1,000,000 posts (EXPLAIN ANALYZE, warm): a word in 14,181 posts took 190-330 ms
     when the matches were found by the text index in a subquery and each one re-fetched by primary key, for
@@ -250,50 +289,60 @@ def _searched_page(
     (bench/REPORT-queue.md has the bench's own figures). The shape, and why:
 
     - queue_matches: the posts of the queue (queued, covered, filtered) that have the words, read from the
-      text index (GIN), at most COUNT_CAP + 1 of them, with only their id and sort keys. Its conditions apply
-      to an OFFSET 0 subquery whose only condition is the words, so the planner cannot fold the two: folded,
-      it may walk a queue index computing each post's words (about 12 us a post, so seconds for a rare word,
-      which it cannot tell from a common one by a prefix), or AND the text index with the language index, a
-      bitmap too large for work_mem whose lossy pages make it compute the words of every post on them.
-    - the total counts queue_matches: the capped count, as for the queue without a search.
+      text index (GIN), at most SEARCH_READ_CAP + 1 of them, with only their id and sort keys. Its
+      conditions apply to an OFFSET 0 subquery whose only condition is the words, so the planner cannot fold
+      the two: folded, it may walk a queue index computing each post's words (about 12 us a post, so seconds
+      for a rare word, which it cannot tell from a common one by a prefix), or AND the text index with the
+      language index, a bitmap too large for work_mem whose lossy pages make it compute the words of every
+      post on them.
+    - the total counts queue_matches (shown as "1,000+" past COUNT_CAP, as for the queue without a search).
     - the page: if queue_matches holds every match, its best rows (a top-N sort in memory), and then those
-      26 posts fetched by primary key; if there are more than COUNT_CAP, the words are common (in 1 queued
-      post in 100 or more at the bench's size), and walking the queue's order index testing each post finds
-      the page within a few thousand. A one-time filter on the count runs one of the two, never both.
+      26 posts fetched by primary key; if there are more than SEARCH_READ_CAP, the words are common (in 1
+      queued post in 100 or more at the bench's size), and walking the queue's order index testing each post
+      finds the page within a few thousand. A one-time filter on the count runs one of the two, never both.
     """
     tsquery = " & ".join(f"{word}:*" for word in words)
     order = SORT_ORDERS.get(sort, QUEUE_ORDER)
-    waiting = queued_posts(organisation=organisation, filters=replace(filters, q=""), sort=sort)
+    waiting = queued_posts(organisation=_covering(coverage), filters=replace(filters, q=""), sort=sort)
     matched_sql, matched_params = Post.objects.filter(TextMatches(tsquery)).query.sql_with_params()
     matches_sql, matches_params = _reading(
-        (f"{matched_sql} OFFSET 0", matched_params), waiting.order_by().values(*MATCH_COLUMNS)[: COUNT_CAP + 1]
+        (f"{matched_sql} OFFSET 0", matched_params), waiting.order_by().values(*MATCH_COLUMNS)[: SEARCH_READ_CAP + 1]
     )
     count = "(SELECT COUNT(*) FROM queue_matches)"
-    all_read = RawSQL(f"{count} <= %s", [COUNT_CAP], output_field=BooleanField())
+    all_read = RawSQL(f"{count} <= %s", [SEARCH_READ_CAP], output_field=BooleanField())
     best_sql, best_params = _reading(
         ("SELECT * FROM queue_matches", []), Post.objects.filter(all_read).order_by(*order).values("id")[start:stop]
     )
-    more = RawSQL(f"{count} > %s", [COUNT_CAP], output_field=BooleanField())
+    more = RawSQL(f"{count} > %s", [SEARCH_READ_CAP], output_field=BooleanField())
     walked_sql, walked_params = (
         waiting.filter(TextMatches(tsquery), more).values("id")[start:stop].query.sql_with_params()
     )
+    group = copy_group()
     page_sql, page_params = (
         Post.objects.filter(pk__in=RawSQL(f"({best_sql}) UNION ALL ({walked_sql})", [*best_params, *walked_params]))
-        .annotate(queue_total=RawSQL(count, []), **copy_group())
+        .annotate(queue_total=RawSQL(count, []), **group)
         .order_by(*order)
-        .values(*columns, "queue_total")
+        .values(*columns, *group, "queue_total")
         .query.sql_with_params()
     )
+    return (f"WITH queue_matches AS MATERIALIZED ({matches_sql}) {page_sql}", (*matches_params, *page_params),
+            f"SELECT COUNT(*) FROM ({matches_sql}) AS capped", tuple(matches_params))
+
+
+def _searched_page(
+    page_sql: str, page_params: tuple, count_sql: str, count_params: tuple, *, start: int
+) -> tuple[list[dict[str, object]], int]:
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH queue_matches AS MATERIALIZED ({matches_sql}) {page_sql}",
-                       [*matches_params, *page_params])
+        cursor.execute(page_sql, page_params)
         names = [column.name for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         if rows or not start:
             return rows, rows[0]["queue_total"] if rows else 0
         # Past the last page (a stale link): counted on its own.
-        cursor.execute(f"SELECT COUNT(*) FROM ({matches_sql}) AS capped", matches_params)
+        cursor.execute(count_sql, count_params)
         return rows, cursor.fetchone()[0]
+
+
 
 
 def post_history(post: Post) -> QuerySet[Rating]:

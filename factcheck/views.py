@@ -66,11 +66,12 @@ def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
 
 
 def range_label(*, first: int, shown: int, total: int) -> str:
-    """ "1–25 of 279", "26–50 of 10,000+" (a capped count), "0 of 0"."""
+    """ "1–25 of 279", "26–50 of 1,000+" (a capped count; "1,001–1,025 of 1,025+" past it), "0 of 0"."""
     if not shown:
         return f"0 of {total:,}" if total <= COUNT_CAP else f"0 of {COUNT_CAP:,}+"
-    of = f"{COUNT_CAP:,}+" if total > COUNT_CAP else f"{total:,}"
-    return f"{first:,}–{first + shown - 1:,} of {of}"
+    last = first + shown - 1
+    of = f"{max(COUNT_CAP, last):,}+" if total > COUNT_CAP else f"{total:,}"
+    return f"{first:,}–{last:,} of {of}"
 
 
 def clock(moment) -> str:

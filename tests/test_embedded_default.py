@@ -74,6 +74,50 @@ def test_embedded_default_runs_the_loop_from_flag_to_distribution_on_sqlite_with
     }
 
 
+QUEUE_PAGE = """
+import json, re
+from datetime import timedelta
+from django.test import Client
+from django.utils import timezone
+from factcheck.members import create_user
+from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.models import Post
+
+now = timezone.now()
+page = PageInput(external_id="page-1", name="Daily Miracle")
+for i, hours in enumerate((50, 3)):
+    post = PostInput(external_id=f"post-{i}", page=page, posted_at=now - timedelta(hours=hours + 1),
+                     text=f"Lemon water cures flu, part {i}.", language="en", country="GB", views=100, shares=0)
+    ingest_flags(flags=[FlagInput(idempotency_key=f"k{i}", source="user_report", post=post,
+                                  flagged_at=now - timedelta(hours=hours))])
+# Written by the ORM, as SQLite keeps them: naive text, which the page must read back as aware times.
+for i, hours in enumerate((50, 3)):
+    Post.objects.filter(external_id=f"post-{i}").update(first_flagged_at=now - timedelta(hours=hours))
+root = Post.objects.get(external_id="post-0")
+Post.objects.create(external_id="copy-0", page=root.page, posted_at=root.posted_at, text=root.text,
+                    duplicate_of=root, queue_state="grouped", views=40, shares=2)
+reviewer = create_user(username="rita", role="factchecker", password=None, organisation_name="Verifact")
+client = Client()
+client.force_login(reviewer)
+html = client.get("/queue/", {"sort": "waiting"}).content.decode()
+print(json.dumps({
+    "total": re.search(r'id="queue-total"><strong>([^<]*)', html).group(1),
+    "waiting": re.findall(r'class="waiting">waiting ([^<]*)', html),
+    "groups": re.findall(r'class="group small">([^<]*)', html),
+}))
+"""
+
+
+def test_the_queue_page_renders_its_rows_on_sqlite(embedded_env):
+    # The page's statement is compiled once and run through the ORM's converters: SQLite's text
+    # timestamps come back as aware datetimes (the time waiting), its counts as numbers.
+    manage(embedded_env, "migrate", "--noinput", "-v", "0")
+    result = manage(embedded_env, "shell", "-c", QUEUE_PAGE)
+    page = json.loads(result.stdout.strip().splitlines()[-1])
+    assert page == {"total": "1–2 of 2", "waiting": ["2 d 2 h", "3 h"],
+                    "groups": ["1 copy · combined reach 142"]}
+
+
 def test_embedded_run_periodic_loop_stops_cleanly_on_sigterm(embedded_env):
     manage(embedded_env, "migrate", "--noinput", "-v", "0")
     process = subprocess.Popen(

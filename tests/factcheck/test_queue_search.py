@@ -71,16 +71,34 @@ def test_a_search_keeps_the_sort_asked_for(login, reviewer, matching, sort, key)
 def test_a_search_with_more_matches_than_the_cap_still_lists_the_best_and_shows_the_cap(
     login, reviewer, matching, monkeypatch
 ):
-    # Past the cap the page walks the queue's order instead of sorting the matches it read.
+    # Past the search's read cap the page walks the queue's order instead of sorting the matches it read.
+    monkeypatch.setattr(queue_module, "SEARCH_READ_CAP", 12)
     monkeypatch.setattr(queue_module, "COUNT_CAP", 12)
     monkeypatch.setattr("factcheck.views.COUNT_CAP", 12)
     best_first = [post.pk for post in sorted(matching, key=lambda post: -post.priority)]
     client = login(reviewer)
     first = client.get("/queue/", {"q": "lemon"})
     assert row_ids(first) == best_first[:PAGE_SIZE]
-    assert total_of(first) == f"1–{PAGE_SIZE} of 12+"
+    assert total_of(first) == f"1–{PAGE_SIZE} of {PAGE_SIZE}+"
     assert row_ids(client.get("/queue/", {"q": "lemon", "page": 2})) == best_first[PAGE_SIZE:]
     assert total_of(client.get("/queue/", {"q": "lemon", "page": 5})) == "0 of 12+"
+
+
+def test_a_search_with_more_matches_than_the_shown_total_sorts_all_it_read_and_shows_the_cap(
+    login, reviewer, matching, monkeypatch
+):
+    # Under the read cap the matches are all read and sorted; the total shown is still capped.
+    monkeypatch.setattr(queue_module, "SEARCH_READ_CAP", 40)
+    monkeypatch.setattr(queue_module, "COUNT_CAP", 12)
+    monkeypatch.setattr("factcheck.views.COUNT_CAP", 12)
+    by_reach = [post.pk for post in sorted(matching, key=lambda post: (-(post.views + post.shares), post.pk))]
+    client = login(reviewer)
+    first = client.get("/queue/", {"q": "lemon", "sort": "reach"})
+    assert row_ids(first) == by_reach[:PAGE_SIZE]
+    assert total_of(first) == f"1–{PAGE_SIZE} of {PAGE_SIZE}+"
+    second = client.get("/queue/", {"q": "lemon", "sort": "reach", "page": 2})
+    assert row_ids(second) == by_reach[PAGE_SIZE:]
+    assert total_of(second) == f"{PAGE_SIZE + 1}–30 of 30+"
 
 
 def test_a_search_applies_the_other_filters_to_the_matches(login, reviewer, matching):

@@ -52,6 +52,8 @@ def test_a_large_queue_is_counted_only_up_to_the_cap_and_shown_as_more_than_it(l
     # The count is a LIMITed subquery of the page's own query, never a COUNT(*) of the whole queue.
     page_query = next(q["sql"] for q in queries if "capped" in q["sql"])
     assert re.search(r"SELECT COUNT\(\*\) FROM \(.* LIMIT 31\) AS capped", page_query)
+    # Past the cap, the rows shown are the least there are.
+    assert total_of(client.get("/queue/", {"page": 2})) == f"{PAGE_SIZE + 1}–35 of 35+"
 
 
 def test_the_search_finds_posts_by_every_word_and_word_start_of_their_text_or_their_id(login, factchecker):
