@@ -6,11 +6,14 @@ Selectors only read; the rules that change state live in the domain modules besi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
 
 from django.db.models import Count, Q, QuerySet
 
 from accounts.models import Role
-from factcheck.models import Flag, FlagSource, Match, Post, Rating
+from core.statements import CompiledRows
+from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Match, Post, Rating
 from factcheck.queue import matching_text
 
 
@@ -64,6 +67,23 @@ def post_matches(post: Post) -> list[PostMatch]:
         else PostMatch(match=m, other=m.post, relation="copy")
         for m in pairs
     ]
+
+
+def active_claims_of(reviewer_id: int, *, now: datetime) -> list[dict[str, object]]:
+    """The reviewer's unexpired active claims, soonest to expire first, with their posts' text and pages.
+    One of the queue page's statements, so built once per reviewer (core.statements); claims past their
+    time that the periodic release has not reached yet are dropped here rather than in SQL, which keeps
+    the clock out of the statement."""
+    return [claim for claim in _active_claims_statement(reviewer_id).rows() if claim["expires_at"] > now]
+
+
+@lru_cache(maxsize=256)
+def _active_claims_statement(reviewer_id: int) -> CompiledRows:
+    return CompiledRows(
+        Claim.objects.filter(reviewer_id=reviewer_id, status=ClaimStatus.ACTIVE)
+        .order_by("expires_at", "id")
+        .values("post_id", "expires_at", "post__external_id", "post__text", "post__page__name")
+    )
 
 
 def rated_posts(*, organisation_id: int, reviewer_id: int | None = None, query: str = "") -> QuerySet[Rating]:

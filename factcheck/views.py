@@ -28,7 +28,7 @@ from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatedFilterForm, render_filter_fields
-from factcheck.models import Claim, ClaimStatus, Post
+from factcheck.models import Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import (
     COUNT_CAP,
@@ -39,6 +39,7 @@ from factcheck.queue import (
     capped_count_sql,
     queue_page,
 )
+from factcheck.selectors import active_claims_of
 from factcheck.selectors import rated_posts as rated_posts_of
 
 PAGE_SIZE = 25
@@ -112,9 +113,7 @@ def _my_claims(reviewer) -> list[dict[str, object]]:
             "page_name": claim["post__page__name"],
             "time_left": timeuntil(claim["expires_at"], now),
         }
-        for claim in Claim.objects.filter(reviewer=reviewer, status=ClaimStatus.ACTIVE, expires_at__gt=now)
-        .order_by("expires_at", "id")
-        .values("post_id", "expires_at", "post__external_id", "post__text", "post__page__name")
+        for claim in active_claims_of(reviewer.pk, now=now)
     ]
 
 

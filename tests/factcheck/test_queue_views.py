@@ -273,6 +273,23 @@ def test_my_claims_lists_the_reviewers_active_claims_with_time_left(login, factc
     assert re.search(r"(29|30)\xa0minutes left", section)
 
 
+def test_my_claims_leaves_out_a_claim_past_its_time_that_is_not_released_yet_and_lists_soonest_first(
+    login, factchecker
+):
+    # The periodic release may not have reached an expired claim; the page does not offer it.
+    first, second, lapsed = (PostFactory(text=text) for text in ("Claimed first", "Claimed second", "Lapsed"))
+    for post in (first, second, lapsed):
+        claim_post(reviewer=factchecker, post_id=post.pk)
+    client = login(factchecker)
+    client.get("/queue/")  # the reviewer's claims statement is built; the clock is not in it
+    Claim.objects.filter(post=lapsed).update(expires_at=timezone.now() - timedelta(seconds=1))
+    Claim.objects.filter(post=first).update(expires_at=timezone.now() + timedelta(minutes=40))
+    section = client.get("/queue/").content.decode().split('id="my-claims-title"', 1)[1].split("</section>", 1)[0]
+    assert "Lapsed" not in section
+    assert section.index("Claimed second") < section.index("Claimed first")
+    assert Claim.objects.get(post=lapsed).status == ClaimStatus.ACTIVE
+
+
 # Copies of a claim
 
 
