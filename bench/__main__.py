@@ -161,6 +161,9 @@ def main(argv: list[str]) -> int:
             "decisions/s from a backlog (burst RQ worker subprocesses), then rating-to-decision under ingest "
             "load (forked ingest processes), as the load grows the tables; the importers (csv, then jsonl, "
             "`manage.py import_posts` subprocesses) come last, as they add the most rows.",
+            "Queue page variants (bench/queue_page.py; `--only queue`): over HTTP against one sync gunicorn worker, "
+            "as a reviewer holding no claims; each variant's requests take turns with the floor's, one for one, so "
+            "a machine whose speed drifts during the run (this one is a shared VM) weighs on both alike.",
             "Near-duplicates (bench/matching.py, bench/matching_quality.py; `--only matching` runs them alone, with "
             "the load): the load's match jobs are not run, its posts' band keys are written to PostBand as those "
             "jobs would; then quality on labelled pairs from ../shared/data, candidates of new posts, one rating "

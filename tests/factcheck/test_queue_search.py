@@ -126,5 +126,5 @@ def test_a_search_reads_the_matches_from_the_text_index_whatever_the_queue_index
         cursor.execute(f"EXPLAIN {search}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     matches_plan = plan.split("CTE queue_matches", 1)[1].split("InitPlan", 1)[0]
-    assert "Bitmap Index Scan on post_text_search" in matches_plan, plan
+    assert "Bitmap Index Scan on post_search_vector" in matches_plan, plan
     assert "post_queue" not in matches_plan, plan
