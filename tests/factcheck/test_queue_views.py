@@ -290,6 +290,17 @@ def test_my_claims_leaves_out_a_claim_past_its_time_that_is_not_released_yet_and
     assert Claim.objects.get(post=lapsed).status == ClaimStatus.ACTIVE
 
 
+def test_every_value_a_queue_row_shows_is_escaped(login, factchecker):
+    hostile = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
+    root = PostFactory(text=hostile, external_id=f"fb-{hostile}", page__name=f"Page {hostile}")
+    PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED)
+    html = login(factchecker).get("/queue/").content.decode()
+    table = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert "<script>" not in table and "<img" not in table
+    assert table.count("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;") == 3
+    assert rendered_post_ids(login(factchecker).get("/queue/")) == [root.pk]
+
+
 # Copies of a claim
 
 
