@@ -240,6 +240,7 @@ def queue_page(
     return rows, capped_count(queued_posts(organisation=organisation, filters=filters)) if start else 0
 
 
+# At most 256 pages' statements a process, about 50 KB each (the compiled query behind each): 12 MB.
 @lru_cache(maxsize=256)
 def _page_statement(
     coverage: Coverage, filters: QueueFilters, sort: str, columns: tuple[str, ...], start: int, stop: int
@@ -283,24 +284,24 @@ def _search_statements(
 
     Measured on the bench's 1,000,000 posts (EXPLAIN ANALYZE, warm): a word in 14,181 posts took 190-330 ms
     when the matches were found by the text index in a subquery and each one re-fetched by primary key, for
-    the page and again for the total; read once here, 37 ms (7 ms of text index, 21 ms for the 13,413 heap
-    pages, the rest in memory). The commonest word (in 28% of the posts) went from 12-25 s to 0.4-0.5 s
-    (counting 10,001 matches from a bitmap too large for work_mem), a word in 278 posts from 3 to 1.5 ms.
-    The whole page, p95 over HTTP, old and new code taking turns: 227 -> 59 ms, 23 s -> 0.9 s, 20 -> 18 ms
-    (bench/REPORT-queue.md has the bench's own figures). The shape, and why:
+    the page and again for the total; read once, 37 ms (7 ms of text index, 21 ms for the 13,413 heap
+    pages). Since migration 0011 stores the words, a test of one post is a read of its row, so walking the
+    queue's order costs about what reading a match does, and the reading stops at 4,000 matches
+    (SEARCH_READ_CAP): the commonest word (in 28% of the posts) went from 0.5 s to about 30 ms a page, a
+    word in 1,642 posts reads them all in 4 ms. The shape, and why:
 
     - queue_matches: the posts of the queue (queued, covered, filtered) that have the words, read from the
       text index (GIN), at most SEARCH_READ_CAP + 1 of them, with only their id and sort keys. Its
       conditions apply to an OFFSET 0 subquery whose only condition is the words, so the planner cannot fold
-      the two: folded, it may walk a queue index computing each post's words (about 12 us a post, so seconds
-      for a rare word, which it cannot tell from a common one by a prefix), or AND the text index with the
-      language index, a bitmap too large for work_mem whose lossy pages make it compute the words of every
-      post on them.
+      the two: folded, it may walk a queue index testing each post (seconds for a rare word, whose rarity
+      it cannot always tell from a prefix), or AND the text index with the language index, a bitmap of most
+      of the table that costs more than the matches it narrows (47 ms for a word in 14,181 posts).
     - the total counts queue_matches (shown as "1,000+" past COUNT_CAP, as for the queue without a search).
     - the page: if queue_matches holds every match, its best rows (a top-N sort in memory), and then those
       26 posts fetched by primary key; if there are more than SEARCH_READ_CAP, the words are common (in 1
-      queued post in 100 or more at the bench's size), and walking the queue's order index testing each post
-      finds the page within a few thousand. A one-time filter on the count runs one of the two, never both.
+      queued post in 150 or more at the bench's size), and walking the queue's order index testing each
+      post's stored words finds the page within about 4,000. A one-time filter on the count runs one of the
+      two, never both.
     """
     tsquery = " & ".join(f"{word}:*" for word in words)
     order = SORT_ORDERS.get(sort, QUEUE_ORDER)
