@@ -68,13 +68,17 @@ def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
     return wrapped
 
 
-def range_label(*, first: int, shown: int, total: int) -> str:
-    """ "1–25 of 279", "26–50 of 1,000+" (a capped count; "1,001–1,025 of 1,025+" past it), "0 of 0"."""
-    if not shown:
-        return f"0 of {total:,}" if total <= COUNT_CAP else f"0 of {COUNT_CAP:,}+"
+def range_label(*, first: int, shown: int, total: int, estimated: bool = False) -> str:
+    """ "1–25 of 279", "26–50 of 1,000+" (a capped count; "1,001–1,025 of 1,025+" past it), "0 of 0";
+    an estimated total to two significant figures: "1–25 of about 8,500"."""
     last = first + shown - 1
-    of = f"{max(COUNT_CAP, last):,}+" if total > COUNT_CAP else f"{total:,}"
-    return f"{first:,}–{last:,} of {of}"
+    if estimated:
+        of = f"about {round(max(total, last), 2 - len(str(max(total, last)))):,}"
+    elif not shown:
+        of = f"{total:,}" if total <= COUNT_CAP else f"{COUNT_CAP:,}+"
+    else:
+        of = f"{max(COUNT_CAP, last):,}+" if total > COUNT_CAP else f"{total:,}"
+    return f"{first:,}–{last:,} of {of}" if shown else f"0 of {of}"
 
 
 def clock(moment) -> str:
@@ -205,9 +209,9 @@ def queue(request: HttpRequest) -> HttpResponse:
     first_rank = (page - 1) * PAGE_SIZE + 1
     # One row more than shown tells whether there is a next page; the total (capped) comes with them.
     # Only the columns shown, as dicts: building 26 Posts and Pages cost more than the query.
-    posts, total = queue_page(organisation=organisation, filters=filters, sort=sort, columns=QUEUE_COLUMNS,
-                              start=first_rank - 1, stop=first_rank - 1 + PAGE_SIZE + 1)
-    shown = posts[:PAGE_SIZE]
+    found = queue_page(organisation=organisation, filters=filters, sort=sort, columns=QUEUE_COLUMNS,
+                       start=first_rank - 1, stop=first_rank - 1 + PAGE_SIZE + 1)
+    shown = found.rows[:PAGE_SIZE]
     query = {k: v for k, v in vars(filters).items() if v}
     if sort != QueueSort.PRIORITY:
         query["sort"] = sort
@@ -221,9 +225,10 @@ def queue(request: HttpRequest) -> HttpResponse:
             "filtered": any(vars(filters).values()),
             "sort_label": QueueSort(sort).label,
             "rows": _queue_rows(shown, first_rank=first_rank),
-            "range_label": range_label(first=first_rank, shown=len(shown), total=total),
+            "range_label": range_label(first=first_rank, shown=len(shown), total=found.total,
+                                       estimated=found.estimated),
             "page": page,
-            "has_next": len(posts) > PAGE_SIZE,
+            "has_next": len(found.rows) > PAGE_SIZE,
             "page_query": f"{filter_query}&" if filter_query else "",
             "my_claims": _my_claims(request.user),
             "points": {"velocity": int(VELOCITY_POINTS), "flags": int(FLAG_POINTS), "age": int(AGE_POINTS),

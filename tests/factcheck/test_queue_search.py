@@ -128,3 +128,67 @@ def test_a_search_reads_the_matches_from_the_text_index_whatever_the_queue_index
     matches_plan = plan.split("CTE queue_matches", 1)[1].split("InitPlan", 1)[0]
     assert "Bitmap Index Scan on post_search_vector" in matches_plan, plan
     assert "post_queue" not in matches_plan, plan
+
+
+# Words the planner expects in many posts: the queue's order is walked, the total is its estimate
+
+
+@pytest.fixture
+def common(monkeypatch):
+    """Every search counts as common words: in the suite's small tables the planner never expects 2,000."""
+    monkeypatch.setattr(queue_module, "SEARCH_WALK_FROM", -1)
+    estimates = []
+    real = queue_module._estimated_matches
+
+    def kept(sql, params):
+        estimates.append(real(sql, params))
+        return estimates[-1]
+
+    monkeypatch.setattr(queue_module, "_estimated_matches", kept)
+    return estimates
+
+
+@pytest.mark.parametrize("sort, key", [
+    ("priority", lambda post: (-post.priority, post.pk)),
+    ("newest", lambda post: (-post.first_flagged_at.timestamp(), -post.pk)),
+    ("reach", lambda post: (-(post.views + post.shares), post.pk)),
+])
+def test_a_search_for_common_words_walks_the_queue_in_the_order_asked_for_and_shows_an_estimate(
+    login, reviewer, matching, common, sort, key
+):
+    in_order = [post.pk for post in sorted(matching, key=key)]
+    client = login(reviewer)
+    with CaptureQueriesContext(connection) as queries:
+        first = client.get("/queue/", {"q": "lemon", "sort": sort})
+    assert row_ids(first) == in_order[:PAGE_SIZE]
+    about = max(common[-1], PAGE_SIZE + 1)  # at least the rows read: the page's and the next one's first
+    assert total_of(first) == f"1–{PAGE_SIZE} of about {round(about, 2 - len(str(about))):,}"
+    # The estimate is EXPLAIN's, never a count; the page reads no table of matches first.
+    assert any(q["sql"].startswith("EXPLAIN (FORMAT JSON)") for q in queries)
+    assert not any("queue_matches" in q["sql"] or "AS capped" in q["sql"] for q in queries)
+    # The walk reaching the last match knows the total.
+    last = client.get("/queue/", {"q": "lemon", "sort": sort, "page": 2})
+    assert row_ids(last) == in_order[PAGE_SIZE:]
+    assert total_of(last) == f"{PAGE_SIZE + 1}–30 of 30"
+
+
+def test_a_walked_search_keeps_the_other_filters_and_an_empty_one_says_so(login, reviewer, matching, common):
+    french = sorted((post for post in matching if post.language == "fr"), key=lambda post: -post.priority)
+    client = login(reviewer)
+    response = client.get("/queue/", {"q": "lemon", "language": "fr"})
+    assert row_ids(response) == [post.pk for post in french]
+    assert total_of(response) == f"1–{len(french)} of {len(french)}"
+    assert total_of(client.get("/queue/", {"q": "lemon juice"})) == "0 of 0"
+
+
+@pytest.mark.parametrize("first, shown, total, label", [
+    (1, 25, 8_512, "1–25 of about 8,500"),
+    (1, 25, 170_179, "1–25 of about 170,000"),
+    (26, 25, 40, "26–50 of about 50"),  # never fewer than the rows already shown
+    (1, 25, 3, "1–25 of about 25"),
+    (101, 0, 1_034, "0 of about 1,000"),
+])
+def test_an_estimated_total_reads_as_about_two_significant_figures(first, shown, total, label):
+    from factcheck.views import range_label
+
+    assert range_label(first=first, shown=shown, total=total, estimated=True) == label
