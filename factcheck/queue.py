@@ -89,6 +89,11 @@ def search_words(query: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(query or "")][:MAX_SEARCH_WORDS]
 
 
+def every_word(words: Sequence[str]) -> str:
+    """The tsquery of posts that have each of the words, as a word or the start of one."""
+    return " & ".join(f"{word}:*" for word in words)
+
+
 def matching_text(qs: QuerySet, query: str, *, prefix: str = "") -> QuerySet:
     """Rows whose post (the row itself, or the one reached through `prefix`, e.g. "post__") has every word
     of `query` in its text or external id, each as a word or the start of one ("vacc" finds "vaccine").
@@ -106,7 +111,7 @@ def matching_text(qs: QuerySet, query: str, *, prefix: str = "") -> QuerySet:
         # walk the queue's priority index and compute every post's words to test them (measured: 125 ms
         # for 5,000 queued posts, a rare word; it grows with the queue), because it cannot tell how rare
         # a prefix search is.
-        matches = Post.objects.filter(TextMatches(" & ".join(f"{word}:*" for word in words))).values("pk")
+        matches = Post.objects.filter(TextMatches(every_word(words))).values("pk")
         sql, params = matches.query.sql_with_params()
         return qs.filter(**{f"{prefix}pk__in": RawSQL(f"{sql} OFFSET 0", params)})
     for word in words:
@@ -272,7 +277,7 @@ def queue_page(
 def _matching_queue(coverage: Coverage, filters: QueueFilters, sort: str, words: tuple[str, ...]) -> QuerySet[Post]:
     """The queue's posts that have the words, in `sort` order, the condition left for the planner to place."""
     waiting = queued_posts(organisation=_covering(coverage), filters=replace(filters, q=""), sort=sort)
-    return waiting.filter(TextMatches(" & ".join(f"{word}:*" for word in words)))
+    return waiting.filter(TextMatches(every_word(words)))
 
 
 @lru_cache(maxsize=256)
@@ -364,7 +369,7 @@ def _search_statements(
       post's stored words finds the page within about 4,000. A one-time filter on the count runs one of the
       two, never both.
     """
-    tsquery = " & ".join(f"{word}:*" for word in words)
+    tsquery = every_word(words)
     order = SORT_ORDERS.get(sort, QUEUE_ORDER)
     waiting = queued_posts(organisation=_covering(coverage), filters=replace(filters, q=""), sort=sort)
     matched_sql, matched_params = Post.objects.filter(TextMatches(tsquery)).query.sql_with_params()
