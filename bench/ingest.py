@@ -63,11 +63,13 @@ def run_copy_floor(written: list[Written]) -> float:
         for w in written:
             conn.execute(
                 f"CREATE TABLE {copy_table(w.table)} (LIKE {w.table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
-                "INCLUDING INDEXES)"
+                "INCLUDING INDEXES INCLUDING GENERATED)"
             )
+            # Generated columns (the posts' stored words, migration 0011) are computed by the copy as by
+            # ingest, not sent.
             columns = conn.execute(
                 "SELECT attname, atttypid::int FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
-                "AND NOT attisdropped ORDER BY attnum",
+                "AND NOT attisdropped AND attgenerated = '' ORDER BY attnum",
                 [w.table],
             ).fetchall()
             select = ", ".join(f"{name}::text" if oid == JSONB_OID else name for name, oid in columns)
