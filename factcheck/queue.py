@@ -119,15 +119,15 @@ def matching_text(qs: QuerySet, query: str, *, prefix: str = "") -> QuerySet:
     return qs
 
 
-def capped_count_sql(qs: QuerySet) -> tuple[str, tuple]:
-    """SQL of a scalar subquery that counts the rows of `qs` up to COUNT_CAP + 1: the total shown with a
-    page, computed in the page's own query (PostgreSQL runs an uncorrelated subquery once)."""
+def capped_total(qs: QuerySet) -> RawSQL:
+    """An annotation counting the rows of `qs` up to COUNT_CAP + 1, a scalar subquery: the total shown with
+    a page, computed in the page's own query (PostgreSQL runs an uncorrelated subquery once)."""
     sql, params = qs.order_by().values("id")[: COUNT_CAP + 1].query.sql_with_params()
-    return f"SELECT COUNT(*) FROM ({sql}) AS capped", params
+    return RawSQL(f"SELECT COUNT(*) FROM ({sql}) AS capped", params, output_field=IntegerField())
 
 
 def capped_count(qs: QuerySet) -> int:
-    """The number of rows of `qs`, counted up to COUNT_CAP + 1 (more than COUNT_CAP reads as "10,000+")."""
+    """The number of rows of `qs`, counted up to COUNT_CAP + 1 (more than COUNT_CAP reads as "1,000+")."""
     return qs.order_by().values("id")[: COUNT_CAP + 1].count()
 
 
@@ -247,7 +247,8 @@ def queue_page(
 ) -> QueuePage:
     """Rows `start` to `stop` of the queue (dicts of `columns` and the `copy_group` of each, `queued_posts`
     order) and the queue's total counted up to COUNT_CAP + 1, in one statement (a second counts, if the
-    page is past the end). Each distinct page's statement is built once per process (core.statements).
+    page is past the end; a search asks the planner first). Each distinct page's statement is built once
+    per process (core.statements).
 
     A search on PostgreSQL first asks the planner how many posts of the queue have the words (EXPLAIN,
     from the statistics ANALYZE keeps of the stored words: within 2% of the count for words it tracks,
@@ -314,10 +315,9 @@ def _page_statement(
     waiting = queued_posts(organisation=_covering(coverage), filters=filters, sort=sort)
     # The total rides along in the page's query as a subquery counting at most COUNT_CAP + 1 rows (one
     # index range, never the whole queue).
-    count_sql, count_params = capped_count_sql(waiting)
     group = copy_group()
     return CompiledRows(
-        waiting.annotate(queue_total=RawSQL(count_sql, count_params), **group)
+        waiting.annotate(queue_total=capped_total(waiting), **group)
         .values(*columns, *group, "queue_total")[start:stop]
     )
 
@@ -353,8 +353,8 @@ def _search_statements(
     the page and again for the total; read once, 37 ms (7 ms of text index, 21 ms for the 13,413 heap
     pages). Since migration 0011 stores the words, a test of one post is a read of its row, so walking the
     queue's order costs about what reading a match does, and the reading stops at 4,000 matches
-    (SEARCH_READ_CAP): the commonest word (in 28% of the posts) went from 0.5 s to about 30 ms a page, a
-    word in 1,642 posts reads them all in 4 ms. The shape, and why:
+    (SEARCH_READ_CAP); words the planner expects in more than SEARCH_WALK_FROM posts do not come here
+    (`queue_page` walks for them). A word in 1,642 posts reads them all in 4 ms. The shape, and why:
 
     - queue_matches: the posts of the queue (queued, covered, filtered) that have the words, read from the
       text index (GIN), at most SEARCH_READ_CAP + 1 of them, with only their id and sort keys. Its
@@ -383,7 +383,7 @@ def _search_statements(
     )
     more = RawSQL(f"{count} > %s", [SEARCH_READ_CAP], output_field=BooleanField())
     walked_sql, walked_params = (
-        waiting.filter(TextMatches(tsquery), more).values("id")[start:stop].query.sql_with_params()
+        _matching_queue(coverage, filters, sort, words).filter(more).values("id")[start:stop].query.sql_with_params()
     )
     group = copy_group()
     page_sql, page_params = (
@@ -409,8 +409,6 @@ def _searched_page(
         # Past the last page (a stale link): counted on its own.
         cursor.execute(count_sql, count_params)
         return QueuePage(rows, cursor.fetchone()[0])
-
-
 
 
 def post_history(post: Post) -> QuerySet[Rating]:

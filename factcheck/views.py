@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -38,7 +37,7 @@ from factcheck.queue import (
     QueueSort,
     active_claim,
     capped_count,
-    capped_count_sql,
+    capped_total,
     queue_page,
 )
 from factcheck.selectors import active_claims_of
@@ -250,8 +249,7 @@ def rated_posts(request: HttpRequest) -> HttpResponse:
         reviewer_id=request.user.pk if who == RatedFilterForm.MINE else None,
         query=query,
     )
-    count_sql, count_params = capped_count_sql(ratings)
-    rows = list(ratings.annotate(list_total=RawSQL(count_sql, count_params))[first - 1 : first - 1 + PAGE_SIZE + 1])
+    rows = list(ratings.annotate(list_total=capped_total(ratings))[first - 1 : first - 1 + PAGE_SIZE + 1])
     if rows:
         total = rows[0].list_total
     else:
