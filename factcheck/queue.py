@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -252,7 +253,7 @@ def queue_page(
 
     A search on PostgreSQL first asks the planner how many posts of the queue have the words (EXPLAIN,
     from the statistics ANALYZE keeps of the stored words: within 2% of the count for words it tracks,
-    about 0.3 ms). Up to SEARCH_WALK_FROM it reads them all (`_search_statements`): an exact total. Past
+    about 0.3 ms, kept ESTIMATE_SECONDS by each process). Up to SEARCH_WALK_FROM it reads them all (`_search_statements`): an exact total. Past
     it the words are common, and the page walks the queue's order testing each post (a word in 1% of the
     posts is found 26 times within about 2,600), with the estimate as its total ("about 8,500") unless the
     walk reached the end: counting past a thousand matches would cost more than the page itself.
@@ -288,12 +289,29 @@ def _estimate_statement(coverage: Coverage, filters: QueueFilters, words: tuple[
     return f"EXPLAIN (FORMAT JSON) {sql}", tuple(params)
 
 
+# The planner's estimate changes only when the table is analysed again (autovacuum's ANALYZE, minutes apart on
+# a busy table), so a process keeps each for this long rather than asking again: the EXPLAIN is a round trip and
+# a plan, 0.3-0.5 ms of a search's page on the bench's million posts. A stale estimate only chooses how the page
+# is read (both ways list the same posts) and what "about" total it shows.
+ESTIMATE_SECONDS = 300
+_ESTIMATES_KEPT = 1_024  # per process; past it they are all dropped and asked again
+_estimates: dict[tuple[str, tuple], tuple[float, int]] = {}
+
+
 def _estimated_matches(sql: str, params: tuple) -> int:
+    asked_at = time.monotonic()
+    kept = _estimates.get((sql, params))
+    if kept is not None and asked_at - kept[0] < ESTIMATE_SECONDS:
+        return kept[1]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         plan = cursor.fetchone()[0]
     plan = json.loads(plan) if isinstance(plan, str) else plan
-    return int(plan[0]["Plan"]["Plan Rows"])
+    estimate = int(plan[0]["Plan"]["Plan Rows"])
+    if len(_estimates) >= _ESTIMATES_KEPT:
+        _estimates.clear()
+    _estimates[(sql, params)] = (asked_at, estimate)
+    return estimate
 
 
 @lru_cache(maxsize=256)
@@ -323,9 +341,10 @@ def _page_statement(
 
 
 def forget_statements() -> None:
-    """Drop the statements built so far (a change of a cap, in tests, needs new ones)."""
+    """Drop the statements built so far and the estimates kept (a change of a cap, in tests, needs new ones)."""
     for statements in (_page_statement, _search_statements, _estimate_statement, _walked_statement):
         statements.cache_clear()
+    _estimates.clear()
 
 
 def _reading(source: tuple[str, Sequence], qs: QuerySet[Post]) -> tuple[str, list]:

@@ -181,6 +181,30 @@ def test_a_walked_search_keeps_the_other_filters_and_an_empty_one_says_so(login,
     assert total_of(client.get("/queue/", {"q": "lemon juice"})) == "0 of 0"
 
 
+def explains(queries) -> int:
+    return sum(q["sql"].startswith("EXPLAIN (FORMAT JSON)") for q in queries)
+
+
+def test_the_planners_estimate_is_asked_once_a_while_and_again_when_it_may_have_changed(
+    login, reviewer, matching, common, monkeypatch
+):
+    client = login(reviewer)
+    with CaptureQueriesContext(connection) as first:
+        first_page = client.get("/queue/", {"q": "lemon"})
+    with CaptureQueriesContext(connection) as again:
+        second_page = client.get("/queue/", {"q": "lemon", "page": 2})
+        same_page = client.get("/queue/", {"q": "lemon"})
+    assert (explains(first), explains(again)) == (1, 0)
+    assert row_ids(same_page) == row_ids(first_page) and len(row_ids(second_page)) == 30 - PAGE_SIZE
+    # Other words are another estimate; and once ESTIMATE_SECONDS have passed, the same words are asked again.
+    with CaptureQueriesContext(connection) as other:
+        client.get("/queue/", {"q": "lemon water"})
+    monkeypatch.setattr(queue_module, "ESTIMATE_SECONDS", 0)
+    with CaptureQueriesContext(connection) as later:
+        assert row_ids(client.get("/queue/", {"q": "lemon"})) == row_ids(first_page)
+    assert (explains(other), explains(later)) == (1, 1)
+
+
 @pytest.mark.parametrize("first, shown, total, label", [
     (1, 25, 8_512, "1–25 of about 8,500"),
     (1, 25, 170_179, "1–25 of about 170,000"),
