@@ -163,7 +163,9 @@ def main(argv: list[str]) -> int:
             "`manage.py import_posts` subprocesses) come last, as they add the most rows.",
             "Queue page variants (bench/queue_page.py; `--only queue`): over HTTP against one sync gunicorn worker, "
             "as a reviewer holding no claims; each variant's requests take turns with the floor's, one for one, so "
-            "a machine whose speed drifts during the run (this one is a shared VM) weighs on both alike.",
+            "a machine whose speed drifts during the run (this one is a shared VM) weighs on both alike. "
+            "Then refresh_priorities (bench/refresh.py): one pass over the queue as the cron job runs it, against "
+            "one UPDATE of every queued post's scores.",
             "Near-duplicates (bench/matching.py, bench/matching_quality.py; `--only matching` runs them alone, with "
             "the load): the load's match jobs are not run, its posts' band keys are written to PostBand as those "
             "jobs would; then quality on labelled pairs from ../shared/data, candidates of new posts, one rating "
@@ -223,6 +225,10 @@ def main(argv: list[str]) -> int:
             reader = bench_user("bench-queue-reader", Role.FACTCHECKER, organisation="Bench Fact Checks")
             run.figures += bench_queue_variants(reviewer=reader, warmup=args.warmup, requests=args.requests,
                                                 posts=args.posts)
+            from bench.refresh import bench_refresh_priorities
+
+            print("refresh_priorities: one pass over the whole queue, against one UPDATE of it", flush=True)
+            run.figures.append(bench_refresh_priorities())
         if args.only in (None, "webhooks"):
             from bench.webhooks import bench_webhooks
 

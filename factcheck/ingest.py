@@ -30,7 +30,7 @@ from factcheck.matching.matcher import match_posts
 from factcheck.models import NORMALISED_FIELDS, Flag, MediaType, Page, Post, QueueState
 from factcheck.normalise import normalised_rows
 from factcheck.pages import take_out_of_queue
-from factcheck.priority import compute_priority, source_weight
+from factcheck.priority import SCORE_COLUMNS, compute_priority, source_weight
 from factcheck.queue import state_for
 from factcheck.signals import posts_created
 
@@ -75,8 +75,7 @@ class IngestResult:
 
 
 POST_FIELDS = ("url", "text", "language", "country", "media_type", "topic", "views", "shares")
-SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", "priority",
-                "velocity_score", "flag_score", "age_score", "updated_at")
+SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", *SCORE_COLUMNS, "updated_at")
 NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS, "created_at")
 FLAG_COLUMNS = ("post", "source", "reason", "flagged_at", "received_at", "idempotency_key", "submitted_by")
 AUDIT_COLUMNS = ("created_at", "actor", "actor_label", "verb", "target_type", "target_id", "post_id", "reason", "data")
@@ -135,7 +134,7 @@ def _scores(post: PostInput, tally: _Tally, now: datetime) -> tuple:
         views=post.views, shares=post.shares, posted_at=post.posted_at, flag_weight=tally.weight,
         first_flagged_at=tally.first, now=now,
     )
-    return p.total, p.velocity_score, p.flag_score, p.age_score
+    return p.stored
 
 
 def _audit_row(

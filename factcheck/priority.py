@@ -20,6 +20,13 @@ AGE_POINTS = 10.0
 VELOCITY_CAP_LOG10 = 6.0
 FLAG_CAP_LOG10 = 2.0
 AGE_CAP_HOURS = 72.0
+# Scores are kept to the tenth of a point that people read them in (the queue, the post page). Finer,
+# nearly every queued post's scores moved between two of refresh_priorities' 5-minute passes and
+# each pass rewrote the whole queue (every index of the table, for each post); to the tenth, the
+# age part moves once in 43 minutes and the velocity part of a post a day old once in half an hour.
+SCORE_DECIMALS = 1
+# A post's stored score columns, in the order of Priority.stored.
+SCORE_COLUMNS = ("priority", "velocity_score", "flag_score", "age_score")
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,12 @@ class Priority:
 
     @property
     def total(self) -> float:
-        return round(self.velocity_score + self.flag_score + self.age_score, 3)
+        return round(self.velocity_score + self.flag_score + self.age_score, SCORE_DECIMALS)
+
+    @property
+    def stored(self) -> tuple[float, float, float, float]:
+        """The values of SCORE_COLUMNS."""
+        return self.total, self.velocity_score, self.flag_score, self.age_score
 
 
 def source_weight(source: str) -> float:
@@ -49,9 +61,9 @@ def compute_priority(
     age_score = AGE_POINTS * min(hours_waiting / AGE_CAP_HOURS, 1.0)
     return Priority(
         velocity=round(velocity, 2),
-        velocity_score=round(velocity_score, 3),
-        flag_score=round(flag_score, 3),
-        age_score=round(age_score, 3),
+        velocity_score=round(velocity_score, SCORE_DECIMALS),
+        flag_score=round(flag_score, SCORE_DECIMALS),
+        age_score=round(age_score, SCORE_DECIMALS),
     )
 
 
@@ -64,15 +76,4 @@ def priority_of(post, *, now: datetime) -> Priority:
         flag_weight=post.flag_weight,
         first_flagged_at=post.first_flagged_at,
         now=now,
-    )
-
-
-def apply_priority(post, *, now: datetime) -> None:
-    """Set the stored score fields of `post` (not saved)."""
-    p = priority_of(post, now=now)
-    post.velocity_score, post.flag_score, post.age_score, post.priority = (
-        p.velocity_score,
-        p.flag_score,
-        p.age_score,
-        p.total,
     )

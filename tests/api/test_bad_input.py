@@ -144,15 +144,15 @@ def test_the_database_refuses_a_timestamp_before_2000_from_any_path():
 def test_one_post_that_cannot_be_scored_is_logged_and_skipped(monkeypatch, caplog):
     from factcheck import queue
 
-    good, bad = PostFactory(queue_state="queued", views=10_000), PostFactory(queue_state="queued", views=10_000)
-    real = queue.apply_priority
+    good, bad = PostFactory(queue_state="queued", views=10_000), PostFactory(queue_state="queued", views=66_666)
+    real = queue.compute_priority
 
-    def failing(post, *, now):
-        if post.pk == bad.pk:
+    def failing(**inputs):
+        if inputs["views"] == bad.views:
             raise OverflowError("date value out of range")
-        real(post, now=now)
+        return real(**inputs)
 
-    monkeypatch.setattr(queue, "apply_priority", failing)
+    monkeypatch.setattr(queue, "compute_priority", failing)
     with caplog.at_level(logging.ERROR, logger="factcheck.queue"):
         assert refresh_priorities() == 1
     assert Post.objects.get(pk=good.pk).priority > 0

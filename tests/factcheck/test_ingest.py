@@ -8,13 +8,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from core.bulk import insert_rows_returning_ids, update_rows
 from factcheck.ingest import AUDIT_COLUMNS, FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import Flag, Organisation, Page, Post, QueueState
+from factcheck.priority import SCORE_COLUMNS, priority_of
 from factcheck.queue import refresh_priorities
+from tests.factories import PostFactory
 
 
 def flag(key: str, post: str = "p1", *, source: str = "user_report", page: str = "pg1", politician: bool = False,
@@ -76,6 +79,59 @@ def test_refreshing_priorities_raises_the_age_part_of_waiting_posts(platform_use
     after = Post.objects.get(external_id="p1")
     assert after.age_score == pytest.approx(5.0, abs=0.1)
     assert after.age_score > before.age_score
+
+
+def _row_versions(*posts: Post) -> dict[int, str]:
+    """Each post's ctid: an UPDATE writes a new row version at a new place, even with the same values."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, ctid::text FROM factcheck_post WHERE id = ANY(%s)", [[p.pk for p in posts]])
+        return dict(cursor.fetchall())
+
+
+def _stored_scores(post: Post) -> tuple:
+    return Post.objects.values_list(*SCORE_COLUMNS).get(pk=post.pk)
+
+
+@pytest.mark.django_db
+def test_refreshing_priorities_rewrites_only_the_queued_posts_whose_scores_moved():
+    now = timezone.now()
+    spreading = PostFactory(posted_at=now - timedelta(hours=3), first_flagged_at=now - timedelta(hours=1))
+    # Waiting past the 3-day cap on its age part, with no reach: its scores no longer move with the clock.
+    settled = PostFactory(posted_at=now - timedelta(days=9), first_flagged_at=now - timedelta(days=5), views=0, shares=0)
+    rated = PostFactory(queue_state=QueueState.RATED, priority=1.0)
+
+    assert refresh_priorities(now=now) == 2  # the factory's priority of 10 is neither queued post's score
+    for post in (spreading, settled):
+        post.refresh_from_db()
+        assert _stored_scores(post) == priority_of(post, now=now).stored
+    assert _stored_scores(rated)[0] == 1.0
+
+    versions = _row_versions(spreading, settled, rated)
+    assert refresh_priorities(now=now) == 0
+    assert _row_versions(spreading, settled, rated) == versions  # nothing moved, nothing written
+
+    later = now + timedelta(minutes=10)
+    assert refresh_priorities(now=later) == 1
+    after = _row_versions(spreading, settled, rated)
+    assert after[spreading.pk] != versions[spreading.pk]
+    assert {pk: after[pk] for pk in (settled.pk, rated.pk)} == {pk: versions[pk] for pk in (settled.pk, rated.pk)}
+    spreading.refresh_from_db()
+    assert _stored_scores(spreading) == priority_of(spreading, now=later).stored
+    assert spreading.age_score > 0.1
+
+
+@pytest.mark.django_db
+def test_refreshing_priorities_goes_through_the_queue_in_batches_of_one_read_and_one_write(
+    django_assert_num_queries,
+):
+    now = timezone.now()
+    posts = PostFactory.create_batch(5, first_flagged_at=now - timedelta(hours=2))
+    # 3 batches of at most 2 posts: a read and a write each, then the read that finds no more.
+    with django_assert_num_queries(7):
+        assert refresh_priorities(now=now, batch_size=2) == 5
+    for post in posts:
+        post.refresh_from_db()
+        assert _stored_scores(post) == priority_of(post, now=now).stored
 
 
 @pytest.mark.django_db
