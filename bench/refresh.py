@@ -21,9 +21,11 @@ from bench.database import vacuum_analyze
 from bench.report import Figure
 from factcheck.models import Post, QueueState
 from factcheck.priority import SCORE_COLUMNS
+from factcheck import jobs
 from factcheck.queue import refresh_priorities
+from reports.management.commands.run_periodic import SCHEDULE  # kept in step with config/cron.py by a test
 
-INTERVAL_SECONDS = 300  # config/cron.py's interval for factcheck.jobs.refresh_priorities
+INTERVAL_SECONDS = next(job.interval for job in SCHEDULE if job.func is jobs.refresh_priorities)
 
 
 def bench_refresh_priorities() -> Figure:

@@ -25,6 +25,8 @@ AGE_CAP_HOURS = 72.0
 # each pass rewrote the whole queue (every index of the table, for each post); to the tenth, the
 # age part moves once in 43 minutes and the velocity part of a post a day old once in half an hour.
 SCORE_DECIMALS = 1
+# What a post's priority is computed from: compute_priority's arguments besides `now`, named as the post's fields.
+PRIORITY_INPUTS = ("views", "shares", "posted_at", "flag_weight", "first_flagged_at")
 # A post's stored score columns, in the order of Priority.stored.
 SCORE_COLUMNS = ("priority", "velocity_score", "flag_score", "age_score")
 
@@ -69,11 +71,4 @@ def compute_priority(
 
 def priority_of(post, *, now: datetime) -> Priority:
     """The priority of a Post row as of `now`."""
-    return compute_priority(
-        views=post.views,
-        shares=post.shares,
-        posted_at=post.posted_at,
-        flag_weight=post.flag_weight,
-        first_flagged_at=post.first_flagged_at,
-        now=now,
-    )
+    return compute_priority(**{name: getattr(post, name) for name in PRIORITY_INPUTS}, now=now)

@@ -23,7 +23,7 @@ from django.utils import timezone
 from core.bulk import update_rows
 from core.statements import CompiledRows
 from factcheck.models import Claim, ClaimStatus, Flag, Organisation, Post, QueueState, Rating
-from factcheck.priority import SCORE_COLUMNS, compute_priority
+from factcheck.priority import PRIORITY_INPUTS, SCORE_COLUMNS, compute_priority
 
 logger = logging.getLogger(__name__)
 
@@ -459,26 +459,23 @@ def refresh_priorities(*, now: datetime | None = None, batch_size: int = 2000) -
     now = now or timezone.now()
     rewritten = 0
     last_id = 0
-    inputs = ("id", "views", "shares", "posted_at", "flag_weight", "first_flagged_at")
     while True:
         batch = list(
             Post.objects.filter(queue_state=QueueState.QUEUED, id__gt=last_id)
             .order_by("id")
-            .values_list(*inputs, *SCORE_COLUMNS)[:batch_size]
+            .values_list("id", *PRIORITY_INPUTS, *SCORE_COLUMNS)[:batch_size]
         )
         if not batch:
             return rewritten
         moved = []
-        for pk, views, shares, posted_at, flag_weight, first_flagged_at, *stored in batch:
+        for pk, *values in batch:
+            inputs, stored = values[: len(PRIORITY_INPUTS)], tuple(values[len(PRIORITY_INPUTS):])
             try:
-                scores = compute_priority(
-                    views=views, shares=shares, posted_at=posted_at, flag_weight=flag_weight,
-                    first_flagged_at=first_flagged_at, now=now,
-                ).stored
+                scores = compute_priority(**dict(zip(PRIORITY_INPUTS, inputs, strict=True)), now=now).stored
             except (ArithmeticError, ValueError):  # one bad row is logged and skipped; the rest proceed
                 logger.exception("refresh_priorities: cannot score post %s; skipped", pk)
                 continue
-            if scores != tuple(stored):
+            if scores != stored:
                 moved.append((pk, *scores))
         update_rows(Post, SCORE_COLUMNS, moved)
         rewritten += len(moved)
