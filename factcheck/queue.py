@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import (
     BooleanField, Count, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, TextChoices, Value,
 )
 from django.db.models.functions import Coalesce
-from django.db.models.expressions import RawSQL
+from django.db.models.expressions import OrderBy, RawSQL
 from django.utils import timezone
 
 from core.bulk import update_rows
@@ -58,10 +59,20 @@ COUNT_CAP = 1_000
 # case, either way, is near the square root of 26 posts a page times the queue: 600,000 covered posts
 # on the bench give 4,000.
 SEARCH_READ_CAP = 4_000
-# A search the planner expects to match more posts of the queue than this walks the queue's order at once
-# (`queue_page`): reading that many matches first would cost more than the walk. Below SEARCH_READ_CAP, so
-# that an estimate short of the truth still reads them all.
+# A search the planner expects to match more posts of the queue than this reads a window of the queue, or
+# walks its order (`queue_page`): reading every match first would cost more. Below SEARCH_READ_CAP, so that
+# an estimate short of the truth still reads them all.
 SEARCH_WALK_FROM = 2_000
+# A search of words past SEARCH_WALK_FROM reads its matches from a window of the queue (`_windowed_page`)
+# unless walking the queue's order costs less. Walking past a post reads its row (about 2.1 us on the bench's
+# million posts); a window costs a bitmap entry (about 0.26 us) for each post with the words, in the whole
+# table, and for each post of the window: an eighth as much.
+WINDOW_ENTRY_COST = 1 / 8
+# The window is the queue's first posts down to a depth expected to hold this many times the page's matches
+# (a power of two, so that few depths are asked for); holding too few, it is made 4 times deeper, at most
+# WINDOW_WIDENINGS times, and then the page walks.
+WINDOW_MARGIN = 2
+WINDOW_WIDENINGS = 2
 # Search words past this are ignored (each is one more probe of the text index).
 MAX_SEARCH_WORDS = 8
 # Letters and digits in any script; the punctuation the index turns into spaces splits words here too.
@@ -252,29 +263,40 @@ def queue_page(
     page is past the end; a search asks the planner first). Each distinct page's statement is built once
     per process (core.statements).
 
-    A search on PostgreSQL first asks the planner how many posts of the queue have the words (EXPLAIN,
-    from the statistics ANALYZE keeps of the stored words: within 2% of the count for words it tracks,
-    about 0.3 ms, kept ESTIMATE_SECONDS by each process). Up to SEARCH_WALK_FROM it reads them all (`_search_statements`): an exact total. Past
-    it the words are common, and the page walks the queue's order testing each post (a word in 1% of the
-    posts is found 26 times within about 2,600), with the estimate as its total ("about 8,500") unless the
-    walk reached the end: counting past a thousand matches would cost more than the page itself.
+    A search on PostgreSQL first asks the planner how many posts of the queue have the words, and how many
+    posts are queued (one EXPLAIN, from the statistics ANALYZE keeps of the stored words: within 2% of the
+    count for words it tracks, about 0.3 ms, kept ESTIMATE_SECONDS by each process). Up to
+    SEARCH_WALK_FROM it reads them all (`_search_statements`): an exact total. Past it the words are common:
+    the page reads the matches in a window of the queue's first posts (`_windowed_page`), or, where that
+    costs more (words in a large share of the posts), walks the queue's order testing each post. Either
+    way the estimate is its total ("about 8,500") unless the walk reached the end: counting past a
+    thousand matches would cost more than the page itself.
     """
     coverage, columns = coverage_of(organisation), tuple(columns)
     words = tuple(search_words(filters.q))
     if words and connection.vendor == "postgresql":
-        estimate = _estimated_matches(*_estimate_statement(coverage, filters, words))
-        if estimate <= SEARCH_WALK_FROM:
+        estimate = _estimated(*_estimate_statement(coverage, filters, words))
+        if estimate.matches <= SEARCH_WALK_FROM:
             return _searched_page(*_search_statements(coverage, filters, sort, words, columns, start, stop),
                                   start=start)
+        windowed = _windowed_page(coverage, filters, sort, words, columns, start, stop, estimate=estimate)
+        if windowed is not None:
+            return windowed
         rows = _walked_statement(coverage, filters, sort, words, columns, start, stop).rows()
-        if len(rows) < stop - start and (rows or not start):
-            return QueuePage(rows, start + len(rows))  # the walk reached the last match: exact
-        return QueuePage(rows, max(estimate, start + len(rows)), estimated=True)
+        return _walked_page(rows, start=start, stop=stop, estimate=estimate.matches)
     rows = _page_statement(coverage, filters, sort, columns, start, stop).rows()
     if rows:
         return QueuePage(rows, rows[0]["queue_total"])
     # Past the last page (a stale link): counted on its own; an empty first page is an empty queue.
     return QueuePage(rows, capped_count(queued_posts(organisation=organisation, filters=filters)) if start else 0)
+
+
+def _walked_page(rows: list[dict[str, object]], *, start: int, stop: int, estimate: int) -> QueuePage:
+    """A page of a search for common words with the planner's estimate as its total ("about"), never fewer than
+    the rows shown; exact when the page reached the last match."""
+    if len(rows) < stop - start and (rows or not start):
+        return QueuePage(rows, start + len(rows))
+    return QueuePage(rows, max(estimate, start + len(rows)), estimated=True)
 
 
 def _matching_queue(coverage: Coverage, filters: QueueFilters, sort: str, words: tuple[str, ...]) -> QuerySet[Post]:
@@ -285,34 +307,151 @@ def _matching_queue(coverage: Coverage, filters: QueueFilters, sort: str, words:
 
 @lru_cache(maxsize=256)
 def _estimate_statement(coverage: Coverage, filters: QueueFilters, words: tuple[str, ...]) -> tuple[str, tuple]:
-    sql, params = _matching_queue(coverage, filters, QueueSort.PRIORITY, words).order_by().values("id").query \
-        .sql_with_params()
-    return f"EXPLAIN (FORMAT JSON) {sql}", tuple(params)
+    """EXPLAIN of the posts of the queue that have the words, and (for `_windowed_page`) of the whole queue and
+    of all posts that have the words: one plan, an Append of the three, whose parts carry each estimate."""
+    parts = (
+        _matching_queue(coverage, filters, QueueSort.PRIORITY, words).order_by().values("id"),
+        Post.objects.filter(queue_state=QueueState.QUEUED).values("id"),
+        Post.objects.filter(TextMatches(every_word(words))).values("id"),
+    )
+    statements = [part.query.sql_with_params() for part in parts]
+    return (f"EXPLAIN (FORMAT JSON) {' UNION ALL '.join(f'({sql})' for sql, _ in statements)}",
+            tuple(param for _, params in statements for param in params))
 
 
 # The planner's estimate changes only when the table is analysed again (autovacuum's ANALYZE, minutes apart on
 # a busy table), so a process keeps each for this long rather than asking again: the EXPLAIN is a round trip and
 # a plan, 0.3-0.5 ms of a search's page on the bench's million posts. A stale estimate only chooses how the page
-# is read (both ways list the same posts) and what "about" total it shows.
+# is read (both ways list the same posts) and what "about" total it shows. A window's bound (`_key_at`) is kept
+# as long: a stale one only makes the window hold more posts, or too few and be made deeper.
 ESTIMATE_SECONDS = 300
-_ESTIMATES_KEPT = 1_024  # per process; past it they are all dropped and asked again
-_estimates: dict[tuple[str, tuple], tuple[float, int]] = {}
+_KEPT = 1_024  # answers a process keeps; past it they are all dropped and asked again
+_kept_answers: dict[tuple, tuple[float, Any]] = {}
 
 
-def _estimated_matches(sql: str, params: tuple) -> int:
+def _kept(key: tuple, ask: Callable[[], Any]) -> Any:
+    """`ask()`'s answer, asked again once it is ESTIMATE_SECONDS old."""
     asked_at = time.monotonic()
-    kept = _estimates.get((sql, params))
+    kept = _kept_answers.get(key)
     if kept is not None and asked_at - kept[0] < ESTIMATE_SECONDS:
         return kept[1]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        plan = cursor.fetchone()[0]
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    estimate = int(plan[0]["Plan"]["Plan Rows"])
-    if len(_estimates) >= _ESTIMATES_KEPT:
-        _estimates.clear()
-    _estimates[(sql, params)] = (asked_at, estimate)
-    return estimate
+    answer = ask()
+    if len(_kept_answers) >= _KEPT:
+        _kept_answers.clear()
+    _kept_answers[key] = (asked_at, answer)
+    return answer
+
+
+class Estimate(NamedTuple):
+    """The planner's estimates of the posts of the queue that have some words, of the queued posts, and of all
+    the posts (queued or not, anyone's) that have the words: those the text index holds for them."""
+
+    matches: int
+    queued: int
+    with_words: int
+
+
+def _estimated(sql: str, params: tuple) -> Estimate:
+    """The estimates of an `_estimate_statement`, kept ESTIMATE_SECONDS."""
+
+    def explain() -> Estimate:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            plan = cursor.fetchone()[0]
+        top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+        parts = top.get("Plans", []) if top["Node Type"] == "Append" else []
+        if len(parts) != len(Estimate._fields):  # a part the planner proved empty: no window, the walk decides
+            return Estimate(int(top["Plan Rows"]), 0, 0)
+        return Estimate(*(int(part["Plan Rows"]) for part in parts))
+
+    return _kept(("estimate", sql, params), explain)
+
+
+def _sort_key(sort: str) -> tuple[Any, bool, bool]:
+    """What `sort` orders the queue by first, from SORT_ORDERS: the expression, whether descending, and whether
+    it may be NULL (PostgreSQL puts NULLs first in a descending order, last in an ascending one)."""
+    first = SORT_ORDERS.get(sort, QUEUE_ORDER)[0]
+    if isinstance(first, OrderBy):
+        key, descending = first.expression, first.descending
+    else:
+        key, descending = F(first.lstrip("-")), first.startswith("-")
+    names = [node.name for node in ([key] if isinstance(key, F) else key.flatten()) if isinstance(node, F)]
+    return key, descending, any(Post._meta.get_field(name).null for name in names)
+
+
+@lru_cache(maxsize=64)
+def _key_at_statement(sort: str, depth: int) -> CompiledRows:
+    key = _sort_key(sort)[0]
+    posts = Post.objects.filter(queue_state=QueueState.QUEUED).order_by(*SORT_ORDERS.get(sort, QUEUE_ORDER))
+    return CompiledRows(posts.annotate(window_key=key).values("window_key")[depth:depth + 1])
+
+
+def _key_at(sort: str, depth: int) -> tuple[Any] | None:
+    """The value `sort` orders by of the queued post `depth` places down its order (one of its index's ranges;
+    the whole queue's, whatever the reviewer covers), as a 1-tuple; None if the queue is shorter than that."""
+
+    def ask() -> tuple[Any] | None:
+        rows = _key_at_statement(sort, depth).rows()
+        return (rows[0]["window_key"],) if rows else None
+
+    return _kept(("key at", sort, depth), ask)
+
+
+def _window(sort: str, bound: tuple[Any]) -> Q:
+    """The queue's posts from the first in `sort` order down to the key `bound`: every post outside it comes
+    after every post inside it in that order, whatever the key's ties, so the first matches inside it are the
+    first of the whole queue."""
+    key, descending, nullable = _sort_key(sort)
+    (value,) = bound
+    if value is None:  # in the NULLs a descending order starts with, or an ascending one ends with
+        return Q(window_key__isnull=True) if descending else Q()
+    inside = Q(window_key__gte=value) if descending else Q(window_key__lte=value)
+    return inside | Q(window_key__isnull=True) if nullable and descending else inside
+
+
+def _windowed_page(
+    coverage: Coverage, filters: QueueFilters, sort: str, words: tuple[str, ...], columns: tuple[str, ...],
+    start: int, stop: int, *, estimate: Estimate,
+) -> QueuePage | None:
+    """A page of a search for common words, read from a window of the queue, or None when walking the
+    queue's order costs less (or the window cannot be made to hold the page).
+
+    Walking the queue's order for a word in 1% of its posts tests about 6,100 posts a page (the reviewer's
+    languages are 60% of the queue), each a read of its row (13 ms on the bench's million posts). Instead,
+    the queue's first posts in the order asked for, down to a depth expected to hold WINDOW_MARGIN times
+    the matches the page needs (from the planner's estimates of the matches and of the queue), are one
+    range of that order's index; PostgreSQL ANDs that range with the text index's posts of the words, reads
+    only the posts in both, and sorts them (`_search_statements` with a window). The bound of the range,
+    the sort key's value at that depth, is asked once for each depth and kept ESTIMATE_SECONDS (`_key_at`).
+    A window holding fewer matches than the page needs says nothing of the posts after it, so it is made
+    deeper; one holding more than SEARCH_READ_CAP (words commoner than the planner thought) leaves the page
+    to the walk. The total is the estimate: the window does not count the whole queue's matches.
+
+    The walk passes about `stop` times as many posts as the queue has for each match; the window's bitmaps
+    hold every post with the words and every post of the window, at WINDOW_ENTRY_COST of a walked post
+    each. The window wins for words in a few posts in a thousand to a few in a hundred (a word in 1% of
+    the bench's posts: 7,349 and 16,384 entries against a walk of 6,100 posts); the walk, for words
+    commoner than that, whose page comes quickly, and the window never pays for words in every post.
+    """
+    walk = stop * estimate.queued / max(estimate.matches, 1)
+    depth = 1 << math.ceil(math.log2(max(walk * WINDOW_MARGIN, 1)))
+    if (estimate.with_words + depth) * WINDOW_ENTRY_COST >= walk:
+        return None
+    for _ in range(WINDOW_WIDENINGS + 1):
+        if depth >= estimate.queued:  # a window as deep as the queue: the walk costs no more
+            return None
+        bound = _key_at(sort, depth)
+        if bound is None:  # the whole queue is shorter than the window: the walk costs no more
+            return None
+        page_sql, page_params, _, _ = _search_statements(coverage, filters, sort, words, columns, start, stop,
+                                                         window=bound)
+        rows = _fetched(page_sql, page_params)
+        if rows and rows[0]["queue_total"] > SEARCH_READ_CAP:
+            return None  # the window holds more matches than are read: the words are commoner than estimated
+        if len(rows) == stop - start:
+            return _walked_page(rows, start=start, stop=stop, estimate=estimate.matches)
+        depth *= 4
+    return None
 
 
 @lru_cache(maxsize=256)
@@ -343,9 +482,10 @@ def _page_statement(
 
 def forget_statements() -> None:
     """Drop the statements built so far and the estimates kept (a change of a cap, in tests, needs new ones)."""
-    for statements in (_page_statement, _search_statements, _estimate_statement, _walked_statement):
+    for statements in (_page_statement, _search_statements, _estimate_statement, _walked_statement,
+                       _key_at_statement):
         statements.cache_clear()
-    _estimates.clear()
+    _kept_answers.clear()
 
 
 def _reading(source: tuple[str, Sequence], qs: QuerySet[Post]) -> tuple[str, list]:
@@ -363,7 +503,7 @@ MATCH_COLUMNS = ("id", "priority", "first_flagged_at", "views", "shares")
 @lru_cache(maxsize=256)
 def _search_statements(
     coverage: Coverage, filters: QueueFilters, sort: str, words: tuple[str, ...], columns: tuple[str, ...],
-    start: int, stop: int,
+    start: int, stop: int, window: tuple[Any] | None = None,
 ) -> tuple[str, tuple, str, tuple]:
     """`queue_page`'s statement for a text search on PostgreSQL, one that reads each matching post once,
     and the statement that counts the matches on its own (`_searched_page` runs them).
@@ -373,8 +513,8 @@ def _search_statements(
     the page and again for the total; read once, 37 ms (7 ms of text index, 21 ms for the 13,413 heap
     pages). Since migration 0011 stores the words, a test of one post is a read of its row, so walking the
     queue's order costs about what reading a match does, and the reading stops at 4,000 matches
-    (SEARCH_READ_CAP); words the planner expects in more than SEARCH_WALK_FROM posts do not come here
-    (`queue_page` walks for them). A word in 1,642 posts reads them all in 4 ms. The shape, and why:
+    (SEARCH_READ_CAP); words the planner expects in more than SEARCH_WALK_FROM posts come here only with a
+    `window` (`_windowed_page`). A word in 1,642 posts reads them all in 4 ms. The shape, and why:
 
     - queue_matches: the posts of the queue (queued, covered, filtered) that have the words, read from the
       text index (GIN), at most SEARCH_READ_CAP + 1 of them, with only their id and sort keys. Its
@@ -382,6 +522,10 @@ def _search_statements(
       the two: folded, it may walk a queue index testing each post (seconds for a rare word, whose rarity
       it cannot always tell from a prefix), or AND the text index with the language index, a bitmap of most
       of the table that costs more than the matches it narrows (47 ms for a word in 14,181 posts).
+      With a `window` (the sort key's bound, `_window`), the words and the window are conditions of one
+      query, so that PostgreSQL ANDs the text index's posts with one range of the order's index (or of the
+      language index, which ends with the priority): for a word in 1% of the bench's posts, 7,349 posts of
+      the text index and 10,480 of a window of 16,384, 70 posts read, in 5.2 ms where the walk took 13.
     - the total counts queue_matches (shown as "1,000+" past COUNT_CAP, as for the queue without a search).
     - the page: if queue_matches holds every match, its best rows (a top-N sort in memory), and then those
       26 posts fetched by primary key; if there are more than SEARCH_READ_CAP, the words are common (in 1
@@ -392,43 +536,57 @@ def _search_statements(
     tsquery = every_word(words)
     order = SORT_ORDERS.get(sort, QUEUE_ORDER)
     waiting = queued_posts(organisation=_covering(coverage), filters=replace(filters, q=""), sort=sort)
-    matched_sql, matched_params = Post.objects.filter(TextMatches(tsquery)).query.sql_with_params()
-    matches_sql, matches_params = _reading(
-        (f"{matched_sql} OFFSET 0", matched_params), waiting.order_by().values(*MATCH_COLUMNS)[: SEARCH_READ_CAP + 1]
-    )
+    if window is None:
+        matched_sql, matched_params = Post.objects.filter(TextMatches(tsquery)).query.sql_with_params()
+        matches_sql, matches_params = _reading(
+            (f"{matched_sql} OFFSET 0", matched_params),
+            waiting.order_by().values(*MATCH_COLUMNS)[: SEARCH_READ_CAP + 1],
+        )
+    else:
+        matches_sql, matches_params = (
+            waiting.alias(window_key=_sort_key(sort)[0]).filter(_window(sort, window), TextMatches(tsquery))
+            .order_by().values(*MATCH_COLUMNS)[: SEARCH_READ_CAP + 1].query.sql_with_params()
+        )
     count = "(SELECT COUNT(*) FROM queue_matches)"
-    all_read = RawSQL(f"{count} <= %s", [SEARCH_READ_CAP], output_field=BooleanField())
-    best_sql, best_params = _reading(
-        ("SELECT * FROM queue_matches", []), Post.objects.filter(all_read).order_by(*order).values("id")[start:stop]
-    )
-    more = RawSQL(f"{count} > %s", [SEARCH_READ_CAP], output_field=BooleanField())
-    walked_sql, walked_params = (
-        _matching_queue(coverage, filters, sort, words).filter(more).values("id")[start:stop].query.sql_with_params()
-    )
+    best = Post.objects.all()
+    if window is None:
+        best = best.filter(RawSQL(f"{count} <= %s", [SEARCH_READ_CAP], output_field=BooleanField()))
+    best_sql, best_params = _reading(("SELECT * FROM queue_matches", []),
+                                     best.order_by(*order).values("id")[start:stop])
+    if window is None:
+        more = RawSQL(f"{count} > %s", [SEARCH_READ_CAP], output_field=BooleanField())
+        walked_sql, walked_params = (
+            _matching_queue(coverage, filters, sort, words).filter(more).values("id")[start:stop].query
+            .sql_with_params()
+        )
+        best_sql, best_params = f"({best_sql}) UNION ALL ({walked_sql})", [*best_params, *walked_params]
     group = copy_group()
     page_sql, page_params = (
-        Post.objects.filter(pk__in=RawSQL(f"({best_sql}) UNION ALL ({walked_sql})", [*best_params, *walked_params]))
+        Post.objects.filter(pk__in=RawSQL(best_sql, best_params))
         .annotate(queue_total=RawSQL(count, []), **group)
         .order_by(*order)
         .values(*columns, *group, "queue_total")
         .query.sql_with_params()
     )
     return (f"WITH queue_matches AS MATERIALIZED ({matches_sql}) {page_sql}", (*matches_params, *page_params),
-            f"SELECT COUNT(*) FROM ({matches_sql}) AS capped", tuple(matches_params))
+            f"SELECT COUNT(*) AS matches FROM ({matches_sql}) AS capped", tuple(matches_params))
+
+
+def _fetched(sql: str, params: Sequence) -> list[dict[str, object]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        names = [column.name for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _searched_page(
     page_sql: str, page_params: tuple, count_sql: str, count_params: tuple, *, start: int
 ) -> QueuePage:
-    with connection.cursor() as cursor:
-        cursor.execute(page_sql, page_params)
-        names = [column.name for column in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        if rows or not start:
-            return QueuePage(rows, rows[0]["queue_total"] if rows else 0)
-        # Past the last page (a stale link): counted on its own.
-        cursor.execute(count_sql, count_params)
-        return QueuePage(rows, cursor.fetchone()[0])
+    rows = _fetched(page_sql, page_params)
+    if rows or not start:
+        return QueuePage(rows, rows[0]["queue_total"] if rows else 0)
+    # Past the last page (a stale link): counted on its own.
+    return QueuePage(rows, _fetched(count_sql, count_params)[0]["matches"])
 
 
 def post_history(post: Post) -> QuerySet[Rating]:

@@ -138,13 +138,14 @@ def common(monkeypatch):
     """Every search counts as common words: in the suite's small tables the planner never expects 2,000."""
     monkeypatch.setattr(queue_module, "SEARCH_WALK_FROM", -1)
     estimates = []
-    real = queue_module._estimated_matches
+    real = queue_module._estimated
 
     def kept(sql, params):
-        estimates.append(real(sql, params))
-        return estimates[-1]
+        estimate = real(sql, params)
+        estimates.append(estimate.matches)
+        return estimate
 
-    monkeypatch.setattr(queue_module, "_estimated_matches", kept)
+    monkeypatch.setattr(queue_module, "_estimated", kept)
     return estimates
 
 

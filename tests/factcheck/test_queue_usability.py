@@ -117,11 +117,13 @@ def test_time_waiting_reads_in_days_hours_and_minutes(seconds, shown):
     assert waiting_for(seconds) == shown
 
 
-@pytest.mark.parametrize("walk_from", [2_000, 0])  # matches read and sorted; the queue's order walked
+# Every match read and sorted; the queue's order walked (a window of it: tests/factcheck/test_queue_window.py).
+@pytest.mark.parametrize("walk_from, entry_cost", [(2_000, 1), (0, 10**9)])
 def test_search_sort_and_grouping_together_keep_the_queue_page_at_five_queries(
-    login, django_assert_max_num_queries, monkeypatch, walk_from
+    login, django_assert_max_num_queries, monkeypatch, walk_from, entry_cost
 ):
     monkeypatch.setattr(queue_module, "SEARCH_WALK_FROM", walk_from)
+    monkeypatch.setattr(queue_module, "WINDOW_ENTRY_COST", entry_cost)
     reviewer = FactCheckerFactory(organisation=OrganisationFactory(languages=["en"], countries=["GB"]))
     roots = [PostFactory(text=f"Miracle cure number {i}", priority=i) for i in range(30)]
     for root in roots:
