@@ -185,7 +185,12 @@ def explain_search(client: Client, url: str) -> str:
         cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
         plan = cursor.fetchone()[0]
     plan = plan[0] if isinstance(plan, list) else plan
-    shape = "reads the matches, then sorts them" if "queue_matches" in sql else "walks the queue's order"
+    if "queue_matches" not in sql:
+        shape = "walks the queue's order"
+    elif "OFFSET 0" in sql:
+        shape = "reads the matches, then sorts them"
+    else:
+        shape = "reads the matches in a window of the queue, then sorts them"
     parts = [f"EXPLAIN ANALYZE of its search statement ({shape}): {plan['Execution Time']:.1f} ms "
              f"(planning {plan['Planning Time']:.1f} ms)"]
     for node in _plan_nodes(plan["Plan"]):
@@ -200,7 +205,8 @@ def explain_search(client: Client, url: str) -> str:
                          f"({node.get('Rows Removed by Index Recheck', 0):,} posts' words computed again), "
                          f"{node['Actual Rows']:,} posts in {node['Actual Total Time']:.1f} ms{share}")
         elif node.get("Index Name", "").startswith("post_queue"):
-            parts.append(f"walk of {node['Index Name']}: {node['Actual Rows']:,} posts in "
+            kind = "the window's range of" if node["Node Type"] == "Bitmap Index Scan" else "walk of"
+            parts.append(f"{kind} {node['Index Name']}: {node['Actual Rows']:,} posts in "
                          f"{node['Actual Total Time']:.1f} ms")
     return "; ".join(parts) + "."
 
