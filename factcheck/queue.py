@@ -283,7 +283,7 @@ def queue_page(
         if windowed is not None:
             return windowed
         rows = _walked_statement(coverage, filters, sort, words, columns, start, stop).rows()
-        return _walked_page(rows, start=start, stop=stop, estimate=estimate.matches)
+        return _estimated_page(rows, start=start, stop=stop, estimate=estimate.matches)
     rows = _page_statement(coverage, filters, sort, columns, start, stop).rows()
     if rows:
         return QueuePage(rows, rows[0]["queue_total"])
@@ -291,9 +291,9 @@ def queue_page(
     return QueuePage(rows, capped_count(queued_posts(organisation=organisation, filters=filters)) if start else 0)
 
 
-def _walked_page(rows: list[dict[str, object]], *, start: int, stop: int, estimate: int) -> QueuePage:
-    """A page of a search for common words with the planner's estimate as its total ("about"), never fewer than
-    the rows shown; exact when the page reached the last match."""
+def _estimated_page(rows: list[dict[str, object]], *, start: int, stop: int, estimate: int) -> QueuePage:
+    """A page of a search for common words, walked or read from a window, with the planner's estimate as its
+    total ("about"), never fewer than the rows shown; exact when the page reached the last match."""
     if len(rows) < stop - start and (rows or not start):
         return QueuePage(rows, start + len(rows))
     return QueuePage(rows, max(estimate, start + len(rows)), estimated=True)
@@ -397,16 +397,18 @@ def _key_at(sort: str, depth: int) -> tuple[Any] | None:
     return _kept(("key at", sort, depth), ask)
 
 
-def _window(sort: str, bound: tuple[Any]) -> Q:
-    """The queue's posts from the first in `sort` order down to the key `bound`: every post outside it comes
+def _in_window(posts: QuerySet[Post], sort: str, bound: tuple[Any]) -> QuerySet[Post]:
+    """`posts` from the first in `sort` order down to the key `bound`: every post outside the window comes
     after every post inside it in that order, whatever the key's ties, so the first matches inside it are the
-    first of the whole queue."""
+    first of the whole queue. The condition is on the order's key as its index has it, so that it is a range
+    of that index."""
     key, descending, nullable = _sort_key(sort)
     (value,) = bound
+    posts = posts.alias(window_key=key)
     if value is None:  # in the NULLs a descending order starts with, or an ascending one ends with
-        return Q(window_key__isnull=True) if descending else Q()
+        return posts.filter(window_key__isnull=True) if descending else posts
     inside = Q(window_key__gte=value) if descending else Q(window_key__lte=value)
-    return inside | Q(window_key__isnull=True) if nullable and descending else inside
+    return posts.filter(inside | Q(window_key__isnull=True) if nullable and descending else inside)
 
 
 def _windowed_page(
@@ -449,7 +451,7 @@ def _windowed_page(
         if rows and rows[0]["queue_total"] > SEARCH_READ_CAP:
             return None  # the window holds more matches than are read: the words are commoner than estimated
         if len(rows) == stop - start:
-            return _walked_page(rows, start=start, stop=stop, estimate=estimate.matches)
+            return _estimated_page(rows, start=start, stop=stop, estimate=estimate.matches)
         depth *= 4
     return None
 
@@ -522,7 +524,7 @@ def _search_statements(
       the two: folded, it may walk a queue index testing each post (seconds for a rare word, whose rarity
       it cannot always tell from a prefix), or AND the text index with the language index, a bitmap of most
       of the table that costs more than the matches it narrows (47 ms for a word in 14,181 posts).
-      With a `window` (the sort key's bound, `_window`), the words and the window are conditions of one
+      With a `window` (the sort key's bound, `_in_window`), the words and the window are conditions of one
       query, so that PostgreSQL ANDs the text index's posts with one range of the order's index (or of the
       language index, which ends with the priority): for a word in 1% of the bench's posts, 7,349 posts of
       the text index and 10,480 of a window of 16,384, 70 posts read, in 5.2 ms where the walk took 13.
@@ -544,22 +546,26 @@ def _search_statements(
         )
     else:
         matches_sql, matches_params = (
-            waiting.alias(window_key=_sort_key(sort)[0]).filter(_window(sort, window), TextMatches(tsquery))
+            _in_window(waiting, sort, window).filter(TextMatches(tsquery))
             .order_by().values(*MATCH_COLUMNS)[: SEARCH_READ_CAP + 1].query.sql_with_params()
         )
     count = "(SELECT COUNT(*) FROM queue_matches)"
-    best = Post.objects.all()
-    if window is None:
-        best = best.filter(RawSQL(f"{count} <= %s", [SEARCH_READ_CAP], output_field=BooleanField()))
-    best_sql, best_params = _reading(("SELECT * FROM queue_matches", []),
-                                     best.order_by(*order).values("id")[start:stop])
-    if window is None:
+
+    def best_of(matches: QuerySet[Post]) -> tuple[str, list]:
+        return _reading(("SELECT * FROM queue_matches", []), matches.order_by(*order).values("id")[start:stop])
+
+    if window is None:  # every match read, or past SEARCH_READ_CAP the walk: a one-time filter runs one of them
+        best_sql, best_params = best_of(
+            Post.objects.filter(RawSQL(f"{count} <= %s", [SEARCH_READ_CAP], output_field=BooleanField()))
+        )
         more = RawSQL(f"{count} > %s", [SEARCH_READ_CAP], output_field=BooleanField())
         walked_sql, walked_params = (
             _matching_queue(coverage, filters, sort, words).filter(more).values("id")[start:stop].query
             .sql_with_params()
         )
         best_sql, best_params = f"({best_sql}) UNION ALL ({walked_sql})", [*best_params, *walked_params]
+    else:  # past SEARCH_READ_CAP in the window, `_windowed_page` walks instead
+        best_sql, best_params = best_of(Post.objects.all())
     group = copy_group()
     page_sql, page_params = (
         Post.objects.filter(pk__in=RawSQL(best_sql, best_params))
