@@ -187,6 +187,8 @@ def explain_search(client: Client, url: str) -> str:
     plan = plan[0] if isinstance(plan, list) else plan
     if "queue_matches" not in sql:
         shape = "walks the queue's order"
+    elif "factcheck_queue_words" in sql:
+        shape = "reads the matches in the window's priority bands, then sorts them"
     elif "OFFSET 0" in sql:
         shape = "reads the matches, then sorts them"
     else:
@@ -204,6 +206,9 @@ def explain_search(client: Client, url: str) -> str:
             parts.append(f"their heap: {exact + lossy:,} pages, {lossy:,} of them lossy "
                          f"({node.get('Rows Removed by Index Recheck', 0):,} posts' words computed again), "
                          f"{node['Actual Rows']:,} posts in {node['Actual Total Time']:.1f} ms{share}")
+        elif node.get("Index Name") == "post_queue_words":
+            parts.append(f"the words by priority band (post_queue_words): {node['Actual Rows']:,} posts in "
+                         f"{node['Actual Total Time']:.1f} ms")
         elif node.get("Index Name", "").startswith("post_queue"):
             kind = "the window's range of" if node["Node Type"] == "Bitmap Index Scan" else "walk of"
             parts.append(f"{kind} {node['Index Name']}: {node['Actual Rows']:,} posts in "
