@@ -553,7 +553,7 @@ def _search_statements(
             _in_window(waiting, sort, window).filter(TextMatches(tsquery)).order_by().values(*MATCH_COLUMNS)
             [: SEARCH_READ_CAP + 1]
         )
-        if SORT_ORDERS.get(sort, QUEUE_ORDER) == QUEUE_ORDER and window[0] is not None:
+        if order == QUEUE_ORDER:  # the order of the priority, which is never NULL: its bound is a number
             matches_sql, matches_params = _reading(_banded(tsquery, window[0]), in_window)
         else:
             matches_sql, matches_params = in_window.query.sql_with_params()
