@@ -158,7 +158,7 @@ def bench_claims(*, reviewers: list, claims: int) -> Figure:
         f"Double claims from the Claim table: {twice} posts claimed more than once during the run, "
         f"{held} posts with more than one active claim; {made:,} Claim rows written for {got:,} claims returned.",
         f"claim_next runs {counter.n} SQL statement(s) per claim plus BEGIN and COMMIT (the floor runs 2): "
-        "EXECUTE of a statement each connection prepares once, at its first claim.",
+        "one statement, which each connection prepares at its second claim (core.statements).",
         f"Floor: {len(reviewers)} psycopg processes, each `SELECT id ... ORDER BY priority DESC, id LIMIT 1 "
         f"FOR UPDATE SKIP LOCKED` + `UPDATE` + COMMIT on bench_claim_floor (the queued posts' ids and "
         f"priorities, same partial index shape): {floor_got:,} claims in {floor_seconds:.2f} s, "

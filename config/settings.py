@@ -125,6 +125,12 @@ if DATABASE_URL:
         # which refuses startup options, set it on the database instead: ALTER DATABASE ... SET jit = off.
         options = DATABASES["default"].setdefault("OPTIONS", {})
         options["options"] = f"{options.get('options', '')} -c jit=off".strip()
+        # The hot pages' statements (core.statements) are prepared the second time a connection runs them, so
+        # that PostgreSQL plans each once per connection: the plan of the queue's page took longer than its
+        # reading. Only those: Django's own cursors bind on the client, and psycopg never prepares for them.
+        # PgBouncer keeps prepared statements in transaction pooling from 1.21 (max_prepared_statements);
+        # behind an older pooler, set FACTDESK_PREPARED_STATEMENTS=off.
+        options["prepare_threshold"] = 1 if env_bool("FACTDESK_PREPARED_STATEMENTS", True) else None
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

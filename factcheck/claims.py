@@ -7,9 +7,7 @@ not queue behind each other), and a partial unique index allows one active claim
 
 from __future__ import annotations
 
-import hashlib
 import json
-import weakref
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -21,6 +19,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.refusals import Refusal
+from core.statements import preparing_cursor
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QUEUE_ORDER, QueueFilters, covering, covers, describe_coverage
 
@@ -157,19 +156,11 @@ def _pick_statements(
     return tuple(attempts)
 
 
-# The claim statement's per-call values, $1 to $5, with the types PREPARE gives them.
-_CLAIM_PARAM_TYPES = ("timestamptz", "bigint", "timestamptz", "varchar", "jsonb")
-# Which of the claim statements each database connection has prepared (PREPARE outlives the
-# transaction, even a rolled-back one, and lasts as long as the connection).
-_prepared: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
-
-
 @lru_cache(maxsize=512)
-def _claim_statements(
-    languages: tuple[str, ...], countries: tuple[str, ...], filters: QueueFilters
-) -> tuple[tuple[str, str], ...]:
-    """(name, SQL) of the claim statement per pick attempt: the pick and the constants as literals, the
-    per-call values as $1 ($1 now, $2 the reviewer, $3 the lease's end, $4 their username, $5 the audit data).
+def _claim_statements(languages: tuple[str, ...], countries: tuple[str, ...], filters: QueueFilters) -> tuple[str, ...]:
+    """The claim statement of each pick attempt: the pick and the constants written in as literals, the
+    per-call values named (%(now)s, %(reviewer)s, %(expires_at)s, %(actor)s, %(data)s), run on
+    core.statements.preparing_cursor so that each connection prepares it at its second claim.
 
     Literals, not parameters, for the pick: a prepared statement's generic plan can only use the
     partial queue indexes (`WHERE queue_state = 'queued'`) if the state is spelled out in it.
@@ -177,61 +168,50 @@ def _claim_statements(
     statements = []
     for pick_sql, pick_params in _pick_statements(languages, countries, filters):
         pick = connection.ops.compose_sql(pick_sql, pick_params)
-        sql = connection.ops.compose_sql(
+        # Percent signs of the pick's literals are doubled twice: once for the compose below, once for the
+        # values bound at each run; the values' names are doubled once, so that the compose leaves them.
+        statements.append(connection.ops.compose_sql(
             f"""
-            WITH picked AS ({pick.replace("%", "%%")}),
+            WITH picked AS ({pick.replace("%", "%%%%")}),
             marked AS (
-                UPDATE factcheck_post AS p SET queue_state = %s, updated_at = $1
+                UPDATE factcheck_post AS p SET queue_state = %s, updated_at = %%(now)s::timestamptz
                 FROM picked WHERE p.id = picked.id RETURNING p.id
             ),
             claimed AS (
                 INSERT INTO factcheck_claim (post_id, reviewer_id, status, claimed_at, expires_at)
-                SELECT id, $2, %s, $1, $3 FROM marked RETURNING id, post_id
+                SELECT id, %%(reviewer)s::bigint, %s, %%(now)s::timestamptz, %%(expires_at)s::timestamptz
+                FROM marked RETURNING id, post_id
             ),
             audited AS (
                 INSERT INTO audit_auditevent
                     (created_at, actor_id, actor_label, verb, target_type, target_id, post_id, reason, data)
-                SELECT $1, $2, $4, %s, 'factcheck.claim', claimed.id::text, claimed.post_id, '', $5
+                SELECT %%(now)s::timestamptz, %%(reviewer)s::bigint, %%(actor)s::varchar, %s, 'factcheck.claim',
+                    claimed.id::text, claimed.post_id, '', %%(data)s::jsonb
                 FROM claimed
             )
             SELECT id, post_id FROM claimed
             """,
             [QueueState.CLAIMED, ClaimStatus.ACTIVE, AuditVerb.CLAIM_CREATED],
-        )
-        statements.append((f"factdesk_claim_next_{hashlib.sha1(sql.encode()).hexdigest()[:16]}", sql))
+        ))
     return tuple(statements)
 
 
-def _execute_prepared(cursor, *, name: str, sql: str, params: list) -> None:
-    """EXECUTE the named statement, preparing it first if this connection has not yet.
-
-    Factdesk connects to PostgreSQL directly (a transaction-pooling bouncer would need its own
-    prepared-statement support for this).
-    """
-    prepared = _prepared.setdefault(connection.connection, set())
-    if name not in prepared:
-        cursor.execute(f"PREPARE {name} ({', '.join(_CLAIM_PARAM_TYPES)}) AS {sql}")
-        prepared.add(name)
-    cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})", params)
-
-
-def _claim_next_in_one_statement(
-    *, reviewer, statements: tuple[tuple[str, str], ...], now: datetime
-) -> Claim | None:
+def _claim_next_in_one_statement(*, reviewer, statements: tuple[str, ...], now: datetime) -> Claim | None:
     """PostgreSQL: pick, lock, mark, insert the claim and its audit event in one round trip.
 
     claim_next is the hottest write in the app (every reviewer, every few minutes, all at
     once at shift start); doing it as one statement keeps the row lock as short as possible.
-    The statement is prepared once per connection: parsing and planning its five-way UNION
-    cost more than running it. PREPARE/EXECUTE cut the database's CPU per claim from 2.8 to
-    1.6 ms and the client's from 1.1 to 0.7 ms (100,000 posts), and took 4 reviewers on 2 CPUs
-    from about 270 to about 430 claims/s (`make bench`, a busy machine).
+    The statement is prepared on each connection (core.statements): parsing and planning its
+    five-way UNION cost more than running it. Prepared, the database's CPU per claim fell from
+    2.8 to 1.6 ms and the client's from 1.1 to 0.7 ms (100,000 posts), and 4 reviewers on 2 CPUs
+    went from about 270 to about 430 claims/s (`make bench`, a busy machine).
     """
     expires_at = now + lease_length()
-    params = [now, reviewer.pk, expires_at, reviewer.get_username(), json.dumps({"expires_at": expires_at.isoformat()})]
-    for name, sql in statements:
-        with connection.cursor() as cursor:
-            _execute_prepared(cursor, name=name, sql=sql, params=params)
+    values = {"now": now, "reviewer": reviewer.pk, "expires_at": expires_at, "actor": reviewer.get_username(),
+              "data": json.dumps({"expires_at": expires_at.isoformat()})}
+    for sql in statements:
+        with preparing_cursor() as cursor:
+            cursor.execute(sql, values)
             row = cursor.fetchone()
         if row is not None:
             return Claim(

@@ -22,7 +22,7 @@ from django.db.models.expressions import OrderBy, RawSQL
 from django.utils import timezone
 
 from core.bulk import update_rows
-from core.statements import CompiledRows
+from core.statements import CompiledRows, Statement
 from factcheck.models import Claim, ClaimStatus, Flag, Organisation, Post, QueueState, Rating
 from factcheck.priority import PRIORITY_INPUTS, SCORE_COLUMNS, compute_priority
 
@@ -447,9 +447,7 @@ def _windowed_page(
         bound = _key_at(sort, depth)
         if bound is None:  # the whole queue is shorter than the window: the walk costs no more
             return None
-        page_sql, page_params, _, _ = _search_statements(coverage, filters, sort, words, columns, start, stop,
-                                                         window=bound)
-        rows = _fetched(page_sql, page_params)
+        rows = _search_statements(coverage, filters, sort, words, columns, start, stop, window=bound)[0].rows()
         if rows and rows[0]["queue_total"] > SEARCH_READ_CAP:
             return None  # the window holds more matches than are read: the words are commoner than estimated
         if len(rows) == stop - start:
@@ -508,7 +506,7 @@ MATCH_COLUMNS = ("id", "priority", "first_flagged_at", "views", "shares")
 def _search_statements(
     coverage: Coverage, filters: QueueFilters, sort: str, words: tuple[str, ...], columns: tuple[str, ...],
     start: int, stop: int, window: tuple[Any] | None = None,
-) -> tuple[str, tuple, str, tuple]:
+) -> tuple[Statement, Statement]:
     """`queue_page`'s statement for a text search on PostgreSQL, one that reads each matching post once,
     and the statement that counts the matches on its own (`_searched_page` runs them).
 
@@ -582,8 +580,8 @@ def _search_statements(
         .values(*columns, *group, "queue_total")
         .query.sql_with_params()
     )
-    return (f"WITH queue_matches AS MATERIALIZED ({matches_sql}) {page_sql}", (*matches_params, *page_params),
-            f"SELECT COUNT(*) AS matches FROM ({matches_sql}) AS capped", tuple(matches_params))
+    return (Statement(f"WITH queue_matches AS MATERIALIZED ({matches_sql}) {page_sql}", [*matches_params, *page_params]),
+            Statement(f"SELECT COUNT(*) AS matches FROM ({matches_sql}) AS capped", matches_params))
 
 
 def _banded(tsquery: str, bound: float) -> tuple[str, list]:
@@ -605,21 +603,12 @@ def _banded(tsquery: str, bound: float) -> tuple[str, list]:
     return sql, [tsquery, bound]
 
 
-def _fetched(sql: str, params: Sequence) -> list[dict[str, object]]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        names = [column.name for column in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
-def _searched_page(
-    page_sql: str, page_params: tuple, count_sql: str, count_params: tuple, *, start: int
-) -> QueuePage:
-    rows = _fetched(page_sql, page_params)
+def _searched_page(page: Statement, count: Statement, *, start: int) -> QueuePage:
+    rows = page.rows()
     if rows or not start:
         return QueuePage(rows, rows[0]["queue_total"] if rows else 0)
     # Past the last page (a stale link): counted on its own.
-    return QueuePage(rows, _fetched(count_sql, count_params)[0]["matches"])
+    return QueuePage(rows, count.rows()[0]["matches"])
 
 
 def post_history(post: Post) -> QuerySet[Rating]:

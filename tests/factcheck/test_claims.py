@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
@@ -15,6 +15,7 @@ from factcheck import claims
 from factcheck.claims import AlreadyClaimed, NotClaimable, claim_next, claim_post, expire_claims, release_claim
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters
+from factcheck.selectors import active_claims_of
 from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory
 
 
@@ -232,3 +233,28 @@ def test_only_fact_checkers_can_claim(page_owner, staff_user):
     for user in (page_owner, staff_user):
         with pytest.raises(NotClaimable):
             claim_next(reviewer=user)
+
+
+@pytest.mark.django_db
+def test_claim_next_is_prepared_on_its_connection_and_survives_a_rollback_that_drops_what_was_prepared():
+    """The claim statement is prepared at a connection's second claim (core.statements). A rollback makes psycopg
+    drop every statement the connection prepared; the next claim prepares it again rather than failing."""
+    reviewer = FactCheckerFactory()
+    posts = PostFactory.create_batch(5)
+
+    def prepared_claims() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                           ["%INSERT INTO factcheck_claim%"])
+            return cursor.fetchone()[0]
+
+    claimed = [claim_next(reviewer=reviewer).post_id for _ in range(2)]
+    for _ in range(2):  # the queue page's list of the reviewer's claims, prepared on the connection too
+        assert len(active_claims_of(reviewer.pk, now=timezone.now())) == 2
+    assert prepared_claims() == 1
+    with pytest.raises(IntegrityError), transaction.atomic():  # a savepoint rolled back
+        PostFactory(external_id=posts[0].external_id, page=posts[0].page)
+    claimed += [claim_next(reviewer=reviewer).post_id for _ in range(3)]
+    assert sorted(claimed) == sorted(post.pk for post in posts)
+    assert prepared_claims() == 1
+    assert claim_next(reviewer=reviewer) is None

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from factcheck import queue as queue_module
 from factcheck.models import Post, QueueState
-from factcheck.queue import QueueFilters, QueueSort, _fetched, _search_statements, coverage_of, every_word
+from factcheck.queue import QueueFilters, QueueSort, _search_statements, coverage_of, every_word
 from tests.factcheck.test_queue_window import ORDERS, page_of
 from tests.factories import OrganisationFactory, PageFactory, PostFactory
 
@@ -47,10 +47,10 @@ def edges():
 
 def window_of(organisation, words: tuple[str, ...], bound: float, start: int = 0, stop: int = 50):
     """The page and the count of the window's matches (down to priority `bound`) of a search."""
-    sql, params, _, _ = _search_statements(coverage_of(organisation), QueueFilters(q=" ".join(words)),
-                                           QueueSort.PRIORITY, words, ("id",), start, stop, window=(bound,))
-    rows = _fetched(sql, params)
-    return [row["id"] for row in rows], (rows[0]["queue_total"] if rows else 0), sql
+    page = _search_statements(coverage_of(organisation), QueueFilters(q=" ".join(words)),
+                              QueueSort.PRIORITY, words, ("id",), start, stop, window=(bound,))[0]
+    rows = page.rows()
+    return [row["id"] for row in rows], (rows[0]["queue_total"] if rows else 0), page.sql
 
 
 @pytest.mark.parametrize("bound", [150.0, 100.0, 46.7, 46.0, 45.99, 0.0, -3.0])
@@ -86,9 +86,9 @@ def test_the_other_orders_windows_do_not_read_the_bands(edges):
     organisation = OrganisationFactory(languages=["en"], countries=[])
     for sort in (QueueSort.NEWEST, QueueSort.WAITING, QueueSort.REACH):
         key = queue_module._key_at(sort, 4)
-        sql, _, _, _ = _search_statements(coverage_of(organisation), QueueFilters(q="citron"), sort, ("citron",),
-                                          ("id",), 0, 5, window=key)
-        assert "factcheck_queue_words" not in sql
+        page = _search_statements(coverage_of(organisation), QueueFilters(q="citron"), sort, ("citron",),
+                                  ("id",), 0, 5, window=key)[0]
+        assert "factcheck_queue_words" not in page.sql
 
 
 def test_the_bands_and_the_query_of_the_bands(edges):
