@@ -580,8 +580,8 @@ def _search_statements(
         .values(*columns, *group, "queue_total")
         .query.sql_with_params()
     )
-    return (Statement(f"WITH queue_matches AS MATERIALIZED ({matches_sql}) {page_sql}", [*matches_params, *page_params]),
-            Statement(f"SELECT COUNT(*) AS matches FROM ({matches_sql}) AS capped", matches_params))
+    page = Statement(f"WITH queue_matches AS MATERIALIZED ({matches_sql}) {page_sql}", [*matches_params, *page_params])
+    return page, Statement(f"SELECT COUNT(*) AS matches FROM ({matches_sql}) AS capped", matches_params)
 
 
 def _banded(tsquery: str, bound: float) -> tuple[str, list]:
