@@ -1,4 +1,5 @@
-# Factdesk: `make run` starts the app, `make test` runs the suite, `make bench` measures it.
+# Factdesk: `make run` starts the app, `make test` runs the suite, `make lint` checks style and layering,
+# `make bench` measures it.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -42,6 +43,11 @@ test: dev-venv
 bench: dev-venv
 	DATABASE_URL=$${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/factdesk_bench} \
 	REDIS_URL=$${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14} $(PY) -m bench $(BENCH_ARGS)
+
+# ruff over the tree (pyproject.toml's [tool.ruff] leaves out .venv, var and migrations), then the import layering.
+lint: dev-venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) var

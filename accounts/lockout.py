@@ -32,7 +32,7 @@ def audit_lockout(sender, request=None, username=None, ip_address=None, **kwargs
     )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def unlock(*, staff, attempt_id: int, reason: str) -> int:
     """Clear the lockout of one username and address; returns how many attempt records were removed."""
     if not (getattr(staff, "is_trust_safety", False) or getattr(staff, "is_superuser", False)):

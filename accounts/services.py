@@ -72,7 +72,9 @@ def issue_token(
     by: User | None = None,
 ) -> str:
     """A new token for `user`, returned raw (only its hash is kept). `revoke_others` rotates:
-    the user's other tokens are revoked in the same transaction, so no moment has none or both."""
+    the user's other tokens are revoked in the same transaction, so no moment has none or both.
+
+    Not durable: `manage.py issue_token` (durable) and the demo seed call it inside their own transaction."""
     name = name.strip()
     if len(name) > NAME_MAX_LENGTH:
         raise InvalidTokenRequest(f"A token's name has at most {NAME_MAX_LENGTH} characters.", code="invalid_name")
@@ -160,7 +162,7 @@ def record_use(*, token: ApiToken, now: datetime | None = None) -> bool:
     return bool(written)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def revoke_token(*, prefix: str, by: User | None, owner: User | None = None, reason: str = "") -> ApiToken:
     """Revoke the token with exactly this prefix; with `owner`, only among that user's tokens.
 
@@ -191,7 +193,7 @@ def revoke_token(*, prefix: str, by: User | None, owner: User | None = None, rea
     return token
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def revoke_token_by_id(*, token_id: int, by: User, reason: str) -> ApiToken:
     """Revoke one token by its id (the admin, where prefixes may repeat); the reason is audited."""
     found = _locked(ApiToken.objects.filter(pk=token_id))

@@ -162,13 +162,38 @@ def _target(text: str) -> Callable[[AuditEvent], SafeString | str]:
 ENDPOINT = "a webhook endpoint"
 Sentence = Callable[[AuditEvent, EventNames, dict], str]
 
+
+def _flag_received(e: AuditEvent, n: EventNames, d: dict) -> str:
+    source = choice_label("factcheck.Flag", "source", d.get("source"))
+    if d.get("category", "misinformation") == "misinformation":
+        return format_html("{} flagged {} ({})", actor(e), n.post(e.post_id), source)
+    category = choice_label("factcheck.Flag", "category", d.get("category")).lower()
+    return format_html("{} reported {} for {} ({})", actor(e), n.post(e.post_id), category, source)
+
+
+def _reports_decided(e: AuditEvent, n: EventNames, d: dict) -> str:
+    count = sum(len(ids) for ids in (d.get("flags") or {}).values())
+    outcome = choice_label("factcheck.Flag", "outcome", d.get("outcome")).lower()
+    return format_html("{} answered {} flag{} on {}: {}", actor(e), count, "" if count == 1 else "s",
+                       n.post(e.post_id), outcome)
+
+
+def _routed(e: AuditEvent, n: EventNames, d: dict) -> str:
+    to = choice_label("factcheck.Post", "queue_state", d.get("to")).lower()
+    return format_html("{} in the fact-checkers' queue: now {}", n.post(e.post_id), to)
+
 SENTENCES: dict[str, Sentence] = {
     AuditVerb.USER_CREATED: lambda e, n, d: format_html("{} created {} ({})", actor(e), _target("a user")(e),
                                                         str(d.get("role", "")).replace("_", " ")),
     AuditVerb.TOKEN_ISSUED: lambda e, n, d: format_html("{} issued {}", actor(e), _target("an API token")(e)),
     AuditVerb.TOKEN_REVOKED: lambda e, n, d: format_html("{} revoked {}", actor(e), _target("an API token")(e)),
-    AuditVerb.FLAG_RECEIVED: lambda e, n, d: format_html(
-        "{} flagged {} ({})", actor(e), n.post(e.post_id), choice_label("factcheck.Flag", "source", d.get("source"))),
+    AuditVerb.FLAG_RECEIVED: _flag_received,
+    AuditVerb.REPORT_CLAIMED: lambda e, n, d: format_html("{} claimed the reports of harm on {}", actor(e),
+                                                          n.post(e.post_id)),
+    AuditVerb.REPORT_RELEASED: lambda e, n, d: format_html("{} released the reports of harm on {}", actor(e),
+                                                           n.post(e.post_id)),
+    AuditVerb.REPORTS_DECIDED: _reports_decided,
+    AuditVerb.POST_ROUTED: _routed,
     AuditVerb.POST_QUEUED: lambda e, n, d: format_html("{} entered the review queue", n.post(e.post_id)),
     AuditVerb.POST_NOT_ELIGIBLE: lambda e, n, d: format_html("{} is not eligible for fact-checking", n.post(e.post_id)),
     AuditVerb.CLAIM_CREATED: lambda e, n, d: format_html("{} claimed {}", actor(e), n.post(e.post_id)),

@@ -48,6 +48,10 @@ class AuditVerb(models.TextChoices):
     WEBHOOK_DISABLED = "webhook.disabled", "Webhook endpoint disabled"
     WEBHOOK_ENABLED = "webhook.enabled", "Webhook endpoint enabled again"
     WEBHOOK_REDELIVERED = "webhook.redelivered", "Webhook delivery sent again"
+    REPORT_CLAIMED = "report.claimed", "Reports of harm claimed by staff"
+    REPORT_RELEASED = "report.released", "Reports of harm released"
+    REPORTS_DECIDED = "report.decided", "Reports decided"
+    POST_ROUTED = "post.routed", "Post left or re-entered the fact-checkers' queue"
 
 
 class AuditEvent(AppendOnlyModel):

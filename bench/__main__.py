@@ -41,7 +41,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--webhook-deliveries", type=int, default=2_000, help="deliveries drained per throughput round")
     parser.add_argument("--dashboard-posts", type=int, default=1_000_000,
                         help="posts of the dashboard's 90-day history (written by SQL)")
-    parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "dashboard"], help="run only these figures; the report goes to "
+    parser.add_argument("--reports", type=int, default=100_000,
+                        help="open reports of harm of the reports queue's figure (written by SQL)")
+    parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "claims", "dashboard",
+                                           "reports"],
+                        help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
@@ -70,8 +74,8 @@ def bench_user(username: str, role: str, organisation: str | None = None):
 def bench_users(*, reviewers: int):
     """The platform account that pushes flags and the fact-checkers, reused across runs."""
     from accounts.models import Role, User
-    from factcheck.members import create_user
     from bench.data import COVERED_LANGUAGES
+    from factcheck.members import create_user
     from factcheck.models import Organisation
 
     def user(username: str, role: str, org: str | None = None) -> User:
@@ -100,10 +104,9 @@ def versions() -> tuple[str, str]:
 
 def run_matching_figures(run, args: argparse.Namespace, *, platform, rater) -> None:
     """The near-duplicate figures (bench/matching.py), on the posts loaded so far."""
-    from bench.matching import bench_candidates, bench_ingest_matching, bench_propagation
-
     from django.conf import settings
 
+    from bench.matching import bench_candidates, bench_ingest_matching, bench_propagation
     from bench.matching_quality import quality_figures
 
     print("matching 0/3 quality on the labelled pairs from ../shared/data", flush=True)
@@ -172,6 +175,8 @@ def main(argv: list[str]) -> int:
             "reaching 1,000 copies (a burst RQ worker), and ingest with matching off and on, batch by batch.",
             "Dashboard (bench/dashboard.py; `--only dashboard`): a 90-day history of --dashboard-posts posts written "
             "by SQL after the other figures (before the importers), rolled up, then the dashboard and the stats API.",
+            "Reports of harm (bench/reports_page.py; `--only reports`): --reports open reports written by SQL, then "
+            "/staff/reports/ as a trust-and-safety member over HTTP, taking turns with the signed-in floor.",
             "Webhooks (bench/webhooks.py; `--only webhooks`): after the decision figures, a local receiver in the "
             "bench process; change-to-delivery latency with one long-running worker, then deliveries/s drained by "
             "1 and 2 burst workers from a committed backlog.",
@@ -181,7 +186,7 @@ def main(argv: list[str]) -> int:
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        if args.only in (None, "matching", "webhooks", "queue"):
+        if args.only in (None, "matching", "webhooks", "queue", "claims"):
             print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
             flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
             run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform,
@@ -192,7 +197,7 @@ def main(argv: list[str]) -> int:
             django_rq.get_queue("default").connection.flushdb()
             from bench.matching import index_loaded_posts
 
-            if args.only != "queue":  # the queue figures need the posts, not their band keys
+            if args.only not in ("queue", "claims"):  # those figures need the posts, not their band keys
                 print(f"band keys of the {args.posts:,} posts, as their match jobs would write them", flush=True)
                 index_loaded_posts()
             vacuum_analyze()
@@ -215,6 +220,9 @@ def main(argv: list[str]) -> int:
                     clients=args.ingest_clients, batch_size=args.batch, pages=args.pages, no_load=no_load,
                 )
             )
+        if args.only == "claims":
+            print(f"claim_next: {args.reviewers} reviewers, {args.claims:,} claims", flush=True)
+            run.figures.append(bench_claims(reviewers=reviewers, claims=args.claims))
         if args.only in (None, "queue"):
             from accounts.models import Role
             from bench.queue_page import bench_queue_variants
@@ -245,6 +253,13 @@ def main(argv: list[str]) -> int:
             owner = bench_user("bench-owner", Role.PAGE_OWNER)
             run.figures += bench_dashboard(posts=args.dashboard_posts, pages=args.pages, owner=owner, staff=staff,
                                            warmup=args.warmup, requests=args.requests)
+        if args.only in (None, "reports"):
+            from accounts.models import Role
+            from bench.reports_page import bench_reports_page
+
+            staff = bench_user("bench-staff", Role.TRUST_SAFETY)
+            run.figures.append(bench_reports_page(staff=staff, reports=args.reports, pages=args.pages,
+                                                  warmup=args.warmup, requests=args.requests))
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())

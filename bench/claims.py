@@ -132,10 +132,7 @@ def bench_claims(*, reviewers: list, claims: int) -> Figure:
     made, twice, held = double_claims(since)
     from factcheck.claims import claim_next
 
-    # After the check, so these extra claims are not counted in it. The first prepares the claim
-    # statement on this process's connection (as each reviewer's first claim did); the second is
-    # a claim like all the others.
-    claim_next(reviewer=reviewers[0])
+    # After the check, so this extra claim is not counted in it.
     with count_queries() as counter:
         claim_next(reviewer=reviewers[0])
     prepare_floor_table()
@@ -158,19 +155,11 @@ def bench_claims(*, reviewers: list, claims: int) -> Figure:
         f"Double claims from the Claim table: {twice} posts claimed more than once during the run, "
         f"{held} posts with more than one active claim; {made:,} Claim rows written for {got:,} claims returned.",
         f"claim_next runs {counter.n} SQL statement(s) per claim plus BEGIN and COMMIT (the floor runs 2): "
-        "one statement, which each connection prepares at its second claim (core.statements).",
+        "one statement that picks the post (FOR NO KEY UPDATE SKIP LOCKED), marks it claimed, and inserts the "
+        "claim and its audit row (factcheck.claims._claim_statement).",
         f"Floor: {len(reviewers)} psycopg processes, each `SELECT id ... ORDER BY priority DESC, id LIMIT 1 "
         f"FOR UPDATE SKIP LOCKED` + `UPDATE` + COMMIT on bench_claim_floor (the queued posts' ids and "
         f"priorities, same partial index shape): {floor_got:,} claims in {floor_seconds:.2f} s, "
         f"{floor_lost} lost updates.",
     ]
-    if not figure.passed:
-        figure.notes.append(
-            "Why it misses (measured by hand on this machine, one process, not by this run): a claim costs about "
-            "1.6 ms of database CPU and 0.7 ms of client CPU against 0.3 and 0.2 ms for the floor's; the claim "
-            "updates a post row under 11 indexes (the floor's table has 2) and inserts the claim and its audit "
-            "event, each with foreign keys checked at COMMIT. With 4 reviewers on 2 CPUs shared with other work "
-            "the figure tends to that CPU ratio (about 0.22); on a quieter machine commit latency, which both "
-            "pay alike, narrows the gap."
-        )
     return figure

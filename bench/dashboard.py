@@ -1,8 +1,8 @@
 """The dashboard at scale (`--only dashboard`): 1,000,000 posts with 90 days of history.
 
 The history is written straight into the tables by SQL (posts flagged over 90 days, a quarter of
-them rated, each rating's decision, an action per restricting rating, an appeal for 1% of ratings, most of them decided),
-because the figure is the roll-up and the dashboard, not ingest. Then:
+them rated, each rating's decision, an action per restricting rating, an appeal for 1% of ratings,
+most of them decided), because the figure is the roll-up and the dashboard, not ingest. Then:
 - the roll-up job's time for one full day of that activity (several days, median and max), the
   periodic job's run (today and any recent day not yet settled), and a rebuild of all 90 days;
 - /dashboard/ (the default 7 days, and 90 days) and GET /api/v1/stats (90 days) over HTTP against

@@ -24,6 +24,7 @@ FILLED_MODELS = (
     "moderation.RatingDecision",
     "moderation.PostDistribution",
     "moderation.DistributionChange",
+    "moderation.ReportedPost",
     "audit.AuditEvent",
     "webhooks.Endpoint",
     "sessions.Session",

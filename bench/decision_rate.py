@@ -2,8 +2,9 @@
 
 The ratings are committed while no worker runs, so their apply_rating jobs wait on the Redis
 queue, put there by the app itself after each commit. Then `manage.py rqworker --burst`
-subprocesses start (core.worker.FactdeskWorker, jobs in the worker process; burst: they exit once the queue is empty) and
-the clock runs from their start until every one of those ratings has its RatingDecision row.
+subprocesses start (core.worker.FactdeskWorker, jobs in the worker process; burst: they exit once
+the queue is empty) and the clock runs from their start until every one of those ratings has its
+RatingDecision row.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from django.db.models import Max, Min
 from tqdm import tqdm
 
 from bench import processes
-from bench.decisions import rate, ratable_posts, rating_note
+from bench.decisions import ratable_posts, rate, rating_note
 from bench.report import Figure
 from moderation.models import RatingDecision
 

@@ -130,7 +130,8 @@ def bench_decisions(*, reviewer, ratings: int, warmup: int, workers: int) -> Fig
     figure.value = percentile(samples, 95)
     figure.passed = figure.value <= TARGET_P95_MS
     figure.notes += [
-        f"{workers} `manage.py rqworker default` subprocess(es) (core.worker.FactdeskWorker, as deployed: no fork per job) on the bench Redis db; "
+        f"{workers} `manage.py rqworker default` subprocess(es) (core.worker.FactdeskWorker, as deployed: "
+        "no fork per job) on the bench Redis db; "
         f"{warmup} warm-up ratings, then {len(samples)} ratings one at a time: {summary_ms(samples)}.",
         clock_note(),
         f"record_rating: {statistics.fmean(statements):.1f} SQL statements per rating (BEGIN/COMMIT not counted).",
@@ -236,7 +237,8 @@ def bench_decisions_under_load(
     failed = sum(load.errors for load in loads)
     first_error = next((load.first_error for load in loads if load.first_error), "")
     figure.notes += [
-        f"1 `manage.py rqworker default` subprocess (core.worker.FactdeskWorker, no fork per job) applying the decisions while "
+        "1 `manage.py rqworker default` subprocess (core.worker.FactdeskWorker, no fork per job) "
+        "applying the decisions while "
         f"{clients} other processes each call factcheck.ingest.ingest_flags in a loop, {batch_size:,} flags on new "
         f"posts per call, each call its own transaction, from before the first rating until after the last.",
         f"{warmup} warm-up ratings, then {len(samples)} ratings one at a time: {summary_ms(samples)}.",
@@ -252,7 +254,8 @@ def bench_decisions_under_load(
         figure.notes.append(
             "Why it misses: the worker and the two ingest clients share this machine's 2 cores with PostgreSQL, so "
             "a decision queues for CPU behind the batches (each ~120 ms of client and database work); the "
-            "decision's own SQL does not wait on any lock held by ingest (tests/moderation/test_feed_lock_and_ingest.py). "
+            "decision's own SQL does not wait on any lock held by ingest "
+            "(tests/moderation/test_feed_lock_and_ingest.py). "
             "Before core.worker (RQ's forking Worker) the job itself took ~200 ms in a fresh work horse."
         )
     return figure

@@ -194,7 +194,9 @@ def bench_ingest_matching(*, submitted_by, posts: int, batch_size: int, pages: i
     # vary two- to fourfold at a million posts; alternating gives both runs the same conditions.
     queue.connection.flushdb()  # the match jobs of the figures before: only this ingest's are drained below
     off_seconds = on_seconds = 0.0
-    for off, on in tqdm(list(zip(off_batches, on_batches, strict=True)), desc="ingest off/on", unit="pair", leave=False):
+    for off, on in tqdm(
+        list(zip(off_batches, on_batches, strict=True)), desc="ingest off/on", unit="pair", leave=False
+    ):
         off_seconds += _timed_ingest(off, submitted_by=submitted_by, matching=False)
         on_seconds += _timed_ingest(on, submitted_by=submitted_by, matching=True)
     off_posts = on_posts = count * batch_size
@@ -250,6 +252,8 @@ def index_loaded_posts() -> int:
             "WHERE signature <> '' AND matched_at IS NULL"
         )
         written = cursor.rowcount
-        cursor.execute("ALTER TABLE factcheck_postband ADD CONSTRAINT factcheck_postband_pkey PRIMARY KEY (band, post_id)")
+        cursor.execute(
+            "ALTER TABLE factcheck_postband ADD CONSTRAINT factcheck_postband_pkey PRIMARY KEY (band, post_id)"
+        )
         cursor.execute("UPDATE factcheck_post SET matched_at = now() WHERE matched_at IS NULL")
     return written

@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from bench.database import vacuum_analyze
 from bench.report import Figure
+from factcheck import jobs
 from factcheck.models import Post, QueueState
 from factcheck.priority import SCORE_COLUMNS
-from factcheck import jobs
 from factcheck.queue import refresh_priorities
 from reports.management.commands.run_periodic import SCHEDULE  # kept in step with config/cron.py by a test
 

@@ -34,7 +34,7 @@ from bench.report import Figure
 from core import outbound
 from core.jobs import enqueue
 from factcheck.models import Post
-from moderation.feed import append_changes
+from moderation.feed import append_and_publish
 from moderation.models import DistributionChange
 from webhooks.endpoints import register_endpoint
 from webhooks.models import Delivery, DeliveryStatus, Endpoint
@@ -92,7 +92,7 @@ def change_posts(post_ids: list[int], *, cause: str) -> None:
     """One committed distribution change per post, in one feed append (one transaction)."""
     with transaction.atomic():
         now = timezone.now()
-        append_changes([
+        append_and_publish([
             DistributionChange(post_id=pk, multiplier=Decimal("0.2"), labels=["bench"], cause=cause, created_at=now)
             for pk in post_ids
         ])
@@ -103,7 +103,9 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def latency(url: str, arrivals: Arrivals, post_ids: list[int], *, samples: int, warmup: int) -> tuple[list[float], list[float]]:
+def latency(
+    url: str, arrivals: Arrivals, post_ids: list[int], *, samples: int, warmup: int
+) -> tuple[list[float], list[float]]:
     worker = processes.start_rqworker(90, queues=("default", "webhooks", "matching"))
     try:
         changes: list[float] = []
@@ -111,7 +113,7 @@ def latency(url: str, arrivals: Arrivals, post_ids: list[int], *, samples: int, 
         for n in range(warmup + samples):
             post_id = post_ids[n % len(post_ids)]
             with transaction.atomic():
-                append_changes([DistributionChange(post_id=post_id, multiplier=Decimal("0.2"), cause=f"latency {n}",
+                append_and_publish([DistributionChange(post_id=post_id, multiplier=Decimal("0.2"), cause=f"latency {n}",
                                                    created_at=timezone.now())])
                 delivery = Delivery.objects.order_by("-id").select_related("event").first()
             committed = time.time()
@@ -142,10 +144,14 @@ def drain(*, deliveries: int, post_ids: list[int], workers: int, arrivals: Arriv
     try:
         while arrivals.count() - before < len(ids):
             if time.perf_counter() - started > GIVE_UP_SECONDS:
-                raise RuntimeError(f"{arrivals.count() - before} of {len(ids)} deliveries after {GIVE_UP_SECONDS:.0f} s")
+                raise RuntimeError(
+                    f"{arrivals.count() - before} of {len(ids)} deliveries after {GIVE_UP_SECONDS:.0f} s"
+                )
             if all(p.poll() is not None for p in procs) and arrivals.count() - before < len(ids):
                 pending = Delivery.objects.filter(pk__in=ids).exclude(status=DeliveryStatus.DELIVERED).count()
-                raise RuntimeError(f"burst workers exited with {pending} deliveries not delivered; logs in {processes.LOG_DIR}")
+                raise RuntimeError(
+                    f"burst workers exited with {pending} deliveries not delivered; logs in {processes.LOG_DIR}"
+                )
             time.sleep(0.01)
         seconds = time.perf_counter() - started
     finally:
@@ -187,7 +193,8 @@ def bench_webhooks(*, platform, samples: int, warmup: int, deliveries: int) -> l
                 f"p50 {p50:,.1f} ms, p95 {p95:,.1f} ms, max {max(changes) * 1000:,.1f} ms; the floor (a job that only "
                 f"POSTs to the same receiver, enqueued the same way) p50 {percentile(floors, 0.5) * 1000:,.1f} ms, "
                 f"p95 {floor95:,.1f} ms.",
-                f"Median of the difference: {statistics.median(c - f for c, f in zip(changes, floors, strict=True)) * 1000:,.1f} ms "
+                "Median of the difference: "
+                f"{statistics.median(c - f for c, f in zip(changes, floors, strict=True)) * 1000:,.1f} ms "
                 "(the delivery's own work: the row lock, the order check, signing, the attempt row and the commit).",
             ],
         ),

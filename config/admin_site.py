@@ -33,6 +33,10 @@ class AdminVitals:
     oldest_unclaimed_external_id: str
     overdue_appeals: int
     open_removal_appeals: int
+    # Posts with open reports of harm, and of them those past the 24-hour target, as the reports desk writes
+    # them ("1,000+" past its cap: moderation.report_queue.waiting_counts).
+    open_reports: str
+    overdue_reports: str
     jobs_in_process: bool
     failed_jobs: list[QueueFailures]
 
@@ -59,10 +63,11 @@ def failed_job_counts() -> list[QueueFailures]:
 
 
 def admin_vitals(*, now: datetime | None = None) -> AdminVitals:
-    """The index page's figures in three queries (plus one Redis call per queue)."""
+    """The index page's figures in four queries (plus one Redis call per queue)."""
     from factcheck.models import Post, QueueState
     from moderation.appeals import DECISION_TARGET
     from moderation.models import OPEN_STATUSES, Appeal, AppealKind
+    from moderation.report_queue import waiting_counts
 
     now = now or timezone.now()
     # Both read the partial index on queued posts (the oldest: a top-1 sort of it, as Min() was).
@@ -74,6 +79,7 @@ def admin_vitals(*, now: datetime | None = None) -> AdminVitals:
         overdue=Count("id", filter=Q(created_at__lt=now - DECISION_TARGET)),
         removals=Count("id", filter=Q(kind=AppealKind.REMOVAL)),
     )
+    reports = waiting_counts(now=now)
     in_process = settings.FACTDESK_JOBS_IN_PROCESS
     oldest_at = oldest["first_flagged_at"] if oldest else None
     return AdminVitals(
@@ -84,6 +90,8 @@ def admin_vitals(*, now: datetime | None = None) -> AdminVitals:
         oldest_unclaimed_external_id=oldest["external_id"] if oldest else "",
         overdue_appeals=appeals["overdue"],
         open_removal_appeals=appeals["removals"],
+        open_reports=reports.open_shown,
+        overdue_reports=reports.overdue_shown,
         jobs_in_process=in_process,
         failed_jobs=[] if in_process else failed_job_counts(),
     )
@@ -106,7 +114,7 @@ class FactdeskAdminSite(admin.AdminSite):
     def get_urls(self) -> list:
         # Without the "view on site" redirect (r/<content type>/<id>/): no model has a get_absolute_url,
         # because the fact-checkers' post page refuses staff; the post admin links its page on site (the
-        # public page of its published rating) directly (moderation.admin.PostStoryAdmin).
+        # public page of its published rating) directly (moderation.admin.post_story.PostStoryAdmin).
         return [url for url in super().get_urls() if getattr(url, "name", None) != "view_on_site"]
 
 

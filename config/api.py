@@ -1,10 +1,14 @@
-"""The JSON API under /api/: the NinjaAPI instance, its auth, throttling and error handling.
+"""The JSON API under /api/: the NinjaAPI instance that assembles every app's router under v1/, with
+its token auth, throttling, OpenAPI document and error handling.
 
 Every answer that is not a success has one shape, {"error": {"code", "message", "details"}},
 whatever produced it: an endpoint, ninja's own validation, auth, throttling, Django's body
-limit, an unknown route under /api/ or a wrong method. Endpoints live in factcheck/api.py
-(flags, ratings), moderation/api.py (posts, decisions) and accounts/api.py (tokens);
-config/api_common.py holds what they share.
+limit, a domain refusal (REFUSAL_STATUS, the one table from refusal to HTTP status), an unknown
+route under /api/ or a wrong method. Endpoints live in each app's router: factcheck/api.py (flags,
+ratings), moderation/api.py (posts, appeals, decisions, statements of reasons),
+moderation/api_claims.py (ClaimReview), accounts/api.py (tokens), webhooks/api.py (webhook
+endpoints) and reports/api.py (stats). What they share is core/api_errors.py (the error shape,
+body parsing) and accounts/api_auth.py (the bearer token).
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from core.api_errors import ApiError, TooLarge, check_body_size, read_json_objec
 from core.refusals import Refusal
 from factcheck.api import REQUEST_SCHEMAS
 from factcheck.api import router as factcheck_router
-from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage
+from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage, PostRemoved
+from factcheck.ingest import IdempotencyConflict
 from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused
 from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
@@ -102,7 +107,9 @@ class TokenRateThrottle(SimpleRateThrottle):
 
 
 def error_response(request: HttpRequest, status: int, code: str, message: str, details: Any = None) -> HttpResponse:
-    return api.create_response(request, {"error": {"code": code, "message": message, "details": details}}, status=status)
+    return api.create_response(
+        request, {"error": {"code": code, "message": message, "details": details}}, status=status
+    )
 
 
 def refuse_oversized_body(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -203,6 +210,8 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     NotAllowed: 403,
     ClaimError: 409,
     AlreadyClaimed: 409,
+    PostRemoved: 409,
+    IdempotencyConflict: 409,
     ClaimRequired: 409,
     AppealOpen: 409,
     AppealConflict: 409,

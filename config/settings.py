@@ -118,19 +118,6 @@ TEMPLATES = [
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # No JIT compilation: it pays only for long analytical queries, and it is chosen from the planner's
-        # estimate of a query's cost. An estimate far above the truth, as for the queue's search by priority
-        # band (factcheck/migrations/0012), would spend 30-110 ms compiling a read of 1 ms. Behind PgBouncer,
-        # which refuses startup options, set it on the database instead: ALTER DATABASE ... SET jit = off.
-        options = DATABASES["default"].setdefault("OPTIONS", {})
-        options["options"] = f"{options.get('options', '')} -c jit=off".strip()
-        # The hot pages' statements (core.statements) are prepared the second time a connection runs them, so
-        # that PostgreSQL plans each once per connection: the plan of the queue's page took longer than its
-        # reading. Only those: Django's own cursors bind on the client, and psycopg never prepares for them.
-        # PgBouncer keeps prepared statements in transaction pooling from 1.21 (max_prepared_statements);
-        # behind an older pooler, set FACTDESK_PREPARED_STATEMENTS=off.
-        options["prepare_threshold"] = 1 if env_bool("FACTDESK_PREPARED_STATEMENTS", True) else None
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -293,7 +280,8 @@ FACTDESK_MATCH_AUTO = env_share("FACTDESK_MATCH_AUTO", "0.65")
 FACTDESK_MATCH_SUGGEST = env_share("FACTDESK_MATCH_SUGGEST", "0.4")
 if FACTDESK_MATCH_SUGGEST > FACTDESK_MATCH_AUTO:
     raise ImproperlyConfigured(
-        f"FACTDESK_MATCH_SUGGEST ({FACTDESK_MATCH_SUGGEST}) must not be above FACTDESK_MATCH_AUTO ({FACTDESK_MATCH_AUTO})."
+        f"FACTDESK_MATCH_SUGGEST ({FACTDESK_MATCH_SUGGEST}) must not be above "
+        f"FACTDESK_MATCH_AUTO ({FACTDESK_MATCH_AUTO})."
     )
 # ISO 3166 codes of EU and EEA countries only (the Transparency Database takes no others; checked
 # by moderation.checks when the project starts).
@@ -313,7 +301,9 @@ FACTDESK_WEBHOOKS_ALLOW_PRIVATE = env_bool("FACTDESK_WEBHOOKS_ALLOW_PRIVATE", Fa
 # Seconds a receiver has to answer a delivery (connect, send, answer); then it is retried.
 FACTDESK_WEBHOOK_TIMEOUT = float(os.environ.get("FACTDESK_WEBHOOK_TIMEOUT", "5"))
 if not 0 < FACTDESK_WEBHOOK_TIMEOUT <= 60:
-    raise ImproperlyConfigured(f"FACTDESK_WEBHOOK_TIMEOUT must be between 0 and 60 seconds, not {FACTDESK_WEBHOOK_TIMEOUT}.")
+    raise ImproperlyConfigured(
+        f"FACTDESK_WEBHOOK_TIMEOUT must be between 0 and 60 seconds, not {FACTDESK_WEBHOOK_TIMEOUT}."
+    )
 
 LOGGING = {
     "version": 1,

@@ -16,7 +16,6 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest, JsonResponse
 from ninja import Schema
 
-
 # The largest BigAutoField id: a larger one cannot exist (and PostgreSQL could not compare it), so path ids
 # are bounded by it and a huge number is a 422, not a database error.
 MAX_ID = 2**63 - 1

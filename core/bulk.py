@@ -173,9 +173,12 @@ def update_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence
             arrays = list(zip(*[[row[0], *adapt(row[1:])] for row in rows], strict=True))
             names = ["pk"] + [c.column for c in columns]
             unnest = ", ".join(f"%s::{cast}[]" for cast in casts)
-            sets = ", ".join(f"{connection.ops.quote_name(c.column)} = v.{connection.ops.quote_name(c.column)}" for c in columns)
+            sets = ", ".join(
+                f"{connection.ops.quote_name(c.column)} = v.{connection.ops.quote_name(c.column)}" for c in columns
+            )
             cursor.execute(
-                f"UPDATE {table} AS t SET {sets} FROM unnest({unnest}) AS v({', '.join(connection.ops.quote_name(n) for n in names)}) "
+                f"UPDATE {table} AS t SET {sets} FROM unnest({unnest}) "
+                f"AS v({', '.join(connection.ops.quote_name(n) for n in names)}) "
                 f"WHERE t.{pk} = v.pk",
                 [list(a) for a in arrays],
             )

@@ -78,7 +78,12 @@ def parse_target(url: str) -> Target:
     path = parts.path or "/"
     if parts.query:
         path = f"{path}?{parts.query}"
-    return Target(parts.scheme, parts.hostname.rstrip(".") or parts.hostname, port or (443 if parts.scheme == "https" else 80), path)
+    return Target(
+        parts.scheme,
+        parts.hostname.rstrip(".") or parts.hostname,
+        port or (443 if parts.scheme == "https" else 80),
+        path,
+    )
 
 
 def is_public(address: str) -> bool:

@@ -16,8 +16,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from audit.models import AuditEvent
 from audit.admin import sentences
+from audit.models import AuditEvent
 from core.admin_base import (
     EMPTY,
     FastListAdmin,
@@ -200,8 +200,9 @@ class PostAdmin(ReadOnlyAdmin):
         counts = html_table(("source", "flags"), by_source, empty="No flags.")
         latest = recent_flags(post, limit=LATEST_FLAGS_SHOWN)
         rows = html_table(
-            ("flagged", "source", "reason", "idempotency key"),
-            ((f.flagged_at, f.get_source_display(), f.reason, f.idempotency_key) for f in latest),
+            ("flagged", "source", "category", "outcome", "reason", "idempotency key"),
+            ((f.flagged_at, f.get_source_display(), f.get_category_display(), f.get_outcome_display() or f.status,
+              f.reason, f.idempotency_key) for f in latest),
             empty="",
         )
         return format_html("{}<p>Latest {}:</p>{}", counts, LATEST_FLAGS_SHOWN, rows)
@@ -233,8 +234,8 @@ def _matches(rows: QuerySet[Match], *, other, empty: str):
 
 @admin.register(Flag)
 class FlagAdmin(ReadOnlyAdmin):
-    list_display = ("idempotency_key", "post", "source", "flagged_at", "received_at")
-    list_filter = ("source", "flagged_at")
+    list_display = ("idempotency_key", "post", "source", "category", "status", "outcome", "flagged_at", "received_at")
+    list_filter = ("category", "status", "outcome", "source", "flagged_at")
     list_select_related = ("post",)
     search_by_index = True
     search_fields = ("idempotency_key__exact", "post__external_id__exact")

@@ -12,8 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
+from django.urls import register_converter
+from django.urls.converters import StringConverter
 from django.utils import timezone
-from ninja import Router, Schema
+from ninja import Path, Router, Schema
 from ninja.responses import Status
 from pydantic import BaseModel, Field, field_validator
 
@@ -31,10 +33,21 @@ from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderati
     validate_flag,
 )
 from factcheck.ingest import FlagInput, ingest_flags
-from factcheck.models import Post, QueueState, Rating, Verdict
+from factcheck.models import Flag, FlagCategory, Post, QueueState, Rating, ReportOutcome, ReportStatus, Verdict
 from factcheck.ratings import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, record_rating
+from factcheck.routing import report_out
 
 router = Router(tags=["review"])
+
+
+class FlagKeyConverter(StringConverter):
+    """A flag's idempotency key in a URL: the platform's own string, so any character, "/" (sent raw or as %2F)
+    and line breaks included; Django's `path` converter (`.+`) stops at a line break."""
+
+    regex = r"[\s\S]+"
+
+
+register_converter(FlagKeyConverter, "flagkey")
 
 REQUEST_SCHEMAS: list[type[BaseModel]] = [FlagIn, FlagBatchIn]
 
@@ -85,7 +98,9 @@ def _repeated_keys(flags: list[FlagIn]) -> list[dict[str, Any]]:
         if first != index and flag != flags[first]:
             errors.append({
                 "item": index, "field": "idempotency_key",
-                "message": f"repeats the idempotency key of item {first} for a different flag; each flag needs its own key",
+                "message": (
+                    f"repeats the idempotency key of item {first} for a different flag; each flag needs its own key"
+                ),
             })
     return errors
 
@@ -121,7 +136,7 @@ FLAGS_BODY = {
 @router.post(
     "/flags",
     auth=TokenAuth(Role.PLATFORM),
-    response={200: IngestOut, 201: IngestOut, **errors_for(400, 403, 413, 422)},
+    response={200: IngestOut, 201: IngestOut, **errors_for(400, 403, 409, 413, 422)},
     openapi_extra=FLAGS_BODY,
     summary="Push flags (one or a batch of up to 1,000)",
 )
@@ -129,12 +144,47 @@ def push_flags(request: HttpRequest) -> Status:
     """Store flags, idempotent by `idempotency_key`; answers each post's queue state.
 
     201 when at least one flag was new, 200 when every flag had been received before.
-    A batch with any invalid flag is refused whole (422) and nothing is stored.
+    A batch with any invalid flag is refused whole (422) and nothing is stored. An idempotency key belongs
+    to one platform account and one flag: a key already used by another account, or with another flag
+    (source, category, reason or post), refuses the batch whole (409 `idempotency_conflict`).
+    A flag's `category` says who decides it: `misinformation` (the default) joins the fact-checkers' queue;
+    reports of harm go to trust-and-safety staff, and a post with only those never enters that queue.
     """
     flags = parse_flags(read_json_object(request), now=timezone.now())
     results = ingest_flags(flags=flags, submitted_by=request.auth)  # type: ignore[attr-defined]
     status = 201 if any(not r.duplicate for r in results) else 200
     return Status(status, {"results": [asdict(r) for r in results]})
+
+
+class FlagOutcomeOut(Schema):
+    """What became of a flag (DSA Art. 16(5)); the `report.decided` webhook carries the same object."""
+
+    idempotency_key: str
+    category: FlagCategory
+    status: ReportStatus = Field(description="`open` until a decision answers the flag, then `decided`.")
+    outcome: ReportOutcome | None = Field(
+        description="`removed`, `no_violation` or `sent_to_fact_checkers` (trust-and-safety staff's decision), "
+        "`rated` (a misinformation flag, once fact-checkers rated the post); null while open.",
+    )
+    decided_at: datetime | None
+
+
+@router.get(
+    "/flags/{flagkey:idempotency_key}",
+    auth=TokenAuth(Role.PLATFORM),
+    response={200: FlagOutcomeOut, **errors_for(403, 404)},
+    summary="Read what became of a flag you sent",
+)
+def get_flag(
+    request: HttpRequest,
+    idempotency_key: str = Path(..., description="The flag's key, as it was sent (at most 200 characters)."),
+) -> dict[str, Any]:
+    """The flag's category, status and outcome, so that the platform can tell the person who reported.
+    Only the account that sent the flag reads it: another account's key answers 404, as a key never sent."""
+    flag = Flag.objects.filter(idempotency_key=idempotency_key.strip(), submitted_by=request.auth).first()  # type: ignore[attr-defined]
+    if flag is None:
+        raise NotFound(f"No flag {idempotency_key!r} of yours.")
+    return report_out(flag)
 
 
 class RatingIn(Schema):
@@ -198,7 +248,8 @@ def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Stat
     An unclaimed post in the organisation's coverage is claimed and the claim completed in the
     same transaction. Refused with: 403 `outside_coverage` (the post's language or country is not
     the organisation's), 403 `not_your_rating` (the current rating is another organisation's),
-    409 `already_claimed` (another reviewer holds the claim), 409 `appeal_open` (an appeal against
+    409 `already_claimed` (another reviewer holds the claim), 409 `post_removed` (trust and safety removed
+    the post: it cannot be rated), 409 `appeal_open` (an appeal against
     the current rating is open: only its decision changes it), 422 `rating_refused` (a politician's
     post) and 422 `validation_error` (invalid fields, or a re-rating without `change_reason`).
     Nothing is written when refused.

@@ -7,11 +7,16 @@ ClaimReview Read/Write API) and Data Commons' fact-check feed read:
 | --- | --- |
 | `url` | the fact-check article, else the rating's public page (`/claims/{id}/`) |
 | `claimReviewed` | the post's text, the claim as written (its URL when it has no text) |
-| `datePublished` | when the organisation published the rating (`published_at`, for imported ones), else when it was recorded |
+| `datePublished` | when the organisation published it (`published_at`, for imported ones), else when it was recorded |
 | `author` | `Organization`: the rating's organisation, `name` and `url` |
-| `reviewRating` | `Rating`: `alternateName` = the verdict's label; on the truth scale `ratingValue` 1 = False or Altered, 2 = Partly false, 3 = Missing context, 4 = True, `worstRating` 1, `bestRating` 4; Satire is not on a truth scale and carries the label alone |
+| `reviewRating` | `Rating`: `alternateName` = the verdict's label; on the truth scale, `ratingValue` (below) |
 | `reviewBody` | the rationale |
-| `itemReviewed` | `Claim`: `author` = the page (its name), `datePublished` = the post's, `appearance` = the post's URL, `identifier` = the post's external id |
+| `itemReviewed` | `Claim`: `author`, `datePublished`, `appearance`, `identifier` (below) |
+
+On the truth scale `ratingValue` is 1 = False or Altered, 2 = Partly false, 3 = Missing context,
+4 = True, with `worstRating` 1 and `bestRating` 4; Satire is not on a truth scale and carries the
+label alone. The `Claim`'s `author` is the page (its name), its `datePublished` the post's, its
+`appearance` the post's URL and its `identifier` the post's external id.
 
 Which ratings are published (current, a verdict other than Not eligible, the post not removed)
 is the decision side's call: moderation.selectors.published_ratings.

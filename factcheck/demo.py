@@ -21,6 +21,7 @@ from faker import Faker
 from accounts.models import Role, User
 from accounts.services import issue_token
 from factcheck.claims import claim_post
+from factcheck.demo_reports import REPORTED, seed_demo_reports
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.members import create_user
 from factcheck.models import FlagSource, MediaType, Organisation, Post, Verdict
@@ -74,6 +75,7 @@ class SeedSummary:
     flags: int
     ratings: int
     platform_token: str
+    reports: int = 0  # of the flags, reports of harm (factcheck.demo_reports)
 
 
 ORGANISATIONS = (
@@ -105,8 +107,10 @@ ACCOUNTS = (
         "claire", Role.FACTCHECKER, "fact-checker at Faktenwerk (German, French; DE, AT, FR, BE)",
         organisation="Faktenwerk",
     ),
-    AccountSpec("sam", Role.TRUST_SAFETY, "trust-and-safety staff (Django admin at /admin/)"),
-    AccountSpec("tariq", Role.TRUST_SAFETY, "trust-and-safety staff: decides the removal appeals of sam's removals"),
+    AccountSpec("sam", Role.TRUST_SAFETY, "trust-and-safety staff (Django admin at /admin/, reports of harm at "
+                "/staff/reports/)"),
+    AccountSpec("tariq", Role.TRUST_SAFETY, "trust-and-safety staff: decides the removal appeals of sam's removals "
+                "and reports of harm at /staff/reports/"),
     AccountSpec(
         "olivia", Role.PAGE_OWNER, "page owner of Health Truth Daily (a repeat offender) and The London Ledger",
         pages=(REPEAT_OFFENDER_PAGE, "the-london-ledger"),
@@ -129,7 +133,9 @@ RATINGS = (
     RatingSpec("claire", "info-citoyenne-lyon", Verdict.SATIRE),
 )
 
-FAKER_LOCALES = {"GB": "en_GB", "IE": "en_IE", "US": "en_US", "DE": "de_DE", "AT": "de_AT", "FR": "fr_FR", "BE": "fr_FR"}
+FAKER_LOCALES = {
+    "GB": "en_GB", "IE": "en_IE", "US": "en_US", "DE": "de_DE", "AT": "de_AT", "FR": "fr_FR", "BE": "fr_FR",
+}
 CITIES = {
     "GB": ("London", "Manchester", "Leeds", "Bristol", "Glasgow", "Birmingham"),
     "IE": ("Dublin", "Cork", "Galway", "Limerick", "Waterford"),
@@ -165,11 +171,13 @@ WORDS = {
 # (media type, template): claims of the kinds fact-checkers see every day.
 TEMPLATES = {
     "en": (
-        (MediaType.TEXT, "BREAKING: {name} confirms that {remedy} cures {ailment} in {n} days. Doctors don't want you to know!"),
+        (MediaType.TEXT,
+         "BREAKING: {name} confirms that {remedy} cures {ailment} in {n} days. Doctors don't want you to know!"),
         (MediaType.LINK, "Scientists in {city} prove 5G masts cause {ailment}. Share before they delete this."),
         (MediaType.IMAGE, "Leaked memo: {company} is secretly adding {additive} to the tap water in {city}."),
         (MediaType.IMAGE, "This photo shows the flood in {city} yesterday. The media is silent."),
-        (MediaType.TEXT, "Cash will be banned from {month}. Withdraw your savings now, banks in {city} are already closing."),
+        (MediaType.TEXT,
+         "Cash will be banned from {month}. Withdraw your savings now, banks in {city} are already closing."),
         (MediaType.VIDEO, "{name} at the {city} rally: \"vaccines are the biggest scam in history\"."),
         (MediaType.TEXT, "A {city} hospital says drinking hot water every {n} minutes kills the virus."),
         (MediaType.VIDEO, "Video: {name} arrested at {city} airport carrying {n} kg of gold."),
@@ -177,28 +185,36 @@ TEMPLATES = {
         (MediaType.TEXT, "Eating {food} before bed burns {n}00 calories overnight, a {city} study proves."),
     ),
     "de": (
-        (MediaType.TEXT, "EILMELDUNG: {name} bestätigt, dass {remedy} {ailment} in {n} Tagen heilt. Ärzte verschweigen es!"),
-        (MediaType.LINK, "Forscher aus {city} beweisen: 5G-Masten verursachen {ailment}. Teilen, bevor es gelöscht wird!"),
+        (MediaType.TEXT,
+         "EILMELDUNG: {name} bestätigt, dass {remedy} {ailment} in {n} Tagen heilt. Ärzte verschweigen es!"),
+        (MediaType.LINK,
+         "Forscher aus {city} beweisen: 5G-Masten verursachen {ailment}. Teilen, bevor es gelöscht wird!"),
         (MediaType.IMAGE, "Geleaktes Dokument: {company} mischt heimlich {additive} ins Trinkwasser von {city}."),
         (MediaType.IMAGE, "Dieses Foto zeigt das Hochwasser in {city} von gestern. Die Medien schweigen."),
-        (MediaType.TEXT, "Ab {month} wird Bargeld verboten. Hebt jetzt euer Erspartes ab, die Banken in {city} schließen schon."),
+        (MediaType.TEXT,
+         "Ab {month} wird Bargeld verboten. Hebt jetzt euer Erspartes ab, die Banken in {city} schließen schon."),
         (MediaType.VIDEO, "{name} auf der Kundgebung in {city}: „Impfungen sind der größte Betrug der Geschichte.“"),
         (MediaType.TEXT, "Ein Krankenhaus in {city} sagt: Alle {n} Minuten heißes Wasser trinken tötet das Virus."),
         (MediaType.VIDEO, "Video: {name} am Flughafen {city} mit {n} kg Gold festgenommen."),
         (MediaType.LINK, "Neues Gesetz: Ab {month} verlieren Rentner ihre Rente, wenn sie ein Auto besitzen."),
-        (MediaType.TEXT, "Wer vor dem Schlafen {food} isst, verbrennt über Nacht {n}00 Kalorien, beweist eine Studie aus {city}."),
+        (MediaType.TEXT,
+         "Wer vor dem Schlafen {food} isst, verbrennt über Nacht {n}00 Kalorien, beweist eine Studie aus {city}."),
     ),
     "fr": (
-        (MediaType.TEXT, "URGENT : {name} confirme que {remedy} guérit {ailment} en {n} jours. Les médecins vous le cachent !"),
-        (MediaType.LINK, "Des chercheurs de {city} prouvent que les antennes 5G provoquent {ailment}. Partagez avant la censure !"),
+        (MediaType.TEXT,
+         "URGENT : {name} confirme que {remedy} guérit {ailment} en {n} jours. Les médecins vous le cachent !"),
+        (MediaType.LINK,
+         "Des chercheurs de {city} prouvent que les antennes 5G provoquent {ailment}. Partagez avant la censure !"),
         (MediaType.IMAGE, "Note interne : {company} ajoute en secret {additive} à l'eau du robinet de {city}."),
         (MediaType.IMAGE, "Cette photo montre l'inondation d'hier à {city}. Les médias se taisent."),
-        (MediaType.TEXT, "L'argent liquide sera interdit dès {month}. Retirez vos économies, les banques de {city} ferment déjà."),
+        (MediaType.TEXT,
+         "L'argent liquide sera interdit dès {month}. Retirez vos économies, les banques de {city} ferment déjà."),
         (MediaType.VIDEO, "{name} au meeting de {city} : « les vaccins sont la plus grande arnaque de l'histoire »."),
         (MediaType.TEXT, "Un hôpital de {city} affirme que boire de l'eau chaude toutes les {n} minutes tue le virus."),
         (MediaType.VIDEO, "Vidéo : {name} arrêté à l'aéroport de {city} avec {n} kg d'or."),
         (MediaType.LINK, "Nouvelle loi : dès {month}, les retraités perdent leur pension s'ils possèdent une voiture."),
-        (MediaType.TEXT, "Manger {food} avant de dormir brûle {n}00 calories pendant la nuit, selon une étude de {city}."),
+        (MediaType.TEXT,
+         "Manger {food} avant de dormir brûle {n}00 calories pendant la nuit, selon une étude de {city}."),
     ),
 }
 POLITICIAN_TEMPLATES = (
@@ -211,9 +227,13 @@ FLAG_SOURCES = tuple(FlagSource.values)
 FLAG_SOURCE_WEIGHTS = (55, 25, 12, 8)
 FLAG_REASONS = {
     FlagSource.USER_REPORT: ("False information", "Misleading health claim", "Scam or fraud", "Fake news"),
-    FlagSource.CLASSIFIER: ("misinformation model score 0.91", "misinformation model score 0.87", "viral-claim model score 0.95"),
+    FlagSource.CLASSIFIER: (
+        "misinformation model score 0.91", "misinformation model score 0.87", "viral-claim model score 0.95",
+    ),
     FlagSource.PARTNER: ("Partner newsroom: claim already debunked elsewhere", "Partner newsroom: manipulated image"),
-    FlagSource.TRUSTED_FLAGGER: ("Trusted flagger notice: health misinformation", "Trusted flagger notice: election misinformation"),
+    FlagSource.TRUSTED_FLAGGER: (
+        "Trusted flagger notice: health misinformation", "Trusted flagger notice: election misinformation",
+    ),
 }
 RATIONALES = {
     Verdict.FALSE: (
@@ -222,7 +242,9 @@ RATIONALES = {
     ),
     Verdict.ALTERED: "The video was edited: frames from two unrelated events were spliced and the audio was replaced.",
     Verdict.PARTLY_FALSE: "The event took place, but the figures and the date given are wrong.",
-    Verdict.MISSING_CONTEXT: "The figures are real but cover a single season; over a full year the trend is the opposite.",
+    Verdict.MISSING_CONTEXT: (
+        "The figures are real but cover a single season; over a full year the trend is the opposite."
+    ),
     Verdict.SATIRE: "The page labels itself as satire and the post is a parody of a news report.",
     Verdict.TRUE: "The figures match the official statistics published this month.",
 }
@@ -349,7 +371,8 @@ def _record_demo_ratings(users: dict[str, User], now: datetime) -> int:
 
 @transaction.atomic
 def seed_demo_data(*, now: datetime | None = None) -> SeedSummary:
-    """Create the demo data set. Call only when `demo_seeded()` is false."""
+    """Create the demo data set. Call only when `demo_seeded()` is false, inside `seed_demo`'s durable
+    transaction (its entry points, ingest_flags, claim_post and record_rating, are not durable for this)."""
     now = now or timezone.now()
     for spec in ORGANISATIONS:
         Organisation.objects.create(
@@ -363,11 +386,13 @@ def seed_demo_data(*, now: datetime | None = None) -> SeedSummary:
     ingest_flags(flags=flags, submitted_by=platform, now=now)
     users |= _create_accounts(tuple(a for a in ACCOUNTS if a.role != Role.PLATFORM))
     ratings = _record_demo_ratings(users, now)
+    reports = seed_demo_reports(platform=platform, now=now)
     return SeedSummary(
         organisations=len(ORGANISATIONS),
         pages=len(PAGES),
-        posts=sum(spec.posts for spec in PAGES),
-        flags=len(flags),
+        posts=sum(spec.posts for spec in PAGES) + len(REPORTED),
+        flags=len(flags) + reports,
         ratings=ratings,
+        reports=reports,
         platform_token=issue_token(user=platform),
     )

@@ -18,7 +18,7 @@ from pydantic import AwareDatetime, BaseModel, Field, StrictBool, StrictInt, Str
 from pydantic import ValidationError as PydanticValidationError
 
 from factcheck.ingest import FlagInput, PageInput, PostInput
-from factcheck.models import FlagSource, MediaType
+from factcheck.models import FlagCategory, FlagSource, MediaType
 from factcheck.ratings import http_url
 from factcheck.timestamps import timestamp_problem
 
@@ -151,6 +151,12 @@ class FlagIn(BaseModel):
 
     idempotency_key: Key
     source: FlagSource
+    category: FlagCategory = Field(
+        FlagCategory.MISINFORMATION,
+        description="What the flag reports: `misinformation` goes to fact-checkers; `violence`, `hate`, "
+        "`harassment` and `imminent_harm` (misinformation that risks imminent physical harm) are reports of harm, "
+        "decided by trust-and-safety staff.",
+    )
     reason: Annotated[str, Field(max_length=MAX_REASON, json_schema_extra=null_is_blank())] = ""
     flagged_at: AwareDatetime | None = None
     post: PostIn
@@ -170,6 +176,7 @@ class FlagIn(BaseModel):
         return FlagInput(
             idempotency_key=self.idempotency_key,
             source=self.source.value,
+            category=self.category.value,
             reason=self.reason,
             flagged_at=self.flagged_at or now,
             post=PostInput(

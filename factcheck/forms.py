@@ -79,7 +79,8 @@ def render_filter_fields(*, organisation: Organisation, data: Mapping[str, str])
 def _render_filter_fields(
     languages: tuple[str, ...], countries: tuple[str, ...], values: tuple[str | None, ...]
 ) -> SafeString:
-    data = {name: value for name, value in zip(QueueFilterForm.base_fields, values) if value is not None}
+    # render_filter_fields reads one value per base field, in order: the two are the same length.
+    data = {name: value for name, value in zip(QueueFilterForm.base_fields, values, strict=True) if value is not None}
     form = QueueFilterForm(data, organisation=Organisation(languages=list(languages), countries=list(countries)))
     return render_to_string("factcheck/filter_fields.html", {"form": form})
 

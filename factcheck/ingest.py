@@ -22,17 +22,29 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from audit.models import AuditEvent, AuditVerb
-from audit.services import record_event
-from core.bulk import insert_rows, insert_rows_returning_ids, update_rows
+from audit.models import AuditVerb
+from audit.services import event_row, insert_events, record_event
+from core.bulk import insert_rows_returning_ids, update_rows
 from core.jobs import enqueue_on_commit
+from core.refusals import Refusal
+from factcheck.eligibility import REVIEW_FLAGS, PostFacts, asks_for_fact_check, queue_states_for
 from factcheck.matching.matcher import match_posts
-from factcheck.models import NORMALISED_FIELDS, Flag, MediaType, Page, Post, QueueState
+from factcheck.models import (
+    HARM_CATEGORIES,
+    NORMALISED_FIELDS,
+    Flag,
+    FlagCategory,
+    MediaType,
+    Page,
+    Post,
+    QueueState,
+    ReportStatus,
+)
 from factcheck.normalise import normalised_rows
 from factcheck.pages import take_out_of_queue
 from factcheck.priority import SCORE_COLUMNS, compute_priority, source_weight
-from factcheck.queue import state_for
-from factcheck.signals import posts_created
+from factcheck.routing import arrival_outcome
+from factcheck.signals import flags_stored, posts_created
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,7 @@ class FlagInput:
     post: PostInput
     flagged_at: datetime
     reason: str = ""
+    category: str = FlagCategory.MISINFORMATION
 
 
 @dataclass(frozen=True)
@@ -77,8 +90,17 @@ class IngestResult:
 POST_FIELDS = ("url", "text", "language", "country", "media_type", "topic", "views", "shares")
 SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", *SCORE_COLUMNS, "updated_at")
 NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS, "created_at")
-FLAG_COLUMNS = ("post", "source", "reason", "flagged_at", "received_at", "idempotency_key", "submitted_by")
-AUDIT_COLUMNS = ("created_at", "actor", "actor_label", "verb", "target_type", "target_id", "post_id", "reason", "data")
+FLAG_COLUMNS = ("post", "source", "category", "reason", "flagged_at", "received_at", "idempotency_key", "submitted_by",
+                "status", "outcome", "decided_at")
+# What makes two flags with one idempotency key the same flag (the stored one's, read back to compare).
+SAME_FLAG = ("submitted_by_id", "source", "category", "reason", "post__external_id")
+
+
+class IdempotencyConflict(Refusal):
+    """An idempotency key already names another flag (another account's, or different content): the batch
+    is refused whole, as Stripe refuses a key reused with other parameters."""
+
+    code = "idempotency_conflict"
 _post_values = attrgetter(*POST_FIELDS)
 
 
@@ -111,7 +133,9 @@ def _upsert_pages(inputs: list[PageInput]) -> tuple[dict[str, _PageRow], list[_P
     """Create and update the batch's pages; returns them by external id, and those that became a politician's."""
     latest = {p.external_id: p for p in inputs}  # the last mention in a batch wins
     existing = _pages_by_external_id(list(latest))
-    missing = [Page(external_id=k, name=v.name, is_politician=v.is_politician) for k, v in latest.items() if k not in existing]
+    missing = [
+        Page(external_id=k, name=v.name, is_politician=v.is_politician) for k, v in latest.items() if k not in existing
+    ]
     if missing:
         Page.objects.bulk_create(missing, ignore_conflicts=True)
         existing = _pages_by_external_id(list(latest))
@@ -137,13 +161,6 @@ def _scores(post: PostInput, tally: _Tally, now: datetime) -> tuple:
     return p.stored
 
 
-def _audit_row(
-    *, actor, system: str, verb: str, target_type: str, target_id, post_id: int, reason: str, data: dict, now: datetime
-) -> tuple:
-    label = actor.get_username() if actor is not None else f"system:{system}"
-    return (now, getattr(actor, "pk", None), label, verb, target_type, str(target_id), post_id, reason, data)
-
-
 def ingest_flags(
     *, flags: list[FlagInput], submitted_by=None, now: datetime | None = None, system: str = "ingest"
 ) -> list[IngestResult]:
@@ -151,6 +168,10 @@ def ingest_flags(
 
     Without `submitted_by` the audit log names `system:<system>` as the actor (the importers pass
     "import", so their rows read `system:import`, not the API's `system:ingest`).
+
+    The API's entry point, but not durable: an import batch (factcheck.importing.runner, durable) and
+    the demo seed call it inside their own transaction, so that a batch's flags and ratings commit
+    together. It locks the batch's existing posts (docs/concurrency.md).
     """
     for attempt in range(3):
         try:
@@ -182,10 +203,11 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id")
         .order_by("id")
     }
-    known_keys = set(
-        Flag.objects.filter(idempotency_key__in_array=[f.idempotency_key for f in flags])
-        .values_list("idempotency_key", flat=True)
-    )
+    sent_keys = [f.idempotency_key for f in flags]
+    known = {key: stored for key, *stored in Flag.objects.filter(idempotency_key__in_array=sent_keys)
+             .values_list("idempotency_key", *SAME_FLAG)}
+    _refuse_conflicts(flags, known, submitted_by)
+    known_keys = set(known)
     new_flags: dict[str, FlagInput] = {}
     stored_at: dict[str, int] = {}  # which item of the batch stores a new key (later repeats are duplicates)
     for index, f in enumerate(flags):
@@ -196,9 +218,13 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
     # New posts: everything about them is in this batch.
     tallies: dict[str, _Tally] = defaultdict(_Tally)
     for f in new_flags.values():
-        if f.post.external_id not in existing:
+        # Only flags that ask for a fact-check count toward the queue (factcheck.eligibility.REVIEW_FLAGS).
+        if f.post.external_id not in existing and asks_for_fact_check(category=f.category):
             tallies[f.post.external_id].add(n=1, source=f.source, first=f.flagged_at)
-    states: dict[str, str] = {}
+    states = queue_states_for({
+        key: PostFacts(politician=pages[post.page.external_id].is_politician, flagged=tallies[key].count > 0)
+        for key, post in latest_post.items() if key not in existing
+    })
     new_keys, new_rows = [], []
     # Normalised forms and signatures of the whole batch at once (the signatures are hashed together).
     normalised = dict(zip(latest_post, normalised_rows(
@@ -208,9 +234,6 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
             continue
         page = pages[post.page.external_id]
         tally = tallies[key]
-        states[key] = (
-            QueueState.NOT_ELIGIBLE if page.is_politician else QueueState.QUEUED if tally.count else QueueState.UNFLAGGED
-        )
         new_keys.append(key)
         new_rows.append(
             (key, page.pk, post.posted_at, *_post_values(post), *normalised[key],
@@ -226,28 +249,42 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
     ids.update({key: post.pk for key, post in existing.items()})
 
     submitter_id = getattr(submitted_by, "pk", None)
+    # A flag on a post removed from review, or a misinformation flag on a rated post, is answered at once.
+    outcomes = {key: arrival_outcome(category=f.category, politician=pages[f.post.page.external_id].is_politician,
+                                     state=existing[f.post.external_id].queue_state
+                                     if f.post.external_id in existing else QueueState.UNFLAGGED)
+                for key, f in new_flags.items()}
     flag_rows = [
-        (ids[f.post.external_id], f.source, f.reason, f.flagged_at, now, key, submitter_id)
+        (ids[f.post.external_id], f.source, f.category, f.reason, f.flagged_at, now, key, submitter_id,
+         ReportStatus.DECIDED if outcomes[key] else ReportStatus.OPEN, outcomes[key], now if outcomes[key] else None)
         for key, f in new_flags.items()
     ]
     flag_ids = dict(zip(new_flags, insert_rows_returning_ids(Flag, FLAG_COLUMNS, flag_rows), strict=True))
+    reported = {ids[f.post.external_id] for key, f in new_flags.items()
+                if f.category in HARM_CATEGORIES and not outcomes[key]}
+    decided = [flag_ids[key] for key, outcome in outcomes.items() if outcome]
+    if reported or decided:
+        # The decision side queues the reports of harm for staff, and tells the senders of the answered flags.
+        flags_stored.send(sender=Flag, reported_post_ids=sorted(reported), decided_flag_ids=decided, now=now)
 
     # Posts we had: recount their flags from the table and refresh reach, state and score.
     updates = []
     if existing:
         recount: dict[int, _Tally] = defaultdict(_Tally)
         for row in (
-            Flag.objects.filter(post_id__in_array=[p.pk for p in existing.values()])
+            Flag.objects.filter(REVIEW_FLAGS, post_id__in_array=[p.pk for p in existing.values()])
             .values("post_id", "source")
             .annotate(n=Count("id"), first=Min("flagged_at"))
         ):
             recount[row["post_id"]].add(n=row["n"], source=row["source"], first=row["first"])
+        # The page as this batch left it (it may have just become a politician's).
+        states.update(queue_states_for({
+            key: PostFacts(state=post.queue_state, politician=pages[latest_post[key].page.external_id].is_politician,
+                           flagged=recount[post.pk].count > 0, copy=post.duplicate_of_id is not None)
+            for key, post in existing.items()
+        }))
         for key, post in existing.items():
             given, tally = latest_post[key], recount[post.pk]
-            page = pages[given.page.external_id]
-            # state_for reads the page as this batch left it (it may have just become a politician's).
-            post.page = Page(pk=page.pk, name=page.name, is_politician=page.is_politician)
-            states[key] = state_for(post, has_flags=tally.count > 0)
             updates.append(
                 (post.pk, *_post_values(given), *normalised[key],
                  states[key], tally.count, tally.weight,
@@ -259,24 +296,26 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         _match_on_arrival(new_keys=new_keys, ids=ids, states=states, now=now, system=system)
 
     audit = []
+    flag_label, post_label = Flag._meta.label_lower, Post._meta.label_lower
     for key, f in new_flags.items():
-        audit.append(_audit_row(
-            actor=submitted_by, system=system, verb=AuditVerb.FLAG_RECEIVED,
-            target_type="factcheck.flag", target_id=flag_ids[key],
+        audit.append(event_row(
+            at=now, actor=submitted_by, system=system, verb=AuditVerb.FLAG_RECEIVED,
+            target_type=flag_label, target_id=flag_ids[key],
             post_id=ids[f.post.external_id], reason=f.reason[:500],
-            data={"source": f.source, "idempotency_key": key}, now=now,
+            data={"source": f.source, "category": f.category, "idempotency_key": key,
+                  **({"outcome": outcomes[key]} if outcomes[key] else {})},
         ))
     for key in latest_post:
         before = existing[key].queue_state if key in existing else QueueState.UNFLAGGED
         if states[key] != before and states[key] in (QueueState.QUEUED, QueueState.NOT_ELIGIBLE):
             eligible = states[key] == QueueState.QUEUED
-            audit.append(_audit_row(
-                actor=submitted_by, system=system,
+            audit.append(event_row(
+                at=now, actor=submitted_by, system=system,
                 verb=AuditVerb.POST_QUEUED if eligible else AuditVerb.POST_NOT_ELIGIBLE,
-                target_type="factcheck.post", target_id=ids[key], post_id=ids[key],
-                reason="flagged" if eligible else "politician's page", data={}, now=now,
+                target_type=post_label, target_id=ids[key], post_id=ids[key],
+                reason="flagged" if eligible else "politician's page",
             ))
-    insert_rows(AuditEvent, AUDIT_COLUMNS, audit)
+    insert_events(audit)
 
     return [
         IngestResult(
@@ -287,6 +326,22 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         )
         for index, f in enumerate(flags)
     ]
+
+
+def _refuse_conflicts(flags: list[FlagInput], known: dict[str, list], submitted_by) -> None:
+    """Refuse the batch if a key already names another flag: another account's, or other content."""
+    account = getattr(submitted_by, "pk", None)
+    conflicts = sorted({
+        f.idempotency_key for f in flags
+        if f.idempotency_key in known
+        and known[f.idempotency_key] != [account, f.source, f.category, f.reason, f.post.external_id]
+    })
+    if conflicts:
+        raise IdempotencyConflict(
+            f"{len(conflicts)} idempotency key(s) already name another flag; nothing was stored. Send each flag "
+            "with its own key, and a retry with exactly the same flag.",
+            details={"idempotency_keys": conflicts[:100]},
+        )
 
 
 def _match_on_arrival(*, new_keys: list[str], ids: dict[str, int], states: dict[str, str], now: datetime,

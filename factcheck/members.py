@@ -32,6 +32,9 @@ def create_user(
     email: str = "",
     is_active: bool = True,
 ) -> User:
+    """A user with one role and its place (a fact-checker's organisation, a page owner's pages), audited.
+
+    Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
     if role not in Role.values:
         raise ValidationError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
     if User.objects.filter(username=username).exists():
@@ -69,8 +72,10 @@ def importer_account(*, organisation_name: str, organisation_url: str = "") -> U
     """The system member that records an organisation's imported ratings (`import-<org slug>`).
 
     Found or created with its organisation (by name, whatever its case: "Politifact" in one file
-    is the "PolitiFact" of another; the url is kept if the organisation had none). A fact-checker, so every rule of who may rate applies to it as to a person, but
-    inactive with an unusable password: nobody can sign in as it.
+    is the "PolitiFact" of another; the url is kept if the organisation had none). A fact-checker,
+    so every rule of who may rate applies to it as to a person, but inactive with an unusable
+    password: nobody can sign in as it. Not durable: an import batch's transaction creates it with
+    the batch's first rating of the organisation.
     """
     organisation = Organisation.objects.filter(name__iexact=organisation_name).order_by("id").first()
     created = organisation is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -19,6 +21,38 @@ class FlagSource(models.TextChoices):
     TRUSTED_FLAGGER = "trusted_flagger", "Trusted flagger"
 
 
+class FlagCategory(models.TextChoices):
+    """What a flag reports. Misinformation goes to the fact-checkers' queue; the rest are reports of harm,
+    which go to trust-and-safety staff (PRODUCT.md, "Reports of harm go to trust-and-safety staff")."""
+
+    MISINFORMATION = "misinformation", "Misinformation"
+    VIOLENCE = "violence", "Violence"
+    HATE = "hate", "Hate"
+    HARASSMENT = "harassment", "Harassment"
+    IMMINENT_HARM = "imminent_harm", "Misinformation risking imminent harm"
+
+
+HARM_CATEGORIES = (FlagCategory.VIOLENCE, FlagCategory.HATE, FlagCategory.HARASSMENT, FlagCategory.IMMINENT_HARM)
+
+
+class ReportStatus(models.TextChoices):
+    """Where a flag stands for the one who sent it (DSA Art. 16(5)): open until a decision answers it."""
+
+    OPEN = "open", "Open"
+    DECIDED = "decided", "Decided"
+
+
+class ReportOutcome(models.TextChoices):
+    REMOVED = "removed", "Removed"
+    NO_VIOLATION = "no_violation", "No violation"
+    SENT_TO_FACT_CHECKERS = "sent_to_fact_checkers", "Sent to fact-checkers"
+    RATED = "rated", "Rated by fact-checkers"
+
+
+# Open reports of harm, written as the partial index on them says it (so that PostgreSQL uses it).
+OPEN_HARM_REPORTS = Q(status="open") & ~Q(category="misinformation")
+
+
 class MediaType(models.TextChoices):
     TEXT = "text", "Text"
     IMAGE = "image", "Image"
@@ -27,7 +61,8 @@ class MediaType(models.TextChoices):
 
 
 class QueueState(models.TextChoices):
-    UNFLAGGED = "unflagged", "Not flagged"
+    # No flag asks for a fact-check (it may have reports of harm, which trust and safety decide).
+    UNFLAGGED = "unflagged", "Not flagged for fact-checking"
     QUEUED = "queued", "In the queue"
     CLAIMED = "claimed", "Claimed"
     RATED = "rated", "Rated"
@@ -36,6 +71,9 @@ class QueueState(models.TextChoices):
     GROUPED = "grouped", "Queued with its copies"
     # A copy of a rated claim: it carries that rating (a matched_rating action) and skips the queue.
     MATCHED = "matched", "Matched to a rated claim"
+    # Removed by trust and safety while it waited (or had no flag for fact-checkers): out of the queue, never
+    # claimed or rated, until the removal is lifted (factcheck.routing).
+    REMOVED = "removed", "Removed by trust and safety"
 
 
 class Verdict(models.TextChoices):
@@ -122,7 +160,9 @@ class Post(models.Model):
     # When the matcher last compared this post with every other; NULL until it has (the reconciler's cue).
     matched_at = models.DateTimeField(null=True, blank=True)
 
-    # Kept up to date by factcheck.ingest and factcheck.queue so the queue is one index scan.
+    # Kept up to date by factcheck.ingest and factcheck.queue so the queue is one index scan. The flag
+    # figures count the flags for fact-checkers only (factcheck.routing.REVIEW_FLAGS): misinformation, and
+    # reports of harm that staff sent to fact-checkers; a report of harm alone never queues a post.
     queue_state = models.CharField(max_length=20, choices=QueueState.choices, default=QueueState.UNFLAGGED)
     flag_count = models.PositiveIntegerField(default=0)
     flag_weight = models.FloatField(default=0)
@@ -178,8 +218,15 @@ class Post(models.Model):
 
 
 class Flag(models.Model):
+    """One flag of a post, and what became of it: the answer its sender reads (GET /api/v1/flags/{key}).
+
+    `status`, `outcome` and `decided_at` change once, from open to decided (factcheck.routing and
+    moderation.report_outcomes write them, each with its audit event and its `report.decided` webhook).
+    """
+
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="flags")
     source = models.CharField(max_length=20, choices=FlagSource.choices)
+    category = models.CharField(max_length=20, choices=FlagCategory.choices, default=FlagCategory.MISINFORMATION)
     reason = models.TextField(blank=True)
     flagged_at = models.DateTimeField()
     received_at = models.DateTimeField(auto_now_add=True)
@@ -187,19 +234,47 @@ class Flag(models.Model):
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    status = models.CharField(max_length=10, choices=ReportStatus.choices, default=ReportStatus.OPEN)
+    outcome = models.CharField(max_length=30, choices=ReportOutcome.choices, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["post", "source"])]
+        indexes = [
+            models.Index(fields=["post", "source"]),
+            # A post's open reports of harm: what a decision closes, and what its queue row is counted from.
+            models.Index(fields=["post"], name="flag_open_harm_report", condition=OPEN_HARM_REPORTS),
+            # The figures' reads of a day's decided flags.
+            models.Index(fields=["decided_at"], name="flag_decided_at", condition=Q(decided_at__isnull=False)),
+        ]
         constraints = [
             models.CheckConstraint(name="flag_flagged_since_2000", condition=Q(flagged_at__gte=TIMESTAMPS_FROM)),
+            models.CheckConstraint(
+                name="flag_decided_with_outcome",
+                condition=(Q(status="open", outcome="", decided_at__isnull=True)
+                           | (Q(status="decided", decided_at__isnull=False) & ~Q(outcome=""))),
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.get_source_display()} flag on {self.post_id}"
 
 
+class ClaimQuerySet(models.QuerySet):
+    def live(self, now: datetime) -> ClaimQuerySet:
+        """Claims that still hold their post at `now`: `Claim.is_live` as a query."""
+        return self.filter(status=ClaimStatus.ACTIVE, expires_at__gt=now)
+
+    def lapsed(self, now: datetime) -> ClaimQuerySet:
+        """Active claims that no longer hold their post at `now` (the rest of the active ones): the expiry's."""
+        return self.filter(status=ClaimStatus.ACTIVE, expires_at__lte=now)
+
+
 class Claim(models.Model):
-    """A reviewer's lease on a post; at most one active claim per post (database constraint)."""
+    """A reviewer's lease on a post; at most one active claim per post (database constraint).
+
+    A claim holds its post while it is active and its lease has not run out (`is_live`, `Claim.objects.live`):
+    an active claim past its time is one the periodic expiry has not reached yet, and anyone may take the post.
+    """
 
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="claims")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="claims")
@@ -207,6 +282,8 @@ class Claim(models.Model):
     claimed_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ClaimQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -221,6 +298,10 @@ class Claim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer} on {self.post_id} ({self.status})"
+
+    def is_live(self, now: datetime) -> bool:
+        """Whether the claim still holds its post at `now`."""
+        return self.status == ClaimStatus.ACTIVE and self.expires_at > now
 
 
 # The fields of a rating that record its supersession: the only ones that ever change.

@@ -53,7 +53,8 @@ def source_weight(source: str) -> float:
 
 
 def compute_priority(
-    *, views: int, shares: int, posted_at: datetime, flag_weight: float, first_flagged_at: datetime | None, now: datetime
+    *, views: int, shares: int, posted_at: datetime, flag_weight: float, first_flagged_at: datetime | None,
+    now: datetime,
 ) -> Priority:
     hours_live = max((now - posted_at).total_seconds() / 3600, 1.0)
     velocity = (views + shares) / hours_live

@@ -1,7 +1,10 @@
 """Ratings: a fact-checker's verdict on a post, with rationale and sources.
 
 One current rating per post; a new one supersedes the old and both stay. Recording a rating
-announces it (`rating_recorded`); the decision side turns it into actions after commit.
+announces it (`rating_recorded`); the decision side turns it into actions after commit. An appeal's
+reversal is the one other way a rating is superseded: `supersede_rating_on_appeal`, which the decision
+side calls and follows itself (it applies the new rating to the post and its copies), so it announces
+nothing.
 """
 
 from __future__ import annotations
@@ -17,14 +20,17 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from core.refusals import Refusal
 from factcheck.claims import (
+    REMOVED_MESSAGE,
     AlreadyClaimed,
     ClaimError,
     NotClaimable,
+    PostRemoved,
     complete_claim,
     expire_claim,
     require_coverage,
     take_claim,
 )
+from factcheck.eligibility import is_removed, may_be_fact_checked, rated_state
 from factcheck.matching.matcher import mark_group_rated, unlink_copy
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
 from factcheck.signals import rating_recorded
@@ -107,36 +113,35 @@ def carried_rating(post: Post) -> Rating | None:
     return Rating.objects.filter(post_id=post.duplicate_of_id, is_current=True).select_related("organisation").first()
 
 
-def _has_open_appeal(rating: Rating, *, besides: int | None) -> bool:
-    # Appeals belong to the decision side: read through the reverse relation, never imported.
-    # An appeal is open exactly while it has no decision time (decided and withdrawn ones have one).
+def _has_open_appeal(rating: Rating) -> bool:
+    # Appeals belong to the decision side: read through the reverse relation and its `open()`, the
+    # decision side's one definition of an open appeal (moderation.models.appeals), never imported.
     # A matched copy's appeal (it names its matched action) is against the match, not this rating.
-    return rating.appeals.filter(decided_at__isnull=True, action__isnull=True).exclude(pk=besides).exists()
+    return rating.appeals.open().filter(action__isnull=True).exists()
 
 
 def _authorise(
     *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime,
-    claim_if_unclaimed: bool, deciding_appeal: int | None,
+    claim_if_unclaimed: bool,
 ) -> None:
     """Raise the refusal, if any, for this reviewer rating this post now (PRODUCT.md, who may change a decision)."""
     if not getattr(reviewer, "is_factchecker", False):
         raise NotClaimable("Only fact-checkers can rate posts.")
-    if post.page.is_politician:
+    if not may_be_fact_checked(post=post):
         raise RatingRefused("Posts and ads from politicians are not fact-checked.")
+    if is_removed(post=post):
+        # An appeal against the rating is still decided: `supersede_rating_on_appeal` does not ask here.
+        raise PostRemoved(REMOVED_MESSAGE)
 
-    if deciding_appeal is None:
-        # An organisation answers the appeals against its own ratings even where it no longer covers.
-        require_coverage(reviewer, post)
-    live = claim is not None and claim.expires_at > now
+    require_coverage(reviewer, post)
+    live = claim is not None and claim.is_live(now)
     if current is not None:
         if current.organisation_id != reviewer.organisation_id:
             raise NotYourRating(
                 f"This post was rated {current.get_verdict_display()} by {current.organisation.name}; "
                 "only a member of that organisation can change the rating."
             )
-        if _has_open_appeal(current, besides=deciding_appeal) or (
-            current.post_id != post.pk and post.appeals.filter(decided_at__isnull=True).exists()
-        ):
+        if _has_open_appeal(current) or (current.post_id != post.pk and post.appeals.open().exists()):
             raise AppealOpen("The page owner has appealed this rating; only the appeal's decision can change it now.")
     elif live and claim.reviewer_id != reviewer.pk:
         raise AlreadyClaimed("Another reviewer holds the claim on this post.")
@@ -161,7 +166,7 @@ def rating_refusal(
     active claim, as the page loaded them."""
     try:
         _authorise(reviewer=reviewer, post=post, current=current, claim=claim, now=now or timezone.now(),
-                   claim_if_unclaimed=False, deciding_appeal=None)
+                   claim_if_unclaimed=False)
     except Refusal as refusal:
         return refusal
     return None
@@ -178,7 +183,6 @@ def record_rating(
     article_url: str = "",
     change_reason: str = "",
     claim_if_unclaimed: bool = False,
-    deciding_appeal: int | None = None,
     published_at: datetime | None = None,
     now: datetime | None = None,
 ) -> Rating:
@@ -186,8 +190,8 @@ def record_rating(
 
     - The post must be in the reviewer's organisation's coverage.
     - A post with a current rating is re-rated only by that rating's organisation, with a
-      `change_reason`, and never while an appeal against the rating is open, unless this rating
-      is that appeal's decision (`deciding_appeal`, the appeal's id; moderation.appeals passes it).
+      `change_reason`, and never while an appeal against the rating is open (only the appeal's
+      decision changes it then: `supersede_rating_on_appeal`).
     - Otherwise the rating needs the live claim: the reviewer holds it, or, with
       `claim_if_unclaimed` (the API), an unclaimed post is claimed and the claim completed here,
       in this transaction. A post another reviewer holds is refused.
@@ -195,7 +199,8 @@ def record_rating(
     `published_at`: when the organisation published the rating outside Factdesk, if it did before it
     was recorded here (the importers pass a ClaimReview's datePublished).
 
-    Every refusal is raised before anything is written.
+    Every refusal is raised before anything is written. Not durable: an import batch (durable) and the
+    demo seed call it inside their own transaction; it takes the post's row lock first.
     """
     if not getattr(reviewer, "is_factchecker", False):
         raise NotClaimable("Only fact-checkers can rate posts.")
@@ -207,23 +212,23 @@ def record_rating(
     claim = Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE).first()
     carried = previous or carried_rating(post)
     _authorise(reviewer=reviewer, post=post, current=carried, claim=claim, now=now,
-               claim_if_unclaimed=claim_if_unclaimed, deciding_appeal=deciding_appeal)
+               claim_if_unclaimed=claim_if_unclaimed)
     if carried is not None:
         values["change_reason"] = _clean_change_reason(change_reason)
     if post.duplicate_of_id is not None:
         # A copy rated on its own (through the API, an import) takes its own rating, not its claim's.
         unlink_copy(post=post, actor=reviewer, now=now,
                     reason=f"rated on its own by {reviewer.organisation.name}, not as a copy of its claim")
-    live = claim is not None and claim.expires_at > now
+    live = claim is not None and claim.is_live(now)
     if previous is None and not live:
         if claim is not None:  # someone's lease ran out; it ends now
             expire_claim(claim, now=now, return_to_queue=False)
         claim = take_claim(post=post, reviewer=reviewer, now=now)
     if previous is not None:
-        previous.is_current = False
-        previous.superseded_at = now
-        previous.save(update_fields=["is_current", "superseded_at"])
-    own_claim = claim if claim is not None and claim.reviewer_id == reviewer.pk and claim.status == ClaimStatus.ACTIVE else None
+        _retire(previous, now=now)
+    own_claim = (
+        claim if claim is not None and claim.reviewer_id == reviewer.pk and claim.status == ClaimStatus.ACTIVE else None
+    )
     rating = Rating.objects.create(
         post=post,
         claim=own_claim,
@@ -234,22 +239,69 @@ def record_rating(
         **values,
     )
     if previous is not None:
-        previous.superseded_by = rating
-        previous.save(update_fields=["superseded_by"])
-        record_event(
-            actor=reviewer, verb=AuditVerb.RATING_SUPERSEDED, target=previous, post_id=post.pk,
-            reason=values["change_reason"][:1000], data={"superseded_by": rating.pk},
-        )
+        _link_successor(previous, rating, actor=reviewer, reason=values["change_reason"])
     if own_claim is not None:
         complete_claim(own_claim, now=now)
-    post.queue_state = QueueState.NOT_ELIGIBLE if values["verdict"] == Verdict.NOT_ELIGIBLE else QueueState.RATED
+    _mark_rated(post, rating=rating, actor=reviewer, now=now)
+    rating_recorded.send(sender=Rating, rating=rating)
+    return rating
+
+
+def supersede_rating_on_appeal(
+    *, rating_id: int, reviewer, verdict: str, rationale: str, sources: list[str], article_url: str,
+    change_reason: str, now: datetime,
+) -> Rating:
+    """An appeal against this rating was reversed: a new rating, with the verdict the appeal's decider
+    chose, supersedes it. Returns the new rating.
+
+    The decision side's appeal decision (moderation.appeals) calls this in its transaction, holding the
+    post's row lock (taken first, as every decision does), having checked the decider: a member of the
+    rating's organisation who did not make it, wherever the organisation covers now. No claim is taken
+    and nothing is announced (`rating_recorded`): the caller applies the new rating to the post and to
+    the post's copies itself. Refused, before anything is written, when the rating is no longer the
+    post's current one or the post may no longer be fact-checked (its page became a politician's).
+    """
+    values = clean_rating_input(verdict=verdict, rationale=rationale, sources=sources, article_url=article_url)
+    values["change_reason"] = _clean_change_reason(change_reason)
+    previous = Rating.objects.select_related("post__page").get(pk=rating_id)
+    post = previous.post
+    if not previous.is_current:
+        raise RatingRefused("This rating has been replaced by a newer one, so an appeal can no longer reverse it.")
+    if not may_be_fact_checked(post=post):
+        raise RatingRefused("Posts and ads from politicians are not fact-checked.")
+    _retire(previous, now=now)
+    rating = Rating.objects.create(
+        post=post, reviewer=reviewer, organisation_id=previous.organisation_id, created_at=now, **values
+    )
+    _link_successor(previous, rating, actor=reviewer, reason=values["change_reason"])
+    _mark_rated(post, rating=rating, actor=reviewer, now=now)
+    return rating
+
+
+def _retire(previous: Rating, *, now: datetime) -> None:
+    """The post's current rating stops being current, before its successor is created (one current per post)."""
+    previous.is_current = False
+    previous.superseded_at = now
+    previous.save(update_fields=["is_current", "superseded_at"])
+
+
+def _link_successor(previous: Rating, rating: Rating, *, actor, reason: str) -> None:
+    previous.superseded_by = rating
+    previous.save(update_fields=["superseded_by"])
+    record_event(
+        actor=actor, verb=AuditVerb.RATING_SUPERSEDED, target=previous, post_id=rating.post_id,
+        reason=reason[:1000], data={"superseded_by": rating.pk},
+    )
+
+
+def _mark_rated(post: Post, *, rating: Rating, actor, now: datetime) -> None:
+    """The rated post leaves the queue, and the rating is audited."""
+    post.queue_state = rated_state(verdict=rating.verdict)
     post.updated_at = now
     post.save(update_fields=["queue_state", "updated_at"])
     # Rating the group's post rates the claim: its waiting copies now carry this rating.
     mark_group_rated(post=post, now=now)
     record_event(
-        actor=reviewer, verb=AuditVerb.RATING_RECORDED, target=rating, post_id=post.pk,
-        reason=values["rationale"][:1000], data={"verdict": rating.verdict, "organisation": rating.organisation_id},
+        actor=actor, verb=AuditVerb.RATING_RECORDED, target=rating, post_id=post.pk,
+        reason=rating.rationale[:1000], data={"verdict": rating.verdict, "organisation": rating.organisation_id},
     )
-    rating_recorded.send(sender=Rating, rating=rating)
-    return rating

@@ -8,38 +8,55 @@ its arrival time; each repair is written to the audit log with the value that wa
 
 from __future__ import annotations
 
-REPAIR_SQL = {
-    "postgresql": [
-        """
-        WITH repaired AS (
-            UPDATE factcheck_post SET posted_at = created_at
-            WHERE posted_at < '2000-01-01T00:00:00Z'
-            RETURNING id, created_at
-        )
-        INSERT INTO audit_auditevent (created_at, actor_id, actor_label, verb, target_type, target_id, post_id, reason, data)
-        SELECT now(), NULL, 'system:repair', 'post.repaired', 'factcheck.post', id::text, id,
-               'posted_at was before 2000-01-01 (unreadable); set to when the post was received',
-               jsonb_build_object('field', 'posted_at', 'set_to', created_at)
-        FROM repaired
-        """,
-        """
-        WITH repaired AS (
-            UPDATE factcheck_flag SET flagged_at = received_at
-            WHERE flagged_at < '2000-01-01T00:00:00Z'
-            RETURNING id, post_id, received_at
-        )
-        INSERT INTO audit_auditevent (created_at, actor_id, actor_label, verb, target_type, target_id, post_id, reason, data)
-        SELECT now(), NULL, 'system:repair', 'flag.repaired', 'factcheck.flag', id::text, post_id,
-               'flagged_at was before 2000-01-01 (unreadable); set to when the flag was received',
-               jsonb_build_object('field', 'flagged_at', 'set_to', received_at)
-        FROM repaired
-        """,
-    ],
-}
+from typing import NamedTuple
+
+from django.utils import timezone
+
+from audit.models import AuditVerb
+from audit.services import event_row, insert_events
+
+
+class _Repair(NamedTuple):
+    sql: str  # returns (id, post id, the value set) of each repaired row, without reading the bad value
+    verb: str
+    target_type: str
+    field: str
+    reason: str
+
+
+# Plain SQL, not the ORM: a migration runs this, and the bad values cannot be read into Python.
+REPAIRS = (
+    _Repair(
+        "UPDATE factcheck_post SET posted_at = created_at WHERE posted_at < '2000-01-01T00:00:00Z' "
+        "RETURNING id, id, created_at",
+        AuditVerb.POST_REPAIRED, "factcheck.post", "posted_at",
+        "posted_at was before 2000-01-01 (unreadable); set to when the post was received",
+    ),
+    _Repair(
+        "UPDATE factcheck_flag SET flagged_at = received_at WHERE flagged_at < '2000-01-01T00:00:00Z' "
+        "RETURNING id, post_id, received_at",
+        AuditVerb.FLAG_REPAIRED, "factcheck.flag", "flagged_at",
+        "flagged_at was before 2000-01-01 (unreadable); set to when the flag was received",
+    ),
+)
 
 
 def repair_impossible_timestamps(connection) -> None:
     """On PostgreSQL (the embedded SQLite default never accepted such rows through a real client)."""
+    if connection.vendor != "postgresql":
+        return
+    now = timezone.now()
+    events = []
     with connection.cursor() as cursor:
-        for sql in REPAIR_SQL.get(connection.vendor, []):
-            cursor.execute(sql)
+        for repair in REPAIRS:
+            cursor.execute(repair.sql)
+            events += [
+                event_row(
+                    at=now, actor=None, system="repair", verb=repair.verb, target_type=repair.target_type,
+                    target_id=pk, post_id=post_id, reason=repair.reason,
+                    data={"field": repair.field, "set_to": set_to.isoformat()},
+                )
+                for pk, post_id, set_to in cursor.fetchall()
+            ]
+    # Through the audit writer, on the default connection: the one migrations run on.
+    insert_events(events)

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 
 from django.db.models import Count, Q, QuerySet
 
 from accounts.models import Role
-from core.statements import CompiledRows
 from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Match, Post, Rating
-from factcheck.queue import matching_text
+from factcheck.search import matching_text
 
 
 def may_read_post(user, post: Post) -> bool:
@@ -70,26 +68,33 @@ def post_matches(post: Post) -> list[PostMatch]:
 
 
 def active_claims_of(reviewer_id: int, *, now: datetime) -> list[dict[str, object]]:
-    """The reviewer's unexpired active claims, soonest to expire first, with their posts' text and pages.
-    One of the queue page's statements, so built once per reviewer (core.statements); claims past their
-    time that the periodic release has not reached yet are dropped here rather than in SQL, which keeps
-    the clock out of the statement."""
-    return [claim for claim in _active_claims_statement(reviewer_id).rows() if claim["expires_at"] > now]
-
-
-@lru_cache(maxsize=256)
-def _active_claims_statement(reviewer_id: int) -> CompiledRows:
-    return CompiledRows(
-        Claim.objects.filter(reviewer_id=reviewer_id, status=ClaimStatus.ACTIVE)
+    """The reviewer's live claims, soonest to expire first, with their posts' text and pages (claims past
+    their time that the periodic expiry has not reached yet are left out)."""
+    return list(
+        Claim.objects.live(now).filter(reviewer_id=reviewer_id)
         .order_by("expires_at", "id")
         .values("post_id", "expires_at", "post__external_id", "post__text", "post__page__name")
+    )
+
+
+def active_claim(post: Post) -> Claim | None:
+    """The post's active claim with its reviewer, live or past its time (the periodic expiry ends those)."""
+    return post.claims.filter(status=ClaimStatus.ACTIVE).select_related("reviewer").first()
+
+
+def post_history(post: Post) -> QuerySet[Rating]:
+    """Ratings of the post's page, newest first: what the reviewer sees of its record."""
+    return (
+        Rating.objects.filter(post__page_id=post.page_id)
+        .select_related("organisation", "post")
+        .order_by("-created_at")
     )
 
 
 def rated_posts(*, organisation_id: int, reviewer_id: int | None = None, query: str = "") -> QuerySet[Rating]:
     """The current ratings of an organisation (or of one of its reviewers), newest first, with their
     posts, pages and raters: the fact-checkers' list of rated posts. `query`: words of the post's
-    text or external id (factcheck.queue.matching_text)."""
+    text or external id (factcheck.search.matching_text)."""
     qs = Rating.objects.filter(is_current=True, organisation_id=organisation_id)
     if reviewer_id is not None:
         qs = qs.filter(reviewer_id=reviewer_id)

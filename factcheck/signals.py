@@ -12,3 +12,8 @@ posts_created = Signal()
 # Sent inside the transaction that linked posts to a rated claim (factcheck.matching), with
 # `post_ids`: the decision side gives each the claim's rating as a matched rating, after commit.
 posts_matched = Signal()
+
+# Sent inside the ingest transaction, with `now`, when flags arrived that the decision side answers: the posts
+# that received reports of harm (`reported_post_ids`: they wait for trust-and-safety staff) and the flags
+# answered the moment they arrived (`decided_flag_ids`: factcheck.routing.arrival_outcome), whose senders are told.
+flags_stored = Signal()

@@ -26,9 +26,17 @@ from factcheck.matching.matcher import confirm_match, reject_match
 from factcheck.models import FlagSource, Match, MatchState, Post, QueueState, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
-from factcheck.queue import active_claim, covers, post_history
+from factcheck.queue import covers
 from factcheck.ratings import rating_refusal, record_rating
-from factcheck.selectors import PostMatch, current_rating, flag_counts, post_matches, recent_flags
+from factcheck.selectors import (
+    PostMatch,
+    active_claim,
+    current_rating,
+    flag_counts,
+    post_history,
+    post_matches,
+    recent_flags,
+)
 from factcheck.views import clock, factchecker_required, preview, url_for_ids
 
 RECENT_FLAGS = 20
@@ -210,7 +218,7 @@ def _appeal_rows(request: HttpRequest, story: PostStory) -> list[dict[str, objec
 def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
     now = timezone.now()
     claim = active_claim(post)
-    if claim is not None and claim.expires_at <= now:
+    if claim is not None and not claim.is_live(now):
         claim = None  # a lapsed lease is as good as none: anyone may claim or rate
     held = claim is not None and claim.reviewer_id == request.user.pk
     history = list(post_history(post)[:HISTORY_ROWS])

@@ -21,6 +21,7 @@ from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision
 from core.formatting import unstopped
 from factcheck.models import Post
 from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
+from moderation.selectors import active_removal
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
 
 
@@ -136,8 +137,7 @@ class PostRemoval(StaffDecisionsAdmin):
         if obj is None:
             return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
         # One query answers both the banner and which button the page offers (remove or restore).
-        removal = (Action.objects.filter(post=obj, kind=ActionKind.REMOVAL, ended_at__isnull=True)
-                   .select_related("created_by").first())
+        removal = active_removal(obj)
         if removal is None:
             links = self.staff_links(request, obj)
         else:

@@ -21,18 +21,14 @@ from core.api_errors import MAX_ID, NotFound, errors_for
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.models import MatchGuard, MatchMethod, MatchState, MediaType, Post, QueueState
 from factcheck.selectors import current_rating, flag_counts, may_read_post, post_matches
-from moderation import transparency as tdb
-from moderation.appeals import (
-    MAX_EVIDENCE_URLS,
-    MAX_STATEMENT,
-    NotAllowed,
-    can_file,
-    file_appeal,
-)
+from moderation.appeal_input import MAX_EVIDENCE_URLS, MAX_STATEMENT
+from moderation.appeals import NotAllowed, can_file, file_appeal
 from moderation.distribution import current_distribution
 from moderation.feed import changes_after
 from moderation.models import Action, Appeal, AppealKind, AppealStatus, StatementOfReasons
 from moderation.publishing import appeal_out, change_out, distribution_out
+from moderation.report_queue import open_report_counts
+from moderation.statements import transparency as tdb
 
 MAX_FEED_PAGE = 1000
 
@@ -48,6 +44,13 @@ class PageOut(Schema):
 class FlagsOut(Schema):
     count: int
     by_source: dict[str, int]
+
+
+class OpenReportsOut(Schema):
+    open: int = Field(description="Open reports of harm: waiting for trust-and-safety staff to decide them.")
+    by_category: dict[str, int] = Field(
+        description="Open reports by category: `violence`, `hate`, `harassment`, `imminent_harm` (each present).",
+    )
 
 
 class DistributionOut(Schema):
@@ -144,6 +147,7 @@ class PostOut(Schema):
         description="Its near-duplicate pairs both ways, best first, at most 100; to a page owner, only the "
         "linked ones (`auto`, `confirmed`).",
     )
+    reports: OpenReportsOut
 
 
 def action_out(action: Action) -> dict[str, Any]:
@@ -166,6 +170,7 @@ def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
     copies or that copies theirs (linked pairs), not the suggestions fact-checkers weigh."""
     by_source = flag_counts(post)
     rating = current_rating(post)
+    reports = open_report_counts(post)
     return {
         "external_id": post.external_id,
         "url": post.url,
@@ -177,7 +182,9 @@ def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
         "posted_at": post.posted_at,
         "views": post.views,
         "shares": post.shares,
-        "page": {"external_id": post.page.external_id, "name": post.page.name, "is_politician": post.page.is_politician},
+        "page": {
+            "external_id": post.page.external_id, "name": post.page.name, "is_politician": post.page.is_politician,
+        },
         "flags": {"count": sum(by_source.values()), "by_source": by_source},
         "queue_state": post.queue_state,
         "rating": rating_out(rating, post=post) if rating is not None else None,
@@ -189,6 +196,7 @@ def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
              "state": m.match.state, "guard": m.match.guard or None}
             for m in post_matches(post) if not owner or m.match.linked
         ],
+        "reports": {"open": sum(reports.values()), "by_category": reports},
     }
 
 
@@ -300,7 +308,8 @@ def _day() -> Any:
 
 
 class StatementOut(Schema):
-    """A statement of reasons in the EU DSA Transparency Database API's schema (moderation.transparency).
+    """A statement of reasons in the EU DSA Transparency Database API's schema
+    (moderation.statements.transparency).
 
     Fields Factdesk does not fill are left out of the answer; each field takes exactly the published
     values and lengths.

@@ -9,9 +9,9 @@ made the rating (or the staff member who made the removal).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -19,13 +19,16 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import day
+from core.jobs import enqueue_on_commit
 from core.refusals import Refusal
 from factcheck.matching.matcher import linked_copies, unlink_copy
 from factcheck.models import Match, Post, Rating, Verdict
-from factcheck.ratings import MAX_SOURCES, clean_http_urls, record_rating
-from moderation.enforcement import NO_ACTION_VERDICTS, apply_rating
+from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
+from moderation import jobs
+from moderation.appeal_input import clean_appeal_input, clean_decision_input
+from moderation.deadlines import is_past_target
+from moderation.enforcement import apply_rating
 from moderation.models import (
-    OPEN_STATUSES,
     Action,
     ActionKind,
     Appeal,
@@ -36,20 +39,13 @@ from moderation.models import (
     NotificationKind,
 )
 from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW
-from moderation.notices import Notice, send_notice
-from moderation.notifications import organisation_members, page_owners, staff_members, told_of_outcome
+from moderation.notices import Notice, organisation_members, page_owners, send_notice, staff_members, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
-from moderation.selectors import FactCheckDecision, appealable_kinds, fact_check_decision
+from moderation.selectors import active_removal, fact_check_decision
 from moderation.staff_actions import RemovalRefused, lift_action
 
 __all__ = ["DECISION_TARGET", "FILING_WINDOW"]  # re-exported: the appeal rules' numbers
-
-MAX_STATEMENT = 2000
-MAX_EVIDENCE_URLS = 10
-# Verdicts a reversed dispute or accepted correction may give (not_eligible is not an outcome).
-REVERSAL_VERDICTS = [v for v in Verdict.values if v != Verdict.NOT_ELIGIBLE]
-
 
 class AppealError(Refusal):
     """An appeal step was refused; the message is for the person who tried it."""
@@ -80,36 +76,18 @@ class StaleAppeal(AppealConflict):
 
 
 def is_overdue(appeal: Appeal, *, now: datetime | None = None) -> bool:
-    return appeal.is_open and (now or timezone.now()) - appeal.created_at > DECISION_TARGET
+    return appeal.is_open and is_past_target(appeal.created_at, now=now or timezone.now())
 
 
 def can_file(user, post: Post) -> bool:
     return getattr(user, "is_page_owner", False) and post.page.owners.filter(pk=user.pk).exists()
 
 
-def restricts(rating: Rating) -> bool:
-    """Whether a rating's decision restricts the post, so that there is something to dispute or correct.
-
-    True and Not eligible never restrict (moderation.enforcement.NO_ACTION_VERDICTS: True lifts
-    earlier fact-check actions, Not eligible only takes the post out of the queue), so an owner has
-    nothing to dispute. Judged by the verdict, not by the actions on the post now: a rating whose
-    action staff overrode still stands and can still be disputed (the override notice says so).
-    """
-    return rating.verdict not in NO_ACTION_VERDICTS
-
-
 def nothing_to_dispute_message(rating: Rating) -> str:
+    """Why a rating whose decision restricts nothing (moderation.selectors.FactCheckDecision.restricts)
+    cannot be disputed or corrected."""
     return (f"This post is rated {rating.get_verdict_display()}: that rating does not reduce its distribution or "
             "label it, so there is nothing to dispute or correct.")
-
-
-def appeal_kinds(decision: FactCheckDecision | None, actions: list[Action]) -> list[str]:
-    """What an owner may appeal on a post now: the fact-check decision (dispute, correction) while it
-    restricts the post, and an active removal. The portal offers exactly these."""
-    kinds = appealable_kinds(decision, actions)
-    if decision is not None and not restricts(decision.rating):
-        kinds = [kind for kind in kinds if kind == AppealKind.REMOVAL]
-    return kinds
 
 
 def can_decide(user, appeal: Appeal) -> bool:
@@ -131,62 +109,10 @@ def _confirmed_by(appeal: Appeal) -> int | None:
         "decided_by_id", flat=True).first()
 
 
-def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], correction_details: str) -> dict:
-    # Every rule is checked, so the owner sees all that is missing at once, not one per round.
-    errors: dict[str, list[str]] = {}
-    if not kind:
-        errors["kind"] = ["Choose what you appeal."]
-    elif kind not in AppealKind.values:
-        errors["kind"] = [f"Choose one of: {', '.join(AppealKind.values)}."]
-    statement = (statement or "").strip()
-    if not statement:
-        errors["statement"] = ["Say why you appeal."]
-    elif len(statement) > MAX_STATEMENT:
-        errors["statement"] = [f"Keep the statement to {MAX_STATEMENT:,} characters (it has {len(statement):,})."]
-    urls, problems = clean_http_urls(evidence_urls, most=MAX_EVIDENCE_URLS, what="evidence URLs")
-    if problems:
-        errors["evidence_urls"] = problems
-    correction_details = (correction_details or "").strip()
-    if kind == AppealKind.CORRECTION and not correction_details:
-        errors["correction_details"] = ["Say what you corrected, and where."]
-    elif len(correction_details) > MAX_STATEMENT:
-        errors["correction_details"] = [
-            f"Keep the correction details to {MAX_STATEMENT:,} characters (they have {len(correction_details):,})."
-        ]
-    if errors:
-        raise ValidationError(errors)
-    return {"kind": kind, "statement": statement, "evidence_urls": urls, "correction_details": correction_details}
-
-
-def clean_decision_input(*, kind: str, matched: bool, outcome: str, reason: str, new_verdict: str) -> dict:
-    """An appeal decision's fields by the rules; raises ValidationError with every problem at once.
-
-    `matched`: the appeal is a matched copy's "not the same claim" (a reversal unlinks it, with no verdict).
-    """
-    errors: dict[str, list[str]] = {}
-    if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
-        errors["outcome"] = ["Choose whether you accept the appeal (reverse) or not (uphold)."]
-    reason = (reason or "").strip()
-    if not reason:
-        errors["reason"] = ["Give the reason the owner will read."]
-    elif len(reason) > MAX_STATEMENT:
-        errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
-    # A reversal never guesses the new verdict (it once defaulted to True): the decider chooses it. A matched
-    # copy's reversal unlinks the copy and a removal's lifts it: neither gives a verdict.
-    if outcome == AppealStatus.REVERSED and kind != AppealKind.REMOVAL and not new_verdict and not matched:
-        errors["new_verdict"] = ["Choose the verdict that replaces the current rating."
-                                 if kind == AppealKind.DISPUTE else "An accepted correction needs the new verdict."]
-    if new_verdict and new_verdict not in REVERSAL_VERDICTS:
-        errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
-    if errors:
-        raise ValidationError(errors)
-    return {"outcome": outcome, "reason": reason, "new_verdict": new_verdict}
-
-
 def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, datetime]:
     """The decision an appeal of this kind is against, and when the owner was told of it."""
     if kind == AppealKind.REMOVAL:
-        action = Action.objects.filter(post=post, kind=ActionKind.REMOVAL, ended_at__isnull=True).first()
+        action = active_removal(post)
         if action is None:
             raise AppealRefused("This post has not been removed, so there is no removal to appeal.")
         return None, action, action.created_at
@@ -194,11 +120,10 @@ def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, dateti
     if decision is None:
         raise AppealRefused("This post has no fact-check rating to dispute or correct.")
     rating = decision.rating
-    if not restricts(rating):
+    if not decision.restricts:
         raise AppealRefused(nothing_to_dispute_message(rating))
-    decided = rating.decisions.filter(post=post).first()
     # A matched copy's appeal names the matched action too: it is against the match, not the claim's rating.
-    return rating, decision.matched, decided.decided_at if decided else rating.created_at
+    return rating, decision.matched, decision.notice_at
 
 
 def _transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:
@@ -217,6 +142,8 @@ def file_appeal(
     *, owner, post_id: int, kind: str, statement: str, evidence_urls: list[str] | None = None,
     correction_details: str = "", now: datetime | None = None,
 ) -> Appeal:
+    """An owner's appeal against the post's decision. Not durable: the demo seed files inside its own
+    transaction. Takes the post's lock."""
     values = clean_appeal_input(
         kind=kind, statement=statement, evidence_urls=evidence_urls or [], correction_details=correction_details
     )
@@ -241,15 +168,17 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     # claim is re-rated under it (its matched action is replaced, the question is not).
     same_decision = (Q(post=post, action__kind=ActionKind.MATCHED_RATING) if action is not None
                      and action.kind == ActionKind.MATCHED_RATING else Q(rating=rating, action=action))
-    if Appeal.objects.filter(same_decision, status__in=OPEN_STATUSES).exists():
+    if Appeal.objects.filter(same_decision).open().exists():
         raise AppealConflict("An appeal against this decision is already open.")
     appeal = Appeal.objects.create(
         post=post, rating=rating, action=action, filed_by=owner, created_at=now, decision_notice_at=notice_at,
         status=AppealStatus.OPEN, **values,
     )
-    AppealEvent.objects.create(appeal=appeal, to_status=AppealStatus.OPEN, actor=owner, reason=values["statement"], created_at=now)
-    record_event(actor=owner, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=post.pk, reason=values["statement"][:1000],
-                 data={"from": "", "to": AppealStatus.OPEN, "kind": appeal.kind})
+    AppealEvent.objects.create(
+        appeal=appeal, to_status=AppealStatus.OPEN, actor=owner, reason=values["statement"], created_at=now
+    )
+    record_event(actor=owner, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=post.pk,
+                 reason=values["statement"][:1000], data={"from": "", "to": AppealStatus.OPEN, "kind": appeal.kind})
     # A removal appeal goes to staff; a dispute or correction to the rating's organisation, a matched
     # copy's too (it names its matched action as well, but the claim's rating is what it questions).
     removal = appeal.kind == AppealKind.REMOVAL
@@ -258,8 +187,8 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     made_by = action.created_by_id if removal else rating.reviewer_id
     send_notice(
         Notice("appeal_received", {"appeal": appeal, "kind_name": appeal.get_kind_display().split(" (")[0].lower()},
-               kind=NotificationKind.APPEAL_RECEIVED),
-        users=[u for u in deciders if u.pk != made_by], post=post, appeal=appeal, now=now,
+               kind=NotificationKind.APPEAL_RECEIVED, appeal=appeal),
+        users=[u for u in deciders if u.pk != made_by], post=post, now=now,
     )
     publish_appeal(appeal, external_id=post.external_id)
     return appeal
@@ -298,7 +227,7 @@ def _check_decider(appeal: Appeal, reviewer) -> None:
             raise AppealConflict(f"{appeal.reviewer} is already reviewing this appeal.")
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def start_review(
     *, appeal_id: int, reviewer, expected_version: int | None = None, now: datetime | None = None
 ) -> Appeal:
@@ -315,22 +244,53 @@ def start_review(
         appeal.save(update_fields=["version", "reviewer"])
         return appeal
     appeal.reviewer = reviewer
-    _transition(appeal, to=AppealStatus.IN_REVIEW, actor=reviewer, reason="taken into review", now=now or timezone.now())
+    _transition(appeal, to=AppealStatus.IN_REVIEW, actor=reviewer, reason="taken into review",
+                now=now or timezone.now())
     appeal.save(update_fields=["status", "version", "reviewer"])
     return appeal
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def decide_appeal(
     *, appeal_id: int, reviewer, outcome: str, reason: str, new_verdict: str = "",
     expected_version: int | None = None, now: datetime | None = None,
 ) -> Appeal:
-    """Uphold or reverse an appeal. `expected_version`: the version the decider's page showed."""
+    """Uphold or reverse an appeal. `expected_version`: the version the decider's page showed.
+
+    As Mastodon's ApproveAppealService: lock, check, transition, the consequences of the outcome for the
+    appeal's kind (one function each: `_consequences_of`), publish; all in one transaction.
+    """
     now = now or timezone.now()
     appeal = _locked(appeal_id)
+    reason = _check_decision(appeal, reviewer=reviewer, outcome=outcome, reason=reason, new_verdict=new_verdict,
+                             expected_version=expected_version)
+    carry_out_outcome = _consequences_of(appeal, outcome)
+    appeal.reviewer = reviewer
+    appeal.decided_at = now
+    appeal.outcome_reason = reason
+    if carry_out_outcome is _reverse_rating:  # the decider's verdict replaces the rating's
+        appeal.new_verdict = new_verdict
+    _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
+    carry_out_outcome(appeal, reviewer=reviewer, reason=reason, now=now)
+    appeal.save(
+        update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason", "new_verdict", "new_rating"]
+    )
+    publish_appeal(appeal, external_id=appeal.post.external_id)
+    return appeal
+
+
+def _is_matched(appeal: Appeal) -> bool:
+    """A matched copy's appeal ("not the same claim"): it names the copy's matched action."""
+    return appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
+
+
+def _check_decision(
+    appeal: Appeal, *, reviewer, outcome: str, reason: str, new_verdict: str, expected_version: int | None
+) -> str:
+    """Refuse the decision, before anything is written, unless this reviewer may make it now; returns the reason."""
     _check_decider(appeal, reviewer)
     _check_version(appeal, expected_version)
-    matched = appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
+    matched = _is_matched(appeal)
     reason = clean_decision_input(kind=appeal.kind, matched=matched, outcome=outcome, reason=reason,
                                   new_verdict=new_verdict)["reason"]
     if outcome == AppealStatus.REVERSED and matched and appeal.post.duplicate_of_id != appeal.rating.post_id:
@@ -344,83 +304,76 @@ def decide_appeal(
             "The rating this appeal is against has been replaced by a newer one since it was filed, so it "
             "cannot be reversed. Uphold it to close it; the owner can appeal the new rating."
         )
+    return reason
 
-    appeal.reviewer = reviewer
-    appeal.decided_at = now
-    appeal.outcome_reason = reason
-    if outcome == AppealStatus.REVERSED and appeal.kind != AppealKind.REMOVAL and not matched:
-        appeal.new_verdict = new_verdict
-    _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
-    # One notice for the outcome: the pipeline sends it with the reversal's consequences, and it names
-    # the copies of the post the reversal reaches on the same people's pages (they get no notice of their own).
-    told = told_of_outcome(appeal)
-    copies = _copies_told(appeal, told) if outcome == AppealStatus.REVERSED else []
-    notice = Notice(
-        "appeal_decided", _decided_context(appeal, copies=copies), kind=NotificationKind.APPEAL_DECIDED,
-        appeal=appeal,
-    )
-    if outcome == AppealStatus.REVERSED:
-        _reverse(appeal, reviewer=reviewer, reason=reason, notice=notice, now=now)
-    else:
-        send_notice(notice, users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post, now=now)
-    appeal.save(update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason", "new_verdict", "new_rating"])
-    publish_appeal(appeal, external_id=appeal.post.external_id)
-    return appeal
+
+def _consequences_of(appeal: Appeal, outcome: str) -> Callable[..., None]:
+    """The function that carries out this outcome for this kind of appeal, and sends its one notice."""
+    if outcome != AppealStatus.REVERSED:
+        return _uphold
+    if _is_matched(appeal):
+        return _unlink_copy
+    return _lift_removal if appeal.kind == AppealKind.REMOVAL else _reverse_rating
 
 
 # Copies named in an appeal's outcome notice at most; the rest are counted.
 COPIES_NAMED = 10
 
 
-def _copies_told(appeal: Appeal, told: set[int]) -> list[Post]:
-    """The copies of the post, on pages of the people told, that a reversed rating reaches next."""
-    if appeal.kind == AppealKind.REMOVAL or (appeal.action_id and appeal.action.kind == ActionKind.MATCHED_RATING):
-        return []
-    return list(
-        linked_copies(source_post_id=appeal.post_id).filter(page__owners__in=told).distinct()
-        .select_related("page").order_by("id")[: COPIES_NAMED + 1]
-    )
-
-
-def _decided_context(appeal: Appeal, *, copies: list[Post] | None = None) -> dict:
+def _outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notice:
+    """The one notice of the outcome (the owner who filed, the page's owners). A reversal's consequences
+    send it with the change they make; it names the copies of the post the reversal reaches next on the
+    same people's pages (they get no notice of their own)."""
     copies = copies or []
-    return {
+    context = {
         "appeal": appeal,
         "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
         "old_verdict_label": appeal.rating.get_verdict_display() if appeal.rating_id else "",
         "new_verdict_label": Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
-        "matched": appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING,
+        "matched": _is_matched(appeal),
         "copies": copies[:COPIES_NAMED],
         "more_copies": len(copies) > COPIES_NAMED,
     }
+    return Notice("appeal_decided", context, kind=NotificationKind.APPEAL_DECIDED, appeal=appeal)
 
 
-def _reverse(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: datetime) -> None:
-    """The reversal's consequences, at once (the owner sees the outcome now, not when a job runs)."""
-    if appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING:
-        _unlink(appeal, reviewer=reviewer, reason=reason, notice=notice, now=now)
-        return
-    if appeal.kind == AppealKind.REMOVAL:
-        try:
-            lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
-                        end_reason=EndReason.REVERSED, now=now, notice=notice)
-        except RemovalRefused as exc:  # staff lifted it meanwhile
-            raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
-        return
+def _uphold(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
+    """Upheld: the decision stands; only the outcome notice goes out."""
+    send_notice(_outcome_notice(appeal), users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post, now=now)
+
+
+def _reverse_rating(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
+    """A dispute or correction reversed: the decider's verdict supersedes the rating (factcheck.ratings'
+    function for it), the new rating is applied to the post at once (the owner sees the outcome now, not
+    when a job runs), and to the post's copies by a job after commit, whose owners told here are skipped."""
+    copies = list(
+        linked_copies(source_post_id=appeal.post_id).filter(page__owners__in=told_of_outcome(appeal)).distinct()
+        .select_related("page").order_by("id")[: COPIES_NAMED + 1]
+    )
     try:
-        appeal.new_rating = record_rating(
-            reviewer=reviewer, post_id=appeal.post_id, verdict=appeal.new_verdict,
+        appeal.new_rating = supersede_rating_on_appeal(
+            rating_id=appeal.rating_id, reviewer=reviewer, verdict=appeal.new_verdict,
             rationale=f"{appeal.get_kind_display().split(' (')[0]} appeal reversed: {reason}",
             sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES],
-            article_url=appeal.rating.article_url, change_reason=f"appeal {appeal.pk} reversed: {reason}",
-            deciding_appeal=appeal.pk, now=now,
+            article_url=appeal.rating.article_url, change_reason=f"appeal {appeal.pk} reversed: {reason}", now=now,
         )
     except Refusal as exc:  # e.g. the page became a politician's meanwhile
         raise AppealConflict(str(exc)) from exc
-    apply_rating(rating_id=appeal.new_rating.pk, now=now, end_reason=EndReason.REVERSED, notice=notice)
+    apply_rating(rating_id=appeal.new_rating.pk, now=now, end_reason=EndReason.REVERSED,
+                 notice=_outcome_notice(appeal, copies=copies))
+    enqueue_on_commit(jobs.propagate_rating, appeal.new_rating.pk)
 
 
-def _unlink(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: datetime) -> None:
+def _lift_removal(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
+    """A removal appeal reversed: the removal is lifted (and its strike ends), the post restored."""
+    try:
+        lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
+                    end_reason=EndReason.REVERSED, now=now, notice=_outcome_notice(appeal))
+    except RemovalRefused as exc:  # staff lifted it meanwhile
+        raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
+
+
+def _unlink_copy(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
     """A matched copy's appeal reversed ("not the same claim"): that post alone leaves the claim's
     group, never to be matched to it again, and its matched rating ends; the claim keeps its rating."""
     post = appeal.post  # locked by _locked
@@ -431,13 +384,13 @@ def _unlink(appeal: Appeal, *, reviewer, reason: str, notice: Notice, now: datet
         Change(
             post=post, cause="matched rating reversed on appeal: not the same claim", actor=reviewer,
             end=[Ending(action, EndReason.REVERSED, f"appeal {appeal.pk} reversed: {reason}") for action in active],
-            notice=notice,
+            notice=_outcome_notice(appeal),
         ),
         now=now,
     )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def withdraw_appeal(*, appeal_id: int, owner, reason: str = "", now: datetime | None = None) -> Appeal:
     appeal = _locked(appeal_id)
     if appeal.filed_by_id != owner.pk and not appeal.post.page.owners.filter(pk=owner.pk).exists():
@@ -445,6 +398,7 @@ def withdraw_appeal(*, appeal_id: int, owner, reason: str = "", now: datetime | 
     if not appeal.is_open:
         raise AppealConflict(f"This appeal was already {appeal.get_status_display().lower()}.")
     appeal.decided_at = now or timezone.now()
-    _transition(appeal, to=AppealStatus.WITHDRAWN, actor=owner, reason=reason or "withdrawn by the owner", now=appeal.decided_at)
+    _transition(appeal, to=AppealStatus.WITHDRAWN, actor=owner, reason=reason or "withdrawn by the owner",
+                now=appeal.decided_at)
     appeal.save(update_fields=["status", "version", "decided_at"])
     return appeal

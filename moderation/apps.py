@@ -6,9 +6,10 @@ class ModerationConfig(AppConfig):
     verbose_name = "Moderation"
 
     def ready(self) -> None:
-        from moderation import checks, receivers  # noqa: F401  (registers the checks, connects the receiver)
         from factcheck.previews import register_effect_preview, register_post_story
-        from moderation.previews import preview_effects, tell_post_story
+        from moderation import checks, receivers  # noqa: F401  (registers the checks, connects the receiver)
+        from moderation.effect_preview import preview_effects
+        from moderation.timeline import tell_post_story
 
         # The review pages' answers that only the decision side has (factcheck never imports moderation).
         register_effect_preview(preview_effects)

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import Error, register
 
-from moderation.transparency import scope_problems
+from moderation.statements.transparency import scope_problems
 
 
 @register()

@@ -2,8 +2,10 @@
 
 Current distribution = 0 if removed, else the multiplier of the current fact-check action
 (1.0 if none) x the page multiplier (1.0 unless repeat offender), with the labels of the
-active actions. `refresh_distributions` recomputes it for some posts and appends one entry
-to the decisions feed for each post whose distribution actually changed.
+active actions. `recompute_distributions` stores it for some posts and returns a feed entry, not
+yet appended, for each post whose distribution actually changed: appending to the decisions feed
+(and publishing to the webhook outbox) is the caller's last step, under the feed's lock
+(moderation.feed). `distribute_new_posts` is such a caller with a transaction of its own.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from django.utils import timezone
 
 from core.bulk import update_rows
 from factcheck.models import Page, Post
-from moderation.feed import append_changes
+from moderation.feed import append_and_publish
 from moderation.models import FACT_CHECK_KINDS, Action, ActionKind, DistributionChange, PageStanding, PostDistribution
 
 ONE = Decimal("1")
@@ -61,7 +63,8 @@ def describe_action(action: Action) -> dict:
         "code": action.kind,
         "action_id": action.pk,
         "verdict": action.verdict,
-        "text": f"Rated {action.get_verdict_display()} by {organisation}; feed distribution x{action.feed_multiplier.normalize()}.",
+        "text": (f"Rated {action.get_verdict_display()} by {organisation}; "
+                 f"feed distribution x{action.feed_multiplier.normalize()}."),
     }
 
 
@@ -103,16 +106,19 @@ def current_distribution(post: Post) -> Distribution:
     return Distribution(multiplier=row.multiplier, labels=row.labels, removed=row.removed, reasons=row.reasons)
 
 
-def refresh_distributions(*, post_ids: list[int], page: Page, cause: str, now: datetime) -> list[DistributionChange]:
-    """Recompute the distribution of some posts of one page; feed the ones that changed."""
+def recompute_page_distributions(
+    *, post_ids: list[int], page: Page, cause: str, now: datetime
+) -> list[DistributionChange]:
+    """Store the distribution of some posts of one page; returns the feed entries of those that changed, unsaved."""
     if not post_ids:
         return []
     standing = PageStanding.objects.filter(page=page).first()
     return _refresh(post_ids, standing_of=lambda post_id: standing, cause_of=lambda post_id: cause, now=now)
 
 
-def refresh_many(*, causes: dict[int, str], now: datetime) -> list[DistributionChange]:
-    """Recompute the distribution of posts of any pages, each fed with its own cause (post id -> cause)."""
+def recompute_distributions(*, causes: dict[int, str], now: datetime) -> list[DistributionChange]:
+    """Store the distribution of posts of any pages (post id -> the cause the feed shows); returns the feed
+    entries of those that changed, unsaved."""
     if not causes:
         return []
     page_of = dict(Post.objects.filter(pk__in=list(causes)).values_list("id", "page_id"))
@@ -155,14 +161,16 @@ def _refresh(post_ids: list[int], *, standing_of, cause_of, now: datetime) -> li
     PostDistribution.objects.bulk_create(to_create, batch_size=1000)
     fields = ["multiplier", "labels", "removed", "reasons", "updated_at"]
     update_rows(PostDistribution, fields, [(row.pk, *(getattr(row, f) for f in fields)) for row in to_update])
-    return append_changes(changes)
+    return changes
 
 
-def refresh_posts(*, post_ids: list[int], now: datetime | None = None) -> list[DistributionChange]:
-    """Recompute some posts' distribution in a transaction of its own, posts locked first (in id order)."""
+def distribute_new_posts(*, post_ids: list[int], now: datetime | None = None) -> list[DistributionChange]:
+    """Give some posts (new ones on repeat offenders' pages) the distribution their page's standing makes,
+    in a transaction of its own, posts locked first (in id order); appends what changed to the feed and
+    publishes it. Returns the feed entries."""
     now = now or timezone.now()
     changes: list[DistributionChange] = []
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         posts = list(
             Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page")
             .filter(pk__in=post_ids).order_by("id")
@@ -172,13 +180,13 @@ def refresh_posts(*, post_ids: list[int], now: datetime | None = None) -> list[D
             by_page[post.page_id].append(post)
         # Then their pages' standings (the lock order: posts, standing, feed), so a standing that is
         # flipping right now is read as it ends up, not as it was.
-        list(PageStanding.objects.select_for_update().filter(page_id__in=list(by_page)).order_by("page_id"))
+        list(PageStanding.objects.select_for_update(no_key=True).filter(page_id__in=list(by_page)).order_by("page_id"))
         for page_posts in by_page.values():
-            changes += refresh_distributions(
+            changes += recompute_page_distributions(
                 post_ids=[post.pk for post in page_posts], page=page_posts[0].page,
                 cause="new post on a repeat offender's page", now=now,
             )
-    return changes
+        return append_and_publish(changes)
 
 
 def page_post_ids(page: Page) -> list[int]:

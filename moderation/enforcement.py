@@ -18,34 +18,27 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from factcheck.models import Rating, Verdict
-from moderation.models import ActionKind, DecisionOutcome, EndReason, EnforcementPolicy, RatingDecision, StrikeKind
+from factcheck.models import Rating
+from moderation.models import ActionKind, DecisionOutcome, EndReason, RatingDecision, StrikeKind
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, active_post_actions, carry_out, lock_post, record_decision
+from moderation.policy import current_effect
 
 logger = logging.getLogger(__name__)
 
-# Verdicts that never restrict a post: `true` lifts earlier fact-check actions, `not_eligible`
-# only takes the post out of the queue.
-NO_ACTION_VERDICTS = (Verdict.TRUE, Verdict.NOT_ELIGIBLE)
 
-
-def policy_for(verdict: str) -> EnforcementPolicy | None:
-    return EnforcementPolicy.objects.filter(verdict=verdict).first()
-
-
-def action_for(rating: Rating, policy: EnforcementPolicy | None, *, kind: str = ActionKind.FACT_CHECK) -> NewAction | None:
-    """The action the policy gives a rating's verdict, or None (True, Not eligible, no effect)."""
-    if policy is None or rating.verdict in NO_ACTION_VERDICTS:
-        return None
-    if policy.feed_multiplier >= 1 and not policy.label:
+def action_for(rating: Rating, *, kind: str = ActionKind.FACT_CHECK) -> NewAction | None:
+    """The action the policy gives a rating's verdict now (moderation.policy.effect_of), or None when
+    that effect restricts nothing (True, Not eligible, a policy row without effect)."""
+    effect = current_effect(rating.verdict)
+    if not effect.restricts:
         return None
     return NewAction(
-        kind=kind, rating=rating, verdict=rating.verdict, feed_multiplier=policy.feed_multiplier,
-        label=policy.label, warn_sharers=policy.warn_sharers, reason=rating.rationale,
-        strike=StrikeKind.FACT_CHECK if policy.page_strike else None,
+        kind=kind, rating=rating, verdict=rating.verdict, feed_multiplier=effect.feed_multiplier,
+        label=effect.label, warn_sharers=effect.warn_sharers, reason=rating.rationale,
+        strike=StrikeKind.FACT_CHECK if effect.strike else None,
         audit_reason=f"rated {rating.get_verdict_display()}",
-        audit_data={"rating": rating.pk, "policy": {"verdict": policy.verdict, "page_strike": policy.page_strike}},
+        audit_data={"rating": rating.pk, "policy": {"verdict": rating.verdict, "page_strike": effect.strike}},
     )
 
 
@@ -59,6 +52,9 @@ def apply_rating(
     `end_reason`: why the post's earlier actions end (superseded, or reversed on appeal).
     `notice`: the owner's notice; by default the "rated" notice when the rating restricts the
     post; an appeal's decision passes its own (one notice per outcome, not two).
+
+    Not durable: an appeal's reversal and the demo seed apply a rating inside their own transaction; the
+    job and the reconciler, its other callers, open a durable one around it. Takes the post's lock first.
     """
     now = now or timezone.now()
     rating = Rating.objects.select_related("organisation").get(pk=rating_id)
@@ -69,7 +65,7 @@ def apply_rating(
     rating.refresh_from_db(fields=["is_current"])
     if not rating.is_current:
         return record_decision(rating=rating, post=post, outcome=DecisionOutcome.SUPERSEDED, now=now)
-    new = action_for(rating, policy_for(rating.verdict))
+    new = action_for(rating)
     ending = active_post_actions(post)
     if notice == "rated":
         # The owner hears of a new restriction, and of an earlier one this rating lifts.
@@ -103,7 +99,8 @@ def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> in
     applied = 0
     for rating_id in undecided_ratings(now=now).values_list("id", flat=True)[:limit]:
         try:
-            apply_rating(rating_id=rating_id)
+            with transaction.atomic(durable=True):
+                apply_rating(rating_id=rating_id)
         except Exception:
             logger.exception("reconciler could not apply rating %s; it stays undecided and is retried", rating_id)
             continue

@@ -1,6 +1,6 @@
 """Forms of the appeal pages: filing an appeal (owners' portal) and deciding one (the desks).
 
-The rules live in moderation.appeals (`clean_appeal_input`, `clean_decision_input`); a form only
+The rules live in moderation.appeal_input (`clean_appeal_input`, `clean_decision_input`); a form only
 turns what was typed into their arguments and puts every error they raise next to the field it
 belongs to, all at once. `error_summary` lists them for the box at the top of the page.
 """
@@ -8,10 +8,10 @@ belongs to, all at once. `error_summary` lists them for the box at the top of th
 from __future__ import annotations
 
 from django import forms
-from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.core.exceptions import ValidationError
 
 from factcheck.models import Verdict
-from moderation.appeals import (
+from moderation.appeal_input import (
     MAX_EVIDENCE_URLS,
     MAX_STATEMENT,
     REVERSAL_VERDICTS,
@@ -36,7 +36,8 @@ def error_summary(form: forms.Form) -> list[dict[str, str]]:
         bound = form[name]
         attrs = form.fields[name].widget.attrs
         attrs["aria-invalid"] = "true"
-        attrs["aria-describedby"] = " ".join(filter(None, [attrs.get("aria-describedby", ""), f"{bound.auto_id}_error"]))
+        described_by = [attrs.get("aria-describedby", ""), f"{bound.auto_id}_error"]
+        attrs["aria-describedby"] = " ".join(filter(None, described_by))
         target = bound.id_for_label or bound.auto_id
         if isinstance(form.fields[name].widget, forms.RadioSelect):
             target = f"{bound.auto_id}_0"
@@ -65,7 +66,9 @@ class AppealForm(forms.Form):
     evidence_urls = forms.CharField(
         label="Evidence URLs",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "https://…", "aria-describedby": "id_evidence_urls_hint"}),
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "https://…", "aria-describedby": "id_evidence_urls_hint"}
+        ),
         help_text=f"Optional: one http:// or https:// URL per line, at most {MAX_EVIDENCE_URLS}.",
     )
     correction_details = forms.CharField(
@@ -104,7 +107,7 @@ class AppealForm(forms.Form):
 
 class DecideForm(forms.Form):
     """What the reviewer decides: accept the appeal (reverse) or not (uphold), why, and for a
-    reversed rating the verdict that replaces it. The rules are moderation.appeals.clean_decision_input."""
+    reversed rating the verdict that replaces it. The rules are moderation.appeal_input.clean_decision_input."""
 
     use_required_attribute = False
 

@@ -1,10 +1,12 @@
-"""What people are told: every notice's wording is a template in templates/moderation/notices/.
+"""Notices: what people are told of decisions and appeals, and who is told.
 
-A notice template's first line is the subject, the rest the body. `send_notice` renders one and
-records it for each recipient (moderation.notifications), e-mailed after commit. The pipeline
-sends the owner's notice of a change of actions; appeals send the notices of filing and deciding.
-A body's paragraphs are apart by a blank line: the first gives the notice's own facts, the rest explain,
-and `fold_repeats` folds, for the portal, an explanation that a notice shown above already gave.
+A notice's wording is a template in templates/moderation/notices/: its first line is the subject, the
+rest the body. `send_notice` renders one and hands a Notification row for each recipient to
+moderation.notice_delivery (stored, e-mailed after commit); `notice_rows` renders one for the
+pipeline, which stores many at once. The pipeline sends the owner's notice of a change of actions;
+appeals send the notices of filing and deciding. A body's paragraphs are apart by a blank line: the
+first gives the notice's own facts, the rest explain, and `fold_repeats` folds, for the portal, an
+explanation that a notice shown above already gave.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 from factcheck.models import Post
 from moderation.models import Notification, NotificationKind
-from moderation.notifications import notify
-from moderation.reasons import appeal_deadline, appeal_steps
+from moderation.notice_delivery import record_notifications
+from moderation.statements.reasons import appeal_deadline, appeal_steps
 
 
 @dataclass(frozen=True)
@@ -46,17 +50,13 @@ def render_notice(notice: Notice, *, post: Post) -> tuple[str, str]:
     return subject.strip(), body.strip()
 
 
-def send_notice(
-    notice: Notice, *, users: Iterable, post: Post, appeal=None, now: datetime | None = None
-) -> list[Notification]:
-    subject, body = render_notice(notice, post=post)
-    return notify(
-        users=users, kind=notice.kind, subject=subject, body=body, post=post, appeal=appeal or notice.appeal, now=now
-    )
+def send_notice(notice: Notice, *, users: Iterable, post: Post, now: datetime | None = None) -> list[Notification]:
+    """Tell these users: a Notification each, e-mailed after the transaction commits."""
+    return record_notifications(notice_rows(notice, users=users, post=post, now=now or timezone.now()))
 
 
 def notice_rows(notice: Notice, *, users: Iterable, post: Post, now: datetime) -> list[Notification]:
-    """The unsaved notifications of a notice to these users (moderation.notifications stores many at once)."""
+    """The unsaved notifications of a notice to these users (moderation.notice_delivery stores many at once)."""
     recipients = [user for pk, user in {u.pk: u for u in users}.items() if pk not in notice.already_told]
     if not recipients:
         return []
@@ -67,6 +67,40 @@ def notice_rows(notice: Notice, *, users: Iterable, post: Post, now: datetime) -
         for user in recipients
     ]
 
+
+# --- Who is told --------------------------------------------------------------------------------
+
+
+def page_owners(post: Post) -> list:
+    return list(post.page.owners.all())
+
+
+def told_of_outcome(appeal) -> set[int]:
+    """Who the notice of an appeal's outcome goes to: the owner who filed it and the post page's owners.
+
+    A reversed rating then reaches the post's copies (moderation.propagation); their owners who were
+    told of the outcome are not told again per copy: one reversal, one notice, one e-mail."""
+    return {appeal.filed_by_id, *(user.pk for user in page_owners(appeal.post))}
+
+
+def owners_of_pages(page_ids: Iterable[int]) -> dict[int, list]:
+    """Each page's owners, for many pages in one query."""
+    owners: dict[int, list] = {pk: [] for pk in page_ids}
+    through = Post._meta.get_field("page").related_model.owners.through
+    for link in through.objects.filter(page_id__in=list(owners)).select_related("user"):
+        owners[link.page_id].append(link.user)
+    return owners
+
+
+def staff_members() -> list:
+    return list(get_user_model().objects.filter(role="trust_safety", is_active=True))
+
+
+def organisation_members(organisation_id: int) -> list:
+    return list(get_user_model().objects.filter(organisation_id=organisation_id, is_active=True))
+
+
+# --- Reading them in the portal -------------------------------------------------------------------
 
 # Characters: a shorter paragraph takes less room than the fold that would hide it.
 FOLD_AT = 80

@@ -4,18 +4,25 @@ A caller (a rating applied, a re-rating, an appeal reversed, a removal, a restor
 override, a matched rating on a copy) locks the post with `lock_post`, decides *what* changes
 and *why* as a `Change`, and hands it here. In the caller's transaction and in the one lock
 order (docs/concurrency.md: post, then actions, then the page's standing, then the feed
-sequence) this module then:
+sequence) `carry_out_many` then takes these steps, each one set-based for all the posts:
 
-1. ends the actions named, and with each its strike;
-2. creates the new actions, with their strikes;
-3. records the rating's decision on this post, if the change is one (keyed by rating and post);
-4. recomputes the page's standing (repeat offender or not);
-5. stores each restricting action's statement of reasons;
-6. derives the post's distribution and appends any change to the decisions feed;
-7. writes the audit events of all of it, and
-8. sends the owner's notice (a template, e-mailed after commit).
+1. `_end_actions`: ends the actions named, and with each its strike;
+2. `_create_actions`: creates the new actions, with their strikes;
+3. `_record_decisions`: records each rating's decision on its post (keyed by rating and post);
+4. `follow_decisions` (moderation.report_outcomes): answers the flags the change answers (a removal: every
+   open flag of the post; a rating: its misinformation flags), with their `report.decided` events, and moves
+   the post out of the fact-checkers' queue on a removal, back when the removal is lifted;
+5. stores the audit events of steps 1 to 3;
+6. `recompute_standings`: the pages' standings (repeat offender or not), under their row locks;
+7. `_store_statements`: each restricting action's statement of reasons;
+8. `recompute_distributions`: each post's distribution, and the feed entries of those that changed;
+9. `_send_notices`: renders the owners' notices (templates) and stores them, e-mailed after commit;
+10. `append_to_feed`: takes the decisions feed's global lock, the last lock, and appends the entries;
+11. `publish_changes`: puts the same entries in the webhook outbox, under that lock.
 
-So no caller writes an action, a strike, a feed entry, a statement or a notice itself.
+The feed's lock is global (every decision takes it), so it comes after all the work that can take
+long, the notices' templates included, and is held only for the two inserts before commit. No
+caller writes an action, a strike, a feed entry, a statement, a notice or an outbox event itself.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
 from core.bulk import update_rows
 from factcheck.models import Flag, Post, Rating
-from moderation.distribution import refresh_many
+from moderation.distribution import recompute_distributions
+from moderation.feed import append_to_feed
 from moderation.models import (
     FACT_CHECK_KINDS,
     Action,
@@ -39,10 +47,13 @@ from moderation.models import (
     StatementOfReasons,
     new_puid,
 )
-from moderation.notices import Notice, notice_rows
-from moderation.notifications import owners_of_pages, record_notifications
-from moderation.reasons import build_statement, restricts
+from moderation.notice_delivery import record_notifications
+from moderation.notices import Notice, notice_rows, owners_of_pages
+from moderation.policy import restricts
+from moderation.publishing import publish_changes
+from moderation.report_outcomes import follow_decisions
 from moderation.standing import end_strikes_of, give_strikes, recompute_standings
+from moderation.statements.reasons import build_statement
 
 
 def lock_post(post_id: int) -> Post:
@@ -58,7 +69,10 @@ def lock_action(action_id: int) -> tuple[Post, Action]:
     """Lock an action's post, then the action (the lock order)."""
     post_id = Action.objects.values_list("post_id", flat=True).get(pk=action_id)
     post = lock_post(post_id)
-    action = Action.objects.select_for_update(no_key=True, of=("self",)).select_related("rating__organisation").get(pk=action_id)
+    action = (
+        Action.objects.select_for_update(no_key=True, of=("self",)).select_related("rating__organisation")
+        .get(pk=action_id)
+    )
     return post, action
 
 
@@ -127,37 +141,30 @@ def carry_out(change: Change, *, now: datetime) -> Outcome:
 def carry_out_many(changes: Sequence[Change], *, now: datetime) -> list[Outcome]:
     """Carry out changes on several posts, one each, whose row locks the caller holds (in id order).
 
-    The steps are carry_out's, each one set-based statement for all the posts: a claim's rating
-    reaching a thousand copies is a few dozen statements, not a few dozen per copy. Every post ends
-    up as one carry_out of its own change would leave it.
+    The steps (the module's list) are each a few set-based statements for all the posts: a claim's
+    rating reaching a thousand copies is a few dozen statements, not a few dozen per copy. Every post
+    ends up as one carry_out of its own change would leave it.
     """
     if not changes:
         return []
-    events: list = []
-    ended = _end_all(changes, now=now, events=events)
-    created = _create_all(changes, now=now, events=events)
-    decisions = _decide_all(changes, created, now=now, events=events)
+    events: list[AuditEvent] = []
+    ended = _end_actions(changes, now=now, events=events)
+    created = _create_actions(changes, now=now, events=events)
+    decisions = _record_decisions(changes, created, now=now, events=events)
+    follow_decisions(changes, created, ended, now=now)
     AuditEvent.objects.bulk_create(events)
-    flipped = recompute_standings(page_ids=[c.post.page_id for c in changes], now=now)
+    standings = recompute_standings(page_ids=[c.post.page_id for c in changes], now=now)
     statements = _store_statements(changes, created)
-    refresh_many(causes={c.post.pk: c.cause for c in changes}, now=now)
-    notifications = []
-    owners = owners_of_pages({c.post.page_id for c in changes if c.notice is not None})
-    for change, made in zip(changes, created, strict=True):
-        if change.notice is None:
-            continue
-        statement = next((statements[a.pk] for a in made if a.pk in statements), None)
-        context = {"statement": statement, "action": made[0] if made else None, **change.notice.context}
-        notice = replace(change.notice, context=context)
-        notifications += notice_rows(notice, users=owners[change.post.page_id], post=change.post, now=now)
-    record_notifications(notifications)
+    feed = standings.feed + recompute_distributions(causes={c.post.pk: c.cause for c in changes}, now=now)
+    _send_notices(changes, created, statements, now=now)
+    publish_changes(append_to_feed(feed))
     return [
-        Outcome(created=made, ended=gone, decision=decision, standing_changed=change.post.page_id in flipped)
+        Outcome(created=made, ended=gone, decision=decision, standing_changed=change.post.page_id in standings.flipped)
         for change, made, gone, decision in zip(changes, created, ended, decisions, strict=True)
     ]
 
 
-def _end_all(changes: Sequence[Change], *, now: datetime, events: list) -> list[list[Action]]:
+def _end_actions(changes: Sequence[Change], *, now: datetime, events: list) -> list[list[Action]]:
     """Step 1: end the actions named, and with each its strike."""
     ended = []
     for change in changes:
@@ -181,7 +188,7 @@ def _end_all(changes: Sequence[Change], *, now: datetime, events: list) -> list[
     return ended
 
 
-def _create_all(changes: Sequence[Change], *, now: datetime, events: list) -> list[list[Action]]:
+def _create_actions(changes: Sequence[Change], *, now: datetime, events: list) -> list[list[Action]]:
     """Step 2: create the new actions, with their strikes."""
     specs = [(change, spec) for change in changes for spec in change.create]
     actions = Action.objects.bulk_create([
@@ -210,7 +217,7 @@ def _create_all(changes: Sequence[Change], *, now: datetime, events: list) -> li
     return [by_change[id(change)] for change in changes]
 
 
-def _decide_all(
+def _record_decisions(
     changes: Sequence[Change], created: list[list[Action]], *, now: datetime, events: list
 ) -> list[RatingDecision | None]:
     """Step 3: record each rating's decision on its post, keyed by rating and post."""
@@ -220,8 +227,7 @@ def _decide_all(
         for change, made in zip(changes, created, strict=True) if change.decides is not None
     ]
     RatingDecision.objects.bulk_create([decision for _, decision in decided])
-    for change, decision in decided:
-        events.append(_decision_event(decision))
+    events += [_decision_event(decision) for _, decision in decided]
     by_change = {id(change): decision for change, decision in decided}
     return [by_change.get(id(change)) for change in changes]
 
@@ -243,7 +249,7 @@ def _decision_event(decision: RatingDecision):
 
 
 def _store_statements(changes: Sequence[Change], created: list[list[Action]]) -> dict[int, StatementOfReasons]:
-    """Step 5: store each restricting action's statement of reasons; returns them by action id."""
+    """Step 6: store each restricting action's statement of reasons; returns them by action id."""
     restricting = [(change, action) for change, made in zip(changes, created, strict=True)
                    for action in made if restricts(action)]
     if not restricting:
@@ -252,7 +258,8 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
     flag_sources: dict[int, set[str]] = {pk: set() for pk in post_ids}
     for post_id, source in Flag.objects.filter(post_id__in=post_ids).values_list("post_id", "source").distinct():
         flag_sources[post_id].add(source)
-    standings = {s.page_id: s for s in PageStanding.objects.filter(page_id__in={c.post.page_id for c, _ in restricting})}
+    page_ids = {change.post.page_id for change, _ in restricting}
+    standings = {s.page_id: s for s in PageStanding.objects.filter(page_id__in=page_ids)}
     statements = StatementOfReasons.objects.bulk_create([
         build_statement(
             action=action, post=change.post, flag_sources=flag_sources[change.post.pk],
@@ -261,3 +268,23 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
         for change, action in restricting
     ])
     return {statement.action_id: statement for statement in statements}
+
+
+def _send_notices(
+    changes: Sequence[Change], created: list[list[Action]], statements: dict[int, StatementOfReasons], *,
+    now: datetime,
+) -> None:
+    """Step 8: each change's notice to its page's owners, with the statement of reasons of its new action.
+
+    Rendered here, before the feed's lock is taken: a chunk of 250 copies renders 250 templates.
+    """
+    notifications = []
+    owners = owners_of_pages({c.post.page_id for c in changes if c.notice is not None})
+    for change, made in zip(changes, created, strict=True):
+        if change.notice is None:
+            continue
+        statement = next((statements[a.pk] for a in made if a.pk in statements), None)
+        context = {"statement": statement, "action": made[0] if made else None, **change.notice.context}
+        notice = replace(change.notice, context=context)
+        notifications += notice_rows(notice, users=owners[change.post.page_id], post=change.post, now=now)
+    record_notifications(notifications)

@@ -1,16 +1,94 @@
-"""Editing the enforcement policy and the repeat-offender numbers: validated and audited.
+"""The enforcement policy: what a verdict does to a post, and editing the policy's numbers.
 
-A change applies to decisions made after it; actions already taken keep the multiplier and
-label they were made with (they are records of what was decided).
+`effect_of` is the one rule of what a verdict does (its feed multiplier, label, warning to sharers
+and page strike), by the EnforcementPolicy row of its verdict; `restricts` is the one rule of
+whether a decision restricts a post (demotes, labels or removes it), for a verdict's effect and a
+stored action alike. The decision (moderation.enforcement), its forecast on the rating form
+(moderation.effect_preview), statements of reasons and the appeal rules all ask here.
+
+A change of the policy applies to decisions made after it; actions already taken keep the
+multiplier and label they were made with (they are records of what was decided).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from factcheck.models import Verdict
+from moderation.models import EnforcementPolicy
+
+ONE = Decimal("1")
+
+# Verdicts that never restrict a post, whatever their policy row says: True lifts earlier
+# fact-check actions, Not eligible only takes the post out of the queue.
+NO_ACTION_VERDICTS = (Verdict.TRUE, Verdict.NOT_ELIGIBLE)
+
+
+class Effect(Protocol):
+    """What a decision does to a post: a verdict's effect, or an action taken (moderation.models.Action)."""
+
+    feed_multiplier: Decimal
+    label: str
+
+    @property
+    def removed(self) -> bool: ...
+
+
+def restricts(effect: Effect) -> bool:
+    """Whether a decision demotes, labels or removes the post: only such a decision carries a statement
+    of reasons (DSA Art. 17), and only such a decision has something for its owner to appeal."""
+    return effect.removed or effect.feed_multiplier < ONE or bool(effect.label)
+
+
+@dataclass(frozen=True)
+class VerdictEffect:
+    """What a rating with one verdict does to its post under the policy."""
+
+    feed_multiplier: Decimal = ONE
+    label: str = ""
+    warn_sharers: bool = False
+    strike: bool = False  # the page gets a fact-check strike
+
+    @property
+    def removed(self) -> bool:
+        return False  # nothing in the fact-check path removes a post (PRODUCT.md)
+
+    @property
+    def restricts(self) -> bool:
+        return restricts(self)
+
+
+NO_EFFECT = VerdictEffect()
+
+
+def effect_of(verdict: str, *, policy: EnforcementPolicy | None) -> VerdictEffect:
+    """What a rating of this verdict does under `policy`, its verdict's row (None: no row, no effect).
+
+    An effect that restricts nothing is no effect at all: no action, no strike, no warning.
+    """
+    if policy is None or verdict in NO_ACTION_VERDICTS:
+        return NO_EFFECT
+    effect = VerdictEffect(
+        feed_multiplier=policy.feed_multiplier, label=policy.label, warn_sharers=policy.warn_sharers,
+        strike=policy.page_strike,
+    )
+    return effect if effect.restricts else NO_EFFECT
+
+
+def policy_for(verdict: str) -> EnforcementPolicy | None:
+    return EnforcementPolicy.objects.filter(verdict=verdict).first()
+
+
+def current_effect(verdict: str) -> VerdictEffect:
+    """What a rating of this verdict does under the policy as it stands now."""
+    return effect_of(verdict, policy=policy_for(verdict))
 
 
 def _snapshot(row: models.Model, fields: list[str]) -> dict[str, str]:
@@ -19,15 +97,19 @@ def _snapshot(row: models.Model, fields: list[str]) -> dict[str, str]:
 
 @transaction.atomic
 def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str, list[str]]:
-    """Save an EnforcementPolicy or RepeatOffenderPolicy row and audit what changed."""
+    """Save an EnforcementPolicy or RepeatOffenderPolicy row and audit what changed.
+
+    Not durable: the admin's change form (its one caller) saves inside a transaction of its own."""
     row.full_clean()
     fields = [f.name for f in row._meta.concrete_fields if f.name not in ("id", "updated_at", "updated_by")]
     before = {}
     if row.pk is not None:
-        previous = type(row).objects.select_for_update().filter(pk=row.pk).first()
+        previous = type(row).objects.select_for_update(no_key=True).filter(pk=row.pk).first()
         before = _snapshot(previous, fields) if previous is not None else {}
         if "verdict" in before and before["verdict"] != str(row.verdict):
-            raise ValidationError({"verdict": ["A policy row belongs to its verdict; edit that verdict's row instead."]})
+            raise ValidationError(
+                {"verdict": ["A policy row belongs to its verdict; edit that verdict's row instead."]}
+            )
     row.updated_by = changed_by
     row.save()
     row.refresh_from_db()  # compare stored values, not what the form typed ("0.4" vs "0.400")

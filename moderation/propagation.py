@@ -8,8 +8,9 @@ reasons (partly automated). It is one more caller of moderation.pipeline, like `
   and order-safe, keyed like a rating's own decision by (rating, post): run twice, it does nothing
   the second time; run for a rating superseded meanwhile, it records that and leaves the newer
   rating to its own run. `apply_matched_rating` is it for one copy.
-- `propagate_rating`: every copy of the rated post, CHUNK a transaction (the job after a rating is
-  recorded, so a re-rating and a reversal on appeal reach the copies as well).
+- `propagate_rating`: every copy of the rated post, CHUNK a transaction: the job after a rating is
+  recorded (moderation.receivers), and the one an appeal's reversal enqueues for the rating it makes
+  (moderation.appeals), so a re-rating and a reversal on appeal reach the copies as well.
 - `apply_matches`: posts just linked to a rated claim (matched on arrival, a confirmed suggestion).
 - `undecided_matches`: what the reconciler re-drives when one of those jobs was lost.
 """
@@ -27,7 +28,7 @@ from django.utils import timezone
 
 from factcheck.matching.matcher import linked_copies
 from factcheck.models import Post, QueueState, Rating
-from moderation.enforcement import action_for, policy_for
+from moderation.enforcement import action_for
 from moderation.models import (
     FACT_CHECK_KINDS,
     Action,
@@ -38,8 +39,7 @@ from moderation.models import (
     EndReason,
     RatingDecision,
 )
-from moderation.notices import Notice
-from moderation.notifications import told_of_outcome
+from moderation.notices import Notice, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out_many, record_decision
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def apply_matched_rating(*, rating_id: int, post_id: int, now: datetime | None =
     return apply_to_copies(rating_id=rating_id, post_ids=[post_id], now=now).get(post_id)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def apply_to_copies(
     *, rating_id: int, post_ids: list[int], now: datetime | None = None, already_told: frozenset[int] = frozenset()
 ) -> dict[int, RatingDecision]:
@@ -92,7 +92,7 @@ def apply_to_copies(
         for post in todo:
             done[post.pk] = record_decision(rating=rating, post=post, outcome=DecisionOutcome.SUPERSEDED, now=now)
         return done
-    new = action_for(rating, policy_for(rating.verdict), kind=ActionKind.MATCHED_RATING)
+    new = action_for(rating, kind=ActionKind.MATCHED_RATING)
     active = defaultdict(list)
     for action in Action.objects.filter(post__in=todo, kind__in=FACT_CHECK_KINDS, ended_at__isnull=True).order_by("id"):
         active[action.post_id].append(action)

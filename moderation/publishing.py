@@ -1,16 +1,17 @@
-"""What the platform is told of decisions and appeals: one shape for the API and for webhooks.
+"""What the platform is told of decisions, appeals and reports: one shape for the API and for webhooks.
 
 `distribution_out`, `change_out` and `appeal_out` are the JSON shapes GET /api/v1/posts/{id} and GET
 /api/v1/decisions answer with; `publish_changes` and `publish_appeal` put the same shapes in the
 webhooks outbox, in the transaction of the change (webhooks.outbox), so that a pushed event and a
-polled entry never disagree.
+polled entry never disagree; `publish_report_outcomes` does the same for flags' outcomes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from factcheck.models import Post
+from factcheck.models import Flag, Post
+from factcheck.routing import report_out
 from moderation.models import Appeal, AppealStatus, DistributionChange
 from webhooks.models import EventType
 from webhooks.outbox import NewEvent, record_events, subscribers
@@ -70,3 +71,20 @@ def publish_appeal(appeal: Appeal, *, external_id: str) -> None:
     event_type = EventType.APPEAL_FILED if appeal.status == AppealStatus.OPEN else EventType.APPEAL_DECIDED
     data = {"post": external_id, "appeal": appeal_out(appeal)}
     record_events([NewEvent(event_type, appeal.post_id, data, appeal.decided_at or appeal.created_at)])
+
+
+def publish_report_outcomes(flag_ids: list[int]) -> None:
+    """`report.decided` for each flag just answered, shaped as GET /api/v1/flags/{key} answers it (the shape is
+    factcheck.routing.report_out), to the endpoints of the account that sent the flag only: another account
+    may not read it, as the API's GET says. A flag no account sent (an import) has nobody to tell."""
+    if not flag_ids or not subscribers(EventType.REPORT_DECIDED):
+        return  # one small query when nobody listens: a rating reaching a thousand copies reads no flag here
+    flags = Flag.objects.filter(pk__in=flag_ids, submitted_by__isnull=False).order_by("id")
+    by_sender: dict[int, list[Flag]] = {}
+    for flag in flags:
+        by_sender.setdefault(flag.submitted_by_id, []).append(flag)
+    for sender, sent in by_sender.items():
+        endpoints = subscribers(EventType.REPORT_DECIDED, owner_id=sender)
+        if endpoints:
+            record_events([NewEvent(EventType.REPORT_DECIDED, flag.post_id, report_out(flag), flag.decided_at)
+                           for flag in sent], endpoints={EventType.REPORT_DECIDED: endpoints})

@@ -1,11 +1,14 @@
-"""How the decision side hears from the review side: ratings, new posts and matched copies, each a job after commit."""
+"""How the decision side hears from the review side: ratings, new posts and matched copies, each a job after commit;
+and flags that arrived for it to answer (reports of harm, flags answered on arrival), inside the ingest batch."""
 
 from django.dispatch import receiver
 
 from core.jobs import enqueue_on_commit
-from factcheck.signals import posts_created, posts_matched, rating_recorded
+from factcheck.signals import flags_stored, posts_created, posts_matched, rating_recorded
 from moderation import jobs
 from moderation.models import PageStanding
+from moderation.publishing import publish_report_outcomes
+from moderation.report_queue import refresh_rows
 
 
 @receiver(rating_recorded, dispatch_uid="moderation.apply_rating_on_commit")
@@ -24,7 +27,7 @@ def give_new_posts_their_pages_standing(sender, posts, now, **kwargs) -> None:
 
     After commit, in a job of its own: the decisions feed's lock is never taken inside an ingest
     batch, so a decision never waits behind a 1,000-flag batch (docs/concurrency.md). If the job
-    is lost, the hourly standings refresh gives such posts their distribution.
+    is lost, the hourly `age_out_strikes` job gives such posts their distribution.
     """
     page_ids = {page_id for _, page_id in posts}
     offenders = set(
@@ -34,4 +37,13 @@ def give_new_posts_their_pages_standing(sender, posts, now, **kwargs) -> None:
     )
     post_ids = [post_id for post_id, page_id in posts if page_id in offenders]
     if post_ids:
-        enqueue_on_commit(jobs.refresh_distributions, post_ids)
+        enqueue_on_commit(jobs.distribute_new_posts, post_ids)
+
+
+@receiver(flags_stored, dispatch_uid="moderation.queue_reports_and_answer_arrivals")
+def queue_reports_and_answer_arrivals(sender, reported_post_ids, decided_flag_ids, now, **kwargs) -> None:
+    """Reports of harm join the staff's queue, and the senders of flags answered on arrival are told, inside
+    the ingest batch's transaction: a report is never stored without its queue row, nor an answer without its
+    event. Neither takes a lock the batch does not hold (the queue rows are its posts'; the outbox inserts)."""
+    refresh_rows(post_ids=reported_post_ids, now=now)
+    publish_report_outcomes(list(decided_flag_ids))

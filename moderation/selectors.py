@@ -7,14 +7,17 @@ it", "which statements of reasons stand": each is computed here, once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 
 from django.db.models import Exists, OuterRef, QuerySet
 
 from factcheck.claimreview import PUBLISHED_VERDICTS
 from factcheck.models import Post, Rating
 from moderation.distribution import current_distribution
-from moderation.models import Action, ActionKind, AppealKind, StatementOfReasons
+from moderation.models import Action, ActionKind, AppealKind, RatingDecision, StatementOfReasons
+from moderation.policy import NO_EFFECT, Effect, current_effect, restricts
 
 ONE = Decimal("1")
 
@@ -23,8 +26,21 @@ def current_ratings() -> QuerySet[Rating]:
     return Rating.objects.filter(is_current=True).select_related("organisation")
 
 
+def _active_removals() -> QuerySet[Action]:
+    """Removals while they stand: what "a post is removed" means, written once."""
+    return Action.objects.filter(kind=ActionKind.REMOVAL, ended_at__isnull=True)
+
+
 def _active_removal() -> QuerySet[Action]:
-    return Action.objects.filter(post=OuterRef("post_id"), kind=ActionKind.REMOVAL, ended_at__isnull=True)
+    """The outer row's post's standing removal, for an Exists() (removed content is not republished)."""
+    return _active_removals().filter(post=OuterRef("post_id"))
+
+
+def active_removal(post: Post) -> Action | None:
+    """The post's removal, while it stands (at most one: moderation.staff_actions refuses a second), with who
+    made it (the admin's banner names them; the join costs no query of its own). Reads no lock:
+    a caller that decides on the answer holds the post's lock (moderation.pipeline.lock_post)."""
+    return _active_removals().filter(post=post).select_related("created_by").first()
 
 
 def published_ratings() -> QuerySet[Rating]:
@@ -75,16 +91,42 @@ def statements(actions: list[Action]) -> list[StatementOfReasons]:
 
 @dataclass(frozen=True)
 class FactCheckDecision:
-    """The fact-check rating a post carries: its own current rating, or, for a matched copy, the
-    rating of the claim it copies, with the `matched_rating` action that brought it."""
+    """The fact-check rating a post carries: its own current rating, with its recorded decision on the
+    post (None until the rating's job has run), or, for a matched copy, the rating of the claim it
+    copies, with the `matched_rating` action that its decision on the copy took."""
 
     rating: Rating
     matched: Action | None = None
+    decided: RatingDecision | None = None
 
     @property
     def source(self) -> Post | None:
         """The rated post this copy was matched to."""
         return self.rating.post if self.matched is not None else None
+
+    @cached_property
+    def effect(self) -> Effect:
+        """What the decision did to the post: the action it took (whatever staff did to that action
+        since: an overridden rating still stands and can be disputed), none, or, before the rating's
+        job ran, what the policy gives its verdict now."""
+        if self.matched is not None:
+            return self.matched
+        if self.decided is None:
+            return current_effect(self.rating.verdict)
+        return self.decided.action if self.decided.action_id is not None else NO_EFFECT
+
+    @property
+    def notice_at(self) -> datetime:
+        """When the owner was told of the decision (their appeal window opens): when it was made, or
+        the rating's own time while its job has not run yet."""
+        if self.matched is not None:
+            return self.matched.created_at  # the matched action is its decision's, made at that moment
+        return self.decided.decided_at if self.decided is not None else self.rating.created_at
+
+    @property
+    def restricts(self) -> bool:
+        """Whether there is something to dispute or correct: a True rating, say, restricts nothing."""
+        return restricts(self.effect)
 
 
 def fact_check_decision(post: Post) -> FactCheckDecision | None:
@@ -92,7 +134,8 @@ def fact_check_decision(post: Post) -> FactCheckDecision | None:
     the matched rating), or None. A matched rating counts while its action restricts the post."""
     own = current_ratings().filter(post=post).first()
     if own is not None:
-        return FactCheckDecision(rating=own)
+        decided = RatingDecision.objects.filter(rating=own, post=post).select_related("action").first()
+        return FactCheckDecision(rating=own, decided=decided)
     matched = (
         Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
         .select_related("rating__organisation", "rating__post").order_by("-id").first()
@@ -101,8 +144,9 @@ def fact_check_decision(post: Post) -> FactCheckDecision | None:
 
 
 def appealable_kinds(decision: FactCheckDecision | None, actions: list[Action]) -> list[str]:
-    """What the owner may appeal: the fact-check decision (dispute, correction) and an active removal."""
-    kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION] if decision is not None else []
+    """What an owner may appeal on a post now: the fact-check decision (dispute, correction) while it
+    restricts the post, and an active removal. The portal offers exactly these, and filing checks them."""
+    kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION] if decision is not None and decision.restricts else []
     if any(action.kind == ActionKind.REMOVAL for action in actions):
         kinds.append(AppealKind.REMOVAL)
     return [str(kind) for kind in kinds]

@@ -19,6 +19,7 @@ from factcheck.models import Post
 from moderation.models import Action, ActionKind, EndReason, RemovalGround, StrikeKind
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, carry_out, lock_action, lock_post
+from moderation.selectors import active_removal
 
 
 class RemovalRefused(Refusal):
@@ -34,6 +35,8 @@ def _require_staff(user) -> None:
 
 @transaction.atomic
 def remove_post(*, staff, post_id: int, ground: str, reason: str, now: datetime | None = None) -> Action:
+    """Staff remove a post. Not durable: deciding a harm report (durable) and the demo seed remove inside their
+    own transaction; takes the post's lock."""
     _require_staff(staff)
     if ground not in RemovalGround.values:
         raise RemovalRefused(f"Choose a ground: {', '.join(RemovalGround.values)}.")
@@ -41,7 +44,7 @@ def remove_post(*, staff, post_id: int, ground: str, reason: str, now: datetime 
         raise RemovalRefused("A removal needs a reason.")
     now = now or timezone.now()
     post = lock_post(post_id)
-    if Action.objects.filter(post=post, kind=ActionKind.REMOVAL, ended_at__isnull=True).exists():
+    if active_removal(post) is not None:
         raise RemovalRefused("This post is already removed.")
     removal = NewAction(
         kind=ActionKind.REMOVAL, ground=ground, reason=reason.strip(), feed_multiplier=Decimal("0"),
@@ -73,6 +76,8 @@ def lift_action(
     """End an active action (restore a removed post, lift a label) and recompute at once.
 
     `notice`: the owner's notice; a decided appeal passes its own, so the owner gets one.
+    Not durable: a removal appeal's reversal lifts inside decide_appeal's transaction; takes the post's lock,
+    then the action's.
     """
     _require_staff(actor)
     if not (reason or "").strip():
@@ -91,7 +96,7 @@ def lift_action(
     return action
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def override_action(
     *, staff, action_id: int, feed_multiplier, label: str, reason: str, now: datetime | None = None
 ) -> Action:

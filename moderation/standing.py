@@ -3,23 +3,47 @@
 A page with `strike_threshold` or more fact-check strikes in the last `window_days` is a
 repeat offender: all its posts get the page multiplier and it loses monetisation, until
 enough strikes age out. A strike ends with the action that made it.
+
+`counts_toward_standing` is the one condition of a strike that counts; the standing itself, the
+rating form's forecast (moderation.effect_preview) and the owners' portal all count by it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event, record_event
 from core.bulk import update_rows
 from factcheck.models import Page, Post
-from moderation.distribution import page_post_ids, refresh_distributions, refresh_posts
-from moderation.models import Action, PageStanding, RepeatOffenderPolicy, Strike, StrikeKind
+from moderation.distribution import distribute_new_posts, page_post_ids, recompute_page_distributions
+from moderation.feed import append_and_publish
+from moderation.models import Action, DistributionChange, PageStanding, RepeatOffenderPolicy, Strike, StrikeKind
+
+
+def counts_toward_standing(*, now: datetime, policy: RepeatOffenderPolicy) -> Q:
+    """A strike that counts toward its page's repeat-offender standing now: a fact-check strike, not
+    ended, given within the policy's window (community-standards strikes are counted apart)."""
+    return Q(kind=StrikeKind.FACT_CHECK, ended_at__isnull=True, created_at__gt=now - timedelta(days=policy.window_days))
+
+
+def strike_counts(*, page_ids: list[int], now: datetime, policy: RepeatOffenderPolicy) -> dict[int, int]:
+    """The counted strikes of each of these pages (pages without any are absent), in one query."""
+    return dict(
+        Strike.objects.filter(counts_toward_standing(now=now, policy=policy), page_id__in=page_ids)
+        .values("page_id").annotate(n=Count("id")).values_list("page_id", "n")
+    )
+
+
+def ages_out(strike: Strike, *, policy: RepeatOffenderPolicy) -> datetime:
+    """When a fact-check strike stops counting."""
+    return strike.created_at + timedelta(days=policy.window_days)
 
 
 def give_strikes(struck: list[tuple[Action, str]], *, now: datetime) -> list[AuditEvent]:
@@ -51,45 +75,38 @@ def end_strikes_of(endings: list[tuple[Action, str, object]], *, now: datetime) 
     return events
 
 
-def active_fact_check_strikes(page: Page, *, now: datetime, policy: RepeatOffenderPolicy) -> int:
-    since = now - timedelta(days=policy.window_days)
-    return Strike.objects.filter(
-        page=page, kind=StrikeKind.FACT_CHECK, ended_at__isnull=True, created_at__gt=since
-    ).count()
+@dataclass
+class StandingChanges:
+    """What recomputing some pages' standings changed."""
+
+    flipped: set[int] = field(default_factory=set)  # pages whose repeat-offender state flipped
+    # The flipped pages' posts' new distributions, as feed entries not yet appended: the caller appends
+    # them with its own, last (the feed's lock is the last of a decision, docs/concurrency.md).
+    feed: list[DistributionChange] = field(default_factory=list)
 
 
-def recompute_standing(*, page: Page, now: datetime) -> bool:
-    """Update the page's standing; if its repeat-offender state flips, redo all its posts.
+def recompute_standings(*, page_ids: list[int], now: datetime) -> StandingChanges:
+    """Update these pages' standings in a fixed number of statements (one decision reaching the copies of
+    a claim on hundreds of pages); a page whose repeat-offender state flips has every post redistributed.
 
-    Runs inside the caller's transaction, which holds the page's standing row lock.
-    Returns whether the repeat-offender state changed.
-    """
-    return page.pk in recompute_standings(page_ids=[page.pk], now=now)
-
-
-def recompute_standings(*, page_ids: list[int], now: datetime) -> set[int]:
-    """`recompute_standing` for several pages at once, in a fixed number of statements (one decision
-    reaching the copies of a claim on hundreds of pages); returns the pages whose state flipped.
-
-    Locks the pages' standings in page id order, after the posts (docs/concurrency.md).
+    Runs in the caller's transaction, which holds the posts' locks; locks the pages' standings in page
+    id order, after the posts (docs/concurrency.md). Appends nothing to the feed: see StandingChanges.
     """
     page_ids = sorted(set(page_ids))
     if not page_ids:
-        return set()
+        return StandingChanges()
     policy = RepeatOffenderPolicy.current()
     PageStanding.objects.bulk_create([PageStanding(page_id=pk) for pk in page_ids], ignore_conflicts=True)
-    standings = list(PageStanding.objects.select_for_update().filter(page_id__in=page_ids).order_by("page_id"))
-    since = now - timedelta(days=policy.window_days)
-    counts = dict(
-        Strike.objects.filter(page_id__in=page_ids, kind=StrikeKind.FACT_CHECK, ended_at__isnull=True, created_at__gt=since)
-        .values("page_id").annotate(n=Count("id")).values_list("page_id", "n")
+    standings = list(
+        PageStanding.objects.select_for_update(no_key=True).filter(page_id__in=page_ids).order_by("page_id")
     )
-    flipped, redo = set(), []
+    counts = strike_counts(page_ids=page_ids, now=now, policy=policy)
+    changes, redo = StandingChanges(), []
     for standing in standings:
         count = counts.get(standing.page_id, 0)
         repeat = count >= policy.strike_threshold
         if repeat != standing.is_repeat_offender:
-            flipped.add(standing.page_id)
+            changes.flipped.add(standing.page_id)
             standing.since = now if repeat else None
         if repeat != standing.is_repeat_offender or (repeat and standing.page_multiplier != policy.page_multiplier):
             redo.append(standing.page_id)
@@ -100,7 +117,7 @@ def recompute_standings(*, page_ids: list[int], now: datetime) -> set[int]:
     fields = ["active_strikes", "is_repeat_offender", "page_multiplier", "since", "updated_at"]
     update_rows(PageStanding, fields, [(s.pk, *(getattr(s, f) for f in fields)) for s in standings])
     for standing in standings:
-        if standing.page_id in flipped:
+        if standing.page_id in changes.flipped:
             repeat = standing.is_repeat_offender
             record_event(
                 actor=None, verb=AuditVerb.STANDING_CHANGED, target=Page(pk=standing.page_id),
@@ -110,30 +127,35 @@ def recompute_standings(*, page_ids: list[int], now: datetime) -> set[int]:
             )
     repeat_now = {standing.page_id: standing.is_repeat_offender for standing in standings}
     for page in Page.objects.filter(pk__in=redo).order_by("pk"):  # rare: every post of the page changes
-        refresh_distributions(
+        changes.feed += recompute_page_distributions(
             post_ids=page_post_ids(page), page=page,
             cause="page became a repeat offender" if repeat_now[page.pk] else "page is no longer a repeat offender",
             now=now,
         )
-    return flipped
+    return changes
 
 
-def refresh_standings(*, now: datetime | None = None) -> int:
-    """Let strikes age out: recompute every page that has strikes counted. Returns flips.
+def age_out_strikes(*, now: datetime | None = None) -> int:
+    """Let strikes age out: recompute every page that has strikes counted, each in a transaction of its
+    own that appends its posts' new distributions to the feed and publishes them. Returns flips.
 
     Also the reconciler of new posts on repeat offenders' pages whose job was lost: any such post
-    without a distribution of its own gets one.
+    without a distribution of its own gets one (moderation.distribution.distribute_new_posts).
     """
     now = now or timezone.now()
     flips = 0
-    page_ids = list(PageStanding.objects.filter(active_strikes__gt=0).values_list("page_id", flat=True))
-    for page in Page.objects.filter(pk__in=page_ids).order_by("pk"):
-        with transaction.atomic():
-            flips += recompute_standing(page=page, now=now)
+    page_ids = list(
+        PageStanding.objects.filter(active_strikes__gt=0).order_by("page_id").values_list("page_id", flat=True)
+    )
+    for page_id in page_ids:
+        with transaction.atomic(durable=True):
+            changes = recompute_standings(page_ids=[page_id], now=now)
+            append_and_publish(changes.feed)
+        flips += len(changes.flipped)
     missing = list(
         Post.objects.filter(page__standing__is_repeat_offender=True, distribution__isnull=True)
         .order_by("id").values_list("id", flat=True)[:10_000]
     )
     if missing:
-        refresh_posts(post_ids=missing, now=now)
+        distribute_new_posts(post_ids=missing, now=now)
     return flips

@@ -2,6 +2,8 @@
 
 Who is shown depends on who reads: page owners see the organisation (or "Trust and safety"),
 never a fact-checker's or staff member's name; fact-checkers and staff see the person.
+`tell_post_story` is the story as the review side's post page shows it (factcheck.previews asks for
+it; registered in ModerationConfig.ready()).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from django.db.models import Count, Min
 
 from core.formatting import times
 from factcheck.models import Flag, Post, Rating
-from moderation.models import Action, ActionKind, AppealEvent, AppealStatus
+from factcheck.previews import AppealSummary, PostStory, StoryEntry
+from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealKind, AppealStatus
 
 OWNER_OUTCOMES = {AppealStatus.REVERSED: "Appeal accepted", AppealStatus.UPHELD: "Appeal not accepted"}
 
@@ -54,7 +57,8 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
         if action.kind == ActionKind.REMOVAL:
             title = f"Removed ({action.get_ground_display()})"
         else:
-            effect = f"distribution {times(action.feed_multiplier)}" + (f', label "{action.label}"' if action.label else "")
+            label = f', label "{action.label}"' if action.label else ""
+            effect = f"distribution {times(action.feed_multiplier)}{label}"
             title = f"{action.get_kind_display()} action: {effect}"
         by = _by(action.created_by, for_owner=for_owner, nobody="Factdesk (enforcement policy)")
         detail = action.reason if action.kind in (ActionKind.REMOVAL, ActionKind.OVERRIDE) else ""
@@ -73,3 +77,19 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
                              _by(event.actor, for_owner=for_owner, nobody="Factdesk")))
     entries.sort(key=lambda e: e.at)
     return entries
+
+
+def tell_post_story(post: Post) -> PostStory:
+    """The post's timeline as fact-checkers read it (people named) and its appeals, newest first."""
+    entries = [StoryEntry(at=e.at, kind=e.kind, title=e.title, detail=e.detail, by=e.by)
+               for e in post_timeline(post, for_owner=False)]
+    appeals = [
+        AppealSummary(
+            id=appeal.pk, kind=AppealKind(appeal.kind).label.split(" (")[0], status=appeal.status,
+            status_label=appeal.get_status_display(), created_at=appeal.created_at, decided_at=appeal.decided_at,
+            is_open=appeal.is_open, organisation_id=appeal.rating.organisation_id if appeal.rating_id else None,
+            outcome_reason=appeal.outcome_reason,
+        )
+        for appeal in Appeal.objects.filter(post=post).select_related("rating").order_by("-created_at", "-id")
+    ]
+    return PostStory(entries=entries, appeals=appeals)

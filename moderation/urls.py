@@ -1,10 +1,12 @@
 """Browser UI of the decision side. `/appeals/`: the page owners' portal; `/queue/appeals/` and
-`/staff/appeals/`: where fact-checkers and trust-and-safety staff decide appeals."""
+`/staff/appeals/`: where fact-checkers and trust-and-safety staff decide appeals; `/staff/reports/`: where
+staff decide reports of harm."""
 
 from django.urls import path
 
-from moderation import views_appeals, views_claims, views_portal
+from moderation import views_appeals, views_claims, views_portal, views_reports
 from moderation.views_appeals import FACTCHECK_DESK, STAFF_DESK
+from moderation.views_reports import REPORTS_DESK
 
 app_name = "moderation"
 urlpatterns = [
@@ -24,4 +26,11 @@ urlpatterns = [
     path("staff/appeals/<int:appeal_id>/", views_appeals.appeal_detail, {"desk": STAFF_DESK}, name="staff_appeal"),
     path("staff/appeals/<int:appeal_id>/review/", views_appeals.take_into_review, {"desk": STAFF_DESK},
          name="staff_appeal_review"),
+    # Deciding reports of harm: trust-and-safety staff.
+    path("staff/reports/", views_reports.report_queue, {"desk": REPORTS_DESK}, name="staff_reports"),
+    path("staff/reports/<int:post_id>/", views_reports.report_detail, {"desk": REPORTS_DESK}, name="staff_report"),
+    path("staff/reports/<int:post_id>/claim/", views_reports.claim, {"desk": REPORTS_DESK},
+         name="staff_report_claim"),
+    path("staff/reports/<int:post_id>/release/", views_reports.release, {"desk": REPORTS_DESK},
+         name="staff_report_release"),
 ]

@@ -22,14 +22,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.utils.text import Truncator
-from django.utils.timesince import timesince, timeuntil
+from django.utils.timesince import timesince
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.formatting import moment
 from core.paging import page_number
 from factcheck.models import Verdict
 from moderation.appeals import (
-    DECISION_TARGET,
     AppealConflict,
     NotAllowed,
     can_decide,
@@ -37,6 +36,7 @@ from moderation.appeals import (
     is_overdue,
     start_review,
 )
+from moderation.deadlines import due_label
 from moderation.forms import DecideForm, error_summary
 from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
 from moderation.timeline import post_timeline
@@ -60,7 +60,8 @@ class QueueView:
 
 QUEUE_VIEWS = (
     # Waiting the longest first: the 24-hour target runs from filing.
-    QueueView("open", "Open", tuple(OPEN_STATUSES), ("created_at", "id"), "No open appeals. Nothing is waiting for a decision."),
+    QueueView("open", "Open", tuple(OPEN_STATUSES), ("created_at", "id"),
+              "No open appeals. Nothing is waiting for a decision."),
     # The latest decisions first: what a reviewer comes back to.
     QueueView("decided", "Decided", (AppealStatus.UPHELD, AppealStatus.REVERSED, AppealStatus.WITHDRAWN),
               ("-decided_at", "-id"), "No decided appeals yet."),
@@ -79,6 +80,7 @@ class Desk:
     queue_url: str
     detail_url: str
     review_url: str
+    what: str = "appeals"  # what the desk decides, as its refusal names it
 
     def admits(self, user) -> bool:
         return user.is_factchecker if self.key == "factcheck" else user.is_trust_safety
@@ -112,7 +114,7 @@ def desk_member_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
             return redirect_to_login(request.get_full_path())
         if not desk.admits(request.user):
             role = request.user.get_role_display() or "no role"
-            reason = f"These appeals are decided by {desk.role_label}; your account ({role}) cannot open them."
+            reason = f"These {desk.what} are decided by {desk.role_label}; your account ({role}) cannot open them."
             return _forbidden(request, desk=desk, reason=reason)
         return view(request, *args, desk=desk, **kwargs)
 
@@ -130,10 +132,7 @@ def _appeals(desk: Desk, user) -> QuerySet[Appeal]:
 
 
 def _due(appeal: Appeal, now) -> str:
-    due_at = appeal.created_at + DECISION_TARGET
-    if is_overdue(appeal, now=now):
-        return f"overdue by {timesince(due_at, now)}"
-    return f"due in {timeuntil(due_at, now)}"
+    return due_label(appeal.created_at, now=now)
 
 
 def _url_for_ids(name: str) -> Callable[[int], str]:

@@ -1,7 +1,7 @@
 """The page owners' portal, `/appeals/`: their pages and decided posts, reasons, appeals and notifications.
 
-Thin callers of moderation.appeals, moderation.reasons, moderation.timeline and
-moderation.notifications; the rules are there. A post page answers 404 to anyone who does not
+Thin callers of moderation.appeals, moderation.selectors, moderation.standing, moderation.timeline
+and moderation.notices; the rules are there. A post page answers 404 to anyone who does not
 own the post's page, so that the existence of other pages' posts does not leak. Every page
 renders in a fixed number of queries, whatever the number of pages, posts and appeals.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef, Prefetch, prefetch_related_objects
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -29,11 +29,9 @@ from moderation.appeals import (
     AppealConflict,
     AppealRefused,
     NotAllowed,
-    appeal_kinds,
     file_appeal,
     is_overdue,
     nothing_to_dispute_message,
-    restricts,
     withdraw_appeal,
 )
 from moderation.forms import AppealForm, error_summary
@@ -47,15 +45,17 @@ from moderation.models import (
     Strike,
     StrikeKind,
 )
+from moderation.notice_delivery import mark_read
 from moderation.notices import fold_repeats
-from moderation.notifications import mark_read
 from moderation.selectors import (
     active_actions,
+    appealable_kinds,
     current_ratings,
     fact_check_decision,
     owner_distribution,
     statements,
 )
+from moderation.standing import ages_out, counts_toward_standing
 from moderation.timeline import post_timeline
 
 PAGE_SIZE = 20
@@ -84,25 +84,26 @@ def _url_for_ids(name: str) -> Callable[[int], str]:
 
 
 def _strikes_by_page(page_ids: list[int], *, policy: RepeatOffenderPolicy, now: datetime) -> dict[int, dict[str, list]]:
-    """Each page's active strikes: fact-check ones that still count, with the day each ages out,
-    and community-standards ones (which end only when their removal is lifted)."""
-    counted_since = now - timedelta(days=policy.window_days)
+    """Each page's active strikes: fact-check ones that still count toward its standing, with the day each
+    ages out, and community-standards ones (which end only when their removal is lifted)."""
     by_page: dict[int, dict[str, list]] = defaultdict(lambda: {"fact_check": [], "community": []})
     strikes = (
         Strike.objects.filter(page_id__in=page_ids, ended_at__isnull=True)
+        .annotate(counted=ExpressionWrapper(counts_toward_standing(now=now, policy=policy),
+                                            output_field=BooleanField()))
         .select_related("action__post")
         .order_by("created_at", "id")
     )
     for strike in strikes:
         if strike.kind == StrikeKind.COMMUNITY_STANDARDS:
             by_page[strike.page_id]["community"].append({"strike": strike, "post": strike.action.post})
-        elif strike.created_at > counted_since:
+        elif strike.counted:
             by_page[strike.page_id]["fact_check"].append(
                 {
                     "strike": strike,
                     "post": strike.action.post,
                     "verdict": strike.action.get_verdict_display(),
-                    "ages_out": strike.created_at + timedelta(days=policy.window_days),
+                    "ages_out": ages_out(strike, policy=policy),
                 }
             )
     return by_page
@@ -186,7 +187,8 @@ def portal(request: HttpRequest) -> HttpResponse:
 def mark_notifications_read(request: HttpRequest) -> HttpResponse:
     # "Mark all as read" sends the ids that were shown, so one arriving meanwhile stays unread.
     raw = request.POST.getlist("shown") if request.POST.get("all") else request.POST.getlist("notification")
-    count = mark_read(user=request.user, notification_ids=[int(value) for value in raw if value.isascii() and value.isdigit()])
+    ids = [int(value) for value in raw if value.isascii() and value.isdigit()]
+    count = mark_read(user=request.user, notification_ids=ids)
     messages.success(request, f"{count} notification{'s' if count != 1 else ''} marked as read.")
     return redirect("moderation:portal")
 
@@ -207,15 +209,15 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     rating_appeal = next((a for a in appeals if decision is not None and a.is_open and a.rating_id == rating.pk
                           and a.action_id == getattr(decision.matched, "pk", None)), None)
     removal_appeal = next((a for a in appeals if a.is_open and a.kind == AppealKind.REMOVAL), None)
-    possible = appeal_kinds(decision, actions)
+    possible = appealable_kinds(decision, actions)
     kinds = [kind for kind in possible
              if not (rating_appeal if kind != AppealKind.REMOVAL else removal_appeal)]
     form = AppealForm(request.POST or None, kinds=kinds)
     if request.method == "POST":
         if not kinds:
             messages.error(request, "An appeal against this decision is already open." if possible else
-                           nothing_to_dispute_message(rating) if rating is not None and not restricts(rating) else
-                           "This post has no rating or removal to appeal.")
+                           nothing_to_dispute_message(rating) if decision is not None and not decision.restricts
+                           else "This post has no rating or removal to appeal.")
             return redirect("moderation:portal_post", post_id=post.pk)
         if form.is_valid():
             try:
@@ -248,7 +250,7 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "errors": error_summary(form) if form.is_bound else [],
             # Why a dispute is not offered: the rating restricts nothing (True, Not eligible).
             "nothing_to_dispute": (nothing_to_dispute_message(rating)
-                                   if rating is not None and not restricts(rating) else ""),
+                                   if decision is not None and not decision.restricts else ""),
             # One open appeal per decision: say so before the owner writes a second one.
             # A matched copy's appeal is against its matched action, a post's own against its rating.
             "matched": decision.matched if decision is not None else None,

@@ -11,7 +11,18 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import errors_for
 from moderation.appeals import DECISION_TARGET
-from reports.figures import APPEAL_KINDS, DECISION_KINDS, VERDICTS, Figures, Person, date_range, figures_for, scope_of
+from reports.figures import (
+    APPEAL_KINDS,
+    DECISION_KINDS,
+    VERDICTS,
+    DayFigures,
+    Figures,
+    Person,
+    date_range,
+    figures_for,
+    scope_of,
+)
+from reports.notices import CATEGORIES, OUTCOMES, SOURCES, split
 
 router = Router(tags=["figures"])
 DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
@@ -21,10 +32,21 @@ class ScopeOut(Schema):
     organisation: str | None = Field(description="The organisation the figures cover; null for the whole program.")
 
 
+class NoticesDayOut(Schema):
+    by_category: dict[str, int] = Field(description="Notices (flags) received that day, by category.")
+    by_source: dict[str, int] = Field(description="The same notices by source.")
+    by_category_and_source: dict[str, int] = Field(description="Keyed `category:source`.")
+    decided: dict[str, int] = Field(description="Notices answered that day, by outcome.")
+    reports_open: int = Field(description="Reports of harm open at the end of the day.")
+    reports_overdue: int = Field(description="Of them, open for more than 24 hours.")
+
+
 class DayOut(Schema):
     date: date
     computed: bool = Field(description="False for a day the roll-up job has not computed yet (its figures are null).")
-    through: datetime | None = Field(description="The moment the day's figures run to (its end, or the last run for today).")
+    through: datetime | None = Field(
+        description="The moment the day's figures run to (its end, or the last run for today)."
+    )
     queue_depth: int | None = Field(description="Posts waiting for a rating at the end of the day.")
     queue_oldest_seconds: int | None = Field(description="How long the oldest waiting post had waited.")
     first_ratings: int | None
@@ -38,12 +60,22 @@ class DayOut(Schema):
     appeals_withdrawn: int | None
     appeals_open: int | None = Field(description="Open at the end of the day.")
     appeals_overdue: int | None = Field(description="Open at the end of the day for more than 24 hours.")
+    notices: NoticesDayOut | None = Field(
+        None, description="The program's notices and reports of harm: staff only (null for an organisation).")
 
 
 class AppealsOut(Schema):
     decided: int
     reversed: int
     median_seconds_to_decide: int | None
+    decided_within_target: int
+    target_seconds: int
+
+
+class ReportDecisionsOut(Schema):
+    decided: int = Field(description="Reports of harm decided in the range.")
+    median_seconds_to_decide: int | None = Field(description="From each report's receipt to its decision "
+                                                 "(to the minute under an hour, the quarter hour under a day).")
     decided_within_target: int
     target_seconds: int
 
@@ -63,6 +95,8 @@ class StatsOut(Schema):
     days: list[DayOut]
     totals: dict[str, int] = Field(description="Ratings by verdict and decisions by kind over the range.")
     appeals: AppealsOut
+    reports: ReportDecisionsOut | None = Field(
+        None, description="Reports of harm: staff only (null for an organisation).")
     organisations: list[ThroughputOut] = Field(description="Staff only (empty for an organisation).")
     reviewers: list[ThroughputOut]
 
@@ -74,6 +108,19 @@ def _seconds(value: float | None) -> int | None:
 def _person(person: Person) -> dict:
     return {"id": person.id, "name": person.name, "organisation": person.organisation,
             "ratings": person.ratings, "appeals_decided": person.appeals_decided}
+
+
+def _notices(day: DayFigures) -> dict:
+    by_category, by_source = split(day.notices_received, position=0), split(day.notices_received, position=1)
+    decided = split(day.notices_decided, position=1)
+    return {
+        "by_category": {c: by_category.get(c, 0) for c in CATEGORIES},
+        "by_source": {k: by_source.get(k, 0) for k in SOURCES},
+        "by_category_and_source": {f"{c}:{k}": day.notices_received.get(f"{c}:{k}", 0)
+                                   for c in CATEGORIES for k in SOURCES},
+        "decided": {o: decided.get(o, 0) for o in OUTCOMES},
+        "reports_open": day.reports_open or 0, "reports_overdue": day.reports_overdue or 0,
+    }
 
 
 def stats_out(figures: Figures) -> dict:
@@ -95,6 +142,7 @@ def stats_out(figures: Figures) -> dict:
             "appeals_reversed": d.appeals_reversed,
             "appeals_withdrawn": d.appeals_withdrawn,
             "appeals_open": d.appeals_open, "appeals_overdue": d.appeals_overdue,
+            "notices": None if figures.scope.organisation else _notices(d),
         })
     totals = {f"ratings_{v}": figures.total("ratings", v) for v in VERDICTS}
     totals |= {f"decisions_{k}": figures.total("decisions", k) for k in DECISION_KINDS}
@@ -106,6 +154,12 @@ def stats_out(figures: Figures) -> dict:
             "reversed": figures.total("appeals_reversed"),
             "median_seconds_to_decide": _seconds(figures.appeal_median_seconds),
             "decided_within_target": figures.appeals_within_target,
+            "target_seconds": int(DECISION_TARGET.total_seconds()),
+        },
+        "reports": None if figures.scope.organisation else {
+            "decided": sum(figures.report_waits.values()),
+            "median_seconds_to_decide": _seconds(figures.report_median_seconds),
+            "decided_within_target": figures.reports_within_target,
             "target_seconds": int(DECISION_TARGET.total_seconds()),
         },
         "organisations": [_person(p) for p in figures.organisations],

@@ -18,10 +18,11 @@ from django.utils.safestring import mark_safe
 
 from core.formatting import day as day_text
 from core.formatting import duration
-from factcheck.models import Verdict
+from factcheck.models import FlagCategory, FlagSource, ReportOutcome, Verdict
 from moderation.appeals import DECISION_TARGET
 from moderation.models import AppealKind
 from reports.figures import APPEAL_KINDS, DECISION_KINDS, VERDICTS, DayFigures, Figures, Person
+from reports.notices import CATEGORIES, OUTCOMES, SOURCES, split
 from reports.rollup import DecisionKind
 
 PANEL_WIDTH, PANEL_HEIGHT, GAP = 300, 64, 1
@@ -131,7 +132,7 @@ def csv_cell(value: object) -> object:
 
 # Figures that are a level at the end of each day, not a count over it: never summed.
 STOCKS = {"waiting_posts", "oldest_waiting_seconds", "median_seconds", "p90_seconds", "appeals_open",
-          "appeals_overdue"}
+          "appeals_overdue", "reports_open", "reports_overdue"}
 
 
 def _date(row: DayFigures) -> str:
@@ -208,7 +209,10 @@ def decisions_chart(figures: Figures) -> Chart:
               "matched ratings (copies of a rated claim) also count in what they do.",
         columns=[
             _date_column(),
-            *(Column(DecisionKind(k).label, k, _computed(lambda d, k=k: d.decisions.get(k, 0))) for k in DECISION_KINDS),
+            *(
+                Column(DecisionKind(k).label, k, _computed(lambda d, k=k: d.decisions.get(k, 0)))
+                for k in DECISION_KINDS
+            ),
         ],
         rows=figures.days,
     )
@@ -246,6 +250,41 @@ def appeals_chart(figures: Figures) -> Chart:
     )
 
 
+def notices_chart(figures: Figures) -> Chart:
+    """Notices by category and source, their outcomes, and reports of harm waiting (the program's only)."""
+    categories, sources, outcomes = dict(FlagCategory.choices), dict(FlagSource.choices), dict(ReportOutcome.choices)
+    median = figures.report_median_seconds
+    target = DECISION_TARGET.total_seconds()
+    decided = sum(figures.report_waits.values())
+    summary = [
+        f"Median time from a report of harm to its decision: {duration(median)} (target {duration(target)})"
+        if median is not None else "No report of harm was decided in these days.",
+    ]
+    if decided:
+        summary.append(f"{figures.reports_within_target:,} of {decided:,} decided within {duration(target)}")
+    return Chart(
+        slug="notices", title="Notices and reports of harm",
+        intro="Flags received each day by category and source (each a notice; reports of harm are decided by "
+              "trust-and-safety staff, misinformation by fact-checkers), notices answered each day by outcome, and "
+              "reports of harm open and overdue (open for more than 24 hours) at the end of each day.",
+        columns=[
+            _date_column(),
+            *(Column(f"Received: {categories[c].lower()}", f"received_{c}",
+                     _computed(lambda d, c=c: split(d.notices_received, position=0).get(c, 0))) for c in CATEGORIES),
+            *(Column(f"From {sources[k].lower()}s", f"from_{k}",
+                     _computed(lambda d, k=k: split(d.notices_received, position=1).get(k, 0)), panel=False)
+              for k in SOURCES),
+            *(Column(f"Answered: {outcomes[o].lower()}", f"answered_{o}",
+                     _computed(lambda d, o=o: split(d.notices_decided, position=1).get(o, 0)), panel=False)
+              for o in OUTCOMES),
+            Column("Reports of harm open", "reports_open", _computed(lambda d: d.reports_open), panel=False),
+            Column("Overdue", "reports_overdue", _computed(lambda d: d.reports_overdue)),
+        ],
+        rows=figures.days,
+        summary=summary,
+    )
+
+
 def _people_chart(slug: str, title: str, intro: str, people: list[Person], *, with_organisation: bool) -> Chart:
     columns = [Column("Name", "name", lambda p: p.name, panel=False)]
     if with_organisation:
@@ -270,5 +309,7 @@ def throughput_charts(figures: Figures) -> list[Chart]:
 
 
 def all_charts(figures: Figures) -> list[Chart]:
+    # Notices are the program's (reports of harm are no organisation's): staff's dashboard only.
+    notices = [notices_chart(figures)] if figures.scope.organisation is None else []
     return [queue_chart(figures), time_to_rating_chart(figures), ratings_chart(figures),
-            decisions_chart(figures), appeals_chart(figures), *throughput_charts(figures)]
+            decisions_chart(figures), appeals_chart(figures), *notices, *throughput_charts(figures)]

@@ -7,7 +7,9 @@ misinformation policy, or the community standard a removal was made under), by t
 detection, and by automated detection and automated decision. Appeals (complaints, Art. 20) are
 counted by kind and outcome among those decided in the range, with the median time to decide.
 Flags received come first, by source (user notices under Art. 16, trusted flaggers under Art. 22),
-and what Factdesk never does (out-of-court disputes, suspensions) is reported as none.
+then every notice by category and source, its outcome, and the median time from receipt to decision
+per category (Art. 15(1)(b): reports.notices); what Factdesk never does (out-of-court disputes,
+suspensions) is reported as none.
 It is a command (`manage.py transparency_report`) and a staff download on the dashboard; it
 counts the stored rows in the database directly (grouped there, not read row by row), since a
 regulator's report is rare and must be exact.
@@ -25,8 +27,9 @@ from django.db.models import Count, Q
 from django.db.models.fields.json import KT
 
 from factcheck.models import Flag, FlagSource
-from moderation import transparency as tdb
 from moderation.models import Appeal, AppealKind, AppealStatus, RemovalGround, StatementOfReasons
+from moderation.statements import transparency as tdb
+from reports.notices import notice_lines
 from reports.rollup import DecisionKind, day_bounds, decision_kinds, percentile
 
 MISINFORMATION_POLICY = "misinformation_policy"
@@ -59,7 +62,9 @@ class Line:
     median_seconds: int | None = None
 
     def cells(self) -> list:
-        return [self.section, self.item, self.label, self.count, "" if self.median_seconds is None else self.median_seconds]
+        return [
+            self.section, self.item, self.label, self.count, "" if self.median_seconds is None else self.median_seconds
+        ]
 
 
 def _median(values: list[float]) -> int | None:
@@ -96,7 +101,8 @@ def report_lines(*, start: date, end: date) -> list[Line]:
     lines += [Line("actions_by_automated_detection", k, label, detection[k])
               for k, label in (("yes", "Detected by automated means"), ("no", "Detected by people"))]
     lines += [Line("actions_by_automated_decision", k, label, decision[k]) for k, label in AUTOMATED_DECISIONS.items()]
-    return _notice_lines(since, until) + lines + _appeal_lines(since, until) + NOT_APPLICABLE
+    notices = [Line(*values) for values in notice_lines(since, until)]
+    return _notice_lines(since, until) + notices + lines + _appeal_lines(since, until) + NOT_APPLICABLE
 
 
 def _notice_lines(since, until) -> list[Line]:
@@ -107,7 +113,9 @@ def _notice_lines(since, until) -> list[Line]:
 
 
 def _appeal_lines(since, until) -> list[Line]:
-    received = Counter(Appeal.objects.filter(created_at__gte=since, created_at__lt=until).values_list("kind", flat=True))
+    received = Counter(
+        Appeal.objects.filter(created_at__gte=since, created_at__lt=until).values_list("kind", flat=True)
+    )
     closed = (Appeal.objects.filter(decided_at__gte=since, decided_at__lt=until)
               .values_list("kind", "status", "created_at", "decided_at"))
     outcomes: Counter = Counter()
@@ -122,10 +130,12 @@ def _appeal_lines(since, until) -> list[Line]:
     lines = [Line("appeals_received", k, label, received[k]) for k, label in kinds]
     for kind, label in kinds:
         for status in (AppealStatus.UPHELD, AppealStatus.REVERSED, AppealStatus.WITHDRAWN):
-            lines.append(Line("appeals_by_outcome", f"{kind}:{status}", f"{label}: {AppealStatus(status).label.lower()}",
-                              outcomes[(kind, status)]))
+            lines.append(Line("appeals_by_outcome", f"{kind}:{status}",
+                              f"{label}: {AppealStatus(status).label.lower()}", outcomes[(kind, status)]))
     decided = [(k, label) for k, label in kinds] + [("all", "All appeals")]
-    lines += [Line("appeals_decided", k, label, len(waits.get(k, [])), _median(waits.get(k, []))) for k, label in decided]
+    lines += [
+        Line("appeals_decided", k, label, len(waits.get(k, [])), _median(waits.get(k, []))) for k, label in decided
+    ]
     return lines
 
 

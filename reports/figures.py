@@ -10,7 +10,7 @@ organisation, nobody else anything.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -22,6 +22,7 @@ from factcheck.timestamps import EARLIEST
 from moderation.appeals import DECISION_TARGET
 from moderation.models import AppealKind, AppealStatus
 from reports.models import DailyFigure, Metric, RolledUpDay
+from reports.notices import histogram_median, within_target
 from reports.rollup import DecisionKind, percentile
 
 DEFAULT_DAYS = 7
@@ -121,6 +122,11 @@ class DayFigures:
     appeals_closed: dict[str, int] = field(default_factory=dict)
     appeals_open: int | None = None
     appeals_overdue: int | None = None
+    # The program's notices (reports.notices): keyed "category:source" and "category:outcome".
+    notices_received: dict[str, int] = field(default_factory=dict)
+    notices_decided: dict[str, int] = field(default_factory=dict)
+    reports_open: int | None = None
+    reports_overdue: int | None = None
 
     @property
     def ratings_total(self) -> int:
@@ -148,6 +154,8 @@ class Figures:
     decide_seconds: list[float]  # each appeal decided in the range, sorted
     reviewers: list[Person]
     organisations: list[Person]  # staff only: one row per organisation
+    # Reports of harm decided in the range, by wait in minutes (reports.notices.wait_bucket); staff only.
+    report_waits: Counter[int] = field(default_factory=Counter)
 
     @property
     def missing_days(self) -> list[date]:
@@ -156,6 +164,14 @@ class Figures:
     @property
     def appeal_median_seconds(self) -> float | None:
         return percentile(self.decide_seconds, 0.5) if self.decide_seconds else None
+
+    @property
+    def report_median_seconds(self) -> float | None:
+        return histogram_median(self.report_waits)
+
+    @property
+    def reports_within_target(self) -> int:
+        return within_target(self.report_waits)
 
     @property
     def appeals_within_target(self) -> int:
@@ -181,8 +197,10 @@ def figures_for(scope: Scope, *, start: date, end: date) -> Figures:
         days[done.day].computed, days[done.day].through = True, done.through
         # A computed day with no queue rows had an empty queue, not an unknown one.
         days[done.day].queue_depth = days[done.day].appeals_open = days[done.day].appeals_overdue = 0
+        days[done.day].reports_open = days[done.day].reports_overdue = 0
     rows = DailyFigure.objects.filter(day__gte=start, day__lte=end, organisation_id=organisation_id)
     decide_seconds: list[float] = []
+    report_waits: Counter[int] = Counter()
     reviewers: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     organisations: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     for day, metric, key, value in rows.values_list("day", "metric", "key", "value"):
@@ -222,10 +240,20 @@ def figures_for(scope: Scope, *, start: date, end: date) -> Figures:
                 organisations[int(key)][0] += int(value)
             case Metric.ORGANISATION_APPEALS:
                 organisations[int(key)][1] += int(value)
+            case Metric.NOTICES_RECEIVED:
+                figures.notices_received[key] = int(value)
+            case Metric.NOTICES_DECIDED:
+                figures.notices_decided[key] = int(value)
+            case Metric.REPORTS_OPEN:
+                figures.reports_open = int(value)
+            case Metric.REPORTS_OVERDUE:
+                figures.reports_overdue = int(value)
+            case Metric.REPORT_WAIT_MINUTES:
+                report_waits[int(key)] += int(value)
     decide_seconds.sort()
     return Figures(
         scope=scope, start=start, end=end, days=list(days.values()), decide_seconds=decide_seconds,
-        reviewers=_people(reviewers, scope), organisations=_organisations(organisations),
+        reviewers=_people(reviewers, scope), organisations=_organisations(organisations), report_waits=report_waits,
     )
 
 

@@ -34,6 +34,12 @@ class Metric(models.TextChoices):
     REVIEWER_APPEALS = "reviewer_appeals", "Appeals decided, by reviewer"  # key: user id
     ORGANISATION_RATINGS = "organisation_ratings", "Ratings, by organisation"  # key: organisation id
     ORGANISATION_APPEALS = "organisation_appeals", "Appeals decided, by organisation"  # key: organisation id
+    # Notices (flags) and reports of harm, for the whole program only (reports.notices).
+    NOTICES_RECEIVED = "notices_received", "Notices received, by category and source"  # key: category:source
+    NOTICES_DECIDED = "notices_decided", "Notices decided, by category and outcome"  # key: category:outcome
+    REPORTS_OPEN = "reports_open", "Reports of harm open"
+    REPORTS_OVERDUE = "reports_overdue", "Reports of harm open past the 24-hour target"
+    REPORT_WAIT_MINUTES = "report_wait_minutes", "Reports of harm decided, by wait (minutes)"  # key: the bucket
 
 
 class DailyFigure(models.Model):

@@ -26,6 +26,7 @@ What each figure counts (tests/reports check every one against a direct count):
   that demotes and labels counts in both; matched ratings also count in what they do.
 - Appeals: filed and closed that day; open and overdue (open past the 24-hour target) at the end
   of the day. An organisation's appeals are those against its ratings; removal appeals are staff's.
+- Notices and reports of harm (the program's only): reports.notices says what it counts.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from factcheck.queue import covered_by
 from moderation.appeals import DECISION_TARGET
 from moderation.models import Action, ActionKind, Appeal, AppealStatus, DecisionOutcome, RatingDecision
 from reports.models import DailyFigure, Metric, RolledUpDay
+from reports.notices import count_notices
 
 logger = logging.getLogger(__name__)
 
@@ -224,6 +226,7 @@ def compute_day(day: date, *, now: datetime | None = None) -> tuple[datetime, li
     _appeals(figures, start, through)
     _open_appeals(figures, through)
     _queue(figures, organisations, through)
+    count_notices(figures, start, through)
     return through, figures.rows(day)
 
 
@@ -231,7 +234,7 @@ def _snapshot(day: date, now: datetime) -> tuple[datetime, list[DailyFigure]]:
     """The day computed from one snapshot of the history, so that its figures agree with each other."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return compute_day(day, now=now)  # SQLite is serialisable already; a caller's transaction is its own
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         with connection.cursor() as cursor:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         return compute_day(day, now=now)
@@ -249,11 +252,11 @@ def roll_up_day(*, day: date, now: datetime | None = None) -> int:
         return 0
     # Computed outside the lock (the queue's pass is the slow part); written under it.
     through, rows = _snapshot(day, now)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         RolledUpDay.objects.bulk_create([RolledUpDay(day=day, through=through, computed_at=now)],
                                         ignore_conflicts=True)
         # Locks the day's bookkeeping row: two runs of one day write one after the other.
-        done = RolledUpDay.objects.select_for_update().get(day=day)
+        done = RolledUpDay.objects.select_for_update(no_key=True).get(day=day)
         if done.computed_at > now:
             return 0  # a run that read the history later already wrote this day
         DailyFigure.objects.filter(day=day).delete()

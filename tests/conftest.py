@@ -26,16 +26,6 @@ def _no_login_lockout(settings):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_queue_statements():
-    """The queue's statements are built once per process (factcheck.queue); tests that shrink its caps with
-    monkeypatch must not leave statements built with them to the next test."""
-    from factcheck import queue
-
-    yield
-    queue.forget_statements()
-
-
-@pytest.fixture(autouse=True)
 def _clean_redis(settings):
     """Each test starts with an empty Redis test database (REDIS_URL points at a spare db)."""
     if settings.FACTDESK_JOBS_IN_PROCESS:

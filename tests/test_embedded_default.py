@@ -36,8 +36,8 @@ post = PostInput(external_id="post-1", page=page, posted_at=now - timedelta(hour
 ingest_flags(flags=[FlagInput(idempotency_key="k1", source="user_report", post=post, flagged_at=now)])
 reviewer = create_user(username="rita", role="factchecker", password=None, organisation_name="Verifact")
 claim = claim_next(reviewer=reviewer)
-record_rating(claim_if_unclaimed=True, reviewer=reviewer, post_id=claim.post_id, verdict="false", rationale="No such study exists.",
-              sources=["https://example.org/evidence"])
+record_rating(claim_if_unclaimed=True, reviewer=reviewer, post_id=claim.post_id, verdict="false",
+              rationale="No such study exists.", sources=["https://example.org/evidence"])
 # record_rating committed (autocommit); the decision job ran in-process right after.
 d = current_distribution(Post.objects.get(external_id="post-1"))
 print(json.dumps({"multiplier": str(d.multiplier), "labels": d.labels, "removed": d.removed}))
@@ -60,7 +60,9 @@ def manage(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.
     return result
 
 
-def test_embedded_default_runs_the_loop_from_flag_to_distribution_on_sqlite_with_in_process_jobs(embedded_env, tmp_path):
+def test_embedded_default_runs_the_loop_from_flag_to_distribution_on_sqlite_with_in_process_jobs(
+    embedded_env, tmp_path
+):
     manage(embedded_env, "migrate", "--noinput", "-v", "0")
     assert (tmp_path / "factdesk.sqlite3").is_file()
 
@@ -143,3 +145,43 @@ def test_embedded_run_periodic_loop_stops_cleanly_on_sigterm(embedded_env):
     assert process.returncode == 0, output
     assert "moderation.jobs.reconcile_decisions -> 0" in output
     assert "periodic jobs stopped" in output
+
+
+REPORTS_PAGE = """
+import json, re
+from datetime import timedelta
+from django.test import Client
+from django.utils import timezone
+from factcheck.members import create_user
+from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.models import Post
+
+now = timezone.now()
+page = PageInput(external_id="page-1", name="Daily Miracle")
+for i, (category, hours) in enumerate((("hate", 30), ("violence", 2))):
+    post = PostInput(external_id=f"post-{i}", page=page, posted_at=now - timedelta(hours=40), text=f"Post {i}.")
+    ingest_flags(flags=[FlagInput(idempotency_key=f"k{i}", source="user_report", category=category, post=post,
+                                  flagged_at=now - timedelta(hours=hours))], now=now - timedelta(hours=hours))
+staff = create_user(username="sam", role="trust_safety", password=None)
+client = Client()
+client.force_login(staff)
+html = client.get("/staff/reports/").content.decode()
+post = Post.objects.get(external_id="post-1")
+client.post(f"/staff/reports/{post.pk}/claim/")
+client.post(f"/staff/reports/{post.pk}/", {"decision": "removed", "removed-ground": "violence",
+                                           "removed-reason": "A threat."})
+print(json.dumps({
+    "rows": re.findall(r'data-post="([^"]+)"', html),
+    "overdue": re.findall(r'class="badge overdue">([^<]*)', html),
+    "after": re.findall(r'data-post="([^"]+)"', client.get("/staff/reports/").content.decode()),
+    "queue_state": Post.objects.get(pk=post.pk).queue_state,
+}))
+"""
+
+
+def test_the_reports_queue_orders_counts_and_decides_on_sqlite(embedded_env):
+    manage(embedded_env, "migrate", "--noinput", "-v", "0")
+    result = manage(embedded_env, "shell", "-c", REPORTS_PAGE)
+    page = json.loads(result.stdout.strip().splitlines()[-1])
+    assert page == {"rows": ["post-1", "post-0"], "overdue": ["1 overdue", "Overdue"], "after": ["post-0"],
+                    "queue_state": "removed"}

@@ -23,10 +23,16 @@ from factcheck.models import Rating, Verdict
 from factcheck.ratings import record_rating
 from moderation.enforcement import reconcile_decisions
 from moderation.models import Appeal, EnforcementPolicy, Notification, PostDistribution, RatingDecision
-from moderation.notifications import send_unsent_emails
+from moderation.notice_delivery import send_unsent_emails
 from tests.conftest import bearer_client
 from tests.factories import (
-    PASSWORD, FactCheckerFactory, OrganisationFactory, PageFactory, PlatformUserFactory, PostFactory, UserFactory,
+    PASSWORD,
+    FactCheckerFactory,
+    OrganisationFactory,
+    PageFactory,
+    PlatformUserFactory,
+    PostFactory,
+    UserFactory,
 )
 from tests.servers import RedisServer
 

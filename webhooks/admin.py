@@ -18,15 +18,18 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
-from core.formatting import moment
 from core.admin_decisions import ReasonForm, StaffDecision, StaffDecisionsAdmin
+from core.formatting import moment
 from webhooks.delivery import DeliveryRefused, redeliver
 from webhooks.endpoints import EndpointRefused, enable_endpoint
 from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, Endpoint, Event, EventType
 
 
 def _describe_delivery(delivery: Delivery) -> str:
-    return f"delivery #{delivery.pk} ({delivery.event.type}) to {delivery.endpoint.url}, {delivery.get_status_display().lower()}"
+    return (
+        f"delivery #{delivery.pk} ({delivery.event.type}) to {delivery.endpoint.url}, "
+        f"{delivery.get_status_display().lower()}"
+    )
 
 
 def _redeliver(staff, delivery: Delivery, data: dict[str, Any]) -> str:
@@ -104,8 +107,10 @@ class EndpointAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
     @admin.display(description="deliveries")
     def deliveries_link(self, endpoint: Endpoint) -> str:
         url = reverse("admin:webhooks_delivery_changelist")
-        return format_html('<a href="{}?endpoint__id__exact={}">Deliveries</a> · <a href="{}?endpoint__id__exact={}&amp;'
-                           'status__exact=failed">failed</a>', url, endpoint.pk, url, endpoint.pk)
+        return format_html(
+            '<a href="{}?endpoint__id__exact={}">Deliveries</a> · <a href="{}?endpoint__id__exact={}&amp;'
+            'status__exact=failed">failed</a>', url, endpoint.pk, url, endpoint.pk,
+        )
 
 
 class AttemptInline(ReadOnlyInline):

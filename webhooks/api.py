@@ -21,7 +21,7 @@ from webhooks.models import Endpoint, EventType
 
 router = Router(tags=["webhooks"])
 
-EventName = Literal["distribution.changed", "appeal.filed", "appeal.decided"]
+EventName = Literal["distribution.changed", "appeal.filed", "appeal.decided", "report.decided"]
 
 
 class WebhookIn(Schema):
@@ -32,7 +32,8 @@ class WebhookIn(Schema):
     )
     events: list[EventName] = Field(
         description="The event types to send: `distribution.changed` (each entry of the decisions feed), "
-        "`appeal.filed`, `appeal.decided`.",
+        "`appeal.filed`, `appeal.decided`, `report.decided` (a flag's outcome, as GET /flags/{idempotency_key} "
+        "answers it).",
         min_length=1, max_length=len(EventType.values),
     )
     description: str = Field("", max_length=200, description="A note for people: which receiver this is.")

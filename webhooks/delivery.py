@@ -157,7 +157,7 @@ def deliver(*, delivery_id: int, now: datetime | None = None, post: Post = outbo
     return outcome
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)  # committed before the POST: no lock is held while it waits
 def _claim(delivery_id: int, *, now: datetime) -> Delivery | str:
     delivery = (
         Delivery.objects.select_for_update(skip_locked=True, no_key=True, of=("self",))
@@ -185,7 +185,7 @@ def _claim(delivery_id: int, *, now: datetime) -> Delivery | str:
     return delivery
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def _record(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime) -> str:
     delivery = Delivery.objects.select_for_update(no_key=True, of=("self",)).get(pk=claimed.pk)
     outcome = _outcome(answer)
@@ -223,7 +223,7 @@ def _record_health(endpoint_id: int, *, outcome: str, now: datetime) -> None:
         _disable_if_failing_too_long(endpoint_id, now=now)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def _disable_if_failing_too_long(endpoint_id: int, *, now: datetime) -> None:
     disabled = Endpoint.objects.filter(
         pk=endpoint_id, disabled_at__isnull=True, failing_since__lte=now - DISABLE_AFTER
@@ -239,7 +239,10 @@ def _disable_if_failing_too_long(endpoint_id: int, *, now: datetime) -> None:
 
 def settle_pending(endpoint_id: int, *, status: str, now: datetime, error: str) -> int:
     """Give up an endpoint's pending deliveries (it was disabled or deleted). One being claimed right now is
-    skipped, not waited for: `deliver` settles it the same way the next time it is taken up."""
+    skipped, not waited for: `deliver` settles it the same way the next time it is taken up.
+
+    In the caller's transaction, which holds the endpoint's row (delete_endpoint's lock, or the disabling's
+    UPDATE); it locks the deliveries after it, in id order."""
     ids = list(
         Delivery.objects.select_for_update(skip_locked=True, no_key=True)
         .filter(endpoint_id=endpoint_id, status=DeliveryStatus.PENDING).order_by("id").values_list("id", flat=True)
@@ -247,7 +250,9 @@ def settle_pending(endpoint_id: int, *, status: str, now: datetime, error: str) 
     return Delivery.objects.filter(pk__in=ids).update(status=status, failed_at=now, last_error=error)
 
 
-def deliver_batch(delivery_ids: list[int], *, now: datetime | None = None, post: Post = outbound.post) -> dict[str, int]:
+def deliver_batch(
+    delivery_ids: list[int], *, now: datetime | None = None, post: Post = outbound.post
+) -> dict[str, int]:
     """Deliver these in id order. After a failed attempt to an endpoint its other deliveries here wait for the
     sweep (one dead receiver costs a job one time-out, not one per delivery); one delivery's error never
     stops the others."""
@@ -269,11 +274,13 @@ def deliver_batch(delivery_ids: list[int], *, now: datetime | None = None, post:
     return results
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def redeliver(*, staff, delivery_id: int, reason: str, now: datetime | None = None) -> Delivery:
     """Staff send a delivery again (failed, or delivered and lost by the receiver): a fresh 24 hours of retries."""
     now = now or timezone.now()
-    delivery = Delivery.objects.select_for_update(of=("self",)).select_related("endpoint").get(pk=delivery_id)
+    delivery = (
+        Delivery.objects.select_for_update(no_key=True, of=("self",)).select_related("endpoint").get(pk=delivery_id)
+    )
     if not delivery.endpoint.active:
         raise DeliveryRefused(
             f"Endpoint #{delivery.endpoint_id} is {delivery.endpoint.health}; enable it again before redelivering."

@@ -59,7 +59,7 @@ def check_events(events: list[str]) -> list[str]:
     return list(dict.fromkeys(events))
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def register_endpoint(
     *, owner, url: str, events: list[str], description: str = "", now: datetime | None = None
 ) -> tuple[Endpoint, str]:
@@ -88,7 +88,7 @@ def owned_endpoints(owner):
     return Endpoint.objects.filter(owner=owner, deleted_at__isnull=True).order_by("id")
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def delete_endpoint(*, owner, endpoint_id: int, now: datetime | None = None) -> Endpoint:
     """Stop sending to it; its deliveries and attempts stay on record, what was pending is cancelled."""
     endpoint = owned_endpoints(owner).select_for_update(no_key=True).filter(pk=endpoint_id).first()
@@ -102,7 +102,7 @@ def delete_endpoint(*, owner, endpoint_id: int, now: datetime | None = None) -> 
     return endpoint
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def enable_endpoint(*, staff, endpoint_id: int, reason: str, now: datetime | None = None) -> Endpoint:
     """Staff turn a disabled endpoint back on (its receiver is fixed); failed deliveries can then be redelivered."""
     endpoint = Endpoint.objects.select_for_update(no_key=True).get(pk=endpoint_id)

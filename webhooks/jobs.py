@@ -24,9 +24,11 @@ def deliver_due() -> int:
 def notify_disabled_endpoints() -> int:
     """E-mail the owners of endpoints disabled since they were last told (periodic, and after each disabling)."""
     sent = 0
-    waiting = Endpoint.objects.filter(disabled_at__isnull=False, owner_notified_at__isnull=True, deleted_at__isnull=True)
+    waiting = Endpoint.objects.filter(
+        disabled_at__isnull=False, owner_notified_at__isnull=True, deleted_at__isnull=True
+    )
     for endpoint_id in waiting.values_list("id", flat=True):
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             # Claimed before sending, in the transaction that sends: two runs never both send it, and a
             # failed send leaves it to the next run.
             if not Endpoint.objects.filter(pk=endpoint_id, owner_notified_at__isnull=True).update(

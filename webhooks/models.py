@@ -23,6 +23,8 @@ class EventType(models.TextChoices):
     DISTRIBUTION_CHANGED = "distribution.changed", "Distribution changed"
     APPEAL_FILED = "appeal.filed", "Appeal filed"
     APPEAL_DECIDED = "appeal.decided", "Appeal decided"
+    # A flag's outcome, for its sender to tell the person who reported (DSA Art. 16(5)).
+    REPORT_DECIDED = "report.decided", "Report decided"
 
 
 class Endpoint(models.Model):
@@ -116,7 +118,9 @@ class Delivery(models.Model):
         indexes = [
             models.Index(fields=["next_attempt_at"], condition=Q(status="pending"), name="webhook_delivery_due"),
             # The predecessor check: is an earlier delivery of this post to this endpoint still pending?
-            models.Index(fields=["endpoint", "post", "id"], condition=Q(status="pending"), name="webhook_delivery_chain"),
+            models.Index(
+                fields=["endpoint", "post", "id"], condition=Q(status="pending"), name="webhook_delivery_chain"
+            ),
             models.Index(fields=["endpoint", "id"], name="webhook_delivery_endpoint"),
             models.Index(fields=["post", "id"], name="webhook_delivery_post"),
             models.Index(fields=["status", "id"], name="webhook_delivery_status"),

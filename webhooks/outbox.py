@@ -33,11 +33,15 @@ class NewEvent:
     created_at: datetime
 
 
-def subscribers(event_type: str) -> list[tuple[int, bool]]:
+def subscribers(event_type: str, *, owner_id: int | None = None) -> list[tuple[int, bool]]:
     """(id, active) of the endpoints that want `event_type`, deleted ones aside: few rows, filtered here
     (SQLite has no JSON contains). A disabled endpoint still gets its deliveries, as failed, so that staff
-    can redeliver what it missed once it works again."""
-    endpoints = Endpoint.objects.filter(deleted_at__isnull=True).values_list("id", "events", "disabled_at")
+    can redeliver what it missed once it works again. `owner_id`: only that account's endpoints (an event
+    about something the account sent, which no other account may read)."""
+    endpoints = Endpoint.objects.filter(deleted_at__isnull=True)
+    if owner_id is not None:
+        endpoints = endpoints.filter(owner_id=owner_id)
+    endpoints = endpoints.values_list("id", "events", "disabled_at")
     return [(pk, disabled_at is None) for pk, events, disabled_at in endpoints if event_type in events]
 
 

@@ -1,9 +1,10 @@
 """`--format csv`: one post and its flag per row, under a header naming the columns.
 
-The columns (README, "Importing data"; an example in docs/examples/posts.csv) are the API's flag
+The columns (docs/importing.md; an example in docs/examples/posts.csv) are the API's flag
 fields, the post's and its page's flattened. Required: source, external_id, posted_at,
-page_external_id, page_name. Optional: idempotency_key, reason, flagged_at, url, text, language,
-country, media_type, views, shares, page_is_politician. Any other column refuses the file: a
+page_external_id, page_name. Optional: idempotency_key, category (what the flag reports:
+`misinformation` when absent, or a report of harm), reason, flagged_at, url, text, language, country,
+media_type, topic, views, shares, page_is_politician. Any other column refuses the file: a
 misspelt column would otherwise drop its data without a word. An empty cell is an absent field
 (the API's default applies); an empty idempotency_key is derived from the row, so re-importing the
 same row finds it again. Each row becomes the JSON object the API takes and is validated by the
@@ -25,6 +26,7 @@ UNIT = "line"
 COLUMNS: dict[str, tuple[str, ...]] = {
     "idempotency_key": ("idempotency_key",),
     "source": ("source",),
+    "category": ("category",),
     "reason": ("reason",),
     "flagged_at": ("flagged_at",),
     "external_id": ("post", "external_id"),

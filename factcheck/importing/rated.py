@@ -31,13 +31,17 @@ def as_stored(flags: list[FlagInput]) -> list[FlagInput]:
     """
     stored = {
         post.external_id: post
-        for post in Post.objects.filter(external_id__in_array=[f.post.external_id for f in flags]).select_related("page")
+        for post in Post.objects.filter(
+            external_id__in_array=[f.post.external_id for f in flags]
+        ).select_related("page")
     }
     out = []
     for flag in flags:
         post = stored.get(flag.post.external_id)
         if post is not None:
-            page = PageInput(external_id=post.page.external_id, name=post.page.name, is_politician=post.page.is_politician)
+            page = PageInput(
+                external_id=post.page.external_id, name=post.page.name, is_politician=post.page.is_politician
+            )
             # Every field ingest writes (POST_FIELDS), so none can be forgotten here and overwritten.
             kept = {name: getattr(post, name) for name in POST_FIELDS}
             flag = dataclasses.replace(flag, post=PostInput(

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from factcheck.importing import claimreview, csv_reader, jsonl, liar
 from factcheck.importing.rated import Outcome, Reviewers, as_stored, record_imported_rating
 from factcheck.importing.records import FileProblem, RatedPost
-from factcheck.ingest import FlagInput, ingest_flags
+from factcheck.ingest import FlagInput, IdempotencyConflict, ingest_flags
 from factcheck.models import Post
 
 READERS: dict[str, ModuleType] = {"csv": csv_reader, "jsonl": jsonl, "claimreview": claimreview, "liar": liar}
@@ -170,12 +170,16 @@ class _Writer:
     def write(self, batch: list[tuple[int, FlagInput | RatedPost]], *, now: datetime) -> None:
         try:
             self._count(self._write(batch, now=now))
-        except DatabaseError:
+        except (DatabaseError, IdempotencyConflict):
             self.reviewers.forget()  # accounts created in the rolled-back batch are gone with it
-            # Validation let through something the database refuses: find it, one record at a time.
+            # Validation let through something the database (or a key already used) refuses: find it, one
+            # record at a time.
             for record in batch:
                 try:
                     self._count(self._write([record], now=now))
+                except IdempotencyConflict:
+                    self.reviewers.forget()
+                    self.rejections.add(record[0], "idempotency_key: already names another flag")
                 except DatabaseError as exc:
                     self.reviewers.forget()
                     self.rejections.add(record[0], f"could not be stored: {str(exc).strip().splitlines()[0]}")
@@ -186,7 +190,7 @@ class _Writer:
         for rejection in tally.rejections:
             self.rejections.add(rejection.where, rejection.reason)
 
-    @transaction.atomic
+    @transaction.atomic(durable=True)
     def _write(self, batch: list[tuple[int, FlagInput | RatedPost]], *, now: datetime) -> _Tally:
         tally = _Tally()
         rated_flags = iter(as_stored([item.flag for _, item in batch if isinstance(item, RatedPost)]))

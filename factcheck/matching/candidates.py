@@ -125,9 +125,9 @@ def _rows_sharing(*, post_ids: set[int], url_keys: list[str], text_keys: list[st
         if rated_only:
             qs = qs.filter(queue_state=QueueState.RATED)
         return found + [Row(*values) for values in qs.exclude(id__in=post_ids).values_list(*COLUMNS)]
-    # Three index lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR: a semi-join on unnest (core.bulk
-    # says why) cannot be one arm of a bitmap OR, and PostgreSQL would scan the table instead. The
-    # state is a literal, so the plan is the same for every call.
+    # Three index lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR:
+    # a semi-join on unnest (core.bulk says why) cannot be one arm of a bitmap OR, and PostgreSQL would
+    # scan the table instead. The state is a literal, so the plan is the same for every call.
     columns = ", ".join(COLUMNS)
     rated = f" AND queue_state = '{QueueState.RATED.value}'" if rated_only else ""
     sql = f"""

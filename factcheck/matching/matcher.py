@@ -35,6 +35,7 @@ from audit.services import build_event, record_event
 from core.bulk import update_rows
 from core.refusals import Refusal
 from factcheck.claims import NotClaimable, require_coverage
+from factcheck.eligibility import fact_checkable, may_be_fact_checked, returning_state
 from factcheck.matching.candidates import Row, candidates_for, index_bands, rows
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import Judgement, judge
@@ -87,6 +88,9 @@ def match_posts(
     *, post_ids: Iterable[int], rated_only: bool, now: datetime | None = None, system: str = "matching"
 ) -> MatchResult:
     """Match these posts to the claims they copy, in the caller's transaction; returns what changed.
+
+    The caller holds the posts' locks (match_new_posts), or the posts are its own uncommitted new rows
+    (an ingest batch): nobody else changes them meanwhile.
 
     `rated_only`: compare with rated claims only (on arrival); otherwise with every post, and mark
     the posts as matched (`matched_at`), whether or not anything was found.
@@ -190,7 +194,7 @@ def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> Matc
     pending = list(Post.objects.filter(id__in_array=post_ids, matched_at__isnull=True)
                    .order_by("id").values_list("id", flat=True))
     for start in range(0, len(pending), BATCH):
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             # Lock the batch's posts (id order) so a claim or a rating of one of them waits for its matching.
             locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
                           .filter(id__in_array=pending[start : start + BATCH], matched_at__isnull=True)
@@ -216,14 +220,14 @@ def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
     return len(pending) + regroup_rated(now=now)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def regroup_rated(*, now: datetime | None = None) -> int:
     """Copies left `grouped` under a claim that is rated now: their root was rated while the job that
     linked them ran (neither saw the other's uncommitted row). They become `matched`, and the decision
     side gives them the rating. Returns how many."""
     stranded = list(Post.objects.select_for_update(no_key=True, of=("self",))
-                    .filter(queue_state=QueueState.GROUPED, duplicate_of__queue_state=QueueState.RATED,
-                            page__is_politician=False)
+                    .filter(fact_checkable(), queue_state=QueueState.GROUPED,
+                            duplicate_of__queue_state=QueueState.RATED)
                     .order_by("id").values_list("id", flat=True)[:BATCH])
     if stranded:
         Post.objects.filter(id__in=stranded).update(queue_state=QueueState.MATCHED, updated_at=now or timezone.now())
@@ -234,13 +238,14 @@ def regroup_rated(*, now: datetime | None = None) -> int:
 def mark_group_rated(*, post: Post, now: datetime) -> int:
     """The root was rated: its waiting copies are now copies of a rated claim (the decision side
     applies the rating to them), and new copies are matched to it on arrival from now on (its band
-    keys join RatedBand). In the rating's transaction; returns how many copies moved.
+    keys join RatedBand). In the rating's transaction, which holds the root's row lock; returns how many
+    copies moved.
 
     Not a copy whose page became a politician's after it was grouped: such posts are not fact-checked."""
     if settings.FACTDESK_MATCHING:
         index_bands(rows([post.pk]), rated=True)
     return Post.objects.filter(
-        duplicate_of=post, queue_state__in=[QueueState.GROUPED, *LINKABLE], page__is_politician=False
+        fact_checkable(), duplicate_of=post, queue_state__in=[QueueState.GROUPED, *LINKABLE]
     ).update(queue_state=QueueState.MATCHED, updated_at=now)
 
 
@@ -270,13 +275,13 @@ def _check_decider(*, reviewer, post: Post, match: Match) -> Rating | None:
     return rating
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Match:
     """A fact-checker confirms that the suggested post is a copy of the claim: it joins the group."""
     now = now or timezone.now()
     post, match = _locked_match(match_id)
     rating = _check_decider(reviewer=reviewer, post=post, match=match)
-    if post.page.is_politician:
+    if not may_be_fact_checked(post=post):
         raise MatchRefused("Posts of politicians' pages are not fact-checked, so they take no claim's rating.")
     if post.duplicate_of_id is not None:
         raise MatchRefused("This post is already a copy of another claim.")
@@ -292,7 +297,7 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
     if rating is None and source.queue_state == QueueState.NOT_ELIGIBLE:
         raise MatchRefused("That post is not eligible for fact-checking, so it will never have a rating to share.")
     claim = Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE).first()
-    if claim is not None and claim.expires_at > now and claim.reviewer_id != reviewer.pk:
+    if claim is not None and claim.is_live(now) and claim.reviewer_id != reviewer.pk:
         raise MatchRefused("Another reviewer holds the claim on this post.")
     if claim is not None:  # the confirming reviewer's own lease, or a lapsed one, ends here
         claim.status, claim.ended_at = ClaimStatus.RELEASED, now
@@ -302,8 +307,7 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
     match.state, match.decided_by, match.decided_at = MatchState.CONFIRMED, reviewer, now
     match.save(update_fields=["state", "decided_by", "decided_at"])
     post.duplicate_of_id = source.pk
-    post.queue_state = QueueState.MATCHED if rated else (
-        QueueState.GROUPED if post.flag_count else QueueState.UNFLAGGED)
+    post.queue_state = QueueState.MATCHED if rated else returning_state(flagged=post.flag_count > 0, copy=True)
     post.updated_at = now
     post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
     record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=post.pk,
@@ -313,7 +317,7 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
     return match
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | None = None) -> Match:
     """A fact-checker says the suggested post is another claim: the pair is never suggested again."""
     now = now or timezone.now()
@@ -336,19 +340,22 @@ def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | Non
         match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
     source_id = post.duplicate_of_id
     post.duplicate_of = None
-    post.queue_state = QueueState.QUEUED if post.flag_count else QueueState.UNFLAGGED
+    post.queue_state = returning_state(flagged=post.flag_count > 0)
     post.updated_at = now
     post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
-    record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk, reason=reason[:1000],
-                 data={"source": source_id})
+    record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk,
+                 reason=reason[:1000], data={"source": source_id})
     return match
 
 
 def release_group(*, root_ids: list[int], reason: str, now: datetime) -> int:
     """Copies waiting under these roots (which can no longer be reviewed) go back to the queue on their
-    own; their pairs are rejected with the reason, so they are not grouped under those roots again."""
+    own; their pairs are rejected with the reason, so they are not grouped under those roots again.
+
+    In the caller's transaction, which holds the roots' locks (take_out_of_queue); it locks the copies
+    after them (higher ids), in id order."""
     copies = list(Post.objects.select_for_update(no_key=True, of=("self",))
-                  .filter(duplicate_of_id__in=root_ids, queue_state=QueueState.GROUPED, page__is_politician=False)
+                  .filter(fact_checkable(), duplicate_of_id__in=root_ids, queue_state=QueueState.GROUPED)
                   .order_by("id").values_list("id", flat=True))
     if not copies:
         return 0

@@ -100,7 +100,9 @@ def band_keys(signatures: np.ndarray) -> list[list[int]]:
     """Each text's BANDS keys: its ROWS minimums per band mixed into a signed 32-bit int (PostgreSQL int4),
     with the band's number mixed in so equal values in different bands are different keys."""
     rows = signatures.reshape(len(signatures), BANDS, ROWS).astype(np.uint64)
-    mixed = (rows * _BAND_MIX).sum(axis=2, dtype=np.uint64) + np.arange(BANDS, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    mixed = (rows * _BAND_MIX).sum(axis=2, dtype=np.uint64) + (
+        np.arange(BANDS, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    )
     keys = ((mixed >> _SHIFT32) ^ (mixed & np.uint64(0xFFFFFFFF))).astype(np.int64) - 2**31
     empty = (signatures == np.uint32(0xFFFFFFFF)).all(axis=1)
     return [[] if empty[i] else keys[i].tolist() for i in range(len(keys))]

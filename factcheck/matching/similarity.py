@@ -46,7 +46,9 @@ NEGATIONS = frozenset(
     "ohne niet geen nooit niets zonder".split()
 )
 # The contracted "n't": "isn t", "can t" and the like leave a stem before a lone "t".
-CONTRACTED = frozenset("isn aren wasn weren don doesn didn hasn haven hadn won wouldn shouldn couldn can ain mustn needn".split())
+CONTRACTED = frozenset(
+    "isn aren wasn weren don doesn didn hasn haven hadn won wouldn shouldn couldn can ain mustn needn".split()
+)
 # One negation however it is spelt: "does not", "doesn't" and "doesnt" all count as one "not".
 NOT_FORMS = frozenset("not cannot cant dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt "
                       "hasnt havent hadnt aint".split())
@@ -116,7 +118,8 @@ def polarity_of(tokens: list[str]) -> tuple[tuple[str, int], ...]:
     """The negations (each spelling of "not" as one) and polar words of a normalised text, counted."""
     found = []
     skip = False
-    for token, after in zip(tokens, [*tokens[1:], ""]):
+    # Not strict: for an empty text the padded list is [""], one longer than tokens.
+    for token, after in zip(tokens, [*tokens[1:], ""], strict=False):
         if skip:
             skip = False
         elif token in CONTRACTED and after == "t":

@@ -14,7 +14,7 @@ and the embedded SQLite default, which searches with LIKE, has no such column.
 
 Adding a stored column rewrites the table under an exclusive lock: 77 s for 1,000,000 posts here, and
 the new index 22 s more. On a large deployment, run it in a maintenance window or add the column in
-steps (a plain column filled in batches, then the index CONCURRENTLY); README "Deploying" says so.
+steps (a plain column filled in batches, then the index CONCURRENTLY); docs/operations.md says so.
 """
 
 from django.db import migrations

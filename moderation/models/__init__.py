@@ -4,7 +4,6 @@ from moderation.models.appeals import OPEN_STATUSES, Appeal, AppealEvent, Appeal
 from moderation.models.decisions import (
     FACT_CHECK_KINDS,
     Action,
-    new_puid,
     ActionKind,
     DecisionOutcome,
     DistributionChange,
@@ -18,8 +17,10 @@ from moderation.models.decisions import (
     RepeatOffenderPolicy,
     Strike,
     StrikeKind,
+    new_puid,
 )
 from moderation.models.notifications import Notification, NotificationKind
+from moderation.models.reports import ReportedPost
 from moderation.models.statements import StatementOfReasons
 from moderation.models.submissions import (
     AttemptOutcome,
@@ -32,6 +33,7 @@ __all__ = [
     "FACT_CHECK_KINDS", "OPEN_STATUSES", "Action", "ActionKind", "Appeal", "AppealEvent", "AppealKind", "AppealStatus",
     "DecisionOutcome", "DistributionChange", "EndReason", "EnforcementPolicy", "FeedSequence", "Notification",
     "NotificationKind", "PageStanding", "PostDistribution", "RatingDecision", "RemovalGround", "RepeatOffenderPolicy",
+    "ReportedPost",
     "StatementOfReasons", "Strike", "StrikeKind", "AttemptOutcome", "StatementSubmission", "StatementSubmissionAttempt",
-    "SubmissionOutcome",
+    "SubmissionOutcome", "new_puid",
 ]

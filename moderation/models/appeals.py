@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from dateutil.relativedelta import relativedelta
 from django.conf import settings
 from django.db import models
@@ -11,6 +9,7 @@ from django.db.models import Q
 
 from core.append_only import AppendOnlyModel, append_only_triggers
 from factcheck.models import Post, Rating, Verdict
+from moderation.deadlines import DECISION_TARGET as DESK_TARGET
 from moderation.models.decisions import Action
 
 
@@ -28,11 +27,20 @@ class AppealStatus(models.TextChoices):
     WITHDRAWN = "withdrawn", "Withdrawn"
 
 
+# An appeal is open while it waits for a decision: the one definition, used by `Appeal.is_open`,
+# `Appeal.objects.open()` (which the review side reaches through `rating.appeals` and `post.appeals`,
+# never importing this module) and the database's one-open-appeal constraints.
 OPEN_STATUSES = (AppealStatus.OPEN, AppealStatus.IN_REVIEW)
 # An owner may appeal for this long after being told of the decision (PRODUCT.md, Appeals).
 FILING_WINDOW = relativedelta(months=6)
-# Appeals should be decided within this; older open ones are overdue.
-DECISION_TARGET = timedelta(hours=24)
+# Appeals should be decided within this; older open ones are overdue (the target every desk shares).
+DECISION_TARGET = DESK_TARGET
+
+
+class AppealQuerySet(models.QuerySet):
+    def open(self) -> AppealQuerySet:
+        """The appeals still waiting for a decision."""
+        return self.filter(status__in=OPEN_STATUSES)
 
 
 class Appeal(models.Model):
@@ -59,15 +67,17 @@ class Appeal(models.Model):
     new_verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
     new_rating = models.ForeignKey(Rating, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
 
+    objects = AppealQuerySet.as_manager()
+
     class Meta:
         constraints = [
             # A rating's own appeal; the appeals of its matched copies each name their matched action.
             models.UniqueConstraint(
-                fields=["rating"], condition=Q(status__in=["open", "in_review"], action__isnull=True),
+                fields=["rating"], condition=Q(status__in=list(OPEN_STATUSES), action__isnull=True),
                 name="one_open_appeal_per_rating",
             ),
             models.UniqueConstraint(
-                fields=["action"], condition=Q(status__in=["open", "in_review"]), name="one_open_appeal_per_action"
+                fields=["action"], condition=Q(status__in=list(OPEN_STATUSES)), name="one_open_appeal_per_action"
             ),
             models.CheckConstraint(
                 name="appeal_targets_one_decision",

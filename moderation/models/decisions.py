@@ -78,7 +78,9 @@ class RepeatOffenderPolicy(models.Model):
 
     strike_threshold = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1)])
     window_days = models.PositiveIntegerField(default=90, validators=[MinValueValidator(1)])
-    page_multiplier = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.5"), validators=unit_interval)
+    page_multiplier = models.DecimalField(
+        max_digits=4, decimal_places=3, default=Decimal("0.5"), validators=unit_interval
+    )
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

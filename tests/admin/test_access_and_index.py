@@ -10,17 +10,16 @@ from django.utils import timezone
 
 from factcheck.claims import claim_post
 from factcheck.models import Post, QueueState
-from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal, start_review, withdraw_appeal
-from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealKind
-from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
-
-
-def rate(reviewer, post) -> None:
-    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict="false", rationale="Invented quote.",
-                           sources=["https://source.example/a"], claim_if_unclaimed=True)
-    apply_rating(rating_id=rating.pk)
+from tests.factories import (
+    DecisionFactory,
+    FactCheckerFactory,
+    OrganisationFactory,
+    PageFactory,
+    PostFactory,
+    UserFactory,
+)
 
 
 def test_factcheckers_and_page_owners_are_sent_to_the_admin_login(client, factchecker, page_owner):
@@ -65,7 +64,7 @@ def test_the_index_shows_the_queue_depth_oldest_unclaimed_post_overdue_appeals_a
     organisation = OrganisationFactory()
     checker, colleague = FactCheckerFactory(organisation=organisation), FactCheckerFactory(organisation=organisation)
     claim_post(reviewer=checker, post_id=PostFactory(first_flagged_at=now - timedelta(days=5)).pk)
-    rate(checker, PostFactory(first_flagged_at=now - timedelta(days=6)))
+    DecisionFactory(reviewer=checker, post=PostFactory(first_flagged_at=now - timedelta(days=6)))
     PostFactory(page=PageFactory(is_politician=True), queue_state=QueueState.NOT_ELIGIBLE,
                 first_flagged_at=now - timedelta(days=9))
     PostFactory(queue_state=QueueState.UNFLAGGED, first_flagged_at=None, flag_count=0)
@@ -77,7 +76,7 @@ def test_the_index_shows_the_queue_depth_oldest_unclaimed_post_overdue_appeals_a
     def appeal(hours_ago: int):
         post = PostFactory(first_flagged_at=now - timedelta(days=7))
         post.page.owners.add(owner)
-        rate(checker, post)
+        DecisionFactory(reviewer=checker, post=post)
         return file_appeal(owner=owner, post_id=post.pk, kind=AppealKind.DISPUTE, statement="The quote is real.",
                            now=now - timedelta(hours=hours_ago))
 
@@ -97,7 +96,8 @@ def test_the_index_shows_the_queue_depth_oldest_unclaimed_post_overdue_appeals_a
             job.save()
             queue.failed_job_registry.add(job, ttl=600)
 
-    with django_assert_max_num_queries(10):
+    # One of them counts the reports of harm waiting (open, and overdue): tests/moderation/test_harm_reports_desk.py.
+    with django_assert_max_num_queries(11):
         response = staff_client.get("/admin/")
     assert response.status_code == 200
     body = response.content.decode()
@@ -105,7 +105,8 @@ def test_the_index_shows_the_queue_depth_oldest_unclaimed_post_overdue_appeals_a
     assert rows["Queue depth"] == "2 queued posts"
     oldest = Post.objects.get(first_flagged_at=oldest_flagged)
     assert rows["Oldest unclaimed post"] == (
-        f"post {oldest.external_id}, flagged 2\xa0days, 1\xa0hour ago ({oldest_flagged.day} {oldest_flagged:%b %Y, %H:%M} UTC)"
+        f"post {oldest.external_id}, flagged 2\xa0days, 1\xa0hour ago "
+        f"({oldest_flagged.day} {oldest_flagged:%b %Y, %H:%M} UTC)"
     )
     assert f'href="/admin/factcheck/post/{oldest.pk}/change/"' in body
     assert rows["Open removal appeals"] == "0 waiting for a staff decision"

@@ -33,8 +33,8 @@ def staff(ts_user):
 
 def fact_check_action(factchecker, *, verdict: str = "false") -> Action:
     post = PostFactory()
-    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict=verdict, rationale="No such cure.",
-                           sources=["https://who.example/facts"])
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict=verdict,
+                           rationale="No such cure.", sources=["https://who.example/facts"])
     apply_rating(rating_id=rating.pk)
     return Action.objects.get(post=post, ended_at__isnull=True)
 

@@ -23,7 +23,8 @@ def test_every_model_of_both_sides_and_the_audit_log_is_in_the_admin():
     labels = {model._meta.label for model in story_models()}
     assert labels >= {
         "factcheck.Organisation", "factcheck.Page", "factcheck.Post", "factcheck.Flag", "factcheck.Claim",
-        "factcheck.Rating", "factcheck.Match", "moderation.EnforcementPolicy", "moderation.RepeatOffenderPolicy", "moderation.Action",
+        "factcheck.Rating", "factcheck.Match", "moderation.EnforcementPolicy", "moderation.RepeatOffenderPolicy",
+        "moderation.Action",
         "moderation.Strike", "moderation.PageStanding", "moderation.RatingDecision", "moderation.PostDistribution",
         "moderation.DistributionChange", "moderation.Appeal", "moderation.AppealEvent", "moderation.Notification",
         "audit.AuditEvent",

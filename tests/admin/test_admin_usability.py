@@ -11,13 +11,10 @@ from django.contrib.contenttypes.models import ContentType
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Post, Rating
-from factcheck.ratings import record_rating
-from moderation.appeals import file_appeal
-from moderation.enforcement import apply_rating
 from moderation.models import AppealKind, EnforcementPolicy, RemovalGround, RepeatOffenderPolicy
-from moderation.staff_actions import remove_post
+from tests import scenarios
 from tests.admin.test_admin_pages import MAX_QUERIES, story_models
-from tests.factories import FactCheckerFactory, FlagFactory, PostFactory, UserFactory
+from tests.factories import AppealFactory, DecisionFactory, FlagFactory, PostFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -40,24 +37,14 @@ def main_content(html: str) -> str:
     return html[start:html.index('<div id="footer"', start) if '<div id="footer"' in html[start:] else None]
 
 
-def rated(post: Post, *, verdict: str = "false", checker=None) -> Rating:
-    checker = checker or FactCheckerFactory()
-    rating = record_rating(claim_if_unclaimed=True, reviewer=checker, post_id=post.pk, verdict=verdict,
-                           rationale="The quote was never said.", sources=["https://source.example/a"])
-    apply_rating(rating_id=rating.pk)
-    return rating
-
-
 @pytest.fixture
 def removed_post(ts_user):
     post = PostFactory(text="Meet at the square tonight and make them pay.", views=1_234_567, shares=45_678)
     FlagFactory(post=post, source="user_report")
     FlagFactory(post=post, source="trusted_flagger")
-    rated(post)
-    remove_post(staff=ts_user, post_id=post.pk, ground=RemovalGround.VIOLENCE, reason="Calls for an attack.")
-    owner = UserFactory()
-    post.page.owners.add(owner)
-    file_appeal(owner=owner, post_id=post.pk, kind=AppealKind.REMOVAL, statement="It was a joke.")
+    DecisionFactory(post=post)
+    scenarios.removed_post(post=post, staff=ts_user, ground=RemovalGround.VIOLENCE, reason="Calls for an attack.")
+    AppealFactory(post=post, kind=AppealKind.REMOVAL, statement="It was a joke.", evidence_urls=[])
     return post
 
 
@@ -95,7 +82,7 @@ def test_a_removed_post_says_removed_first_with_when_who_ground_and_reason(remov
 
 def test_view_on_site_opens_the_public_page_of_a_published_rating_and_is_absent_otherwise(removed_post, staff_client):
     post = PostFactory()
-    rating = rated(post)
+    rating = DecisionFactory(post=post).rating
     body = staff_client.get(f"{POSTS}{post.pk}/change/").content.decode()
     link = re.search(r'<a href="([^"]+)" class="viewsitelink">', body)
     assert link is not None and link.group(1) == f"/claims/{rating.pk}/"
@@ -109,7 +96,7 @@ def test_view_on_site_opens_the_public_page_of_a_published_rating_and_is_absent_
 
 def test_staff_following_view_on_site_of_a_post_land_on_a_page_they_may_see(staff_client):
     post = PostFactory(text="Drinking salt water cures the flu in a day")
-    rated(post)
+    DecisionFactory(post=post)
     body = staff_client.get(f"{POSTS}{post.pk}/change/").content.decode()
     link = re.search(r'<a href="([^"]+)" class="viewsitelink">', body).group(1)
     response = staff_client.get(link, follow=True)
@@ -207,7 +194,7 @@ def test_the_audit_log_page_costs_the_same_queries_whatever_its_events_name(popu
 
 
 def test_a_label_ending_in_a_full_stop_is_quoted_without_it_where_the_audit_sentence_goes_on(staff_client):
-    rated(PostFactory())  # the default policy's label: "False information. Checked by independent fact-checkers."
+    DecisionFactory()  # the default policy's label: "False information. Checked by independent fact-checkers."
     body = staff_client.get(LOG, {"verb__exact": AuditVerb.ACTION_CREATED}).content.decode()
     assert "label “False information. Checked by independent fact-checkers”: “rated False”" in body
     assert ".”:" not in body

@@ -41,7 +41,9 @@ def test_staff_filter_the_log_by_verb_target_type_post_and_search_by_post_extern
     busy = populate(12)
     post = busy.posts[0]
     removals = AuditEvent.objects.filter(verb=AuditVerb.ACTION_CREATED, target_type="moderation.action")
-    body = staff_client.get(LOG, {"verb__exact": AuditVerb.ACTION_CREATED, "target_type": "moderation.action"}).content.decode()
+    body = staff_client.get(
+        LOG, {"verb__exact": AuditVerb.ACTION_CREATED, "target_type": "moderation.action"}
+    ).content.decode()
     assert removals.exists()
     assert all(f"{LOG}{e.pk}/change/" in body for e in removals)
     assert f"{LOG}{AuditEvent.objects.exclude(verb=AuditVerb.ACTION_CREATED).first().pk}/change/" not in body

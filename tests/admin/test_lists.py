@@ -64,7 +64,9 @@ def test_posts_filter_by_current_verdict_and_by_repeat_offender_page(populate, s
                  .values_list("pk", flat=True)}
     assert false_ids
     assert listed_ids(staff_client.get(POSTS, {"verdict": "false"})) == false_ids
-    offenders = {str(p.pk) for p in busy.posts if getattr(p.page, "standing", None) and p.page.standing.is_repeat_offender}
+    offenders = {
+        str(p.pk) for p in busy.posts if getattr(p.page, "standing", None) and p.page.standing.is_repeat_offender
+    }
     assert offenders
     response = staff_client.get(POSTS, {"page__standing__is_repeat_offender__exact": "1"})
     assert listed_ids(response) == offenders

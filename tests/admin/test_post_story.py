@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from factcheck.members import create_user
 from audit.models import AuditEvent
+from factcheck.members import create_user
 from factcheck.models import Rating
 from moderation.models import Appeal, Strike
 from tests.factories import PASSWORD

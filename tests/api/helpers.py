@@ -12,7 +12,9 @@ from django.test import Client
 _numbers = itertools.count(1)
 
 
-def flag_payload(*, post: dict[str, Any] | None = None, page: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]:
+def flag_payload(
+    *, post: dict[str, Any] | None = None, page: dict[str, Any] | None = None, **top: Any
+) -> dict[str, Any]:
     """A valid flag as the platform sends it; `post`/`page` update those objects, `top` the flag."""
     n = next(_numbers)
     flag: dict[str, Any] = {

@@ -15,16 +15,15 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from factcheck.claims import claim_post
-from factcheck.models import Claim, ClaimStatus, Organisation, Post, QueueState, Rating, Verdict
+from factcheck.models import Claim, ClaimStatus, Organisation, Post, QueueState, Rating
 from factcheck.pages import set_politician
-from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, start_review, withdraw_appeal
-from moderation.enforcement import apply_rating
-from moderation.models import Action, Appeal, AppealStatus
+from moderation.models import Appeal, AppealStatus
 from tests.api.helpers import post_json
 from tests.authority import OUTSIDE, current
 from tests.conftest import bearer_client
 from tests.factories import (
+    DecisionFactory,
     FactCheckerFactory,
     OrganisationFactory,
     PageFactory,
@@ -63,15 +62,6 @@ def refused(response, status: int, code: str) -> dict:
     return error
 
 
-def rated(rater, post: Post) -> Post:
-    """`post` rated by `rater` and decided, so it has actions."""
-    rating = record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=Verdict.FALSE,
-                           rationale="Fabricated quote.", sources=["https://evidence.example/1"])
-    apply_rating(rating_id=rating.pk)
-    assert Action.objects.filter(post=post).exists()  # so "no Action row written" means something
-    return post
-
-
 def file_dispute(owner, post: Post) -> Appeal:
     post.page.owners.add(owner)
     response = post_json(bearer_client(owner), f"/api/v1/posts/{post.external_id}/appeals", DISPUTE)
@@ -86,6 +76,7 @@ def reviewer_client(reviewer):
 
 @pytest.fixture
 def covered_post(db) -> Post:
+    """Rated, it is asserted to have an action (DecisionFactory's), so "no Action row written" means something."""
     return PostFactory(language="fr", country="FR", page=PageFactory())
 
 
@@ -102,7 +93,10 @@ def test_rating_a_post_outside_coverage_is_403_outside_coverage_and_writes_nothi
     with writes_nothing(post):
         response = rate(reviewer_client, post)
     error = refused(response, 403, "outside_coverage")
-    assert "outside what Vérifions covers (languages FR in countries FR); it can be read but not claimed or rated." in error["message"]
+    assert (
+        "outside what Vérifions covers (languages FR in countries FR); it can be read but not claimed or rated."
+        in error["message"]
+    )
 
 
 @OUTSIDE
@@ -117,7 +111,7 @@ def test_a_post_outside_coverage_can_be_read(reviewer_client, writes_nothing, la
 def test_re_rating_after_coverage_narrowed_is_403_outside_coverage_even_for_the_rater(
     reviewer, reviewer_client, organisation, covered_post, writes_nothing
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     Organisation.objects.filter(pk=organisation.pk).update(countries=["BE"])
     with writes_nothing(covered_post):
         response = rate(reviewer_client, covered_post, change_reason=REASON)
@@ -205,7 +199,7 @@ def test_a_lapsed_claim_of_another_reviewer_does_not_hold_the_post(reviewer, rev
 def test_the_raters_organisation_re_rates_with_change_reason_and_supersedes_the_rating(
     reviewer, colleague, covered_post, who
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     earlier = current(covered_post)
     by = reviewer if who == "rater" else colleague
     response = rate(bearer_client(by), covered_post, verdict="partly_false", change_reason=REASON)
@@ -223,7 +217,7 @@ def test_the_raters_organisation_re_rates_with_change_reason_and_supersedes_the_
 def test_re_rating_without_change_reason_is_422_naming_the_field_and_writes_nothing(
     reviewer, reviewer_client, covered_post, writes_nothing, change_reason
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     body = {} if change_reason is None else {"change_reason": change_reason}
     with writes_nothing(covered_post):
         response = rate(reviewer_client, covered_post, verdict="true", **body)
@@ -235,7 +229,7 @@ def test_re_rating_without_change_reason_is_422_naming_the_field_and_writes_noth
 def test_another_organisation_re_rating_is_403_not_your_rating_and_writes_nothing(
     reviewer, covered_post, writes_nothing, with_reason
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     client = bearer_client(FactCheckerFactory(organisation=OrganisationFactory(languages=["fr"])))
     with writes_nothing(covered_post):
         response = rate(client, covered_post, verdict="true", **({"change_reason": REASON} if with_reason else {}))
@@ -250,7 +244,7 @@ def test_another_organisation_re_rating_is_403_not_your_rating_and_writes_nothin
 def test_while_an_appeal_is_open_re_rating_is_409_appeal_open_and_writes_nothing(
     reviewer, colleague, covered_post, writes_nothing, who, appeal_state
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     appeal = file_dispute(UserFactory(), covered_post)
     if appeal_state == "in_review":
         start_review(appeal_id=appeal.pk, reviewer=colleague)
@@ -264,7 +258,7 @@ def test_while_an_appeal_is_open_re_rating_is_409_appeal_open_and_writes_nothing
 def test_once_the_appeal_is_closed_the_raters_organisation_re_rates_again_with_a_reason(
     reviewer, reviewer_client, colleague, covered_post, writes_nothing, ending
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     owner = UserFactory()
     appeal = file_dispute(owner, covered_post)
     if ending == "upheld":
@@ -280,7 +274,7 @@ def test_once_the_appeal_is_closed_the_raters_organisation_re_rates_again_with_a
 def test_the_appeals_reversal_supersedes_the_rating_under_appeal(
     reviewer, reviewer_client, colleague, covered_post
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     under_appeal = current(covered_post)
     appeal = file_dispute(UserFactory(), covered_post)
     refused(rate(reviewer_client, covered_post, verdict="true", change_reason=REASON), 409, "appeal_open")
@@ -310,7 +304,7 @@ def test_staff_page_owners_and_platform_tokens_never_rate(
     reviewer, covered_post, writes_nothing, make_user, state
 ):
     if state == "rated":
-        rated(reviewer, covered_post)
+        assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     user = make_user()
     covered_post.page.owners.add(user)  # even the owner of the post's page
     client = bearer_client(user)
@@ -334,7 +328,7 @@ def test_a_politicians_post_is_422_rating_refused_and_writes_nothing(reviewer_cl
 def test_a_rated_post_whose_page_became_a_politicians_is_422_rating_refused(
     reviewer, reviewer_client, covered_post, writes_nothing
 ):
-    rated(reviewer, covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     set_politician(staff=StaffFactory(), page_id=covered_post.page_id, is_politician=True, reason="An MP's page.")
     with writes_nothing(covered_post):
         response = rate(reviewer_client, covered_post, verdict="true", change_reason=REASON)

@@ -11,7 +11,7 @@ import json
 import logging
 
 import pytest
-from django.db import connection
+from django.db import DataError, connection
 
 from audit.models import AuditEvent
 from factcheck.models import Flag, Page, Post
@@ -94,7 +94,9 @@ def test_a_paired_surrogate_is_a_real_character_and_accepted(platform_client):
 def test_json_nested_100000_deep_is_refused_before_parsing(platform_client):
     before = nothing_written()
     raw = '{"flags": ' + "[" * 100_000 + "]" * 100_000 + "}"
-    error = assert_refused(platform_client.post(URL, data=raw, content_type="application/json"), 400, "too_deep", before)
+    error = assert_refused(
+        platform_client.post(URL, data=raw, content_type="application/json"), 400, "too_deep", before
+    )
     assert "32 levels" in error["message"]
 
 
@@ -123,7 +125,7 @@ def test_the_repair_makes_a_year_one_post_readable_again_and_audits_it(client, f
     from factcheck.repairs import repair_impossible_timestamps
 
     post_id = _store_a_year_one_post_as_before_the_fix()
-    with pytest.raises(Exception):  # what the probes saw: the row cannot even be read back
+    with pytest.raises(DataError):  # what the probes saw: the row cannot even be read back
         list(Post.objects.filter(pk=post_id).values_list("posted_at", flat=True))
     repair_impossible_timestamps(connection)
     post = Post.objects.get(pk=post_id)

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from factcheck.ratings import record_rating
-from moderation.enforcement import apply_rating
 from tests.conftest import bearer_client
-from tests.factories import FactCheckerFactory, PostFactory, StaffFactory, UserFactory
-
-
-def rate_and_decide(post, reviewer, verdict: str = "false") -> None:
-    rating = record_rating(claim_if_unclaimed=True,
-        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="Checked.", sources=["https://s.example"],
-        change_reason="Re-checked.",
-    )
-    apply_rating(rating_id=rating.pk)
+from tests.factories import DecisionFactory, FactCheckerFactory, PostFactory, StaffFactory, UserFactory
 
 
 @pytest.mark.django_db
 def test_the_feed_pages_through_changes_in_order_by_cursor(platform_client, factchecker):
     posts = PostFactory.create_batch(3)
     for post in posts:
-        rate_and_decide(post, factchecker)
+        DecisionFactory(post=post, reviewer=factchecker)
 
     first = platform_client.get("/api/v1/decisions?limit=2").json()
     assert [d["post"] for d in first["decisions"]] == [p.external_id for p in posts[:2]]
@@ -40,8 +30,8 @@ def test_the_feed_pages_through_changes_in_order_by_cursor(platform_client, fact
 @pytest.mark.django_db
 def test_a_superseding_true_rating_appears_as_a_new_change_restoring_distribution(platform_client, factchecker):
     post = PostFactory()
-    rate_and_decide(post, factchecker, "false")
-    rate_and_decide(post, FactCheckerFactory(organisation=factchecker.organisation), "true")
+    DecisionFactory(post=post, reviewer=factchecker, verdict="false")
+    DecisionFactory(post=post, reviewer__organisation=factchecker.organisation, verdict="true")
     decisions = platform_client.get("/api/v1/decisions").json()["decisions"]
     assert [d["distribution"]["multiplier"] for d in decisions] == [0.2, 1.0]
     assert decisions[1]["distribution"]["labels"] == []
@@ -57,7 +47,10 @@ def test_only_the_platform_reads_the_feed(make_user):
 
 @pytest.mark.parametrize(
     ("query", "field"),
-    [("after=abc", "after"), ("after=-1", "after"), ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=x", "limit")],
+    [
+        ("after=abc", "after"), ("after=-1", "after"), ("limit=0", "limit"), ("limit=1001", "limit"),
+        ("limit=x", "limit"),
+    ],
 )
 @pytest.mark.django_db
 def test_a_bad_cursor_or_limit_is_422_naming_it(platform_client, query, field):

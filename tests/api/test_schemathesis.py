@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -61,6 +61,7 @@ from tests.factories import (
     StaffFactory,
     UserFactory,
 )
+from tests.savepoints import rolled_back
 
 # How an invalid request may be refused: schemathesis' list, plus 413 (a batch of more than
 # 1,000 flags is refused as too large, as the document says).
@@ -93,6 +94,7 @@ CHECKS = [
 # post), so that they reach validation and the rules behind it rather than a 403 or a 404.
 OWN_ROLE = {
     "/api/v1/flags": "platform",
+    "/api/v1/flags/{idempotency_key}": "platform",
     "/api/v1/posts/{external_id}/ratings": "factchecker",
     "/api/v1/posts/{external_id}": "page_owner",
     "/api/v1/posts/{external_id}/appeals": "page_owner",
@@ -205,26 +207,21 @@ def test_the_api_answers_as_documented(path, method, role, fuzzed, in_process_re
     @given(case=cases(path, method, fuzzed, headers=headers))
     def answers_as_documented(case) -> None:
         # One savepoint per example, rolled back: each example meets the same world.
-        with transaction.atomic():
-            try:
-                case.call_and_validate(checks=CHECKS)
-            finally:
-                transaction.set_rollback(True)
+        with rolled_back():
+            case.call_and_validate(checks=CHECKS)
 
     answers_as_documented()
 
 
 def call_in_savepoint(case) -> list[Failure]:
     """Send one case and run the checks, in a savepoint rolled back after; the failures found."""
-    with transaction.atomic():
+    with rolled_back():
         try:
             case.call_and_validate(checks=CHECKS)
         except FailureGroup as group:
             return list(group.exceptions)
         except Failure as failure:
             return [failure]
-        finally:
-            transaction.set_rollback(True)
     return []
 
 

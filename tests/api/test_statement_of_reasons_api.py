@@ -7,23 +7,12 @@ from decimal import Decimal
 import pytest
 
 from factcheck.models import Verdict
-from factcheck.ratings import record_rating
-from moderation.enforcement import apply_rating
-from moderation.models import Action, StatementOfReasons
+from moderation.models import StatementOfReasons
 from moderation.staff_actions import override_action
 from tests.conftest import bearer_client
-from tests.factories import FactCheckerFactory, FlagFactory, PageFactory, PostFactory, StaffFactory, UserFactory
+from tests.factories import DecisionFactory, FlagFactory, PageFactory, StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def rated(verdict, *, page=None) -> Action:
-    post = PostFactory(page=page or PageFactory())
-    FlagFactory(post=post)
-    rating = record_rating(reviewer=FactCheckerFactory(), post_id=post.pk, verdict=verdict, rationale="Invented.",
-                           sources=["https://evidence.example/1"], claim_if_unclaimed=True)
-    apply_rating(rating_id=rating.pk)
-    return Action.objects.filter(post=post).order_by("-pk").first()
 
 
 def url(action_id: int) -> str:
@@ -33,7 +22,7 @@ def url(action_id: int) -> str:
 def test_the_owner_reads_the_statement_as_stored_without_empty_fields(platform_client):
     owner, page = UserFactory(), PageFactory()
     page.owners.add(owner)
-    action = rated(Verdict.FALSE, page=page)
+    action = DecisionFactory(post=FlagFactory(post__page=page).post, verdict=Verdict.FALSE).action
     response = bearer_client(owner).get(url(action.pk))
     assert response.status_code == 200
     body = response.json()
@@ -44,7 +33,7 @@ def test_the_owner_reads_the_statement_as_stored_without_empty_fields(platform_c
 
 
 def test_another_owner_and_an_unknown_action_get_the_same_404():
-    action = rated(Verdict.FALSE)
+    action = DecisionFactory(post=FlagFactory().post, verdict=Verdict.FALSE).action
     stranger = bearer_client(UserFactory())
     theirs, missing = stranger.get(url(action.pk)), stranger.get(url(10**12))
     assert (theirs.status_code, missing.status_code) == (404, 404)
@@ -53,7 +42,8 @@ def test_another_owner_and_an_unknown_action_get_the_same_404():
 
 
 def test_an_action_that_restricts_nothing_has_no_statement(platform_client):
-    satire = rated(Verdict.SATIRE)  # labelled: restricts, so it has one
+    # Labelled: restricts, so it has one.
+    satire = DecisionFactory(post=FlagFactory().post, verdict=Verdict.SATIRE).action
     assert platform_client.get(url(satire.pk)).status_code == 200
     # An override to x1.0 without a label restricts nothing (a True rating makes no action at all).
     unrestricted = override_action(staff=StaffFactory(), action_id=satire.pk, feed_multiplier=Decimal("1"), label="",

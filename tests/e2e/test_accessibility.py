@@ -29,8 +29,10 @@ def pages_of(role: str) -> tuple[str | None, list[str]]:
         "anonymous": (None, ["/accounts/login/", f"/claims/{rated.pk}/", "/no-such-page/"]),
         "factchecker": ("bob", ["/queue/", f"/queue/posts/{queued.pk}/", f"/queue/posts/{rated.post_id}/",
                                 "/queue/appeals/", f"/queue/appeals/{dispute.pk}/"]),
-        "page_owner": ("olivia", ["/appeals/", f"/appeals/posts/{rated.post_id}/", f"/appeals/posts/{removal.post_id}/"]),
-        "staff": ("tariq", ["/staff/appeals/", f"/staff/appeals/{removal.pk}/"]),
+        "page_owner": ("olivia", ["/appeals/", f"/appeals/posts/{rated.post_id}/",
+                                  f"/appeals/posts/{removal.post_id}/"]),
+        "staff": ("tariq", ["/staff/appeals/", f"/staff/appeals/{removal.pk}/", "/staff/reports/",
+                            f"/staff/reports/{Post.objects.get(external_id='demo-r001').pk}/"]),
     }[role]
 
 

@@ -51,7 +51,8 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     assert PostDistribution.objects.get(post=post).multiplier == Decimal("0.2")
     # An older dispute on another post, already past the 24-hour target.
     older = PostFactory(page=local_news, text="Vaccines contain microchips.")
-    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=older.pk, verdict=Verdict.FALSE, rationale="No chips.",
+    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=older.pk,
+                                         verdict=Verdict.FALSE, rationale="No chips.",
                                          sources=["https://health.example/chips"]).pk)
     file_appeal(owner=owner, post_id=older.pk, kind="dispute", statement="My earlier dispute, still waiting.",
                 now=timezone.now() - timedelta(hours=30))

@@ -6,16 +6,17 @@ label that wraps on the owner's post page. No page is wider than the screen."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from playwright.sync_api import expect
 
 from factcheck.models import Verdict
-from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal
-from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealStatus, EnforcementPolicy
+from tests import scenarios
 from tests.e2e.helpers import sign_in
-from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
+from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, UserFactory
 
 WIDTHS = [pytest.param(1366, id="desktop"), pytest.param(390, id="phone")]
 LONG_LABEL = ("False information about the biggest health scare of the decade. Checked by independent "
@@ -45,14 +46,8 @@ def world(settings):
     news = PageFactory(name="Local News Now")
     news.owners.add(owner)
 
-    def rated(text: str, verdict: str = Verdict.FALSE):
-        post = PostFactory(page=news, text=text)
-        rating = record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=verdict,
-                               rationale="The photo is from another country.", sources=["https://archive.example/p"])
-        apply_rating(rating_id=rating.pk)
-        return post
-
-    return {"owner": owner, "rated": rated}
+    # The owner's posts, rated by ana and decided.
+    return {"owner": owner, "rated": partial(scenarios.rated_post, rater=rater, page=news)}
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -60,7 +55,7 @@ def test_the_owner_files_an_appeal_with_an_error_summary_a_counter_and_a_correct
     live_server, page, screenshot, world, width
 ):
     page.set_viewport_size({"width": width, "height": 900})
-    post = world["rated"]("Photo shows the town square flooded yesterday after the dam broke.")
+    post = world["rated"](text="Photo shows the town square flooded yesterday after the dam broke.")
     sign_in(page, live_server.url, "olga", "/appeals/")
     fits(page)
     screenshot(f"appeals-owner-portal-{width}")
@@ -119,7 +114,7 @@ def test_the_owner_files_an_appeal_with_an_error_summary_a_counter_and_a_correct
 
 
 def test_without_script_the_summary_still_takes_focus_and_every_field_shows(live_server, browser, world):
-    post = world["rated"]("Photo shows the town square flooded.")
+    post = world["rated"](text="Photo shows the town square flooded.")
     context = browser.new_context(viewport={"width": 390, "height": 900}, java_script_enabled=False)
     page = context.new_page()
     sign_in(page, live_server.url, "olga", f"/appeals/posts/{post.pk}/")
@@ -133,7 +128,7 @@ def test_without_script_the_summary_still_takes_focus_and_every_field_shows(live
 
 def test_a_true_rating_offers_nothing_to_dispute(live_server, page, world):
     page.set_viewport_size({"width": 390, "height": 900})
-    post = world["rated"]("The bridge reopened on Monday.", verdict=Verdict.TRUE)
+    post = world["rated"](text="The bridge reopened on Monday.", verdict=Verdict.TRUE)
     sign_in(page, live_server.url, "olga", f"/appeals/posts/{post.pk}/")
     expect(page.get_by_text("This post is rated True: that rating does not reduce its distribution")).to_be_visible()
     expect(page.get_by_role("button", name="File appeal")).to_have_count(0)
@@ -145,9 +140,9 @@ def test_a_factchecker_decides_with_a_verdict_only_for_a_reversal_and_finds_the_
     live_server, page, screenshot, world, width
 ):
     page.set_viewport_size({"width": width, "height": 900})
-    post = world["rated"]("Photo shows the town square flooded yesterday after the dam broke.")
+    post = world["rated"](text="Photo shows the town square flooded yesterday after the dam broke.")
     appeal = file_appeal(owner=world["owner"], post_id=post.pk, kind="dispute", statement="It is the 12 May flood.")
-    older = file_appeal(owner=world["owner"], post_id=world["rated"]("Vaccines contain chips.").pk, kind="dispute",
+    older = file_appeal(owner=world["owner"], post_id=world["rated"](text="Vaccines contain chips.").pk, kind="dispute",
                         statement="Chips are real.")
     decide_appeal(appeal_id=older.pk, reviewer=FactCheckerFactory(organisation=post.ratings.get().organisation),
                   outcome="upheld", reason="No chips.")

@@ -1,5 +1,6 @@
-"""What the near-duplicate tests share (tests/factcheck/test_matching.py, tests/moderation/test_propagation.py):
-one claim and its copies as people write them, flags that bring them in through ingest, and a rating.
+"""What the near-duplicate tests share (tests/factcheck/test_matching*.py, tests/moderation/test_propagation.py):
+one claim and its copies as people write them, flags that bring them in through ingest, and the queue they
+stay out of. A rated claim that arrived through ingest is tests/scenarios.py's `rated_claim`.
 
 The texts were chosen so that each pair lands where its name says with the settings' thresholds
 (auto 0.7, suggest 0.4) and shares MinHash band keys with the claim (so it is a candidate at all):
@@ -14,8 +15,8 @@ import pytest
 from django.utils import timezone
 
 from factcheck.ingest import FlagInput, IngestResult, PageInput, PostInput, ingest_flags
-from factcheck.models import Post, Rating
-from factcheck.ratings import record_rating
+from factcheck.models import Post
+from factcheck.queue import queued_posts
 from moderation.models import Action, ActionKind
 
 # Jobs must be enqueued after a real commit and run by a real worker: committed rows, so the policy
@@ -62,12 +63,11 @@ def post(external_id: str) -> Post:
     return Post.objects.get(external_id=external_id)
 
 
-def rate(reviewer, target: Post, verdict: str = "false", **kwargs) -> Rating:
-    kwargs.setdefault("rationale", "No study says so; the cited journal does not exist.")
-    kwargs.setdefault("sources", ["https://evidence.example/lemon"])
-    return record_rating(reviewer=reviewer, post_id=target.pk, verdict=verdict, claim_if_unclaimed=True, **kwargs)
-
-
 def matched_action(target: Post) -> Action | None:
     """The post's active matched rating, if it has one."""
     return Action.objects.filter(post=target, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True).first()
+
+
+def queue_ids() -> list[int]:
+    """The posts the review queue lists, by id."""
+    return sorted(queued_posts(organisation=None).values_list("id", flat=True))

@@ -19,15 +19,14 @@ from audit.models import AuditEvent
 from factcheck.claims import claim_post
 from factcheck.models import Claim, ClaimStatus, Organisation, Post, QueueState, Rating, Verdict
 from factcheck.pages import set_politician
-from factcheck.ratings import record_rating
-from moderation.appeals import decide_appeal, file_appeal, start_review, withdraw_appeal
-from moderation.enforcement import apply_rating
-from moderation.models import Action, Appeal, AppealStatus
+from moderation.appeals import decide_appeal, start_review, withdraw_appeal
+from moderation.models import Appeal, AppealStatus
 from tests.authority import OUTSIDE, current
 from tests.factories import (
+    AppealFactory,
+    DecisionFactory,
     FactCheckerFactory,
     OrganisationFactory,
-    PageFactory,
     PlatformUserFactory,
     PostFactory,
     StaffFactory,
@@ -62,7 +61,7 @@ def text(response) -> str:
 def field_block(page: str, name: str) -> str:
     """The markup of one form field's wrapper: its label, input, help and errors."""
     match = re.search(
-        r'<(div|fieldset) class="field[^"]*">((?:(?!<(?:div|fieldset) class="field).)*?name="%s".*?)</\1>' % name,
+        rf'<(div|fieldset) class="field[^"]*">((?:(?!<(?:div|fieldset) class="field).)*?name="{name}".*?)</\1>',
         page,
         re.S,
     )
@@ -83,24 +82,9 @@ def claim(client, post: Post):
     return client.post(f"/queue/posts/{post.pk}/claim/", follow=True)
 
 
-def rated(rater, *, post: Post | None = None, verdict: str = Verdict.FALSE) -> Post:
-    """A post on an owned page, rated by `rater` (through their claim) and decided, so it has actions."""
-    post = post or PostFactory(page=PageFactory())
-    rating = record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=verdict,
-                           rationale="No such study exists.", sources=["https://journal.example/archive"])
-    apply_rating(rating_id=rating.pk)
-    assert Action.objects.filter(post=post).exists()  # so "no Action row written" means something
-    return post
-
-
-def dispute(owner, post: Post) -> Appeal:
-    post.page.owners.add(owner)
-    return file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="The study is real.",
-                       evidence_urls=["https://evidence.example/study"])
-
-
 @pytest.fixture
 def covered_post(db) -> Post:
+    """Rated, it is asserted to have an action (DecisionFactory's), so "no Action row written" means something."""
     return PostFactory(language="fr", country="FR")
 
 
@@ -118,7 +102,10 @@ def test_a_post_outside_coverage_can_be_read_and_the_page_shows_the_refusal_inst
     assert response.status_code == 200
     page = text(response)
     assert "Lemon water cures measles" in page
-    assert "is outside what Vérifions covers (languages FR in countries FR); it can be read but not claimed or rated." in page
+    assert (
+        "is outside what Vérifions covers (languages FR in countries FR); it can be read but not claimed or rated."
+        in page
+    )
     assert 'id="rating-refusal"' in page and FORM not in page
 
 
@@ -253,7 +240,7 @@ def test_the_reviewer_holding_the_claim_rates_and_the_claim_is_completed(login, 
 def test_the_raters_organisation_re_rates_with_a_reason_and_the_earlier_rating_is_superseded(
     login, reviewer, colleague, covered_post, who
 ):
-    rated(reviewer, post=covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     earlier = current(covered_post)
     client = login(reviewer if who == "rater" else colleague)
     page = text(client.get(post_url(covered_post)))
@@ -281,7 +268,7 @@ def test_the_raters_organisation_re_rates_with_a_reason_and_the_earlier_rating_i
 def test_re_rating_without_a_reason_shows_the_error_next_to_the_field_and_writes_nothing(
     login, reviewer, covered_post, writes_nothing, change_reason, error
 ):
-    rated(reviewer, post=covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     client = login(reviewer)
     with writes_nothing(covered_post):
         response = client.post(post_url(covered_post), {**GOOD, "change_reason": change_reason})
@@ -295,7 +282,7 @@ def test_re_rating_without_a_reason_shows_the_error_next_to_the_field_and_writes
 def test_another_organisation_cannot_re_rate_the_page_says_why_and_a_post_is_refused(
     login, reviewer, covered_post, writes_nothing
 ):
-    rated(reviewer, post=covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Checkers United"))
     client = login(outsider)
     page = text(client.get(post_url(covered_post)))
@@ -311,8 +298,8 @@ def test_another_organisation_cannot_re_rate_the_page_says_why_and_a_post_is_ref
 def test_while_an_appeal_is_open_nobody_re_rates(
     login, reviewer, colleague, covered_post, writes_nothing, who, appeal_state
 ):
-    rated(reviewer, post=covered_post)
-    appeal = dispute(UserFactory(), covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
+    appeal = AppealFactory(post=covered_post, filed_by=UserFactory())
     if appeal_state == "in_review":
         start_review(appeal_id=appeal.pk, reviewer=colleague)
     client = login(reviewer if who == "rater" else colleague)
@@ -328,9 +315,9 @@ def test_while_an_appeal_is_open_nobody_re_rates(
 def test_once_the_appeal_is_closed_the_raters_organisation_re_rates_again_with_a_reason(
     login, reviewer, colleague, covered_post, writes_nothing, ending
 ):
-    rated(reviewer, post=covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     owner = UserFactory()
-    appeal = dispute(owner, covered_post)
+    appeal = AppealFactory(post=covered_post, filed_by=owner)
     if ending == "upheld":
         decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome=AppealStatus.UPHELD, reason="The study is fake.")
     else:
@@ -346,9 +333,9 @@ def test_once_the_appeal_is_closed_the_raters_organisation_re_rates_again_with_a
 
 
 def test_the_appeals_reversal_is_the_one_change_to_a_rating_under_appeal(login, reviewer, colleague, covered_post):
-    rated(reviewer, post=covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     under_appeal = current(covered_post)
-    appeal = dispute(UserFactory(), covered_post)
+    appeal = AppealFactory(post=covered_post, filed_by=UserFactory())
     client = login(colleague)
     assert APPEAL_OPEN in text(client.get(post_url(covered_post)))  # not through the rating form...
     response = client.post(f"/queue/appeals/{appeal.pk}/", {  # ...but through the appeal's decision
@@ -367,8 +354,8 @@ def test_the_appeals_reversal_is_the_one_change_to_a_rating_under_appeal(login, 
 def test_an_organisation_decides_the_appeals_against_its_ratings_even_where_it_no_longer_covers(
     login, reviewer, colleague, organisation, covered_post
 ):
-    rated(reviewer, post=covered_post)
-    appeal = dispute(UserFactory(), covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
+    appeal = AppealFactory(post=covered_post, filed_by=UserFactory())
     Organisation.objects.filter(pk=organisation.pk).update(languages=["nl"])
     client = login(colleague)
     assert "Save decision" in text(client.get(f"/queue/appeals/{appeal.pk}/"))  # the desk offers the decision
@@ -384,8 +371,8 @@ def test_an_organisation_decides_the_appeals_against_its_ratings_even_where_it_n
 
 
 def test_the_rater_cannot_decide_the_appeal_against_their_own_rating(login, reviewer, covered_post, writes_nothing):
-    rated(reviewer, post=covered_post)
-    appeal = dispute(UserFactory(), covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
+    appeal = AppealFactory(post=covered_post, filed_by=UserFactory())
     client = login(reviewer)
     with writes_nothing(covered_post):
         response = client.post(f"/queue/appeals/{appeal.pk}/", {
@@ -408,7 +395,7 @@ def test_staff_page_owners_and_platform_users_cannot_claim_rate_or_edit_a_rating
     login, reviewer, covered_post, writes_nothing, make_user, state
 ):
     if state == "rated":
-        rated(reviewer, post=covered_post)
+        assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     user = make_user()
     covered_post.page.owners.add(user)  # even the owner of the post's page
     client = login(user)
@@ -438,7 +425,7 @@ def test_a_politicians_post_can_be_neither_claimed_nor_rated(login, reviewer, wr
 
 
 def test_a_rated_post_whose_page_became_a_politicians_is_not_re_rated(login, reviewer, covered_post, writes_nothing):
-    rated(reviewer, post=covered_post)
+    assert DecisionFactory(reviewer=reviewer, post=covered_post).action
     set_politician(staff=StaffFactory(), page_id=covered_post.page_id, is_politician=True, reason="An MP's page.")
     client = login(reviewer)
     assert POLITICIAN in text(client.get(post_url(covered_post)))

@@ -12,8 +12,9 @@ from django.db import connection
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
+from audit.services import AUDIT_COLUMNS
 from core.bulk import insert_rows_returning_ids, update_rows
-from factcheck.ingest import AUDIT_COLUMNS, FlagInput, PageInput, PostInput, ingest_flags
+from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import Flag, Organisation, Page, Post, QueueState
 from factcheck.priority import SCORE_COLUMNS, priority_of
 from factcheck.queue import refresh_priorities
@@ -26,7 +27,8 @@ def flag(key: str, post: str = "p1", *, source: str = "user_report", page: str =
     return FlagInput(
         idempotency_key=key, source=source, flagged_at=now, reason="suspicious",
         post=PostInput(
-            external_id=post, page=PageInput(page, f"Page {page}", politician), posted_at=now - timedelta(hours=hours_old),
+            external_id=post, page=PageInput(page, f"Page {page}", politician),
+            posted_at=now - timedelta(hours=hours_old),
             url=f"https://social.example/{post}", text="Drinking bleach cures flu", language="en", country="GB",
             views=views, shares=shares,
         ),
@@ -97,7 +99,9 @@ def test_refreshing_priorities_rewrites_only_the_queued_posts_whose_scores_moved
     now = timezone.now()
     spreading = PostFactory(posted_at=now - timedelta(hours=3), first_flagged_at=now - timedelta(hours=1))
     # Waiting past the 3-day cap on its age part, with no reach: its scores no longer move with the clock.
-    settled = PostFactory(posted_at=now - timedelta(days=9), first_flagged_at=now - timedelta(days=5), views=0, shares=0)
+    settled = PostFactory(
+        posted_at=now - timedelta(days=9), first_flagged_at=now - timedelta(days=5), views=0, shares=0
+    )
     rated = PostFactory(queue_state=QueueState.RATED, priority=1.0)
 
     assert refresh_priorities(now=now) == 2  # the factory's priority of 10 is neither queued post's score
@@ -170,7 +174,9 @@ def test_rows_written_in_bulk_keep_json_values_and_nulls(platform_user):
     )
     first, second = (AuditEvent.objects.get(pk=pk) for pk in ids)
     assert (first.actor_id, first.post_id, first.data) == (None, None, data)
-    assert (second.actor_id, second.post_id, second.data, second.verb) == (platform_user.pk, 7, {}, AuditVerb.POST_QUEUED)
+    assert (second.actor_id, second.post_id, second.data, second.verb) == (
+        platform_user.pk, 7, {}, AuditVerb.POST_QUEUED
+    )
 
     org = Organisation.objects.create(name="Bulk Checks", languages=["en"])
     update_rows(Organisation, ["url", "languages", "countries"], [(org.pk, "", ["fr", "de"], {"GB": None})])
@@ -184,7 +190,9 @@ def test_in_array_lookup_selects_what_in_selects():
     keys = ["p1", "p3", "missing", None]
     assert sorted(Post.objects.filter(external_id__in_array=keys).values_list("external_id", flat=True)) == ["p1", "p3"]
     post_ids = list(Post.objects.filter(external_id__in=["p0", "p4"]).values_list("pk", flat=True))
-    assert sorted(Flag.objects.filter(post_id__in_array=post_ids).values_list("idempotency_key", flat=True)) == ["k0", "k4"]
+    assert sorted(
+        Flag.objects.filter(post_id__in_array=post_ids).values_list("idempotency_key", flat=True)
+    ) == ["k0", "k4"]
     assert Flag.objects.filter(post__in_array=post_ids).count() == 2
     assert list(Post.objects.filter(external_id__in_array=[])) == []
     # A key longer than the column never matches the stored key it starts with.

@@ -16,14 +16,15 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.matching.matcher import match_posts
-from factcheck.models import Match, MatchGuard, MatchMethod, MatchState, Post, QueueState, Rating, Verdict
-from factcheck.ratings import record_rating
-from moderation.enforcement import apply_rating
+from factcheck.models import Match, MatchGuard, MatchMethod, MatchState, Post, QueueState, Rating
 from moderation.models import Action, ActionKind
+
 # The claim, and the claim with a long comment of the reposter's: text between the two thresholds.
 from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY
 from tests.factories import (
+    DecisionFactory,
     FactCheckerFactory,
+    MatchFactory,
     OrganisationFactory,
     PageFactory,
     PlatformUserFactory,
@@ -48,20 +49,6 @@ def text(response) -> str:
 def messages_of(response) -> str:
     found = re.search(r'<ul class="messages".*?</ul>', response.content.decode(), re.S)
     return html.unescape(found.group(0)) if found else ""
-
-
-def suggest(copy: Post, source: Post, *, score: float = 0.61, guard: str = "", method: str = MatchMethod.MINHASH,
-            state: str = MatchState.SUGGESTED) -> Match:
-    return Match.objects.create(post=copy, source=source, method=method, score=score, state=state, guard=guard,
-                                created_at=timezone.now())
-
-
-def rate(reviewer, post: Post, verdict: str = Verdict.FALSE) -> Rating:
-    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict=verdict, claim_if_unclaimed=True,
-                           rationale="No study says so; the cited journal does not exist.",
-                           sources=["https://evidence.example/lemon"])
-    apply_rating(rating_id=rating.pk)
-    return rating
 
 
 def confirm(client, match: Match, **data):
@@ -98,7 +85,7 @@ def reviewer(verifica):
 def claim(reviewer) -> Post:
     """The first post of a claim, rated False by Verifica."""
     post = PostFactory(text=CLAIM, page=PageFactory(name="Health Truths Daily"), views=40_000, shares=2_000)
-    rate(reviewer, post)
+    DecisionFactory(reviewer=reviewer, post=post)
     return post
 
 
@@ -110,7 +97,7 @@ def copy(claim) -> Post:
 
 @pytest.fixture
 def suggestion(copy, claim) -> Match:
-    return suggest(copy, claim)
+    return MatchFactory(post=copy, source=claim)
 
 
 # What the post page shows
@@ -119,11 +106,11 @@ def suggestion(copy, claim) -> Match:
 def test_the_claims_page_lists_its_pairs_with_relation_method_score_state_and_guard(login, reviewer, claim):
     auto = PostFactory(text="Exact repost of the lemon claim", duplicate_of=claim, queue_state=QueueState.MATCHED,
                        page=PageFactory(name="Reposts Inc"))
-    suggest(auto, claim, method=MatchMethod.TEXT, score=1.0, state=MatchState.AUTO)
+    MatchFactory(post=auto, source=claim, method=MatchMethod.TEXT, score=1.0, state=MatchState.AUTO)
     held = PostFactory(text="Drinking hot lemon water does not cure diabetes", page=PageFactory(name="Myth Busters"))
-    pair = suggest(held, claim, score=0.83, guard=MatchGuard.POLARITY)
+    pair = MatchFactory(post=held, source=claim, score=0.83, guard=MatchGuard.POLARITY)
     gone = PostFactory(text="Lemon farmers report record harvest", page=PageFactory(name="Farm News"))
-    refused = suggest(gone, claim, score=0.42, state=MatchState.REJECTED)
+    refused = MatchFactory(post=gone, source=claim, score=0.42, state=MatchState.REJECTED)
     Match.objects.filter(pk=refused.pk).update(decided_by=reviewer, decided_at=timezone.now(),
                                                reason="About harvests, not health.")
 
@@ -167,14 +154,14 @@ def test_a_waiting_claims_page_says_rating_it_rates_its_copies(login, reviewer):
     root = PostFactory()
     for _ in range(3):
         linked = PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED)
-        suggest(linked, root, method=MatchMethod.URL, score=1.0, state=MatchState.AUTO)
+        MatchFactory(post=linked, source=root, method=MatchMethod.URL, score=1.0, state=MatchState.AUTO)
     assert "Rating this post rates its 3 copies too." in text(login(reviewer).get(f"/queue/posts/{root.pk}/"))
 
 
 def test_a_grouped_copy_points_to_its_claim_and_offers_no_rating_form(login, reviewer):
     root = PostFactory(external_id="root-1")
     linked = PostFactory(duplicate_of=root, queue_state=QueueState.GROUPED)
-    suggest(linked, root, method=MatchMethod.URL, score=1.0, state=MatchState.AUTO)
+    MatchFactory(post=linked, source=root, method=MatchMethod.URL, score=1.0, state=MatchState.AUTO)
     page = text(login(reviewer).get(f"/queue/posts/{linked.pk}/"))
     assert "A copy of a claim waiting for review" in page and f'href="/queue/posts/{root.pk}/"' in page
     assert "This post is a copy: it takes the rating of" in page
@@ -217,7 +204,7 @@ def test_confirming_a_copy_of_a_rated_claim_links_it_and_it_takes_the_claims_rat
 def test_confirming_a_copy_of_a_waiting_claim_groups_it_under_the_claim_in_the_queue(login, reviewer):
     root = PostFactory(text=CLAIM, priority=80, views=1_000, shares=0)
     later = PostFactory(text=COMMENTED_COPY, priority=90, views=500, shares=50)
-    pair = suggest(later, root)
+    pair = MatchFactory(post=later, source=root)
     client = login(reviewer)
     response = confirm(client, pair, next=f"/queue/posts/{root.pk}/")
     assert response["Location"] == f"/queue/posts/{root.pk}/"
@@ -308,7 +295,7 @@ def test_another_organisations_factchecker_is_refused_and_nothing_changes(login,
 @pytest.mark.parametrize("decide", [confirm, reject])
 def test_a_factchecker_outside_the_copys_coverage_is_refused_and_nothing_changes(login, copy, decide):
     root = PostFactory(text=CLAIM)  # unrated: any organisation covering the copy could decide
-    pair = suggest(copy, root)
+    pair = MatchFactory(post=copy, source=root)
     french = FactCheckerFactory(organisation=OrganisationFactory(name="Vérifions", languages=["fr"]))
     before = state_of(pair, copy)
     client = login(french)
@@ -321,7 +308,7 @@ def test_a_factchecker_outside_the_copys_coverage_is_refused_and_nothing_changes
 @pytest.mark.parametrize("state", [MatchState.CONFIRMED, MatchState.REJECTED, MatchState.AUTO])
 def test_a_pair_that_is_no_suggestion_any_more_is_refused(login, reviewer, claim, decide, state):
     later = PostFactory()
-    pair = suggest(later, claim, state=state)
+    pair = MatchFactory(post=later, source=claim, state=state)
     before = state_of(pair, later)
     client = login(reviewer)
     response = decide(client, pair)

@@ -1,9 +1,10 @@
-"""Near-duplicate matching through ingest and a real worker (PRODUCT.md, Near-duplicates; Lifecycle 6).
+"""Near-duplicate matching through ingest and a real worker (PRODUCT.md, Near-duplicates; Lifecycle 6):
+the links it makes by itself.
 
 A copy of a rated claim is matched on arrival and never queued; copies of a waiting claim are grouped
-under its first post and take its rating when it is rated; near-copies between the thresholds, and
-guarded pairs, are offered to the rating's organisation; rejected pairs never come back; posts of
-politicians' pages are never linked; a lost matching job is made good by the reconciler.
+under its first post and take its rating when it is rated; matching twice records nothing new; a lost
+matching job is made good by the reconciler; a copy rated on its own leaves its group. Suggestions,
+guards and politicians' pages: test_matching_suggestions.py.
 """
 
 from __future__ import annotations
@@ -16,54 +17,33 @@ import pytest
 from audit.models import AuditEvent, AuditVerb
 from factcheck import jobs as factcheck_jobs
 from factcheck.matching.matcher import (
-    MatchRefused,
-    NotYourClaimsMatch,
-    confirm_match,
     match_new_posts,
     match_posts,
-    reject_match,
 )
 from factcheck.models import Match, Post, QueueState, Rating
-from factcheck.queue import queued_posts
 from moderation.models import Action, EnforcementPolicy, PostDistribution, StatementOfReasons
+from tests import scenarios
 from tests.api.helpers import flag_payload, post_json
 from tests.factcheck.matching_helpers import (
-    CHANGED_NUMBER_COPY,
     CLAIM,
     COMMENTED_COPY,
     EXACT_COPY,
     NEAR_COPY,
-    NEGATED_COPY,
-    SHORT_CLAIM,
     UNRELATED,
     WORKER,
     arrive,
     flag,
     matched_action,
     post,
-    rate,
+    queue_ids,
 )
-from tests.factories import FactCheckerFactory
-
-
-def rated_claim(reviewer, text: str = CLAIM, *, external_id: str = "source", url: str = "") -> Post:
-    """A claim that arrived, was matched by its job (nothing to find) and was rated."""
-    arrive(flag(external_id, text, page="page-source", url=url))
-    match_new_posts(post_ids=[post(external_id).pk])
-    rate(reviewer, post(external_id))
-    return post(external_id)
-
-
-def queue_ids() -> list[int]:
-    """The posts the review queue lists, by id."""
-    return sorted(queued_posts(organisation=None).values_list("id", flat=True))
-
+from tests.factories import RatingFactory
 
 # Matched on arrival ---------------------------------------------------------------------------
 
 @pytest.mark.django_db
 def test_a_copy_of_a_rated_claim_is_matched_on_arrival_and_never_queued(factchecker, platform_user):
-    source = rated_claim(factchecker)
+    source = scenarios.rated_claim(rater=factchecker)
     [result] = arrive(flag("copy", NEAR_COPY, page="page-copy"), by=platform_user)
     copy = post("copy")
     assert result.queue_state == QueueState.MATCHED
@@ -84,7 +64,7 @@ def test_a_copy_of_a_rated_claim_is_matched_on_arrival_and_never_queued(factchec
     (NEAR_COPY, "https://www.social.example/source?utm_source=share&fbclid=IwAR0#top", "url"),
 ], ids=["exact-text", "near-copy", "same-link"])
 def test_each_match_on_arrival_records_its_method_and_score(factchecker, text, url, method):
-    source = rated_claim(factchecker, url="https://social.example/source")
+    source = scenarios.rated_claim(rater=factchecker, url="https://social.example/source")
     arrive(flag("copy", text, page="page-copy", url=url))
     match = Match.objects.get(post=post("copy"))
     assert (match.source_id, match.state, match.method) == (source.pk, "auto", method)
@@ -97,7 +77,7 @@ def test_each_match_on_arrival_records_its_method_and_score(factchecker, text, u
 
 @pytest.mark.django_db
 def test_the_platform_is_told_a_copy_is_matched_in_the_flags_answer(factchecker, platform_client):
-    rated_claim(factchecker)
+    scenarios.rated_claim(rater=factchecker)
     payload = flag_payload(post={"external_id": "api-copy", "text": NEAR_COPY})
     response = post_json(platform_client, "/api/v1/flags", payload)
     assert response.status_code == 201
@@ -108,7 +88,7 @@ def test_the_platform_is_told_a_copy_is_matched_in_the_flags_answer(factchecker,
 def test_after_the_worker_a_copy_matched_on_arrival_carries_the_claims_rating(factchecker, platform_user, run_worker):
     arrive(flag("source", CLAIM, page="page-source"), by=platform_user)
     run_worker()
-    rating = rate(factchecker, post("source"))
+    rating = RatingFactory(reviewer=factchecker, post=post("source"))
     run_worker()
     arrive(flag("copy", NEAR_COPY, page="page-copy"), by=platform_user)
     run_worker()
@@ -168,7 +148,7 @@ def test_rating_the_first_post_of_a_group_gives_every_copy_its_rating(factchecke
     arrive(flag("first", CLAIM), flag("second", EXACT_COPY, page="page-b"), flag("third", NEAR_COPY, page="page-c"),
            by=platform_user)
     run_worker()
-    rating = rate(factchecker, post("first"))
+    rating = RatingFactory(reviewer=factchecker, post=post("first"))
     # In the rating's own transaction, the copies leave the group for "matched".
     assert {post(x).queue_state for x in ("second", "third")} == {QueueState.MATCHED}
     run_worker()
@@ -180,223 +160,6 @@ def test_rating_the_first_post_of_a_group_gives_every_copy_its_rating(factchecke
         assert PostDistribution.objects.get(post=post(name)).multiplier == Decimal("0.2")
     assert Action.objects.get(post=post("first")).kind == "fact_check"
     assert queue_ids() == []
-
-
-# Suggestions -----------------------------------------------------------------------------------
-
-@WORKER
-def test_a_commented_copy_of_a_rated_claim_is_suggested_and_stays_in_the_queue(factchecker, platform_user, run_worker):
-    source = rated_claim(factchecker)
-    run_worker()
-    [result] = arrive(flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
-    run_worker()
-
-    copy = post("copy")
-    assert result.queue_state == QueueState.QUEUED
-    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.QUEUED, None)
-    assert copy.pk in queue_ids()
-    match = Match.objects.get(post=copy)
-    assert (match.source_id, match.state, match.method, match.guard) == (source.pk, "suggested", "minhash", "")
-    assert 0.4 <= match.score < 0.7
-    assert not Action.objects.filter(post=copy).exists()
-
-
-@WORKER
-def test_confirming_a_suggestion_links_the_copy_and_the_worker_gives_it_the_rating(
-    factchecker, platform_user, run_worker
-):
-    source = rated_claim(factchecker)
-    run_worker()
-    arrive(flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
-    run_worker()
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
-
-    match = confirm_match(match_id=Match.objects.get(post=post("copy")).pk, reviewer=colleague)
-    assert (match.state, match.decided_by) == ("confirmed", colleague)
-    copy = post("copy")
-    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.MATCHED, source.pk)
-    assert copy.pk not in queue_ids()
-    run_worker()
-    action = matched_action(copy)
-    assert action is not None and action.rating == source.ratings.get(is_current=True)
-    assert PostDistribution.objects.get(post=copy).multiplier == Decimal("0.2")
-    assert AuditEvent.objects.filter(verb=AuditVerb.MATCH_CONFIRMED, post_id=copy.pk, actor=colleague).exists()
-
-
-@pytest.mark.django_db
-def test_a_rejected_suggestion_is_never_suggested_again(factchecker, platform_user):
-    source = rated_claim(factchecker)
-    arrive(flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
-    match = reject_match(match_id=Match.objects.get(post=post("copy")).pk, reviewer=factchecker,
-                         reason="Another claim: this one is about pharma.")
-    assert (match.state, match.reason) == ("rejected", "Another claim: this one is about pharma.")
-
-    # Every way matching runs again: the after-commit job, the reconciler, a new flag for the post.
-    match_new_posts(post_ids=[post("copy").pk])
-    Post.objects.filter(pk=post("copy").pk).update(matched_at=None)
-    factcheck_jobs.match_unmatched()
-    match_posts(post_ids=[post("copy").pk], rated_only=True)
-    arrive(flag("copy", COMMENTED_COPY, page="page-copy", key="another-flag"), by=platform_user)
-
-    assert list(Match.objects.filter(post=post("copy")).values_list("source_id", "state")) == [(source.pk, "rejected")]
-    assert (post("copy").queue_state, post("copy").duplicate_of_id) == (QueueState.QUEUED, None)
-    with pytest.raises(MatchRefused):  # decided: it cannot be confirmed afterwards either
-        confirm_match(match_id=match.pk, reviewer=factchecker)
-
-
-@pytest.mark.django_db
-def test_another_organisation_cannot_confirm_or_reject_a_suggestion_and_nothing_is_written(
-    factchecker, platform_user, writes_nothing
-):
-    rated_claim(factchecker)
-    arrive(flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
-    match = Match.objects.get(post=post("copy"))
-    outsider = FactCheckerFactory()  # another organisation, covering everything
-    for decide in (confirm_match, reject_match):
-        with writes_nothing(post("copy")):
-            with pytest.raises(NotYourClaimsMatch) as refused:
-                decide(match_id=match.pk, reviewer=outsider)
-        assert refused.value.code == "not_your_rating"
-    match.refresh_from_db()
-    assert (match.state, match.decided_by, match.decided_at) == ("suggested", None, None)
-    assert post("copy").duplicate_of_id is None
-
-
-@pytest.mark.django_db
-def test_a_suggestion_between_two_waiting_posts_is_confirmed_into_their_group(factchecker, platform_user):
-    arrive(flag("first", CLAIM), flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
-    match_new_posts(post_ids=[post("first").pk, post("copy").pk])
-    match = Match.objects.get(post=post("copy"))
-    assert match.state == "suggested"
-
-    confirm_match(match_id=match.pk, reviewer=FactCheckerFactory())  # no rating yet: any fact-checker covering it
-    assert (post("copy").queue_state, post("copy").duplicate_of_id) == (QueueState.GROUPED, post("first").pk)
-    assert queue_ids() == [post("first").pk]
-
-
-@pytest.mark.django_db
-def test_a_suggestion_whose_claim_has_since_joined_another_group_cannot_make_a_chain(factchecker, platform_user,
-                                                                                      settings):
-    settings.FACTDESK_MATCH_AUTO = 0.99  # every near-copy below is a suggestion
-    arrive(flag("first", CLAIM), flag("second", NEAR_COPY, page="page-b"),
-           flag("third", NEAR_COPY + " again", page="page-c"), by=platform_user)
-    match_new_posts(post_ids=list(Post.objects.values_list("id", flat=True)))
-    first, second, third = post("first"), post("second"), post("third")
-    confirm_match(match_id=Match.objects.get(post=second, source=first).pk, reviewer=factchecker)
-    assert post("second").duplicate_of_id == first.pk
-
-    # "third" was suggested for "second" while that was a claim of its own; it is a copy now.
-    with pytest.raises(MatchRefused):
-        confirm_match(match_id=Match.objects.get(post=third, source=second).pk, reviewer=factchecker)
-    assert (post("third").queue_state, post("third").duplicate_of_id) == (QueueState.QUEUED, None)
-    confirm_match(match_id=Match.objects.get(post=third, source=first).pk, reviewer=factchecker)
-    assert post("third").duplicate_of_id == first.pk  # a copy of the claim's first post, never of a copy
-    rate(factchecker, first)
-    assert {post(name).queue_state for name in ("second", "third")} == {QueueState.MATCHED}
-
-
-@pytest.mark.django_db
-def test_a_suggestion_for_a_post_of_a_page_that_became_a_politicians_cannot_be_confirmed(factchecker, platform_user):
-    arrive(flag("first", CLAIM, page="mp"), flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
-    match_new_posts(post_ids=list(Post.objects.values_list("id", flat=True)))
-    match = Match.objects.get(post=post("copy"))
-    arrive(flag("speech", UNRELATED, page="mp", politician=True), by=platform_user)
-    assert post("first").queue_state == QueueState.NOT_ELIGIBLE
-
-    with pytest.raises(MatchRefused):  # it would wait for a rating that never comes, out of the queue
-        confirm_match(match_id=match.pk, reviewer=factchecker)
-    assert (post("copy").queue_state, post("copy").duplicate_of_id) == (QueueState.QUEUED, None)
-    assert post("copy").pk in queue_ids()
-
-
-@pytest.mark.django_db
-def test_a_confirmed_copy_of_a_claim_rated_not_eligible_leaves_the_queue_as_matched(factchecker, platform_user):
-    arrive(flag("first", CLAIM), flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
-    match_new_posts(post_ids=list(Post.objects.values_list("id", flat=True)))
-    rate(factchecker, post("first"), "not_eligible", rationale="An opinion, not a claim of fact.")
-
-    confirm_match(match_id=Match.objects.get(post=post("copy")).pk, reviewer=factchecker)
-    # As the claim's grouped copies do when it is rated: matched, never left waiting for a rating.
-    assert (post("copy").queue_state, post("copy").duplicate_of_id) == (QueueState.MATCHED, post("first").pk)
-
-
-# Guards never link automatically --------------------------------------------------------------
-
-@WORKER
-@pytest.mark.parametrize(("source_text", "copy_text", "guard"), [
-    (CLAIM, NEGATED_COPY, "polarity"),
-    (CLAIM, CHANGED_NUMBER_COPY, "numbers"),
-    (SHORT_CLAIM, SHORT_CLAIM.upper() + "!!", "short_text"),
-], ids=["negated", "changed-number", "short"])
-def test_a_guarded_copy_of_a_rated_claim_stays_in_the_queue_with_a_suggestion(
-    factchecker, platform_user, run_worker, source_text, copy_text, guard
-):
-    source = rated_claim(factchecker, source_text)
-    run_worker()
-    [result] = arrive(flag("copy", copy_text, page="page-copy"), by=platform_user)
-    run_worker()
-
-    copy = post("copy")
-    assert result.queue_state == QueueState.QUEUED
-    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.QUEUED, None)
-    assert copy.pk in queue_ids()
-    match = Match.objects.get(post=copy)
-    assert (match.source_id, match.state, match.guard) == (source.pk, "suggested", guard)
-    assert not Action.objects.filter(post=copy).exists()
-
-
-@WORKER
-def test_a_negated_copy_of_a_waiting_claim_is_not_grouped_with_it(platform_user, run_worker):
-    arrive(flag("first", CLAIM), flag("negated", NEGATED_COPY, page="page-b"), by=platform_user)
-    run_worker()
-    assert post("negated").queue_state == QueueState.QUEUED
-    assert Match.objects.get(post=post("negated")).state == "suggested"
-    assert queue_ids() == sorted([post("first").pk, post("negated").pk])
-
-
-# Politicians' pages ---------------------------------------------------------------------------
-
-@WORKER
-def test_a_copy_on_a_politicians_page_is_never_linked_to_a_rated_claim(factchecker, platform_user, run_worker):
-    rated_claim(factchecker)
-    run_worker()
-    [result] = arrive(flag("speech", EXACT_COPY, page="mp", politician=True), by=platform_user)
-    run_worker()
-
-    speech = post("speech")
-    assert result.queue_state == QueueState.NOT_ELIGIBLE
-    assert (speech.queue_state, speech.duplicate_of_id) == (QueueState.NOT_ELIGIBLE, None)
-    assert not Match.objects.filter(post=speech).exists()
-    assert not Action.objects.filter(post=speech).exists()
-
-
-@WORKER
-def test_a_copy_of_a_politicians_post_is_never_grouped_under_it(platform_user, run_worker):
-    arrive(flag("speech", CLAIM, page="mp", politician=True), by=platform_user)
-    run_worker()
-    arrive(flag("copy", EXACT_COPY, page="page-b"), by=platform_user)
-    run_worker()
-
-    assert (post("copy").queue_state, post("copy").duplicate_of_id) == (QueueState.QUEUED, None)
-    assert not Match.objects.exists()
-    assert queue_ids() == [post("copy").pk]
-
-
-@WORKER
-def test_a_grouped_copy_whose_page_becomes_a_politicians_takes_no_rating(factchecker, platform_user, run_worker):
-    arrive(flag("first", CLAIM), flag("copy", EXACT_COPY, page="mp"), by=platform_user)
-    run_worker()
-    assert post("copy").queue_state == QueueState.GROUPED
-    # The platform now says the copy's page is a politician's.
-    arrive(flag("other", UNRELATED, page="mp", politician=True), by=platform_user)
-    run_worker()
-
-    rate(factchecker, post("first"))
-    run_worker()
-    copy = post("copy")
-    assert copy.queue_state != QueueState.MATCHED
-    assert not Action.objects.filter(post=copy).exists()
-    assert copy.pk not in queue_ids()
 
 
 # Idempotence ------------------------------------------------------------------------------------
@@ -436,7 +199,7 @@ def test_posts_whose_match_job_was_lost_are_grouped_by_the_reconciler(platform_u
 def test_a_copy_that_arrived_while_matching_was_off_is_linked_by_the_reconciler_and_takes_the_rating(
     factchecker, platform_user, run_worker, settings
 ):
-    source = rated_claim(factchecker)
+    source = scenarios.rated_claim(rater=factchecker)
     run_worker()
     settings.FACTDESK_MATCHING = False
     [result] = arrive(flag("copy", NEAR_COPY, page="page-copy"), by=platform_user)
@@ -457,10 +220,11 @@ def test_a_copy_that_arrived_while_matching_was_off_is_linked_by_the_reconciler_
 
 @pytest.mark.django_db
 def test_a_copy_rated_on_its_own_through_the_api_leaves_its_group_and_keeps_its_own_rating(factchecker, platform_user):
-    source = rated_claim(factchecker)
+    source = scenarios.rated_claim(rater=factchecker)
     arrive(flag("copy", NEAR_COPY, page="page-copy"), by=platform_user)
     # It carries its claim's rating: changing that is the rating organisation's, with a reason.
-    rate(factchecker, post("copy"), verdict="partly_false", change_reason="Only part of the claim is repeated.")
+    RatingFactory(reviewer=factchecker, post=post("copy"), verdict="partly_false",
+                  change_reason="Only part of the claim is repeated.")
     copy = post("copy")
     assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.RATED, None)
     match = Match.objects.get(post=copy, source=source)

@@ -20,6 +20,7 @@ from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal, withdraw_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
+from tests import scenarios
 from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -30,6 +31,12 @@ GOOD = {
     "sources": "https://journal.example/archive",
 }
 FORM = 'name="rationale"'
+# The rated post's rating, as its page shows it.
+SHOWN = {
+    "rationale": "Measles is a virus; no food cures it.",
+    "sources": ["https://who.example/measles"],
+    "article_url": "https://verifica.example/checks/lemon",
+}
 
 
 @pytest.fixture
@@ -47,17 +54,6 @@ def colleague(verifica):
     return FactCheckerFactory(username="omar", organisation=verifica)
 
 
-def rated_post(rater, **post_fields):
-    post = PostFactory(text="Lemon water cures measles", **post_fields)
-    rating = record_rating(
-        claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=Verdict.FALSE,
-        rationale="Measles is a virus; no food cures it.", sources=["https://who.example/measles"],
-        article_url="https://verifica.example/checks/lemon",
-    )
-    apply_rating(rating_id=rating.pk)
-    return post
-
-
 def html_of(response) -> str:
     assert response.status_code == 200
     return html_lib.unescape(response.content.decode())
@@ -73,7 +69,7 @@ def effect_of(html: str, verdict: str) -> str:
 
 
 def test_a_rated_posts_page_opens_with_the_current_rating_then_change_rating_then_timeline(login, rater, colleague):
-    post = rated_post(rater)
+    post = scenarios.rated_post(rater=rater, text="Lemon water cures measles", rating=SHOWN)
     html = html_of(login(colleague).get(f"/queue/posts/{post.pk}/"))
     current = html.index('id="current-rating"')
     assert current < html.index("Lemon water cures measles") < html.index('id="timeline"')
@@ -92,7 +88,7 @@ def test_a_rated_posts_page_opens_with_the_current_rating_then_change_rating_the
 
 
 def test_change_rating_opens_from_a_link_and_stays_open_after_a_failed_save(login, rater):
-    post = rated_post(rater)
+    post = scenarios.rated_post(rater=rater)
     client = login(rater)
     assert '<details class="change-rating" id="change-rating" open>' in html_of(
         client.get(f"/queue/posts/{post.pk}/", {"change": "1"}))
@@ -103,7 +99,7 @@ def test_change_rating_opens_from_a_link_and_stays_open_after_a_failed_save(logi
 
 
 def test_another_organisation_sees_why_it_cannot_change_the_rating_and_no_form(login, rater):
-    post = rated_post(rater)
+    post = scenarios.rated_post(rater=rater, text="Lemon water cures measles", rating=SHOWN)
     outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Faktenwerk"))
     html = html_of(login(outsider).get(f"/queue/posts/{post.pk}/"))
     assert "You cannot change this rating." in html
@@ -113,10 +109,8 @@ def test_another_organisation_sees_why_it_cannot_change_the_rating_and_no_form(l
 
 
 def test_while_an_appeal_is_open_the_button_gives_way_to_the_reason_and_the_appeal_is_listed(login, rater, colleague):
-    owner = UserFactory()
-    post = rated_post(rater)
-    post.page.owners.add(owner)
-    appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="The study is real.")
+    appeal = scenarios.rated_post_with_open_dispute(owner=UserFactory(), rater=rater)
+    post = appeal.post
     html = html_of(login(colleague).get(f"/queue/posts/{post.pk}/"))
     assert "You cannot change this rating." in html
     assert "The page owner has appealed this rating; only the appeal's decision can change it now." in html
@@ -132,7 +126,7 @@ def test_while_an_appeal_is_open_the_button_gives_way_to_the_reason_and_the_appe
 
 
 def test_the_rating_org_changes_the_rating_with_a_reason_through_the_form(login, rater, colleague):
-    post = rated_post(rater)
+    post = scenarios.rated_post(rater=rater)
     response = login(colleague).post(
         f"/queue/posts/{post.pk}/",
         {**GOOD, "verdict": Verdict.PARTLY_FALSE, "change_reason": "A second source confirms part of it."},
@@ -186,7 +180,7 @@ def test_the_effect_preview_is_read_from_the_policy_rows_and_follows_a_change_of
 def test_the_preview_warns_when_the_strike_makes_the_page_a_repeat_offender(login, rater):
     page = PageFactory()
     for _ in range(2):
-        rated_post(rater, page=page)
+        scenarios.rated_post(rater=rater, page=page)
     post = PostFactory(page=page)
     claim_post(reviewer=rater, post_id=post.pk)
     client = login(rater)
@@ -290,7 +284,7 @@ def test_claim_times_are_shown_in_the_time_zone_the_reviewer_chose(login, rater)
 def test_a_rated_posts_page_renders_in_a_fixed_number_of_queries(login, rater, colleague, changes,
                                                                 django_assert_max_num_queries):
     owner = UserFactory()
-    post = rated_post(rater)
+    post = scenarios.rated_post(rater=rater)
     post.page.owners.add(owner)
     for i in range(changes):  # re-ratings, each disputed and withdrawn: a long timeline and many appeals
         appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement=f"Wrong {i}.")

@@ -28,7 +28,7 @@ GOOD = {
 def field_block(html: str, name: str) -> str:
     """The markup of one form field's wrapper: its label, input, help and errors."""
     match = re.search(
-        r'<(div|fieldset) class="field[^"]*">((?:(?!<(?:div|fieldset) class="field).)*?name="%s".*?)</\1>' % name,
+        rf'<(div|fieldset) class="field[^"]*">((?:(?!<(?:div|fieldset) class="field).)*?name="{name}".*?)</\1>',
         html,
         re.S,
     )
@@ -53,8 +53,8 @@ def test_post_page_shows_the_post_its_flags_reach_page_and_earlier_ratings(login
     FlagFactory(post=post, source=FlagSource.TRUSTED_FLAGGER, reason="medical misinformation")
     earlier = PostFactory(page=page, queue_state=QueueState.RATED)
     other_org = FactCheckerFactory(organisation=OrganisationFactory(name="Checkers United"))
-    record_rating(claim_if_unclaimed=True, reviewer=other_org, post_id=earlier.pk, verdict=Verdict.PARTLY_FALSE, rationale="r",
-                  sources=["https://a.example"])
+    record_rating(claim_if_unclaimed=True, reviewer=other_org, post_id=earlier.pk, verdict=Verdict.PARTLY_FALSE,
+                  rationale="r", sources=["https://a.example"])
     PageStanding.objects.create(page=page, active_strikes=3, is_repeat_offender=True, page_multiplier="0.5",
                                 since=timezone.now())
 
@@ -224,8 +224,8 @@ def test_post_page_renders_in_a_fixed_number_of_queries(login, factchecker, djan
         FlagFactory.create_batch(rows // 4, post=post, source=source)
     for i in range(rows):
         earlier = PostFactory(page=page)
-        record_rating(claim_if_unclaimed=True, reviewer=FactCheckerFactory(), post_id=earlier.pk, verdict=Verdict.FALSE, rationale=f"r{i}",
-                      sources=["https://a.example"])
+        record_rating(claim_if_unclaimed=True, reviewer=FactCheckerFactory(), post_id=earlier.pk,
+                      verdict=Verdict.FALSE, rationale=f"r{i}", sources=["https://a.example"])
     PageStanding.objects.create(page=page, active_strikes=rows)
     # Copies linked to it and suggested pairs both ways, each with a post on a page of its own.
     now = timezone.now()
@@ -260,7 +260,7 @@ def test_a_matched_copys_page_renders_in_a_fixed_number_of_queries(login, factch
     now = timezone.now()
     Match.objects.create(post=copy, source=source, method=MatchMethod.URL, score=1.0, state=MatchState.AUTO,
                          created_at=now)
-    for i in range(rows):  # pairs this copy was also suggested in, to other claims
+    for _ in range(rows):  # pairs this copy was also suggested in, to other claims
         Match.objects.create(post=copy, source=PostFactory(), method=MatchMethod.MINHASH, score=0.45,
                              state=MatchState.REJECTED, created_at=now, decided_by=factchecker, decided_at=now)
     client = login(factchecker)

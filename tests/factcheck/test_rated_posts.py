@@ -11,16 +11,9 @@ from django.utils import timezone
 from factcheck.models import Verdict
 from factcheck.ratings import record_rating
 from factcheck.views import PAGE_SIZE
-from tests.factories import FactCheckerFactory, OrganisationFactory, PostFactory
+from tests.factories import FactCheckerFactory, OrganisationFactory, RatingFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def rate(reviewer, text: str, *, verdict: str = Verdict.FALSE, ago: timedelta = timedelta(0), **fields):
-    post = PostFactory(text=text, **fields)
-    record_rating(claim_if_unclaimed=True, reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="r",
-                  sources=["https://a.example"], now=timezone.now() - ago)
-    return post
 
 
 def listed(response) -> list[int]:
@@ -40,10 +33,13 @@ def team():
 
 def test_rated_by_me_lists_my_current_ratings_newest_first_and_my_organisation_lists_ours(login, team):
     me, colleague = team
-    older = rate(me, "Old claim about tap water", ago=timedelta(days=2))
-    newer = rate(me, "New claim about vaccines", ago=timedelta(hours=1))
-    theirs = rate(colleague, "Colleague's claim about the moon", verdict=Verdict.SATIRE, ago=timedelta(hours=5))
-    rate(FactCheckerFactory(organisation=OrganisationFactory(name="Faktenwerk")), "Another organisation's claim")
+    now = timezone.now()
+    older = RatingFactory(reviewer=me, post__text="Old claim about tap water", created_at=now - timedelta(days=2)).post
+    newer = RatingFactory(reviewer=me, post__text="New claim about vaccines", created_at=now - timedelta(hours=1)).post
+    theirs = RatingFactory(reviewer=colleague, post__text="Colleague's claim about the moon", verdict=Verdict.SATIRE,
+                           created_at=now - timedelta(hours=5)).post
+    faktenwerk = OrganisationFactory(name="Faktenwerk")
+    RatingFactory(reviewer__organisation=faktenwerk, post__text="Another organisation's claim")
     client = login(me)
     mine = client.get("/queue/rated/")
     assert listed(mine) == [newer.pk, older.pk]
@@ -58,7 +54,7 @@ def test_rated_by_me_lists_my_current_ratings_newest_first_and_my_organisation_l
 
 def test_a_rating_changed_since_is_listed_once_under_its_current_rater(login, team):
     me, colleague = team
-    post = rate(me, "A claim rated twice")
+    post = RatingFactory(reviewer=me, post__text="A claim rated twice").post
     record_rating(reviewer=colleague, post_id=post.pk, verdict=Verdict.PARTLY_FALSE, rationale="r2",
                   sources=["https://b.example"], change_reason="New evidence.")
     client = login(me)
@@ -68,9 +64,9 @@ def test_a_rating_changed_since_is_listed_once_under_its_current_rater(login, te
 
 def test_the_rated_list_searches_words_of_the_text_and_the_external_id(login, team):
     me, _ = team
-    lemon = rate(me, "Lemon water cures measles")
-    by_id = rate(me, "Something else entirely", external_id="tw-4455")
-    rate(me, "The moon landing was staged")
+    lemon = RatingFactory(reviewer=me, post__text="Lemon water cures measles").post
+    by_id = RatingFactory(reviewer=me, post__text="Something else entirely", post__external_id="tw-4455").post
+    RatingFactory(reviewer=me, post__text="The moon landing was staged")
     client = login(me)
     assert listed(client.get("/queue/rated/", {"q": "lemon cure"})) == [lemon.pk]
     assert listed(client.get("/queue/rated/", {"q": "4455"})) == [by_id.pk]
@@ -80,7 +76,9 @@ def test_the_rated_list_searches_words_of_the_text_and_the_external_id(login, te
 
 def test_the_rated_list_is_paged_with_a_total_in_a_fixed_number_of_queries(login, team, django_assert_max_num_queries):
     me, _ = team
-    posts = [rate(me, f"Claim {i}", ago=timedelta(minutes=i)) for i in range(PAGE_SIZE + 3)]
+    now = timezone.now()
+    posts = [RatingFactory(reviewer=me, post__text=f"Claim {i}", created_at=now - timedelta(minutes=i)).post
+             for i in range(PAGE_SIZE + 3)]
     client = login(me)
     # session, user, the organisation's name in the header, the page of ratings with posts, pages,
     # raters and the capped total

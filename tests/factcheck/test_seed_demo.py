@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
 from django.db.models import F
+from django.utils import timezone
 
 from accounts.models import ApiToken, Role, User, hash_token
 from audit.models import AuditEvent, AuditVerb
@@ -67,7 +68,10 @@ def test_seed_demo_goes_through_ingest_so_flags_and_queue_entries_are_audited(se
     # Copies of one claim wait under one queue row (grouped) or took its rating (matched).
     assert Post.objects.filter(queue_state=QueueState.QUEUED).count() > 150
     assert Post.objects.filter(queue_state=QueueState.GROUPED).exists()
-    assert not Post.objects.filter(flag_count=0).exists()
+    # Every post is flagged; those reported for harm only count no flag for the fact-checkers' queue.
+    assert not Post.objects.filter(flags__isnull=True).exists()
+    assert set(Post.objects.filter(flag_count=0).values_list("external_id", flat=True)) == {
+        "demo-r001", "demo-r002", "demo-r003", "demo-r004"}
 
 
 def test_seed_demo_copies_of_a_rated_claim_carry_its_rating_and_copies_of_a_waiting_one_are_grouped(seeded):
@@ -157,7 +161,9 @@ def test_seed_demo_refuses_when_a_demo_username_is_taken_and_writes_nothing():
     assert not Post.objects.exists()
 
 
-def test_the_demo_has_an_open_dispute_for_bob_to_decide_and_alice_cannot(run_worker, django_capture_on_commit_callbacks):
+def test_the_demo_has_an_open_dispute_for_bob_to_decide_and_alice_cannot(
+    run_worker, django_capture_on_commit_callbacks
+):
     from accounts.models import User
     from moderation.appeals import can_decide
     from moderation.models import Appeal
@@ -188,3 +194,17 @@ def test_the_demo_history_spans_days_in_a_sane_order(seeded):
         contested = appeal.action.created_at if appeal.action_id else appeal.rating.created_at
         assert contested < appeal.created_at  # never filed before the decision it contests
         assert appeal.decision_notice_at <= appeal.created_at
+
+
+def test_seed_demo_gives_the_staff_a_reports_queue_of_every_category(seeded):
+    from moderation.report_queue import queue_page, waiting_counts
+
+    rows, _ = queue_page(start=0, stop=10, now=timezone.now())
+    assert {report["category"] for row in rows for report in row["reports"]} == {
+        "violence", "hate", "harassment", "imminent_harm"}
+    # The trusted flagger's overdue report of violence first; one post waits for fact-checkers too.
+    assert rows[0]["post__external_id"] == "demo-r001" and rows[0]["trusted"]
+    assert waiting_counts(now=timezone.now()).overdue == 1
+    mixed = Post.objects.get(flags__idempotency_key="demo-report-mixed")
+    assert mixed.queue_state == QueueState.QUEUED and mixed.pk in {row["post_id"] for row in rows}
+    assert "reports of harm, for /staff/reports/" in seeded

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from factcheck.members import create_user
 from audit.models import AuditEvent, AuditVerb
+from factcheck.members import create_user
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
 from tests.factories import PASSWORD
 
@@ -32,7 +32,9 @@ def test_staff_change_a_verdicts_multiplier_and_the_change_is_audited(staff_clie
     policy = EnforcementPolicy.objects.get(verdict="partly_false")
     url = f"/admin/moderation/enforcementpolicy/{policy.pk}/change/"
     assert staff_client.get(url).status_code == 200
-    response = staff_client.post(url, policy_form(policy, feed_multiplier="0.4", reason="Too harsh for a mix."), follow=True)
+    response = staff_client.post(
+        url, policy_form(policy, feed_multiplier="0.4", reason="Too harsh for a mix."), follow=True
+    )
     assert response.status_code == 200
     assert b"applies to new decisions" in response.content
     assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == Decimal("0.4")

@@ -14,11 +14,11 @@ from django.utils import timezone
 from factcheck.models import Rating
 from factcheck.ratings import record_rating
 from moderation.appeals import AppealRefused, decide_appeal, file_appeal, start_review
-from moderation.enforcement import apply_rating
 from moderation.models import Appeal, AppealStatus, Notification, NotificationKind
 from moderation.staff_actions import remove_post
-from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, NEAR_COPY, arrive, flag, matched_action, post
+from tests import scenarios
 from tests.conftest import bearer_client
+from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, NEAR_COPY, arrive, flag, matched_action, post
 from tests.factories import FactCheckerFactory, PageFactory, PostFactory, StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -32,15 +32,6 @@ def owner(db):
 @pytest.fixture
 def colleague(factchecker):
     return FactCheckerFactory(organisation=factchecker.organisation)
-
-
-def rated(owner, rater, *, verdict: str = "false", text: str = "A miracle cure was found.", external_id: str = ""):
-    target = PostFactory(page=PageFactory(), text=text, **({"external_id": external_id} if external_id else {}))
-    target.page.owners.add(owner)
-    rating = record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=target.pk, verdict=verdict,
-                           rationale="No such cure exists.", sources=["https://who.example/facts"])
-    apply_rating(rating_id=rating.pk)
-    return target
 
 
 def dispute(owner, target, **kw) -> Appeal:
@@ -69,7 +60,7 @@ def file(client, target, **data):
 def test_an_empty_appeal_reports_every_missing_field_at_once_in_a_summary_that_links_to_each(
     login, owner, factchecker
 ):
-    target = rated(owner, factchecker)
+    target = scenarios.rated_post(owner=owner, rater=factchecker)
     response = file(login(owner), target)
     page = html(response)
     assert response.status_code == 200
@@ -85,7 +76,7 @@ def test_an_empty_appeal_reports_every_missing_field_at_once_in_a_summary_that_l
 
 
 def test_an_empty_correction_reports_the_statement_and_what_was_corrected_together(login, owner, factchecker):
-    target = rated(owner, factchecker)
+    target = scenarios.rated_post(owner=owner, rater=factchecker)
     page = html(file(login(owner), target, kind="correction"))
     assert summary(page) == [("id_statement", "Say why you appeal."),
                              ("id_correction_details", "Say what you corrected, and where.")]
@@ -94,7 +85,7 @@ def test_an_empty_correction_reports_the_statement_and_what_was_corrected_togeth
 def test_what_was_corrected_is_marked_for_a_correction_only_and_the_limit_is_stated_without_script(
     login, owner, factchecker
 ):
-    page = html(login(owner).get(f"/appeals/posts/{rated(owner, factchecker).pk}/"))
+    page = html(login(owner).get(f"/appeals/posts/{scenarios.rated_post(owner=owner, rater=factchecker).pk}/"))
     # static/js/appeals.js hides the field unless "correction" is chosen; without script the label says so.
     assert 'data-show-when="kind=correction"' in page and "(required for a correction)" in page
     assert 'data-limit="2000"' in page and "in up to 2,000 characters" in page
@@ -103,13 +94,13 @@ def test_what_was_corrected_is_marked_for_a_correction_only_and_the_limit_is_sta
 
 
 def test_a_dispute_filed_with_correction_details_keeps_none_of_them(login, owner, factchecker):
-    target = rated(owner, factchecker)
+    target = scenarios.rated_post(owner=owner, rater=factchecker)
     file(login(owner), target, kind="dispute", statement="Real quote.", correction_details="Typed before switching.")
     assert Appeal.objects.get().correction_details == ""
 
 
 def test_while_an_appeal_is_open_the_form_is_not_shown_and_the_page_links_to_the_appeal(login, owner, factchecker):
-    target = rated(owner, factchecker)
+    target = scenarios.rated_post(owner=owner, rater=factchecker)
     appeal = dispute(owner, target)
     client = login(owner)
     page = html(client.get(f"/appeals/posts/{target.pk}/"))
@@ -123,7 +114,7 @@ def test_while_an_appeal_is_open_the_form_is_not_shown_and_the_page_links_to_the
 
 
 def test_a_removal_can_still_be_appealed_while_the_rating_is_under_appeal(login, owner, factchecker, staff_user):
-    target = rated(owner, factchecker)
+    target = scenarios.rated_post(owner=owner, rater=factchecker)
     dispute(owner, target)
     remove_post(staff=staff_user, post_id=target.pk, ground="hate", reason="Slurs.")
     page = html(login(owner).get(f"/appeals/posts/{target.pk}/"))
@@ -132,7 +123,7 @@ def test_a_removal_can_still_be_appealed_while_the_rating_is_under_appeal(login,
 
 @pytest.mark.parametrize("verdict, label", [("true", "True"), ("not_eligible", "Not eligible")])
 def test_a_rating_that_restricts_nothing_cannot_be_disputed_or_corrected(login, owner, factchecker, verdict, label):
-    target = rated(owner, factchecker, verdict=verdict)
+    target = scenarios.rated_post(owner=owner, rater=factchecker, verdict=verdict)
     for kind in ("dispute", "correction"):
         with pytest.raises(AppealRefused, match="nothing to dispute or correct"):
             file_appeal(owner=owner, post_id=target.pk, kind=kind, statement="Wrong.", correction_details="x")
@@ -146,7 +137,7 @@ def test_a_rating_that_restricts_nothing_cannot_be_disputed_or_corrected(login, 
 
 
 def test_the_api_refuses_a_dispute_of_a_true_rating(owner, factchecker):
-    target = rated(owner, factchecker, verdict="true")
+    target = scenarios.rated_post(owner=owner, rater=factchecker, verdict="true")
     response = bearer_client(owner).post(f"/api/v1/posts/{target.external_id}/appeals",
                                          {"kind": "dispute", "statement": "Wrong."}, content_type="application/json")
     assert response.status_code == 422
@@ -161,7 +152,7 @@ def test_the_api_refuses_a_dispute_of_a_true_rating(owner, factchecker):
 def test_the_decision_form_chooses_no_verdict_and_lists_each_verdict_once_without_the_one_appealed(
     login, owner, factchecker, colleague
 ):
-    appeal = dispute(owner, rated(owner, factchecker))
+    appeal = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker))
     page = html(login(colleague).get(f"/queue/appeals/{appeal.pk}/"))
     select = re.search(r'<select name="new_verdict".*?</select>', page, re.S).group(0)
     options = re.findall(r'<option value="([^"]*)"', select)
@@ -173,7 +164,7 @@ def test_the_decision_form_chooses_no_verdict_and_lists_each_verdict_once_withou
 
 
 def test_a_failed_decision_lists_every_error_in_the_summary_and_saves_nothing(login, owner, factchecker, colleague):
-    appeal = dispute(owner, rated(owner, factchecker))
+    appeal = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker))
     client = login(colleague)
     page = html(client.post(f"/queue/appeals/{appeal.pk}/", {"outcome": "", "reason": ""}))
     assert summary(page) == [("id_outcome_0", "Choose whether you accept the appeal (reverse) or not (uphold)."),
@@ -186,7 +177,7 @@ def test_a_failed_decision_lists_every_error_in_the_summary_and_saves_nothing(lo
 
 
 def test_upholding_ignores_a_verdict_chosen_before(login, owner, factchecker, colleague):
-    target = rated(owner, factchecker)
+    target = scenarios.rated_post(owner=owner, rater=factchecker)
     appeal = dispute(owner, target)
     response = login(colleague).post(f"/queue/appeals/{appeal.pk}/",
                                      {"outcome": "upheld", "reason": "It stands.", "new_verdict": "true"})
@@ -207,10 +198,10 @@ def test_a_removal_appeal_decision_has_no_verdict_and_reports_its_errors_in_a_su
 
 
 def test_the_owner_is_told_in_plain_words_whether_the_appeal_was_accepted(login, owner, factchecker, colleague):
-    accepted = dispute(owner, rated(owner, factchecker, external_id="post-accepted"))
+    accepted = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker, external_id="post-accepted"))
     decide_appeal(appeal_id=accepted.pk, reviewer=colleague, outcome="reversed", reason="The study is real.",
                   new_verdict="missing_context")
-    refused = dispute(owner, rated(owner, factchecker, external_id="post-refused"))
+    refused = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker, external_id="post-refused"))
     decide_appeal(appeal_id=refused.pk, reviewer=colleague, outcome="upheld", reason="The study was retracted.")
     subjects = set(Notification.objects.filter(user=owner, kind=NotificationKind.APPEAL_DECIDED)
                    .values_list("subject", flat=True))
@@ -218,7 +209,9 @@ def test_the_owner_is_told_in_plain_words_whether_the_appeal_was_accepted(login,
         "Your appeal on post post-accepted was accepted: the rating was changed to Missing context",
         "Your appeal on post post-refused was not accepted",
     }
-    body = Notification.objects.get(user=owner, kind=NotificationKind.APPEAL_DECIDED, subject__contains="post-refused").body
+    body = Notification.objects.get(
+        user=owner, kind=NotificationKind.APPEAL_DECIDED, subject__contains="post-refused"
+    ).body
     assert "did not accept it. The rating False stands." in body and "reversed" not in body.lower()
     page = html(login(owner).get(f"/appeals/posts/{accepted.post_id}/"))
     assert "Your appeal was accepted: the rating was changed to Missing context." in page
@@ -276,11 +269,14 @@ def test_one_reversal_sends_the_owner_one_notice_and_one_email_even_when_the_pos
 @pytest.fixture
 def desk(owner, factchecker, colleague):
     """Three appeals: one open, one upheld, one reversed."""
-    waiting = dispute(owner, rated(owner, factchecker, text="Lemon water cures measles.", external_id="p-open"))
-    upheld = dispute(owner, rated(owner, factchecker, text="Vaccines contain chips.", external_id="p-upheld"))
+    waiting = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker, text="Lemon water cures measles.",
+                                                  external_id="p-open"))
+    upheld = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker, text="Vaccines contain chips.",
+                                                 external_id="p-upheld"))
     decide_appeal(appeal_id=upheld.pk, reviewer=colleague, outcome="upheld", reason="Stands.")
     other = UserFactory(username="wendy")
-    reversed_ = dispute(other, rated(other, factchecker, text="The bridge closed on Monday.", external_id="p-rev"))
+    reversed_ = dispute(other, scenarios.rated_post(owner=other, rater=factchecker, text="The bridge closed on Monday.",
+                                                    external_id="p-rev"))
     decide_appeal(appeal_id=reversed_.pk, reviewer=colleague, outcome="reversed", reason="It did.",
                   new_verdict="true")
     return {"open": waiting, "upheld": upheld, "reversed": reversed_}
@@ -320,7 +316,7 @@ def test_the_appeals_queue_searches_ids_text_and_filers(login, colleague, desk, 
 def test_paging_keeps_the_view_and_the_search(login, owner, factchecker, colleague, monkeypatch):
     monkeypatch.setattr("moderation.views_appeals.PAGE_SIZE", 2)
     for n in range(3):
-        appeal = dispute(owner, rated(owner, factchecker, text=f"Claim {n} about tides."))
+        appeal = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker, text=f"Claim {n} about tides."))
         decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="Stands.")
     page = html(login(colleague).get("/queue/appeals/", {"view": "decided", "q": "tides"}))
     assert len(shown(page)) == 2 and 'href="?view=decided&amp;q=tides&amp;page=2"' in page
@@ -332,7 +328,8 @@ def test_every_view_of_the_appeals_queue_renders_in_a_fixed_number_of_queries(
     login, owner, factchecker, colleague, appeals, params, django_assert_max_num_queries
 ):
     for i in range(appeals):
-        appeal = dispute(owner, rated(owner, factchecker), now=timezone.now() - timedelta(hours=i))
+        appeal = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker),
+                         now=timezone.now() - timedelta(hours=i))
         if i % 2:
             decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="Stands.")
         elif i % 3 == 0:

@@ -10,8 +10,9 @@ from django.test import Client
 from factcheck.models import Rating
 from moderation.appeals import StaleAppeal, decide_appeal, start_review
 from moderation.models import Appeal, AppealEvent, AppealStatus
+from tests import scenarios
 from tests.factories import PASSWORD, FactCheckerFactory, UserFactory
-from tests.moderation.test_appeal_views import dispute, rated_post
+from tests.moderation.test_appeal_views import dispute
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,7 @@ def colleagues(factchecker):
 
 @pytest.fixture
 def appeal(owner, factchecker):
-    return dispute(owner, rated_post(rater=factchecker, owner=owner))
+    return dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner, text="A miracle cure was found."))
 
 
 def signed_in(user) -> Client:

@@ -9,25 +9,17 @@ import pytest
 from django.utils import timezone
 
 from factcheck.models import Rating
-from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal, start_review
-from moderation.enforcement import apply_rating
 from moderation.models import Action, Appeal, AppealStatus, PostDistribution
 from moderation.staff_actions import remove_post
+from tests import scenarios
 from tests.factories import FactCheckerFactory, PageFactory, PlatformUserFactory, PostFactory, StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 SCRIPT = '<script>alert("x")</script><b>bold</b>'
-
-
-def rated_post(*, rater, owner, verdict: str = "false", text: str = "A miracle cure was found."):
-    post = PostFactory(page=PageFactory(), text=text)
-    post.page.owners.add(owner)
-    rating = record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict=verdict, rationale="No such cure exists.",
-                           sources=["https://who.example/facts"])
-    apply_rating(rating_id=rating.pk)
-    return post
+# The rating of the `appeal` fixture's post, as the appeal page shows it.
+SHOWN = {"rationale": "No such cure exists.", "sources": ["https://who.example/facts"]}
 
 
 def dispute(owner, post, *, statement: str = "The cure is real.", **kw) -> Appeal:
@@ -47,7 +39,8 @@ def colleague(factchecker):
 
 @pytest.fixture
 def appeal(owner, factchecker):
-    return dispute(owner, rated_post(rater=factchecker, owner=owner))
+    return dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner, text="A miracle cure was found.",
+                                               rating=SHOWN))
 
 
 @pytest.fixture
@@ -167,15 +160,15 @@ def test_the_queue_lists_open_appeals_of_the_organisation_oldest_first_with_over
     login, owner, factchecker, colleague
 ):
     now = timezone.now()
-    old = dispute(owner, rated_post(rater=factchecker, owner=owner), statement="Filed two days ago.",
+    old = dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner), statement="Filed two days ago.",
                   now=now - timedelta(hours=30))
-    fresh = dispute(owner, rated_post(rater=factchecker, owner=owner), statement="Filed just now.")
-    in_review = dispute(owner, rated_post(rater=factchecker, owner=owner), statement="Being looked at.",
+    fresh = dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner), statement="Filed just now.")
+    in_review = dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner), statement="Being looked at.",
                         now=now - timedelta(hours=2))
     start_review(appeal_id=in_review.pk, reviewer=colleague)
-    decided = dispute(owner, rated_post(rater=factchecker, owner=owner), statement="Decided already.")
+    decided = dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner), statement="Decided already.")
     decide_appeal(appeal_id=decided.pk, reviewer=colleague, outcome="upheld", reason="Stands.")
-    other_org = dispute(owner, rated_post(rater=FactCheckerFactory(), owner=owner), statement="Not ours.")
+    other_org = dispute(owner, scenarios.rated_post(rater=FactCheckerFactory(), owner=owner), statement="Not ours.")
 
     html = login(colleague).get("/queue/appeals/").content.decode()
     shown = [text for text in ("Filed two days ago.", "Being looked at.", "Filed just now.") if text in html]
@@ -191,7 +184,8 @@ def test_the_queue_lists_open_appeals_of_the_organisation_oldest_first_with_over
 
 
 def test_an_overdue_appeal_is_marked_on_its_page(login, owner, factchecker, colleague):
-    appeal = dispute(owner, rated_post(rater=factchecker, owner=owner), now=timezone.now() - timedelta(hours=25))
+    appeal = dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner),
+                     now=timezone.now() - timedelta(hours=25))
     html = login(colleague).get(url(appeal)).content.decode()
     assert '<span class="badge overdue">Overdue</span>' in html and "overdue by 1" in html
 
@@ -251,7 +245,7 @@ def test_a_dispute_reversed_with_a_chosen_verdict_gets_that_verdict(login, appea
 
 
 def test_accepting_a_correction_needs_the_new_verdict_shown_next_to_the_field(login, owner, factchecker, colleague):
-    post = rated_post(rater=factchecker, owner=owner)
+    post = scenarios.rated_post(rater=factchecker, owner=owner)
     correction = file_appeal(owner=owner, post_id=post.pk, kind="correction", statement="I fixed it.",
                              correction_details="Removed the cure claim from the second paragraph.")
     client = login(colleague)
@@ -329,7 +323,7 @@ def test_deciding_an_appeal_a_colleague_took_into_review_is_refused_with_who_hol
 
 
 def test_html_in_statements_and_reasons_is_shown_escaped(login, owner, factchecker, colleague):
-    appeal = dispute(owner, rated_post(rater=factchecker, owner=owner), statement=SCRIPT)
+    appeal = dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner), statement=SCRIPT)
     client = login(colleague)
     for page in (client.get("/queue/appeals/"), client.get(url(appeal))):
         html = page.content.decode()
@@ -348,7 +342,8 @@ def test_html_in_statements_and_reasons_is_shown_escaped(login, owner, factcheck
 def test_the_appeals_queue_renders_in_a_fixed_number_of_queries(login, owner, factchecker, colleague, appeals,
                                                                   django_assert_max_num_queries):
     for i in range(appeals):
-        appeal = dispute(owner, rated_post(rater=factchecker, owner=owner), now=timezone.now() - timedelta(hours=i * 5))
+        appeal = dispute(owner, scenarios.rated_post(rater=factchecker, owner=owner),
+                         now=timezone.now() - timedelta(hours=i * 5))
         if i % 3 == 0:
             start_review(appeal_id=appeal.pk, reviewer=colleague)
     client = login(colleague)
@@ -362,7 +357,7 @@ def test_the_appeals_queue_renders_in_a_fixed_number_of_queries(login, owner, fa
 @pytest.mark.parametrize("appeals", [1, 6])
 def test_the_appeal_page_renders_in_a_fixed_number_of_queries(login, owner, factchecker, colleague, appeals,
                                                                django_assert_max_num_queries):
-    post = rated_post(rater=factchecker, owner=owner)
+    post = scenarios.rated_post(rater=factchecker, owner=owner)
     # Earlier appeals on the same post, each decided, make the timeline longer.
     for _ in range(appeals - 1):
         earlier = dispute(owner, post)

@@ -25,6 +25,7 @@ from moderation.appeals import (
 from moderation.enforcement import apply_rating
 from moderation.models import AppealEvent, AppealStatus, Notification, PageStanding, PostDistribution
 from moderation.staff_actions import remove_post
+from tests import scenarios
 from tests.factories import FactCheckerFactory, PageFactory, PostFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -37,12 +38,7 @@ def owner(db):
 
 @pytest.fixture
 def rated_post(owner, factchecker):
-    post = PostFactory(page=PageFactory())
-    post.page.owners.add(owner)
-    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Fabricated.",
-                           sources=["https://a.example"])
-    apply_rating(rating_id=rating.pk)
-    return post
+    return scenarios.rated_post(rater=factchecker, owner=owner)
 
 
 @pytest.fixture
@@ -85,7 +81,8 @@ def test_statement_length_and_evidence_urls_are_checked(owner, rated_post):
         file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="x" * 2001)
     assert "statement" in too_long.value.message_dict
     with pytest.raises(ValidationError) as bad_url:
-        file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="ok", evidence_urls=["javascript:alert(1)"])
+        file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="ok",
+                    evidence_urls=["javascript:alert(1)"])
     assert "evidence_urls" in bad_url.value.message_dict
     with pytest.raises(ValidationError) as no_details:
         file_appeal(owner=owner, post_id=rated_post.pk, kind="correction", statement="fixed")
@@ -140,7 +137,8 @@ def test_an_accepted_correction_needs_and_applies_the_new_verdict(owner, rated_p
                          correction_details="Second paragraph now says 12%, not 40%.")
     with pytest.raises(ValidationError):
         decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="ok")
-    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Corrected.", new_verdict="missing_context")
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Corrected.",
+                  new_verdict="missing_context")
     assert PostDistribution.objects.get(post=rated_post).labels == ["Missing context."]
 
 
@@ -173,8 +171,8 @@ def test_reversal_drops_a_page_below_the_repeat_offender_threshold(owner, factch
     page.owners.add(owner)
     posts = PostFactory.create_batch(3, page=page)
     for post in posts:
-        apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false",
-                                             rationale="No.", sources=["https://a.example"]).pk)
+        apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk,
+                                             verdict="false", rationale="No.", sources=["https://a.example"]).pk)
     assert PageStanding.objects.get(page=page).is_repeat_offender
     appeal = dispute(owner, posts[0])
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
@@ -190,8 +188,8 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
     first, second = (FactCheckerFactory(organisation=rater.organisation) for _ in range(2))
     post = PostFactory()
     post.page.owners.add(owner)
-    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict="false", rationale="No.",
-                                         sources=["https://a.example"]).pk)
+    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict="false",
+                                         rationale="No.", sources=["https://a.example"]).pk)
     appeal = dispute(owner, post)
     barrier = threading.Barrier(2)
     outcomes: dict[str, str] = {}

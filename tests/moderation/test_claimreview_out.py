@@ -14,20 +14,19 @@ from datetime import date, datetime, timedelta
 from html.parser import HTMLParser
 from io import StringIO
 
+import factory
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
 from factcheck.models import Verdict
-from factcheck.ratings import record_rating
-from moderation.enforcement import apply_rating
 from moderation.models import RemovalGround
 from moderation.staff_actions import remove_post
 from tests.conftest import bearer_client
 from tests.factories import (
+    DecisionFactory,
     FactCheckerFactory,
-    OrganisationFactory,
     PageFactory,
     PostFactory,
     StaffFactory,
@@ -42,15 +41,14 @@ ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ABSOLUTE_URL = re.compile(r"^https?://[^\s/]+\S*$")
 
 
-def rate(post, *, verdict="false", reviewer=None, article_url="", **extra):
-    reviewer = reviewer or FactCheckerFactory(organisation=OrganisationFactory(name="Full Fact", url="https://fullfact.org/"))
-    rating = record_rating(
-        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="The quote was never said; the clip is from 2019.",
-        sources=["https://example.org/source-1", "https://example.org/source-2"], article_url=article_url,
-        claim_if_unclaimed=True, **extra,
+class FullFactDecisionFactory(DecisionFactory):
+    """A Full Fact fact-checker's rating and its decision: the review ClaimReview publishes."""
+
+    reviewer = factory.SubFactory(
+        FactCheckerFactory, organisation__name="Full Fact", organisation__url="https://fullfact.org/"
     )
-    apply_rating(rating_id=rating.pk)
-    return rating
+    rationale = "The quote was never said; the clip is from 2019."
+    sources = factory.LazyFunction(lambda: ["https://example.org/source-1", "https://example.org/source-2"])
 
 
 def a_post(**kwargs):
@@ -118,7 +116,8 @@ def check_claim_review(review: dict, *, verdict: str) -> None:
 @pytest.mark.django_db
 def test_every_published_verdict_meets_the_published_rules(platform_client, verdict):
     post = a_post()
-    rating = rate(post, verdict=verdict, article_url="https://fullfact.org/online/schools-closing/")
+    rating = FullFactDecisionFactory(post=post, verdict=verdict,
+                                     article_url="https://fullfact.org/online/schools-closing/").rating
     response = platform_client.get(f"/api/v1/posts/{post.external_id}/claimreview")
     assert response.status_code == 200
     review = response.json()
@@ -146,7 +145,7 @@ def test_every_published_verdict_meets_the_published_rules(platform_client, verd
 def test_without_an_article_the_url_is_the_ratings_public_page(platform_client, settings):
     settings.FACTDESK_PUBLIC_URL = "https://factdesk.example/"
     post = a_post(url="")
-    rating = rate(post, verdict="partly_false")
+    rating = FullFactDecisionFactory(post=post, verdict="partly_false").rating
     review = platform_client.get(f"/api/v1/posts/{post.external_id}/claimreview").json()
     assert review["url"] == f"https://factdesk.example/claims/{rating.pk}/"
     assert "appearance" not in review["itemReviewed"]
@@ -156,8 +155,8 @@ def test_without_an_article_the_url_is_the_ratings_public_page(platform_client, 
 @pytest.mark.django_db
 def test_only_a_current_published_rating_is_given_as_claimreview(platform_client):
     unrated, not_eligible, removed = a_post(), a_post(), a_post()
-    rate(not_eligible, verdict="not_eligible")
-    rate(removed)
+    FullFactDecisionFactory(post=not_eligible, verdict="not_eligible")
+    FullFactDecisionFactory(post=removed)
     remove_post(staff=StaffFactory(), post_id=removed.pk, ground=RemovalGround.VIOLENCE, reason="Calls for attacks.")
     for post in (unrated, not_eligible, removed):
         response = platform_client.get(f"/api/v1/posts/{post.external_id}/claimreview")
@@ -169,8 +168,9 @@ def test_only_a_current_published_rating_is_given_as_claimreview(platform_client
 @pytest.mark.django_db
 def test_a_re_rating_replaces_the_claimreview(platform_client):
     post = a_post()
-    first = rate(post, verdict="false")
-    rate(post, verdict="missing_context", reviewer=first.reviewer, change_reason="New evidence from the ministry.")
+    first = FullFactDecisionFactory(post=post, verdict="false").rating
+    FullFactDecisionFactory(post=post, verdict="missing_context", reviewer=first.reviewer,
+                            change_reason="New evidence from the ministry.")
     review = platform_client.get(f"/api/v1/posts/{post.external_id}/claimreview").json()
     assert review["reviewRating"] == {
         "@type": "Rating", "alternateName": "Missing context", "ratingValue": 3, "worstRating": 1, "bestRating": 4
@@ -180,7 +180,7 @@ def test_a_re_rating_replaces_the_claimreview(platform_client):
 @pytest.mark.django_db
 def test_page_owners_read_the_claimreview_of_their_own_posts_only():
     post = a_post()
-    rate(post)
+    FullFactDecisionFactory(post=post)
     owner, stranger = UserFactory(role="page_owner"), UserFactory(role="page_owner")
     post.page.owners.add(owner)
     assert bearer_client(owner).get(f"/api/v1/posts/{post.external_id}/claimreview").status_code == 200
@@ -191,7 +191,7 @@ def test_page_owners_read_the_claimreview_of_their_own_posts_only():
 @pytest.mark.django_db
 def test_the_public_page_shows_the_rating_and_embeds_the_same_json_ld(platform_client, django_assert_max_num_queries):
     post = a_post()
-    rating = rate(post, verdict="false", article_url="https://fullfact.org/a/")
+    rating = FullFactDecisionFactory(post=post, verdict="false", article_url="https://fullfact.org/a/").rating
     with django_assert_max_num_queries(4):
         response = Client().get(f"/claims/{rating.pk}/")
     assert response.status_code == 200
@@ -208,7 +208,7 @@ def test_the_public_page_shows_the_rating_and_embeds_the_same_json_ld(platform_c
 def test_hostile_text_cannot_break_out_of_the_json_ld_script():
     hostile = '</script><script>alert("x")</script> & <!-- "quoted" \u2028'
     post = a_post(text=hostile)
-    rating = rate(post)
+    rating = FullFactDecisionFactory(post=post).rating
     html = Client().get(f"/claims/{rating.pk}/").content.decode()
     assert "<script>alert" not in html
     [review] = ld_scripts(html)
@@ -218,8 +218,9 @@ def test_hostile_text_cannot_break_out_of_the_json_ld_script():
 @pytest.mark.django_db
 def test_a_superseded_rating_points_to_the_current_one_and_is_not_published_again():
     post = a_post()
-    first = rate(post, verdict="false")
-    second = rate(post, verdict="true", reviewer=first.reviewer, change_reason="The ministry confirmed it.")
+    first = FullFactDecisionFactory(post=post, verdict="false").rating
+    second = FullFactDecisionFactory(post=post, verdict="true", reviewer=first.reviewer,
+                                     change_reason="The ministry confirmed it.").rating
     html = Client().get(f"/claims/{first.pk}/").content.decode()
     assert "This rating was superseded" in html and f"/claims/{second.pk}/" in html
     assert ld_scripts(html) == []
@@ -229,8 +230,8 @@ def test_a_superseded_rating_points_to_the_current_one_and_is_not_published_agai
 @pytest.mark.django_db
 def test_ratings_that_are_not_public_have_no_page():
     not_eligible, removed = a_post(), a_post()
-    hidden = rate(not_eligible, verdict="not_eligible")
-    gone = rate(removed)
+    hidden = FullFactDecisionFactory(post=not_eligible, verdict="not_eligible").rating
+    gone = FullFactDecisionFactory(post=removed).rating
     remove_post(staff=StaffFactory(), post_id=removed.pk, ground=RemovalGround.HATE, reason="Slurs against a group.")
     for rating_id in (hidden.pk, gone.pk, 999_999_999):
         assert Client().get(f"/claims/{rating_id}/").status_code == 404
@@ -247,9 +248,9 @@ def export(*args: str) -> tuple[dict, str]:
 def test_export_writes_a_data_feed_of_the_published_ratings_since_the_date(tmp_path):
     now = timezone.now()
     old, new, hidden = a_post(), a_post(), a_post()
-    rate(old, now=now - timedelta(days=40))
-    newer = rate(new, verdict="satire")
-    rate(hidden, verdict="not_eligible")
+    FullFactDecisionFactory(post=old, created_at=now - timedelta(days=40))
+    newer = FullFactDecisionFactory(post=new, verdict="satire").rating
+    FullFactDecisionFactory(post=hidden, verdict="not_eligible")
     since = (now - timedelta(days=10)).date().isoformat()
     feed, _ = export("--since", since)
     assert (feed["@context"], feed["@type"]) == ("https://schema.org", "DataFeed")

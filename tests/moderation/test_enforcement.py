@@ -8,7 +8,7 @@ import pytest
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Verdict
-from factcheck.ratings import NotYourRating, record_rating
+from factcheck.ratings import NotYourRating
 from moderation.enforcement import apply_rating
 from moderation.models import (
     Action,
@@ -21,16 +21,9 @@ from moderation.models import (
     Strike,
 )
 from moderation.policy import save_policy
-from tests.factories import FactCheckerFactory, PostFactory
+from tests.factories import DecisionFactory, FactCheckerFactory, PostFactory, RatingFactory
 
 FALSE_LABEL = "False information. Checked by independent fact-checkers."
-
-
-def rate(reviewer, post, verdict: str, rationale: str = "See sources.") -> object:
-    return record_rating(claim_if_unclaimed=True,
-        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale=rationale,
-        sources=["https://evidence.example/1"], change_reason="Re-checked with new evidence.",
-    )
 
 
 @pytest.fixture
@@ -39,7 +32,7 @@ def rate_and_decide(factchecker, run_worker, django_capture_on_commit_callbacks)
 
     def go(post, verdict: str, reviewer=None):
         with django_capture_on_commit_callbacks(execute=True):
-            rating = rate(reviewer or factchecker, post, verdict)
+            rating = RatingFactory(reviewer=reviewer or factchecker, post=post, verdict=verdict)
         assert run_worker() == 1
         return rating
 
@@ -59,7 +52,9 @@ def test_false_rating_demotes_labels_and_strikes_through_a_real_worker(rate_and_
     assert Strike.objects.filter(page=post.page, action=action, ended_at__isnull=True).count() == 1
     change = DistributionChange.objects.get(post=post)
     assert change.multiplier == Decimal("0.2") and change.warn_sharers
-    for verb in (AuditVerb.RATING_RECORDED, AuditVerb.DECISION_APPLIED, AuditVerb.ACTION_CREATED, AuditVerb.STRIKE_CREATED):
+    for verb in (
+        AuditVerb.RATING_RECORDED, AuditVerb.DECISION_APPLIED, AuditVerb.ACTION_CREATED, AuditVerb.STRIKE_CREATED
+    ):
         assert AuditEvent.objects.filter(verb=verb, post_id=post.pk).exists(), verb
 
 
@@ -114,7 +109,7 @@ def test_not_eligible_rating_takes_the_post_out_of_the_queue_without_action(rate
 @pytest.mark.django_db
 def test_applying_a_rating_twice_changes_nothing_the_second_time(factchecker):
     post = PostFactory()
-    rating = rate(factchecker, post, Verdict.FALSE)
+    rating = RatingFactory(reviewer=factchecker, post=post, verdict=Verdict.FALSE)
     first = apply_rating(rating_id=rating.pk)
     second = apply_rating(rating_id=rating.pk)
     assert first.pk == second.pk
@@ -125,8 +120,8 @@ def test_applying_a_rating_twice_changes_nothing_the_second_time(factchecker):
 @pytest.mark.django_db
 def test_a_rating_superseded_before_its_job_ran_leaves_the_newer_decision_alone(factchecker):
     post = PostFactory()
-    old = rate(factchecker, post, Verdict.FALSE)
-    new = rate(factchecker, post, Verdict.PARTLY_FALSE)
+    old = RatingFactory(reviewer=factchecker, post=post, verdict=Verdict.FALSE)
+    new = RatingFactory(reviewer=factchecker, post=post, verdict=Verdict.PARTLY_FALSE)
     apply_rating(rating_id=new.pk)
     late = apply_rating(rating_id=old.pk)
     assert late.outcome == DecisionOutcome.SUPERSEDED
@@ -137,13 +132,13 @@ def test_a_rating_superseded_before_its_job_ran_leaves_the_newer_decision_alone(
 @pytest.mark.django_db
 def test_a_policy_change_applies_to_new_decisions_only(factchecker, staff_user):
     before, after = PostFactory(), PostFactory()
-    apply_rating(rating_id=rate(factchecker, before, Verdict.PARTLY_FALSE).pk)
+    DecisionFactory(reviewer=factchecker, post=before, verdict=Verdict.PARTLY_FALSE)
     policy = EnforcementPolicy.objects.get(verdict=Verdict.PARTLY_FALSE)
     policy.feed_multiplier = Decimal("0.3")
     changes = save_policy(row=policy, changed_by=staff_user)
     assert changes == {"feed_multiplier": ["0.500", "0.300"]}
     assert AuditEvent.objects.filter(verb=AuditVerb.POLICY_CHANGED, actor=staff_user).exists()
-    apply_rating(rating_id=rate(factchecker, after, Verdict.PARTLY_FALSE).pk)
+    DecisionFactory(reviewer=factchecker, post=after, verdict=Verdict.PARTLY_FALSE)
     assert PostDistribution.objects.get(post=before).multiplier == Decimal("0.5")
     assert PostDistribution.objects.get(post=after).multiplier == Decimal("0.3")
 
@@ -164,6 +159,6 @@ def test_another_organisations_reviewer_cannot_supersede_and_a_colleague_can(rat
     post = PostFactory()
     rate_and_decide(post, Verdict.FALSE)
     with pytest.raises(NotYourRating):
-        rate(FactCheckerFactory(), post, Verdict.TRUE)
+        RatingFactory(reviewer=FactCheckerFactory(), post=post, verdict=Verdict.TRUE)
     rate_and_decide(post, Verdict.MISSING_CONTEXT, reviewer=FactCheckerFactory(organisation=factchecker.organisation))
     assert PostDistribution.objects.get(post=post).labels == ["Missing context."]

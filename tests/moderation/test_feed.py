@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from moderation.feed import append_changes, changes_after
+from moderation.feed import append_and_publish, changes_after
 from moderation.models import DistributionChange, FeedSequence
 from tests.factories import PostFactory
 from tests.pg import Backend, wait_until_blocked
@@ -38,7 +38,7 @@ def test_a_later_append_waits_on_the_feed_lock_until_the_earlier_one_commits_so_
 
     def appender(backend: Backend) -> int:
         with transaction.atomic():
-            [appended] = append_changes([change(post)])
+            [appended] = append_and_publish([change(post)])
             backend.reached("appended")
             backend.wait_for("commit")
         return appended.pk
@@ -58,7 +58,7 @@ def test_a_later_append_waits_on_the_feed_lock_until_the_earlier_one_commits_so_
         # is waited for as a share lock on the holder's transaction id).
         assert wait.ungranted_locks and {locktype for locktype, _ in wait.ungranted_locks} <= {"transactionid", "tuple"}
         assert wait.lock_holders == [first.pid]
-        assert "FOR UPDATE" in wait.query and "moderation_feedsequence" in wait.query
+        assert "FOR NO KEY UPDATE" in wait.query and "moderation_feedsequence" in wait.query
         assert not second.has_reached("appended")
         assert last_id_drawn() == first_drawn  # it waits before drawing an id, so its id will come after
         assert feed_ids() == []  # nothing committed yet: a poller sees neither change

@@ -13,12 +13,13 @@ from pathlib import Path
 import django_rq
 import pytest
 from django.core.mail.backends.locmem import EmailBackend as LocmemBackend
+from django.utils import timezone
 
 from factcheck.ratings import record_rating
 from moderation import jobs
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.models import Notification, NotificationKind
-from moderation.notifications import notify
+from moderation.notice_delivery import record_notifications
 from tests.factories import FactCheckerFactory, PostFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -55,8 +56,8 @@ def post(owner):
 def decided(post, factchecker, run_worker, django_capture_on_commit_callbacks, mailoutbox):
     """The post rated False and decided by real workers; the decision e-mail already sent."""
     with django_capture_on_commit_callbacks(execute=True):
-        record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale=RATIONALE,
-                      sources=["https://parliament.example/speech"])
+        record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false",
+                      rationale=RATIONALE, sources=["https://parliament.example/speech"])
     with django_capture_on_commit_callbacks(execute=True):
         run_worker()
     run_worker()
@@ -75,8 +76,8 @@ def test_a_false_rating_is_emailed_to_the_page_owners_by_a_real_worker(
     co_owner = UserFactory()
     post.page.owners.add(co_owner)
     with django_capture_on_commit_callbacks(execute=True):
-        record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale=RATIONALE,
-                      sources=["https://parliament.example/speech"])
+        record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false",
+                      rationale=RATIONALE, sources=["https://parliament.example/speech"])
     assert queued_job_names() == ["moderation.jobs.apply_rating"]
 
     # The decision job notifies the owners; their e-mails are jobs of their own, enqueued on commit.
@@ -139,8 +140,10 @@ def test_a_notification_job_that_runs_twice_sends_one_email(
     owner, post, run_worker, django_capture_on_commit_callbacks, mailoutbox
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        [notification] = notify(users=[owner], kind=NotificationKind.DECISION, post=post,
-                                subject="Your post was rated", body="Body.")
+        [notification] = record_notifications([Notification(
+            user=owner, kind=NotificationKind.DECISION, post=post, subject="Your post was rated", body="Body.",
+            created_at=timezone.now(),
+        )])
     # The same job delivered twice, as after a worker died between sending and acknowledging.
     django_rq.get_queue("default").enqueue(jobs.send_notification_email, notification.pk)
     assert run_worker() == 2
@@ -153,8 +156,10 @@ def test_an_smtp_failure_is_retried_by_rq_and_the_notification_stays_unsent_unti
     settings.EMAIL_BACKEND = f"{__name__}.FlakySMTPBackend"
     FlakySMTPBackend.calls = 0
     with django_capture_on_commit_callbacks(execute=True):
-        [notification] = notify(users=[owner], kind=NotificationKind.DECISION, post=post,
-                                subject="Your post was rated", body="Body.")
+        [notification] = record_notifications([Notification(
+            user=owner, kind=NotificationKind.DECISION, post=post, subject="Your post was rated", body="Body.",
+            created_at=timezone.now(),
+        )])
 
     queue = django_rq.get_queue("default")
     assert run_worker() == 0  # the job raised: not finished, and not failed for good either
@@ -178,8 +183,10 @@ def test_a_user_without_an_email_address_is_notified_in_the_portal_only(
 ):
     no_email = UserFactory(email="")
     with django_capture_on_commit_callbacks(execute=True):
-        [notification] = notify(users=[no_email], kind=NotificationKind.DECISION, post=post,
-                                subject="Your post was rated", body="Body.")
+        [notification] = record_notifications([Notification(
+            user=no_email, kind=NotificationKind.DECISION, post=post, subject="Your post was rated", body="Body.",
+            created_at=timezone.now(),
+        )])
     assert run_worker() == 1
     assert mailoutbox == []
     assert Notification.objects.filter(pk=notification.pk, user=no_email, emailed_at__isnull=True).exists()

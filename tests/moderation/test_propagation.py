@@ -40,9 +40,8 @@ from tests.factcheck.matching_helpers import (
     flag,
     matched_action,
     post,
-    rate,
 )
-from tests.factories import FactCheckerFactory, UserFactory
+from tests.factories import FactCheckerFactory, RatingFactory, UserFactory
 
 COPIES = ("copy-1", "copy-2")
 
@@ -61,7 +60,7 @@ def colleague(factchecker):
 def claim_and_copies(reviewer) -> tuple[Post, Rating]:
     """A claim rated False, then two copies of it (each on a page of its own) matched on arrival."""
     arrive(flag("source", CLAIM, page="page-source"))
-    rating = rate(reviewer, post("source"))
+    rating = RatingFactory(reviewer=reviewer, post=post("source"))
     arrive(flag("copy-1", NEAR_COPY, page="page-1"), flag("copy-2", EXACT_COPY, page="page-2"))
     assert {post(name).queue_state for name in COPIES} == {QueueState.MATCHED}
     return post("source"), rating
@@ -104,8 +103,9 @@ def test_re_rating_the_claim_ends_each_copys_matched_rating_and_gives_the_new_on
     before = {name: matched_action(post(name)) for name in COPIES}
     assert all(action.rating_id == first.pk for action in before.values())
 
-    second = rate(colleague, source, "partly_false", rationale="Some of it holds: lemon water is harmless.",
-                  change_reason="New evidence: the study exists but says much less.")
+    second = RatingFactory(reviewer=colleague, post=source, verdict="partly_false",
+                           rationale="Some of it holds: lemon water is harmless.",
+                           change_reason="New evidence: the study exists but says much less.")
     run_worker()
     for name in COPIES:
         old = Action.objects.get(pk=before[name].pk)
@@ -122,7 +122,8 @@ def test_rating_the_claim_true_lifts_its_copies_restrictions(factchecker, collea
     owned(post("copy-1"), owner)
     run_worker()
 
-    rate(colleague, source, "true", rationale="The study is real after all.", change_reason="We found the study.")
+    RatingFactory(reviewer=colleague, post=source, verdict="true",
+                  rationale="The study is real after all.", change_reason="We found the study.")
     run_worker()
     for name in COPIES:
         assert not Action.objects.filter(post=post(name), ended_at__isnull=True).exists()
@@ -204,8 +205,8 @@ def test_applying_matches_twice_writes_nothing_the_second_time(factchecker):
 def test_a_late_job_for_a_superseded_rating_leaves_the_copies_on_the_newer_one(factchecker, colleague):
     source, first = claim_and_copies(factchecker)
     apply_rating(rating_id=first.pk)
-    second = rate(colleague, source, "altered", rationale="The photo is edited.",
-                  change_reason="We found the original.")
+    second = RatingFactory(reviewer=colleague, post=source, verdict="altered",
+                           rationale="The photo is edited.", change_reason="We found the original.")
     apply_rating(rating_id=second.pk)
     propagate_rating(rating_id=second.pk)
 
@@ -288,7 +289,8 @@ def test_an_unlinked_copy_is_never_linked_to_the_claim_again(factchecker, collea
     match_posts(post_ids=[copy.pk], rated_only=False)
     Post.objects.filter(pk=copy.pk).update(matched_at=None)
     factcheck_jobs.match_unmatched()
-    rate(colleague, source, "altered", rationale="The chart is edited.", change_reason="We found the original chart.")
+    RatingFactory(reviewer=colleague, post=source, verdict="altered",
+                  rationale="The chart is edited.", change_reason="We found the original chart.")
     run_worker()
 
     copy = post("copy-1")
@@ -305,7 +307,8 @@ def test_an_open_dispute_of_a_copy_does_not_block_re_rating_the_claim(factchecke
     run_worker()
     appeal = dispute(owner, copy)
 
-    second = rate(colleague, source, "partly_false", rationale="Partly supported.", change_reason="New evidence.")
+    second = RatingFactory(reviewer=colleague, post=source, verdict="partly_false",
+                           rationale="Partly supported.", change_reason="New evidence.")
     run_worker()
     assert Rating.objects.get(post=source, is_current=True) == second
     for name in COPIES:
@@ -327,7 +330,7 @@ def test_the_fact_checker_who_confirmed_a_match_does_not_decide_its_dispute(fact
     from tests.factcheck.matching_helpers import COMMENTED_COPY
 
     arrive(flag("source", CLAIM, page="page-source"))
-    rating = rate(factchecker, post("source"))
+    rating = RatingFactory(reviewer=factchecker, post=post("source"))
     apply_rating(rating_id=rating.pk)
     arrive(flag("commented", COMMENTED_COPY, page="page-c"))
     suggestion = Match.objects.get(post=post("commented"), state="suggested")
@@ -355,10 +358,10 @@ def test_a_matched_copy_is_rated_only_by_its_claims_organisation_and_not_while_i
     with pytest.raises(NotClaimable):
         claim_post(reviewer=outsider, post_id=copy.pk)
     with pytest.raises(NotYourRating):
-        rate(outsider, copy, "true", change_reason="We disagree.")
+        RatingFactory(reviewer=outsider, post=copy, verdict="true", change_reason="We disagree.")
     dispute(owner, copy)
     with pytest.raises(AppealOpen):
-        rate(colleague, copy, "true", change_reason="Not a copy.")
+        RatingFactory(reviewer=colleague, post=copy, verdict="true", change_reason="Not a copy.")
     assert (post("copy-1").queue_state, post("copy-1").duplicate_of_id) == (QueueState.MATCHED, post("source").pk)
 
 
@@ -367,7 +370,7 @@ def test_a_matched_copy_is_rated_only_by_its_claims_organisation_and_not_while_i
 @WORKER
 def test_a_linked_copy_whose_job_was_lost_gets_its_rating_from_the_reconciler(factchecker, run_worker, settings):
     arrive(flag("source", CLAIM, page="page-source"))
-    rating = rate(factchecker, post("source"))
+    rating = RatingFactory(reviewer=factchecker, post=post("source"))
     run_worker()
     arrive(flag("copy-1", NEAR_COPY, page="page-1"))
     django_rq.get_connection("default").flushdb()  # Redis lost the copy's job
@@ -391,7 +394,8 @@ def test_copies_follow_a_re_rating_whose_jobs_were_lost_once_the_reconciler_runs
 ):
     source, _ = claim_and_copies(factchecker)
     run_worker()
-    second = rate(colleague, source, "altered", rationale="Edited screenshot.", change_reason="We found the original.")
+    second = RatingFactory(reviewer=colleague, post=source, verdict="altered",
+                           rationale="Edited screenshot.", change_reason="We found the original.")
     django_rq.get_connection("default").flushdb()
     assert run_worker() == 0
 

@@ -40,7 +40,8 @@ def test_reconciler_runs_as_a_job_on_a_real_worker(factchecker, run_worker, sett
 
     settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
     post = PostFactory()
-    record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="altered", rationale="Edited.", sources=["https://a.example"])
+    record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="altered",
+                  rationale="Edited.", sources=["https://a.example"])
     django_rq.get_queue("default").enqueue(jobs.reconcile_decisions)
     assert run_worker() == 1
     assert PostDistribution.objects.get(post=post).labels == ["Altered media."]

@@ -9,20 +9,9 @@ import pytest
 from django.utils import timezone
 
 from factcheck.models import Verdict
-from factcheck.ratings import record_rating
-from moderation.enforcement import apply_rating
 from moderation.models import DistributionChange, PageStanding, PostDistribution, Strike
-from moderation.standing import refresh_standings
-from tests.factories import PageFactory, PostFactory
-
-
-def rate_false(reviewer, post, *, now=None, verdict=Verdict.FALSE):
-    rating = record_rating(claim_if_unclaimed=True,
-        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="Made up.", sources=["https://x.example"],
-        change_reason="Re-checked.",
-    )
-    apply_rating(rating_id=rating.pk, now=now)
-    return rating
+from moderation.standing import age_out_strikes
+from tests.factories import DecisionFactory, PageFactory, PostFactory
 
 
 @pytest.mark.django_db
@@ -30,10 +19,10 @@ def test_third_strike_makes_the_page_a_repeat_offender_and_halves_all_its_posts(
     page = PageFactory()
     posts = PostFactory.create_batch(3, page=page)
     innocent = PostFactory(page=page, queue_state="unflagged")
-    rate_false(factchecker, posts[0])
-    rate_false(factchecker, posts[1])
+    DecisionFactory(reviewer=factchecker, post=posts[0])
+    DecisionFactory(reviewer=factchecker, post=posts[1])
     assert not PageStanding.objects.get(page=page).is_repeat_offender
-    rate_false(factchecker, posts[2])
+    DecisionFactory(reviewer=factchecker, post=posts[2])
 
     standing = PageStanding.objects.get(page=page)
     assert (standing.active_strikes, standing.is_repeat_offender, standing.monetisation_suspended) == (3, True, True)
@@ -48,11 +37,11 @@ def test_strikes_aging_out_end_repeat_offender_status(factchecker):
     posts = PostFactory.create_batch(3, page=page)
     long_ago = timezone.now() - timedelta(days=89)
     for post in posts:
-        rate_false(factchecker, post, now=long_ago)
+        DecisionFactory(reviewer=factchecker, post=post, decided_at=long_ago)
     assert PageStanding.objects.get(page=page).is_repeat_offender
 
-    assert refresh_standings(now=timezone.now()) == 0  # still inside the 90 days
-    assert refresh_standings(now=timezone.now() + timedelta(days=2)) == 1
+    assert age_out_strikes(now=timezone.now()) == 0  # still inside the 90 days
+    assert age_out_strikes(now=timezone.now() + timedelta(days=2)) == 1
     standing = PageStanding.objects.get(page=page)
     assert (standing.is_repeat_offender, standing.monetisation_suspended) == (False, False)
     assert PostDistribution.objects.get(post=posts[0]).multiplier == Decimal("0.2")
@@ -63,9 +52,9 @@ def test_a_strike_ends_with_its_superseded_rating_and_the_page_drops_below_the_t
     page = PageFactory()
     posts = PostFactory.create_batch(3, page=page)
     for post in posts:
-        rate_false(factchecker, post)
+        DecisionFactory(reviewer=factchecker, post=post)
     assert PageStanding.objects.get(page=page).is_repeat_offender
-    rate_false(factchecker, posts[0], verdict=Verdict.TRUE)
+    DecisionFactory(reviewer=factchecker, post=posts[0], verdict=Verdict.TRUE)
     assert Strike.objects.filter(page=page, ended_at__isnull=True).count() == 2
     assert not PageStanding.objects.get(page=page).is_repeat_offender
     assert PostDistribution.objects.get(post=posts[1]).multiplier == Decimal("0.2")
@@ -76,7 +65,7 @@ def test_a_strike_ends_with_its_superseded_rating_and_the_page_drops_below_the_t
 def test_partly_false_gives_no_strike(factchecker):
     page = PageFactory()
     for post in PostFactory.create_batch(3, page=page):
-        rate_false(factchecker, post, verdict=Verdict.PARTLY_FALSE)
+        DecisionFactory(reviewer=factchecker, post=post, verdict=Verdict.PARTLY_FALSE)
     assert not PageStanding.objects.get(page=page).is_repeat_offender
 
 
@@ -88,7 +77,7 @@ def test_a_post_that_arrives_after_the_page_became_a_repeat_offender_is_halved_t
 
     page = PageFactory()
     for post in PostFactory.create_batch(3, page=page):
-        rate_false(factchecker, post)
+        DecisionFactory(reviewer=factchecker, post=post)
     now = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
         ingest_flags(flags=[FlagInput(idempotency_key="late", source="user_report", flagged_at=now,
@@ -111,7 +100,7 @@ def test_a_new_post_of_a_repeat_offender_whose_job_was_lost_is_halved_by_the_sta
 
     page = PageFactory()
     for post in PostFactory.create_batch(3, page=page):
-        rate_false(factchecker, post)
+        DecisionFactory(reviewer=factchecker, post=post)
     now = timezone.now()
     # Inside the test transaction nothing commits, so the after-commit job never runs: it is lost.
     ingest_flags(flags=[FlagInput(idempotency_key="lost", source="user_report", flagged_at=now,
@@ -119,5 +108,5 @@ def test_a_new_post_of_a_repeat_offender_whose_job_was_lost_is_halved_by_the_sta
                                                  page=PageInput(page.external_id, page.name)))],
                  submitted_by=platform_user)
     assert not PostDistribution.objects.filter(post__external_id="lost-job").exists()
-    refresh_standings()
+    age_out_strikes()
     assert PostDistribution.objects.get(post__external_id="lost-job").multiplier == Decimal("0.5")

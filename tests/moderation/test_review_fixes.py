@@ -13,13 +13,12 @@ from django.utils import timezone
 
 from accounts.models import Role
 from factcheck.members import create_user
-from factcheck.ratings import record_rating
 from moderation.appeals import FILING_WINDOW, AppealConflict, decide_appeal, file_appeal, start_review
-from moderation.enforcement import apply_rating
 from moderation.models import Action, Appeal, EnforcementPolicy, Notification, RatingDecision
 from moderation.policy import save_policy
 from moderation.staff_actions import lift_action, override_action, remove_post
 from moderation.timeline import post_timeline
+from tests import scenarios
 from tests.factories import PASSWORD, FactCheckerFactory, PostFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -33,11 +32,7 @@ def staff(db):
 @pytest.fixture
 def rated(factchecker):
     owner = UserFactory()
-    post = PostFactory()
-    post.page.owners.add(owner)
-    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Invented.",
-                                         sources=["https://a.example"]).pk)
-    return owner, post
+    return owner, scenarios.rated_post(rater=factchecker, owner=owner)
 
 
 def test_a_policy_row_cannot_be_moved_to_another_verdict(staff):

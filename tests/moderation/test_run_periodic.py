@@ -1,9 +1,10 @@
-"""`run_periodic --once`: the embedded default's stand-in for rqcron runs the same jobs."""
+"""`run_periodic --once`: the embedded default's stand-in for rqcron runs the same jobs, from the one schedule."""
 
 from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from datetime import timedelta
 
 import pytest
@@ -11,10 +12,11 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from factcheck.claims import claim_post
-from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
+from factcheck.models import Claim, ClaimStatus, Post, QueueState, Verdict
 from factcheck.ratings import record_rating
-from reports.management.commands.run_periodic import SCHEDULE
 from moderation.models import PostDistribution, RatingDecision
+from reports import periodic
+from reports.periodic import SCHEDULE, Periodic
 from tests.factories import PostFactory
 
 pytestmark = pytest.mark.django_db
@@ -55,11 +57,32 @@ def test_run_periodic_once_logs_each_job_it_ran(caplog):
     assert [line.split(" -> ")[0] for line in ran] == [job.name for job in SCHEDULE]
 
 
-def test_run_periodic_runs_the_jobs_of_config_cron_at_the_same_intervals(monkeypatch):
+def load_config_cron() -> None:
+    """Run config/cron.py afresh, as `rqcron config.cron` does at its start."""
+    sys.modules.pop("config.cron", None)
+    importlib.import_module("config.cron")
+
+
+def test_rqcron_registers_every_job_of_the_schedule_on_its_queue_at_its_interval(monkeypatch):
     registered = []
-    monkeypatch.setattr("rq.cron.register", lambda func, queue_name, interval=None, **kw: registered.append((func, interval)))
-    import config.cron
+    monkeypatch.setattr(
+        "rq.cron.register",
+        lambda func, queue_name, interval=None, **kw: registered.append(Periodic(func, interval, queue_name)),
+    )
+    load_config_cron()
 
-    importlib.reload(config.cron)
+    assert registered == list(SCHEDULE)
+    assert {job.queue for job in SCHEDULE} <= {"default", "matching", "webhooks"}  # the queues bin/run's workers serve
 
-    assert {(job.func, job.interval) for job in SCHEDULE} == set(registered)
+
+def test_both_schedulers_read_the_one_schedule(monkeypatch, caplog):
+    ran = []
+    only = Periodic(lambda: ran.append("ran") or 1, 5)
+    monkeypatch.setattr(periodic, "SCHEDULE", (only,))
+    registered = []
+    monkeypatch.setattr("rq.cron.register", lambda func, queue_name, interval=None, **kw: registered.append(func))
+    load_config_cron()
+    call_command("run_periodic", "--once")
+
+    assert registered == [only.func]
+    assert ran == ["ran"]

@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from factcheck.members import create_user
 from audit.models import AuditEvent, AuditVerb
 from factcheck.claims import claim_next
+from factcheck.members import create_user
 from factcheck.models import QueueState
 from factcheck.pages import set_politician
 from factcheck.ratings import record_rating
@@ -54,7 +54,8 @@ def test_removal_zeroes_distribution_with_a_community_standards_strike_and_resto
 
 def test_override_replaces_the_multiplier_but_not_the_rating(staff, factchecker):
     post = PostFactory()
-    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale="No.", sources=["https://a.example"])
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk,
+                           verdict="false", rationale="No.", sources=["https://a.example"])
     apply_rating(rating_id=rating.pk)
     original = Action.objects.get(post=post)
     with pytest.raises(RemovalRefused):
@@ -69,8 +70,9 @@ def test_override_replaces_the_multiplier_but_not_the_rating(staff, factchecker)
     rating.refresh_from_db()
     assert rating.verdict == "false" and rating.is_current
     # a later rating ends the override like any post-level action
-    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="true", rationale="ok",
-                                         sources=["https://b.example"], change_reason="Re-checked.").pk)
+    apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk,
+                                         verdict="true", rationale="ok", sources=["https://b.example"],
+                                         change_reason="Re-checked.").pk)
     override.refresh_from_db()
     assert override.end_reason == EndReason.SUPERSEDED
     assert PostDistribution.objects.get(post=post).multiplier == Decimal("1")

@@ -30,7 +30,7 @@ from moderation.models import (
     StatementSubmissionAttempt,
     SubmissionOutcome,
 )
-from moderation.submission import submit_statements
+from moderation.statements.submission import submit_statements
 from tests.moderation.statement_helpers import TOKEN, Receiver, ReceiverServer, make_statements
 
 pytestmark = pytest.mark.django_db

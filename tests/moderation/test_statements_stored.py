@@ -29,8 +29,9 @@ from moderation.models import (
 )
 from moderation.policy import save_policy
 from moderation.staff_actions import lift_action, override_action, remove_post
-from moderation.transparency import MONETARY_SUSPENSION, VISIBILITY_DEMOTED, VISIBILITY_LABELLED
+from moderation.statements.transparency import MONETARY_SUSPENSION, VISIBILITY_DEMOTED, VISIBILITY_LABELLED
 from tests.factories import (
+    DecisionFactory,
     FactCheckerFactory,
     FlagFactory,
     OrganisationFactory,
@@ -48,15 +49,6 @@ NEW_LABEL = "Independent fact-checkers found this false (new wording)."
 NEW_SCOPE = ["DE", "FR"]
 STATEMENT_FIELDS = ["what", "scope", "facts", "ground", "automation", "automated_detection", "automated_decision",
                     "appeal_kinds", "appeal_by", "how_to_appeal", "puid", "created_at"]
-
-
-def rate(reviewer, post, verdict=Verdict.FALSE, *, rationale="The quote is invented.", change_reason=""):
-    rating = record_rating(
-        reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale=rationale,
-        sources=["https://evidence.example/1"], claim_if_unclaimed=True, change_reason=change_reason,
-    )
-    apply_rating(rating_id=rating.pk)
-    return rating
 
 
 def stored_bytes(sor: StatementOfReasons) -> str:
@@ -110,7 +102,7 @@ def staff(db):
 
 def test_a_stored_statement_is_not_rewritten_by_policy_scope_or_later_decisions(factchecker, staff, page, settings):
     before_post, after_post = PostFactory(page=page), PostFactory(page=page)
-    rate(factchecker, before_post)
+    DecisionFactory(reviewer=factchecker, post=before_post)
     old = Action.objects.get(post=before_post).statement
     kept = snapshot(old)
     assert "80% less" in old.what and OLD_LABEL in old.what
@@ -121,7 +113,7 @@ def test_a_stored_statement_is_not_rewritten_by_policy_scope_or_later_decisions(
     assert snapshot(old) == kept
 
     # A new action carries the values in force now.
-    rate(factchecker, after_post)
+    DecisionFactory(reviewer=factchecker, post=after_post)
     action = Action.objects.get(post=after_post)
     assert (action.feed_multiplier, action.label) == (Decimal("0.3"), NEW_LABEL)
     new = action.statement
@@ -137,15 +129,17 @@ def test_a_stored_statement_is_not_rewritten_by_policy_scope_or_later_decisions(
 
     # Later decisions on the old action's post end it; its statement stays as it was.
     colleague = FactCheckerFactory(organisation=factchecker.organisation)
-    rate(colleague, before_post, Verdict.PARTLY_FALSE, change_reason="Part of it checks out.")
-    lift_action(actor=staff, action_id=Action.objects.get(post=before_post, ended_at__isnull=True).pk, reason="Old news.")
+    DecisionFactory(reviewer=colleague, post=before_post, verdict=Verdict.PARTLY_FALSE,
+                    change_reason="Part of it checks out.")
+    lift_action(actor=staff, action_id=Action.objects.get(post=before_post, ended_at__isnull=True).pk,
+                reason="Old news.")
     assert snapshot(old) == kept
     assert StatementOfReasons.objects.filter(action__post=before_post).count() == 2  # one per restricting action
 
 
 def test_a_stored_statement_cannot_be_rewritten_even_by_sql(factchecker, page):
     post = PostFactory(page=page)
-    rate(factchecker, post)
+    DecisionFactory(reviewer=factchecker, post=post)
     sor = Action.objects.get(post=post).statement
     kept = snapshot(sor)
     sor.what = "Nothing happened."
@@ -159,9 +153,11 @@ def test_a_stored_statement_cannot_be_rewritten_even_by_sql(factchecker, page):
     assert snapshot(sor) == kept
 
 
-def test_the_owner_portal_shows_the_stored_text_after_the_rules_changed(login, owner, factchecker, staff, page, settings):
+def test_the_owner_portal_shows_the_stored_text_after_the_rules_changed(
+    login, owner, factchecker, staff, page, settings
+):
     rated, removed = PostFactory(page=page), PostFactory(page=page)
-    rate(factchecker, rated)
+    DecisionFactory(reviewer=factchecker, post=rated)
     remove_post(staff=staff, post_id=removed.pk, ground="violence", reason="Calls for an attack on the town hall.")
     statements = {post.pk: Action.objects.get(post=post).statement for post in (rated, removed)}
     original_scope = statements[rated.pk].scope
@@ -206,32 +202,37 @@ def test_the_transparency_export_holds_no_personal_data(settings):
     page = PageFactory(name="Community Garden News")
     page.owners.add(owner)
     posts = PostFactory.create_batch(5, page=page)
-    for post, source in zip(posts, ["user_report", "trusted_flagger", "classifier", "partner", "user_report"]):
+    for post, source in zip(
+        posts, ["user_report", "trusted_flagger", "classifier", "partner", "user_report"], strict=True
+    ):
         FlagFactory(post=post, source=source, submitted_by=platform, reason="Reported by the platform.")
 
     # A rating; a correction accepted with a new verdict; an override; a removal, its appeal
     # reversed; and a repeat offender's page along the way.
-    rate(rater, posts[0], rationale="The mayor never said this; the transcript is linked.")
+    DecisionFactory(reviewer=rater, post=posts[0], rationale="The mayor never said this; the transcript is linked.")
     appeal = file_appeal(owner=owner, post_id=posts[0].pk, kind="correction", statement="I fixed the quote.",
                          correction_details="The quote now matches the transcript.")
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The quote is now accurate.",
                   new_verdict=Verdict.MISSING_CONTEXT)
-    rate(rater, posts[1], rationale="The chart is from 2011.")
+    DecisionFactory(reviewer=rater, post=posts[1], rationale="The chart is from 2011.")
     override_action(staff=staff, action_id=Action.objects.get(post=posts[1], ended_at__isnull=True).pk,
                     feed_multiplier="0.7", label="Old chart.", reason="The page is a history blog.")
-    rate(rater, posts[2], rationale="The photo is from another country.")
-    rate(rater, posts[3], rationale="No such study exists.")
-    rate(rater, posts[4], rationale="The event never took place.")  # the third live strike
+    DecisionFactory(reviewer=rater, post=posts[2], rationale="The photo is from another country.")
+    DecisionFactory(reviewer=rater, post=posts[3], rationale="No such study exists.")
+    DecisionFactory(reviewer=rater, post=posts[4], rationale="The event never took place.")  # the third live strike
     assert PageStanding.objects.get(page=page).is_repeat_offender
     removal = remove_post(staff=staff, post_id=posts[3].pk, ground="hate", reason="Slurs against a group.")
-    appeal = file_appeal(owner=owner, post_id=posts[3].pk, kind="removal", statement="It quotes the slur to condemn it.")
+    appeal = file_appeal(owner=owner, post_id=posts[3].pk, kind="removal",
+                         statement="It quotes the slur to condemn it.")
     decide_appeal(appeal_id=appeal.pk, reviewer=second_staff, outcome="reversed", reason="Counter-speech.")
     assert Action.objects.get(pk=removal.pk).end_reason == "reversed"
 
     statements = list(StatementOfReasons.objects.filter(action__post__page=page).order_by("id"))
     assert len(statements) == 8  # five False ratings, the new Missing context, the override, the removal
     assert [sor.transparency.get("decision_monetary") for sor in statements][-2:] == [MONETARY_SUSPENSION] * 2
-    secrets = [value for person in people for value in (person.username, person.email, person.first_name, person.last_name)]
+    secrets = [
+        value for person in people for value in (person.username, person.email, person.first_name, person.last_name)
+    ]
     for sor in statements:
         exported = json.dumps(sor.transparency, ensure_ascii=False).lower()
         assert "@" not in exported, sor.transparency
@@ -244,7 +245,7 @@ def test_the_transparency_export_holds_no_personal_data(settings):
 
 
 def test_the_whole_eu_and_eea_reads_as_words_not_thirty_codes(factchecker, settings):
-    from moderation.transparency import COUNTRY_CODES
+    from moderation.statements.transparency import COUNTRY_CODES
 
     settings.FACTDESK_TERRITORIAL_SCOPE = list(COUNTRY_CODES)
     post = PostFactory()

@@ -8,7 +8,7 @@ from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Action
-from moderation.reasons import MISINFORMATION_POLICY
+from moderation.statements.reasons import MISINFORMATION_POLICY
 from moderation.timeline import post_timeline
 from tests.factories import FactCheckerFactory, FlagFactory, PostFactory, UserFactory
 
@@ -21,8 +21,8 @@ def story(factchecker):
     post = PostFactory()
     post.page.owners.add(owner)
     FlagFactory(post=post, source="classifier")
-    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false", rationale="The quote is invented.",
-                           sources=["https://a.example"])
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk, verdict="false",
+                           rationale="The quote is invented.", sources=["https://a.example"])
     apply_rating(rating_id=rating.pk)
     return owner, post
 

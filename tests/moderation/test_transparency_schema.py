@@ -1,6 +1,6 @@
 """Every statement of reasons Factdesk exports is valid under the EU DSA Transparency Database's rules.
 
-The rules are written down here a second time, independently of moderation.transparency, from the
+The rules are written down here a second time, independently of moderation.statements.transparency, from the
 database's own source (github.com/digital-services-act/transparency-database at 69e80a0b:
 app/Models/Statement.php for the enumerations, app/Services/GroupedSubmissionsService.php
 multi_rules for what POST /api/v1/statements checks, EuropeanCountriesService and
@@ -21,14 +21,21 @@ from django.db import transaction
 from django.utils import timezone
 
 from factcheck.models import FlagSource, MediaType, Verdict
-from factcheck.ratings import record_rating
-from moderation import reasons
-from moderation import transparency as tdb
-from moderation.enforcement import action_for, apply_rating, policy_for
+from moderation.enforcement import action_for
 from moderation.models import Action, ActionKind, PageStanding, RemovalGround, StatementOfReasons
 from moderation.pipeline import Change, carry_out, lock_post
 from moderation.staff_actions import override_action, remove_post
-from tests.factories import FactCheckerFactory, FlagFactory, PageFactory, PostFactory, StaffFactory, UserFactory
+from moderation.statements import reasons
+from moderation.statements import transparency as tdb
+from tests.factories import (
+    DecisionFactory,
+    FactCheckerFactory,
+    FlagFactory,
+    PageFactory,
+    PostFactory,
+    StaffFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +125,7 @@ YMD = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def published_problems(statement: dict) -> list[str]:
-    """The published rules, field by field (independent of moderation.transparency)."""
+    """The published rules, field by field (independent of moderation.statements.transparency)."""
     problems = [f"unknown field {name}" for name in set(statement) - KNOWN]
     problems += [f"{name} missing" for name in REQUIRED if statement.get(name) in (None, "", [])]
     if not any(statement.get(name) for name in ("decision_visibility", "decision_monetary", "decision_provision",
@@ -162,13 +169,6 @@ SECRET_PEOPLE = [("zelda-owner", "Zelda", "Quixotic"), ("yorick-rater", "Yorick"
                  ("xavier-staff", "Xavier", "Vanderpool")]
 
 
-def rate(reviewer, post, verdict, rationale="The quote was never said; the archive has the full speech."):
-    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale=rationale,
-                           sources=["https://archive.example/speech"], claim_if_unclaimed=True)
-    apply_rating(rating_id=rating.pk)
-    return rating
-
-
 @pytest.fixture
 def world():
     """A statement for every kind of action, ground, source, media type and a repeat offender."""
@@ -193,24 +193,25 @@ def world():
     for verdict, source in zip([Verdict.FALSE, Verdict.ALTERED, Verdict.PARTLY_FALSE, Verdict.MISSING_CONTEXT,
                                 Verdict.SATIRE], sources, strict=True):
         p = post(source=source)
-        rate(rater, p, verdict)
+        DecisionFactory(reviewer=rater, post=p, verdict=verdict)
         expected[Action.objects.get(post=p).puid] = {"kind": "rating", "verdict": verdict, "source": source}
     for media in MediaType.values:
         p = post(media=media, language="de" if media == MediaType.VIDEO else "")
-        rate(rater, p, Verdict.FALSE, rationale="Ask the tipster at tipster@mail.example for the original.")
+        DecisionFactory(reviewer=rater, post=p, verdict=Verdict.FALSE,
+                        rationale="Ask the tipster at tipster@mail.example for the original.")
         expected[Action.objects.get(post=p).puid] = {"kind": "rating", "media": media}
     # A copy of a rated post inherits its rating (near-duplicate matching).
     source_post = post()
-    rating = rate(rater, source_post, Verdict.FALSE)
+    rating = DecisionFactory(reviewer=rater, post=source_post, verdict=Verdict.FALSE).rating
     copy = post(source=FlagSource.USER_REPORT)
     with transaction.atomic():
         locked = lock_post(copy.pk)
-        spec = action_for(rating, policy_for(rating.verdict), kind=ActionKind.MATCHED_RATING)
+        spec = action_for(rating, kind=ActionKind.MATCHED_RATING)
         carry_out(Change(post=locked, cause="matched copy", create=[spec]), now=timezone.now())
     expected[Action.objects.get(post=copy).puid] = {"kind": "matched"}
     # Staff override of a fact-check action.
     overridden = post()
-    rate(rater, overridden, Verdict.FALSE)
+    DecisionFactory(reviewer=rater, post=overridden, verdict=Verdict.FALSE)
     override = override_action(staff=staff, action_id=Action.objects.get(post=overridden).pk,
                                feed_multiplier=Decimal("0.5"), label="Disputed.", reason="Context added by staff.")
     expected[override.puid] = {"kind": "override"}
@@ -221,7 +222,7 @@ def world():
     for _ in range(3):
         offending = PostFactory(page=page)
         FlagFactory(post=offending)
-        rate(rater, offending, Verdict.FALSE)
+        DecisionFactory(reviewer=rater, post=offending, verdict=Verdict.FALSE)
     assert PageStanding.objects.get(page=page).is_repeat_offender
     expected[Action.objects.get(post=offending).puid] = {"kind": "rating", "repeat_offender": True}
     return {"expected": expected, "people": [owner, rater, staff], "pages": [page]}

@@ -2,10 +2,11 @@
 
 `history` builds five UTC days (D0 to D4, from Monday 3 March 2025) of flags, ratings, decisions,
 removals and appeals by two organisations of different coverage, with D2 left empty. Each step is
-the function the app itself calls (ingest_flags, record_rating, apply_rating, apply_matches,
-propagate_rating, remove_post, override_action, file_appeal, decide_appeal, withdraw_appeal),
-each given its `now=`; the after-commit jobs never run in these tests, so their work is done
-here, by hand, at a stated time. What each day holds:
+the function the app itself calls (ingest_flags, record_rating and apply_rating through
+DecisionFactory, apply_matches, propagate_rating, remove_post, override_action, file_appeal,
+decide_appeal, withdraw_appeal), each given its `now=`; the after-commit jobs never run in these
+tests, so their work is done here, by hand, at a stated time (a rating's decision a minute after
+it). What each day holds:
 
 D0  flags at 05:00-08:00 for fr1, fr2 (fr/FR), en1 (en/GB), en2 (en/US), de1 (de/DE, no
     organisation covers it), a politician's post and claim1 (en/GB); fr1, en1 and claim1 are
@@ -34,15 +35,14 @@ import pytest
 
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.matching.matcher import match_new_posts
-from factcheck.models import Organisation, Post, QueueState, Rating
-from factcheck.ratings import record_rating
+from factcheck.models import Organisation, Post, QueueState
 from moderation.appeals import decide_appeal, file_appeal, withdraw_appeal
-from moderation.enforcement import apply_rating
 from moderation.models import Action, ActionKind, Appeal
 from moderation.propagation import apply_matches, propagate_rating
 from moderation.staff_actions import override_action, remove_post
+from reports.rollup import roll_up_days
 from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY
-from tests.factories import FactCheckerFactory, OrganisationFactory, StaffFactory
+from tests.factories import DecisionFactory, FactCheckerFactory, OrganisationFactory, StaffFactory
 
 D0 = date(2025, 3, 3)
 DAYS = [D0 + timedelta(days=n) for n in range(5)]
@@ -67,7 +67,6 @@ WHERE = {
     "de1": ("de", "DE"), "pol": ("en", "GB"), "claim1": ("en", "GB"), "copy1": ("en", "GB"),
     "claim2": ("en", "GB"), "copy2": ("en", "IE"), "en4": ("en", "GB"),
 }
-SOURCES = ["https://evidence.example/report"]
 
 
 def at(day: int, hour: int, minute: int = 0, *, first: date = D0) -> datetime:
@@ -88,14 +87,6 @@ def flag(name: str, *, flagged_at: datetime, source: str = "user_report", key: s
             language=language, country=country, views=1000, shares=20,
         ),
     )
-
-
-def rate(reviewer, post: Post, verdict: str, *, now: datetime, change_reason: str = "") -> Rating:
-    """A fact-checker rates the post through the API's path, and the decision job runs a minute later."""
-    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale=f"Checked: {verdict}.",
-                           sources=SOURCES, change_reason=change_reason, claim_if_unclaimed=True, now=now)
-    apply_rating(rating_id=rating.pk, now=now + timedelta(minutes=1))
-    return rating
 
 
 @dataclass
@@ -139,9 +130,10 @@ def build_history(*, org_fr, reviewer, colleague, staff, owner) -> History:
             flag("en1", flagged_at=at(0, 7, 30), source="classifier"), flag("en2", flagged_at=at(0, 8)),
             flag("de1", flagged_at=at(0, 5), source="partner"), flag("pol", flagged_at=at(0, 5, 30)),
             flag("claim1", flagged_at=at(0, 7, 45)), now=at(0, 8))
-    rate(reviewer, p["fr1"], "false", now=at(0, 10))
-    rate(h.en_a, p["en1"], "partly_false", now=at(0, 12))
-    rate(h.en_a, p["claim1"], "false", now=at(0, 13))
+    DecisionFactory(reviewer=reviewer, post=p["fr1"], verdict="false", created_at=at(0, 10), decided_at=at(0, 10, 1))
+    DecisionFactory(reviewer=h.en_a, post=p["en1"], verdict="partly_false",
+                    created_at=at(0, 12), decided_at=at(0, 12, 1))
+    DecisionFactory(reviewer=h.en_a, post=p["claim1"], verdict="false", created_at=at(0, 13), decided_at=at(0, 13, 1))
     _arrive(h, flag("copy1", flagged_at=at(0, 14, 50)), now=at(0, 15))
     assert Post.objects.get(pk=p["copy1"].pk).queue_state == QueueState.MATCHED  # matched on arrival
     apply_matches(post_ids=[p["copy1"].pk], now=at(0, 15, 5))
@@ -159,7 +151,8 @@ def build_history(*, org_fr, reviewer, colleague, staff, owner) -> History:
     assert (copy2.duplicate_of_id, copy2.queue_state) == (p["claim2"].pk, QueueState.GROUPED)
     decide_appeal(appeal_id=h.appeals["fr1"].pk, reviewer=colleague, outcome="reversed",
                   new_verdict="missing_context", reason="The decree is real but misread.", now=at(1, 11))
-    rate(h.en_b, p["en1"], "false", change_reason="The robber was identified.", now=at(1, 14))
+    DecisionFactory(reviewer=h.en_b, post=p["en1"], verdict="false", change_reason="The robber was identified.",
+                    created_at=at(1, 14), decided_at=at(1, 14, 1))
     h.appeals["en1"] = file_appeal(owner=owner, post_id=p["en1"].pk, kind="correction", statement="Fixed it.",
                                    correction_details="Caption corrected.", now=at(1, 16))
     h.appeals["claim1"] = file_appeal(owner=owner, post_id=p["claim1"].pk, kind="dispute", statement="No.",
@@ -172,15 +165,17 @@ def build_history(*, org_fr, reviewer, colleague, staff, owner) -> History:
     # D2: no activity at all.
 
     # D3
-    claim2_rating = rate(h.en_a, p["claim2"], "false", now=at(3, 8))
+    claim2_decision = DecisionFactory(reviewer=h.en_a, post=p["claim2"], verdict="false",
+                                    created_at=at(3, 8), decided_at=at(3, 8, 1))
     assert Post.objects.get(pk=p["copy2"].pk).queue_state == QueueState.MATCHED
-    propagate_rating(rating_id=claim2_rating.pk, now=at(3, 8, 10))  # the rating's job reaches the copy
+    propagate_rating(rating_id=claim2_decision.rating_id, now=at(3, 8, 10))  # the rating's job reaches the copy
     decide_appeal(appeal_id=h.appeals["de1"].pk, reviewer=h.staff_2, outcome="upheld", reason="Hate.",
                   now=at(3, 9))
     decide_appeal(appeal_id=h.appeals["en1"].pk, reviewer=h.en_a, outcome="reversed", new_verdict="true",
                   reason="The correction fixes it.", now=at(3, 10))
-    rate(reviewer, p["fr3"], "altered", now=at(3, 11))
-    rate(reviewer, p["fr2"], "satire", now=at(3, 11, 30))
+    DecisionFactory(reviewer=reviewer, post=p["fr3"], verdict="altered", created_at=at(3, 11), decided_at=at(3, 11, 1))
+    DecisionFactory(reviewer=reviewer, post=p["fr2"], verdict="satire",
+                    created_at=at(3, 11, 30), decided_at=at(3, 11, 31))
     h.appeals["fr3"] = file_appeal(owner=owner, post_id=p["fr3"].pk, kind="dispute", statement="Not altered.",
                                    now=at(3, 20))
 
@@ -188,7 +183,7 @@ def build_history(*, org_fr, reviewer, colleague, staff, owner) -> History:
     remove_post(staff=staff, post_id=p["en2"].pk, ground="violence", reason="Threats.", now=at(4, 6))
     _arrive(h, flag("de1", flagged_at=at(4, 11), key="flag-de1-again"), flag("en4", flagged_at=at(4, 12)),
             now=at(4, 12))
-    rate(h.en_b, p["en4"], "true", now=at(4, 13))
+    DecisionFactory(reviewer=h.en_b, post=p["en4"], verdict="true", created_at=at(4, 13), decided_at=at(4, 13, 1))
     for name in p:
         p[name].refresh_from_db()
     return h
@@ -199,3 +194,10 @@ def history(organisation, reviewer, colleague, ts_user, page_owner) -> History:
     """Five days of history (see the module docstring); `organisation` covers fr/FR, Full Facts all English."""
     return build_history(org_fr=organisation, reviewer=reviewer, colleague=colleague, staff=ts_user,
                          owner=page_owner)
+
+
+@pytest.fixture
+def rolled_up(history) -> History:
+    """The history, rolled up at its end (every day of it computed)."""
+    roll_up_days(start=FIRST, end=LAST, now=history.now)
+    return history

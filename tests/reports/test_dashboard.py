@@ -12,10 +12,9 @@ import pytest
 from django.test import Client
 
 from factcheck.models import Organisation, Verdict
-from factcheck.ratings import record_rating
-from moderation.enforcement import apply_rating
 from reports.rollup import roll_up_days
-from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PostFactory, UserFactory
+from tests import scenarios
+from tests.factories import FactCheckerFactory, OrganisationFactory, PostFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery staple"
@@ -30,17 +29,6 @@ def at(days_ago: int, hour: int) -> datetime:
     return datetime(day.year, day.month, day.day, hour, tzinfo=UTC)
 
 
-def rate(reviewer, *, days_ago: int, verdict: str = "false", language: str = "en", waited_hours: int = 2):
-    rated_at = at(days_ago, 12)
-    post = PostFactory(language=language, first_flagged_at=rated_at - timedelta(hours=waited_hours),
-                       posted_at=rated_at - timedelta(days=1))
-    FlagFactory(post=post, flagged_at=post.first_flagged_at)
-    rating = record_rating(reviewer=reviewer, post_id=post.pk, verdict=verdict, rationale="See the sources.",
-                           sources=["https://example.org/source"], claim_if_unclaimed=True, now=rated_at)
-    apply_rating(rating_id=rating.pk, now=rated_at + timedelta(seconds=5))
-    return rating
-
-
 @pytest.fixture
 def world(ts_user):
     verifact = OrganisationFactory(name="Verifact", languages=["en"], countries=[])
@@ -48,10 +36,10 @@ def world(ts_user):
     alice = FactCheckerFactory(username="alice", organisation=verifact, first_name="Alice", last_name="Archer")
     bob = FactCheckerFactory(username="bob", organisation=verifact)
     claire = FactCheckerFactory(username="claire", organisation=faktenwerk, first_name="Claire", last_name="Dupont")
-    rate(alice, days_ago=1, verdict="false")
-    rate(alice, days_ago=1, verdict="partly_false", waited_hours=6)
-    rate(bob, days_ago=3, verdict="true")
-    rate(claire, days_ago=2, verdict="false", language="de")
+    scenarios.rated_after_waiting(rater=alice, rated_at=at(1, 12), verdict="false")
+    scenarios.rated_after_waiting(rater=alice, rated_at=at(1, 12), verdict="partly_false", waited=timedelta(hours=6))
+    scenarios.rated_after_waiting(rater=bob, rated_at=at(3, 12), verdict="true")
+    scenarios.rated_after_waiting(rater=claire, rated_at=at(2, 12), verdict="false", language="de")
     PostFactory(language="en", first_flagged_at=at(2, 8))  # still waiting
     roll_up_days(start=today() - timedelta(days=6), end=today())
     return {"verifact": verifact, "faktenwerk": faktenwerk, "alice": alice, "bob": bob, "claire": claire,
@@ -254,15 +242,21 @@ def test_each_chart_downloads_as_csv_with_the_figures_of_its_table(world):
     client = signed_in(world["staff"])
     query = {"from": (today() - timedelta(days=6)).isoformat(), "to": today().isoformat()}
     slugs = [chart.slug for chart in client.get("/dashboard/", query).context["charts"]]
-    assert slugs == ["queue", "time-to-rating", "ratings", "decisions", "appeals", "organisations", "reviewers"]
+    assert slugs == ["queue", "time-to-rating", "ratings", "decisions", "appeals", "notices", "organisations",
+                     "reviewers"]
     for slug in slugs:
         response = client.get(f"/dashboard/{slug}.csv", query)
         assert response.status_code == 200, slug
         assert response["Content-Type"] == "text/csv; charset=utf-8"
-        assert f'filename="factdesk-{slug}-program-{query["from"]}-to-{query["to"]}.csv"' in response["Content-Disposition"]
+        assert (
+            f'filename="factdesk-{slug}-program-{query["from"]}-to-{query["to"]}.csv"'
+            in response["Content-Disposition"]
+        )
     ratings = {row["date"]: row for row in csv_rows(client.get("/dashboard/ratings.csv", query))}
     yesterday = (today() - timedelta(days=1)).isoformat()
-    assert (ratings[yesterday]["false"], ratings[yesterday]["partly_false"], ratings[yesterday]["total"]) == ("1", "1", "2")
+    assert (
+        ratings[yesterday]["false"], ratings[yesterday]["partly_false"], ratings[yesterday]["total"]
+    ) == ("1", "1", "2")
     waits = {row["date"]: row for row in csv_rows(client.get("/dashboard/time-to-rating.csv", query))}
     assert waits[yesterday]["posts_rated"] == "2"
     assert waits[yesterday]["median_seconds"] == str(4 * 3600)  # 2 h and 6 h
@@ -314,7 +308,8 @@ def test_the_dashboard_runs_a_fixed_number_of_queries_whatever_the_range_and_vol
         client.get("/dashboard/")
     # More reviewers, more ratings and a 90-day range: the same queries.
     for n in range(6):
-        rate(FactCheckerFactory(organisation=Organisation.objects.get(name="Verifact")), days_ago=n % 5 + 1)
+        rater = FactCheckerFactory(organisation=Organisation.objects.get(name="Verifact"))
+        scenarios.rated_after_waiting(rater=rater, rated_at=at(n % 5 + 1, 12))
     roll_up_days(start=today() - timedelta(days=89), end=today())
     start = (today() - timedelta(days=89)).isoformat()
     with django_assert_max_num_queries(len(small.captured_queries)):

@@ -97,7 +97,7 @@ class Receiver:
 
 
 def verify(secret: str, headers: dict[str, str], body: bytes, *, now: float, tolerance: int = 300) -> bool:
-    """What the README tells receivers to do, written independently of webhooks.delivery."""
+    """What docs/webhooks.md tells receivers to do, written independently of webhooks.delivery."""
     parts = dict(item.split("=", 1) for item in headers["X-Factdesk-Signature"].split(","))
     timestamp = int(parts["t"])
     if abs(now - timestamp) > tolerance:

@@ -17,15 +17,15 @@ from django.utils import timezone
 
 from core.outbound import Answer
 from moderation.appeals import decide_appeal, file_appeal
-from moderation.feed import append_changes
+from moderation.feed import append_and_publish
 from moderation.models import DistributionChange
 from moderation.staff_actions import remove_post
 from tests.factories import PostFactory, StaffFactory, UserFactory
 from tests.webhooks.receiver import Receiver, verify
 from webhooks import jobs
 from webhooks.delivery import deliver, deliver_batch
-from webhooks.schedule import FIRST_RETRY, LONGEST_WAIT, due_deliveries
 from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, Endpoint, Event
+from webhooks.schedule import FIRST_RETRY, LONGEST_WAIT, due_deliveries
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def sweep(now) -> dict[str, int]:
 def two_changes_of(post) -> list[Delivery]:
     """Two distribution changes of one post, each its own transaction: their deliveries, in order."""
     for multiplier in ("0.2", "0.5"):
-        append_changes([DistributionChange(post=post, multiplier=Decimal(multiplier), cause=f"x{multiplier}",
+        append_and_publish([DistributionChange(post=post, multiplier=Decimal(multiplier), cause=f"x{multiplier}",
                                            created_at=timezone.now())])
     return list(Delivery.objects.filter(post=post).order_by("id"))
 
@@ -267,7 +267,9 @@ def test_the_address_is_checked_again_at_delivery_time(register, receiver, setti
     assert receiver.received == []
 
 
-def test_a_name_that_resolves_to_a_private_address_after_registration_is_refused(platform_client, receiver, monkeypatch):
+def test_a_name_that_resolves_to_a_private_address_after_registration_is_refused(
+    platform_client, receiver, monkeypatch
+):
     answers = {"hooks.partner.example": "93.184.216.34"}
     real = socket.getaddrinfo
 

@@ -20,13 +20,13 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from moderation.feed import append_changes
+from moderation.feed import append_and_publish
 from moderation.models import DistributionChange
 from tests.factories import PostFactory
 from tests.pg import Backend, wait_until_blocked
 from webhooks.delivery import deliver, deliver_batch
-from webhooks.schedule import due_deliveries
 from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus
+from webhooks.schedule import due_deliveries
 
 ROOT = Path(__file__).resolve().parents[2]
 transactional = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -43,7 +43,7 @@ def test_two_racing_changes_of_one_post_are_delivered_in_commit_order_by_two_wor
 
     def changer(backend: Backend) -> int:
         with transaction.atomic():
-            [appended] = append_changes([change(post, backend.name)])
+            [appended] = append_and_publish([change(post, backend.name)])
             backend.reached("appended")
             backend.wait_for("commit")
         return appended.pk
@@ -105,7 +105,7 @@ def test_an_event_is_kept_across_a_worker_killed_mid_delivery_and_delivered_agai
     receiver.plan.hold = hold  # the POST arrives and is never answered while the worker lives
     post = PostFactory()
     with transaction.atomic():
-        append_changes([change(post, "removed")])  # commits; its job is now on the webhooks queue in Redis
+        append_and_publish([change(post, "removed")])  # commits; its job is now on the webhooks queue in Redis
     delivery = Delivery.objects.get()
 
     worker = subprocess.Popen(

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         user = user_named(options["username"])
         if not user.is_active:
             raise CommandError(f"The user {user.username!r} is inactive; a token for it would not authenticate.")
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             others = [(t.prefix, t.name, t.expires_at) for t in active_tokens_of(user=user)]
             try:
                 raw = issue_token(

@@ -7,13 +7,17 @@ import sys
 from django.contrib.auth import password_validation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from accounts.models import Role
 from factcheck.members import create_user
 
 
 class Command(BaseCommand):
-    help = "Create a user with one role: a fact-checker (needs --org), trust-and-safety staff, a page owner or the platform."
+    help = (
+        "Create a user with one role: a fact-checker (needs --org), trust-and-safety staff, "
+        "a page owner or the platform."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
@@ -32,14 +36,15 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         password = self.read_password() if options["password_stdin"] else None
         try:
-            user = create_user(
-                username=options["username"],
-                role=options["role"],
-                password=password,
-                organisation_name=options["organisation"],
-                page_external_ids=options["pages"],
-                email=options["email"],
-            )
+            with transaction.atomic(durable=True):
+                user = create_user(
+                    username=options["username"],
+                    role=options["role"],
+                    password=password,
+                    organisation_name=options["organisation"],
+                    page_external_ids=options["pages"],
+                    email=options["email"],
+                )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
         self.stdout.write(f"Created {user.get_role_display().lower()} {user.username!r}.")

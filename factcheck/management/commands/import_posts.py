@@ -12,7 +12,7 @@ from factcheck.importing.runner import DEFAULT_BATCH, FORMATS, import_file
 
 class Command(BaseCommand):
     help = (
-        "Import posts from a file (README, 'Importing data'): csv or jsonl flags, ClaimReview or LIAR "
+        "Import posts from a file (docs/importing.md): csv or jsonl flags, ClaimReview or LIAR "
         "rated posts. Idempotent; prints imported, already present and rejected, with each rejection's "
         "line and reason; exits 1 with nothing written when the file cannot be read."
     )

@@ -42,4 +42,5 @@ class Command(BaseCommand):
                     count = write_data_feed(reviews, out=handle, created=timezone.now())
             except OSError as exc:
                 raise CommandError(f"Cannot write {out}: {exc.strerror}.") from None
-        (sys.stderr if out is None else self.stdout).write(f"Exported {count} ClaimReview(s) published since {since}.\n")
+        summary = f"Exported {count} ClaimReview(s) published since {since}.\n"
+        (sys.stderr if out is None else self.stdout).write(summary)

@@ -1,7 +1,7 @@
 """`manage.py export_statements --since DATE [--until DATE] --out DIR`: statements of reasons as files.
 
 Each file is a body for the Transparency Database's `POST /api/v1/statements`:
-`{"statements": [...]}` of at most 100. moderation.statement_export does the work.
+`{"statements": [...]}` of at most 100. moderation.statements.export does the work.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from moderation.management.commands._dates import parse_day
-from moderation.statement_export import ExportRefused, export_statements
+from moderation.statements.export import ExportRefused, export_statements
 
 
 class Command(BaseCommand):

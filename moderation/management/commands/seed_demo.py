@@ -24,7 +24,9 @@ class Command(BaseCommand):
             self.stdout.write("A new API token for the platform account: manage.py issue_token platform")
             return
         try:
-            with transaction.atomic():
+            # One durable transaction: the demo is seeded whole or not at all, so `demo_seeded()` is true
+            # only of a complete one. The entry points it goes through run inside it, as savepoints.
+            with transaction.atomic(durable=True):
                 now = timezone.now()
                 summary = demo.seed_demo_data(now=now)
                 decide_demo_ratings()
@@ -34,7 +36,8 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Seeded {summary.organisations} organisations, {summary.pages} pages, {summary.posts} posts, "
-                f"{summary.flags} flags, {summary.ratings} ratings and {appeals} open appeals."
+                f"{summary.flags} flags ({summary.reports} of them reports of harm, for /staff/reports/), "
+                f"{summary.ratings} ratings and {appeals} open appeals."
             )
         )
         self.write_accounts()

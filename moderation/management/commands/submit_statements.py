@@ -2,7 +2,7 @@
 
 Sends the statements of reasons not yet settled at the Transparency Database's
 `POST /api/v1/statements` URL, with settings.FACTDESK_DSA_TOKEN as Bearer token; see
-moderation.submission for what is sent, retried and recorded. Exit 1 when anything failed, was
+moderation.statements.submission for what is sent, retried and recorded. Exit 1 when anything failed, was
 rejected or is invalid, with the summary.
 """
 
@@ -12,8 +12,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from moderation.management.commands._dates import parse_day
-from moderation.submission import EndpointRefused, submit_statements
-from moderation.transparency import MAX_BATCH
+from moderation.statements.submission import SubmissionRefused, submit_statements
+from moderation.statements.transparency import MAX_BATCH
 
 
 class Command(BaseCommand):
@@ -43,7 +43,7 @@ class Command(BaseCommand):
                 endpoint=endpoint, token=token, since=parse_day(since, option="--since"), batch_size=batch_size,
                 attempts=attempts, backoff=backoff, timeout=timeout,
             )
-        except EndpointRefused as exc:
+        except SubmissionRefused as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
             f"accepted: {len(done.accepted)}, already accepted: {len(done.already_accepted)}, "

@@ -1,0 +1,191 @@
+"""The decision side's records in the admin, read-only: actions (lifted and overridden through
+moderation.admin_actions), strikes, standings, decisions, distributions, the feed, notifications and
+what the Transparency Database answered.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from core.admin_base import ReadOnlyAdmin, admin_link, share, shown_as, when
+from moderation.admin_actions import ActionDecisions
+from moderation.models import (
+    Action,
+    ActionKind,
+    DistributionChange,
+    Notification,
+    PageStanding,
+    PostDistribution,
+    RatingDecision,
+    StatementSubmission,
+    StatementSubmissionAttempt,
+    Strike,
+)
+
+
+def action_effect(action: Action) -> str:
+    """What an action does, in a line: "Fact-check False: shown 80% less, label …", "Removed (Hate)"."""
+    if action.kind == ActionKind.REMOVAL:
+        return f"Removed ({action.get_ground_display()})"
+    label = f", label “{action.label}”" if action.label else ""
+    verdict = f" {action.get_verdict_display()}" if action.verdict else ""
+    return f"{action.get_kind_display()}{verdict}: {share(action.feed_multiplier)}{label}"
+
+
+def person(user) -> str:
+    """Who took or ended an action: the person, or the enforcement policy when nobody did."""
+    return user.get_username() if user is not None else "Factdesk (enforcement policy)"
+
+
+class ActiveFilter(admin.SimpleListFilter):
+    """Active (not ended) or ended rows, for anything with an `ended_at`."""
+
+    title = "state"
+    parameter_name = "active"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Active"), ("no", "Ended")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(ended_at__isnull=self.value() == "yes")
+        return queryset
+
+
+@admin.register(Action)
+class ActionAdmin(ActionDecisions, ReadOnlyAdmin):  # lift/override: actions and buttons
+    list_display = ("taken", "post", "what", "by", "state")
+    list_filter = ("kind", ActiveFilter, "verdict", "ground", "end_reason",
+                   ("rating__organisation", admin.RelatedFieldListFilter), "created_at")
+    list_select_related = ("post", "created_by")
+    search_by_index = True
+    search_fields = ("puid__exact", "post__external_id__exact")
+    search_help_text = "Exact action puid or exact post external id."
+    raw_id_fields = ("post", "rating", "created_by", "ended_by")
+
+    taken = shown_as(when, "created_at", "taken")
+
+    @admin.display(description="what")
+    def what(self, action: Action) -> str:
+        return action_effect(action)
+
+    @admin.display(description="by", ordering="created_by")
+    def by(self, action: Action) -> str:
+        return person(action.created_by)
+
+    @admin.display(description="state", ordering="ended_at")
+    def state(self, action: Action) -> str:
+        if action.ended_at is None:
+            return "active"
+        return f"ended {when(action.ended_at)}: {action.get_end_reason_display().lower()}"
+
+
+@admin.register(Strike)
+class StrikeAdmin(ReadOnlyAdmin):
+    list_display = ("given", "page", "kind", "for_action", "state")
+    list_filter = ("kind", ActiveFilter, "created_at")
+    list_select_related = ("page", "action__post")
+    search_by_index = True
+    search_fields = ("page__external_id__exact", "page__name__istartswith")
+    search_help_text = "Exact page id, or the start of the page name."
+    raw_id_fields = ("page", "action")
+
+    given = shown_as(when, "created_at", "given")
+
+    @admin.display(description="for")
+    def for_action(self, strike: Strike):
+        action = strike.action
+        post = admin_link(action.post, f"post {action.post.external_id}")
+        return format_html("{} on {}", action_effect(action), post)
+
+    @admin.display(description="state", ordering="ended_at")
+    def state(self, strike: Strike) -> str:
+        return f"ended {when(strike.ended_at)}" if strike.ended_at else "active"
+
+
+@admin.register(PageStanding)
+class PageStandingAdmin(ReadOnlyAdmin):
+    list_display = ("page", "active_strikes", "is_repeat_offender", "page_multiplier", "monetisation", "since")
+    list_filter = ("is_repeat_offender",)
+    list_select_related = ("page",)
+    search_by_index = True
+    search_fields = ("page__external_id__exact", "page__name__istartswith")
+    search_help_text = "Exact page id, or the start of the page name."
+    raw_id_fields = ("page",)
+
+    @admin.display(description="monetisation suspended", boolean=True, ordering="is_repeat_offender")
+    def monetisation(self, standing: PageStanding) -> bool:
+        return standing.monetisation_suspended
+
+
+@admin.register(RatingDecision)
+class RatingDecisionAdmin(ReadOnlyAdmin):
+    list_display = ("rating", "post", "outcome", "action", "decided_at")
+    list_filter = ("outcome", "rating__verdict", "decided_at")
+    list_select_related = ("rating", "post", "action")
+    search_by_index = True
+    search_fields = ("post__external_id__exact",)
+    search_help_text = "Exact post external id."
+    raw_id_fields = ("rating", "post", "action")
+
+
+@admin.register(PostDistribution)
+class PostDistributionAdmin(ReadOnlyAdmin):
+    list_display = ("post", "multiplier", "labels", "removed", "updated_at")
+    list_filter = ("removed", "updated_at")
+    list_select_related = ("post",)
+    search_by_index = True
+    search_fields = ("post__external_id__exact",)
+    search_help_text = "Exact post external id."
+    raw_id_fields = ("post",)
+
+
+@admin.register(DistributionChange)
+class DistributionChangeAdmin(ReadOnlyAdmin):
+    list_display = ("id", "post", "multiplier", "labels", "removed", "cause", "created_at")
+    list_filter = ("removed", "warn_sharers", "created_at")
+    list_select_related = ("post",)
+    search_by_index = True
+    search_fields = ("post__external_id__exact",)
+    search_help_text = "Exact post external id."
+    raw_id_fields = ("post",)
+
+
+@admin.register(Notification)
+class NotificationAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "user", "kind", "subject", "read_at", "emailed_at")
+    list_filter = ("kind", "created_at")
+    list_select_related = ("user",)
+    search_by_index = True
+    search_fields = ("user__username__exact", "subject__istartswith")
+    search_help_text = "Exact username, or the start of the subject."
+    raw_id_fields = ("user", "post", "appeal")
+
+
+@admin.register(StatementSubmissionAttempt)
+class StatementSubmissionAttemptAdmin(ReadOnlyAdmin):
+    """Each POST to the Transparency Database: failures show here (submit_statements retries them)."""
+
+    list_display = ("sent_at", "endpoint", "outcome", "http_status", "batch_size", "error_excerpt")
+    list_filter = ("outcome", "http_status", "sent_at")
+
+    @admin.display(description="statements")
+    def batch_size(self, obj: StatementSubmissionAttempt) -> int:
+        return len(obj.puids)
+
+    @admin.display(description="error")
+    def error_excerpt(self, obj: StatementSubmissionAttempt) -> str:
+        return obj.error[:120]
+
+
+@admin.register(StatementSubmission)
+class StatementSubmissionAdmin(ReadOnlyAdmin):
+    """Which puids the Transparency Database accepted, already had, or rejected (and why)."""
+
+    list_display = ("puid", "outcome", "endpoint", "recorded_at", "reason")
+    list_filter = ("outcome", "endpoint", "recorded_at")
+    search_by_index = True
+    search_fields = ("puid__exact",)
+    search_help_text = "Exact puid."
+    raw_id_fields = ("attempt",)

@@ -1,0 +1,70 @@
+"""What an appeal and an appeal's decision may say: the rules of their fields, checked all at once.
+
+The forms (moderation.forms), the API (moderation.api) and the appeal functions (moderation.appeals)
+all check through these, so each rule exists once and the person sees every problem in one round.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+
+from factcheck.models import Verdict
+from factcheck.ratings import clean_http_urls
+from moderation.models import AppealKind, AppealStatus
+
+MAX_STATEMENT = 2000
+MAX_EVIDENCE_URLS = 10
+# Verdicts a reversed dispute or accepted correction may give (not_eligible is not an outcome).
+REVERSAL_VERDICTS = [v for v in Verdict.values if v != Verdict.NOT_ELIGIBLE]
+
+
+def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], correction_details: str) -> dict:
+    # Every rule is checked, so the owner sees all that is missing at once, not one per round.
+    errors: dict[str, list[str]] = {}
+    if not kind:
+        errors["kind"] = ["Choose what you appeal."]
+    elif kind not in AppealKind.values:
+        errors["kind"] = [f"Choose one of: {', '.join(AppealKind.values)}."]
+    statement = (statement or "").strip()
+    if not statement:
+        errors["statement"] = ["Say why you appeal."]
+    elif len(statement) > MAX_STATEMENT:
+        errors["statement"] = [f"Keep the statement to {MAX_STATEMENT:,} characters (it has {len(statement):,})."]
+    urls, problems = clean_http_urls(evidence_urls, most=MAX_EVIDENCE_URLS, what="evidence URLs")
+    if problems:
+        errors["evidence_urls"] = problems
+    correction_details = (correction_details or "").strip()
+    if kind == AppealKind.CORRECTION and not correction_details:
+        errors["correction_details"] = ["Say what you corrected, and where."]
+    elif len(correction_details) > MAX_STATEMENT:
+        errors["correction_details"] = [
+            f"Keep the correction details to {MAX_STATEMENT:,} characters (they have {len(correction_details):,})."
+        ]
+    if errors:
+        raise ValidationError(errors)
+    return {"kind": kind, "statement": statement, "evidence_urls": urls, "correction_details": correction_details}
+
+
+def clean_decision_input(*, kind: str, matched: bool, outcome: str, reason: str, new_verdict: str) -> dict:
+    """An appeal decision's fields by the rules; raises ValidationError with every problem at once.
+
+    `matched`: the appeal is a matched copy's "not the same claim" (a reversal unlinks it, with no verdict).
+    """
+    errors: dict[str, list[str]] = {}
+    if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
+        errors["outcome"] = ["Choose whether you accept the appeal (reverse) or not (uphold)."]
+    reason = (reason or "").strip()
+    if not reason:
+        errors["reason"] = ["Give the reason the owner will read."]
+    elif len(reason) > MAX_STATEMENT:
+        errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
+    # A reversal never guesses the new verdict (it once defaulted to True): the decider chooses it. A matched
+    # copy's reversal unlinks the copy and a removal's lifts it: neither gives a verdict.
+    if outcome == AppealStatus.REVERSED and kind != AppealKind.REMOVAL and not new_verdict and not matched:
+        errors["new_verdict"] = ["Choose the verdict that replaces the current rating."
+                                 if kind == AppealKind.DISPUTE else "An accepted correction needs the new verdict."]
+    if new_verdict and new_verdict not in REVERSAL_VERDICTS:
+        errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
+    if errors:
+        raise ValidationError(errors)
+    return {"outcome": outcome, "reason": reason, "new_verdict": new_verdict}

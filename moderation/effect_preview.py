@@ -1,0 +1,81 @@
+"""What each verdict would do to a post now: the rating form's forecast (factcheck.previews asks for it).
+
+The forecast reads the same rows the decision will and asks the same rules: what a verdict does is
+moderation.policy.effect_of, which strikes count is moderation.standing.counts_toward_standing. A
+change of policy in the admin changes the forecast at once. It is a forecast: the decision is made
+when the rating's job runs, by the rows of that moment. Registered in ModerationConfig.ready().
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from core.formatting import times
+from factcheck.models import Post, QueueState, Verdict
+from factcheck.previews import EffectPreview
+from moderation.models import FACT_CHECK_KINDS, EnforcementPolicy, RepeatOffenderPolicy, Strike
+from moderation.policy import effect_of
+from moderation.standing import counts_toward_standing
+
+ONE = Decimal("1")
+QUANTUM = Decimal("0.0001")
+
+
+def _less(multiplier: Decimal) -> str:
+    percent = int((ONE - multiplier) * 100)
+    return f" (shown {percent}% less in feeds)" if 0 < percent < 100 else ""
+
+
+def preview_effects(post: Post) -> dict[str, EffectPreview]:
+    """Every verdict's effect on this post now, in three queries: the policy rows, the repeat-offender
+    numbers, and the page's counted strikes (with those a new rating of this post would end)."""
+    now = timezone.now()
+    policies = {row.verdict: row for row in EnforcementPolicy.objects.all()}
+    repeat = RepeatOffenderPolicy.current()
+    counts = Strike.objects.filter(counts_toward_standing(now=now, policy=repeat), page_id=post.page_id).aggregate(
+        active=Count("id"),
+        # A new rating ends the post's current fact-check actions, and their strikes with them.
+        ending=Count("id", filter=Q(action__post_id=post.pk, action__kind__in=FACT_CHECK_KINDS,
+                                    action__ended_at__isnull=True)),
+    )
+    active, ending = counts["active"], counts["ending"]
+    repeat_now = active >= repeat.strike_threshold
+    previews = {}
+    for verdict in Verdict.values:
+        effect = effect_of(verdict, policy=policies.get(verdict))
+        strikes_after = active - ending + (1 if effect.strike else 0)
+        repeat_after = strikes_after >= repeat.strike_threshold
+        page_multiplier = repeat.page_multiplier if repeat_after else ONE
+        in_all = (effect.feed_multiplier * page_multiplier).quantize(QUANTUM)
+        lines = []
+        if verdict == Verdict.NOT_ELIGIBLE:
+            lines.append("Takes the post out of the queue with this reason; no restriction, no label.")
+        elif not effect.restricts:
+            lines.append("No restriction and no label" + ("; ends the post's current fact-check restriction."
+                                                          if ending or post.queue_state == QueueState.RATED else "."))
+        else:
+            lines.append(f"Feed distribution {times(effect.feed_multiplier)}{_less(effect.feed_multiplier)}."
+                         if effect.feed_multiplier < ONE else "Feed distribution unchanged.")
+            # The label is quoted as it is shown: it carries its own full stop, so none is added after it.
+            lines.append(f"Label: “{effect.label}”" if effect.label else "No label.")
+            if effect.warn_sharers:
+                lines.append("People who shared it are warned.")
+        if effect.strike:
+            lines.append(f"A strike for the page ({strikes_after} in the last {repeat.window_days} days; "
+                         f"{repeat.strike_threshold} make a repeat offender).")
+        if repeat_after and not repeat_now:
+            lines.append(f"This makes the page a repeat offender: every post of the page "
+                         f"{times(repeat.page_multiplier)}, and its monetisation is suspended.")
+        elif repeat_now and not repeat_after:
+            lines.append("The page stops being a repeat offender (a strike ends with the rating it replaces).")
+        elif repeat_after:
+            lines.append(f"The page is a repeat offender: this post {times(repeat.page_multiplier)} more, "
+                         f"{times(in_all)} in all.")
+        previews[verdict] = EffectPreview(
+            verdict=verdict, multiplier=in_all, label=effect.label, warn_sharers=effect.warn_sharers,
+            strike=effect.strike, makes_repeat_offender=repeat_after and not repeat_now, lines=tuple(lines),
+        )
+    return previews

@@ -1,0 +1,191 @@
+"""Trust-and-safety staff's decisions on reports of harm: claim a post's reports, release them, decide them.
+
+A post's open reports of harm (violence, hate, harassment, imminent harm) wait in the staff's queue
+(moderation.report_queue). Staff work them as fact-checkers work theirs:
+
+- `claim_report`: a lease on the post's reports (as long as a fact-checker's claim: factcheck.claims),
+  never held by two staff at once; separate from the fact-checkers' claim, since a post with both kinds
+  of flags is in both queues. The post's row lock (moderation.pipeline.lock_post, the first lock of every
+  decision) serialises claims and decisions of one post: a second claim waits, then sees the first.
+- `decide_report`, by the lease's holder: **remove** under a ground (the existing removal through
+  moderation.staff_actions and the pipeline, with its strike, statement of reasons and notice; the
+  pipeline answers the reports: moderation.report_outcomes), **no violation** (with a reason), or
+  **send to fact-checkers** (the reports count as the post's flags for review: it joins their queue).
+
+A decision closes every open report of harm of the post the holder saw (`up_to_flag`: reports that
+arrive while they decide open the next round instead), and ends the lease. Every step is audited.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from audit.models import AuditVerb
+from audit.services import record_event
+from core.formatting import moment
+from core.refusals import Refusal
+from factcheck.claims import lease_length
+from factcheck.models import HARM_CATEGORIES, Post, ReportOutcome
+from factcheck.routing import send_to_fact_checkers
+from moderation.models import RemovalGround, ReportedPost
+from moderation.pipeline import lock_post
+from moderation.report_outcomes import close_flags
+from moderation.selectors import active_removal
+from moderation.staff_actions import remove_post
+
+MAX_REASON = 2000
+# What staff may decide: the outcomes a decision gives the reports (a rating gives `rated`, never staff).
+DECISIONS = (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION, ReportOutcome.SENT_TO_FACT_CHECKERS)
+
+
+class ReportRefused(Refusal):
+    """The claim or decision cannot be made as asked; the message says why."""
+
+    code = "report_refused"
+
+
+class ReportClaimed(ReportRefused):
+    """Another staff member holds the lease on the post's reports."""
+
+    code = "report_claimed"
+
+
+class ReportClaimRequired(ReportRefused):
+    """Deciding needs the live lease on the post's reports, held by whoever decides."""
+
+    code = "claim_required"
+
+
+class NothingToDecide(ReportRefused):
+    """The post has no open reports of harm (someone decided them)."""
+
+    code = "no_open_reports"
+
+
+def _require_staff(user) -> None:
+    if not (getattr(user, "is_trust_safety", False) or getattr(user, "is_superuser", False)):
+        raise ReportRefused("Only trust-and-safety staff decide reports of harm.", code="forbidden")
+
+
+def _locked_row(post_id: int) -> tuple[Post, ReportedPost]:
+    """Lock the post (the decision side's first lock), then read its queue row; refuse if nothing is open."""
+    post = lock_post(post_id)
+    row = ReportedPost.objects.select_related("holder").filter(post=post).first()
+    if row is None or not row.open_reports:
+        raise NothingToDecide("This post has no open reports of harm: they have been decided.")
+    return post, row
+
+
+def holds_lease(row: ReportedPost, user, *, now: datetime) -> bool:
+    """Whether `user` holds the live lease on the row's reports (a lapsed lease is as good as none)."""
+    return row.holder_id == getattr(user, "pk", None) and live_holder(row, now=now) is not None
+
+
+def live_holder(row: ReportedPost, *, now: datetime):
+    """Who holds the row's reports now, or None (nobody, or a lease that ran out)."""
+    if not is_lease_live(holder_id=row.holder_id, lease_expires_at=row.lease_expires_at, now=now):
+        return None
+    return row.holder
+
+
+def is_lease_live(*, holder_id: int | None, lease_expires_at: datetime | None, now: datetime) -> bool:
+    """Whether a row's lease holds now: someone holds it and it has not run out (the queue's rows are plain
+    values, not models: moderation.report_queue.queue_page)."""
+    return holder_id is not None and lease_expires_at is not None and lease_expires_at > now
+
+
+@transaction.atomic(durable=True)
+def claim_report(*, staff, post_id: int, now: datetime | None = None) -> ReportedPost:
+    """Take the lease on a post's open reports of harm (or renew one's own). Refused if another staff member
+    holds it, or nothing is open."""
+    _require_staff(staff)
+    now = now or timezone.now()
+    post, row = _locked_row(post_id)
+    holder = live_holder(row, now=now)
+    if holder is not None and holder.pk != staff.pk:
+        raise ReportClaimed(f"{holder.get_username()} is deciding this post's reports (until "
+                            f"{moment(row.lease_expires_at)}); it is theirs until then.")
+    if holder is None:
+        row.claimed_at = now
+    row.holder, row.lease_expires_at = staff, now + lease_length()
+    row.save(update_fields=["holder", "claimed_at", "lease_expires_at"])
+    record_event(actor=staff, verb=AuditVerb.REPORT_CLAIMED, target=post, post_id=post.pk,
+                 data={"open_reports": row.open_reports, "expires_at": row.lease_expires_at.isoformat()})
+    return row
+
+
+@transaction.atomic(durable=True)
+def release_report(*, staff, post_id: int, now: datetime | None = None) -> None:
+    """Give up one's lease on a post's reports: they wait in the queue for anyone again."""
+    _require_staff(staff)
+    now = now or timezone.now()
+    post, row = _locked_row(post_id)
+    if row.holder_id != staff.pk:
+        raise ReportRefused("You can only release the reports you claimed.")
+    _end_lease(post_id=post.pk)
+    record_event(actor=staff, verb=AuditVerb.REPORT_RELEASED, target=post, post_id=post.pk,
+                 reason="released by staff")
+
+
+def clean_decision(*, outcome: str, ground: str | None, reason: str) -> tuple[str, str]:
+    """The ground and reason of a decision, checked: a removal names its ground and says why, "no violation"
+    says why; sending to fact-checkers may add a note. Raises ReportRefused, naming the field in its details."""
+    if outcome not in DECISIONS:
+        raise ReportRefused(f"Decide one of: {', '.join(DECISIONS)}.")
+    reason, ground = (reason or "").strip(), ground or ""
+    if outcome == ReportOutcome.REMOVED and ground not in RemovalGround.values:
+        raise ReportRefused("Choose the community standard the post breaks.", details={"field": "ground"})
+    if outcome in (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION) and not reason:
+        raise ReportRefused("Say why: the reason is kept with the decision.", details={"field": "reason"})
+    if len(reason) > MAX_REASON:
+        raise ReportRefused(f"Keep the reason under {MAX_REASON:,} characters.", details={"field": "reason"})
+    return ground, reason
+
+
+@transaction.atomic(durable=True)
+def decide_report(
+    *, staff, post_id: int, outcome: str, reason: str = "", ground: str | None = None,
+    up_to_flag: int | None = None, now: datetime | None = None,
+) -> ReportedPost:
+    """Decide a post's open reports of harm, by the holder of their live lease.
+
+    `outcome`: `removed` (with `ground`), `no_violation` or `sent_to_fact_checkers`. `up_to_flag`: the last
+    report the holder saw (the newest id on their page); reports after it stay open as the next round. A
+    removal answers every open flag of the post (moderation.report_outcomes); if the post is removed already,
+    that removal answers these reports (no second removal). Returns the post's queue row as left.
+    """
+    _require_staff(staff)
+    ground, reason = clean_decision(outcome=outcome, ground=ground, reason=reason)
+    now = now or timezone.now()
+    post, row = _locked_row(post_id)
+    if not holds_lease(row, staff, now=now):
+        holder = live_holder(row, now=now)
+        if holder is not None:
+            raise ReportClaimed(f"{holder.get_username()} holds this post's reports; your decision was not saved.")
+        raise ReportClaimRequired("Claim this post's reports before you decide them.")
+    seen = Q(post=post, category__in=HARM_CATEGORIES)
+    if up_to_flag is not None:
+        seen &= Q(pk__lte=up_to_flag)
+    if outcome == ReportOutcome.REMOVED and active_removal(post) is None:
+        # The removal's pipeline answers the reports (and every other open flag of the post) as removed.
+        remove_post(staff=staff, post_id=post.pk, ground=ground, reason=reason, now=now)
+    elif outcome == ReportOutcome.REMOVED:
+        close_flags(flags=seen, outcome=outcome, actor=staff, now=now,
+                    reason=f"already removed; {reason}" if reason else "already removed")
+    else:
+        close_flags(flags=seen, outcome=outcome, actor=staff, now=now, reason=reason)
+        if outcome == ReportOutcome.SENT_TO_FACT_CHECKERS:
+            send_to_fact_checkers(post=post, actor=staff, now=now)
+    _end_lease(post_id=post.pk, decided_at=now)
+    return ReportedPost.objects.get(post=post)
+
+
+def _end_lease(*, post_id: int, decided_at: datetime | None = None) -> None:
+    ended = {"holder": None, "claimed_at": None, "lease_expires_at": None}
+    if decided_at is not None:
+        ended["last_decided_at"] = decided_at
+    ReportedPost.objects.filter(post_id=post_id).update(**ended)

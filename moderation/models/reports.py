@@ -1,0 +1,46 @@
+"""Reports of harm as trust-and-safety staff's queue holds them: one row per post ever reported for harm.
+
+The reports themselves are flags (factcheck.models.Flag, each with its category, status and outcome);
+this row is what `/staff/reports/` lists and orders, kept by moderation.report_queue from the post's
+open reports whenever they change, and the staff lease on the post (never two staff at once). It is
+not history: the flags keep each report's outcome, and the audit log every claim and decision.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from factcheck.models import Post
+
+
+class ReportedPost(models.Model):
+    post = models.OneToOneField(Post, on_delete=models.CASCADE, primary_key=True, related_name="report_queue")
+    # The open round: its reports, and when its first one arrived (the 24-hour target runs from it).
+    open_reports = models.PositiveIntegerField(default=0)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    # The queue's order (DSA Art. 22: trusted flaggers first), as of the round's latest report.
+    trusted = models.BooleanField(default=False)
+    severity = models.PositiveSmallIntegerField(default=0)
+    # Views and shares per hour since posting, as the platform gave them with the latest report.
+    velocity = models.FloatField(default=0)
+    # The lease: who works the post's reports, until when (guarded by the post's row lock).
+    holder = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    last_decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The page's order, read as one range of this index whatever the number of open reports.
+            models.Index(fields=["-trusted", "-severity", "-velocity", "post"], name="report_queue_order",
+                         condition=Q(open_reports__gt=0)),
+            # The overdue count (and the oldest waiting).
+            models.Index(fields=["opened_at"], name="report_queue_opened", condition=Q(open_reports__gt=0)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.open_reports} open report(s) on {self.post_id}"

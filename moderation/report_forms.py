@@ -1,0 +1,94 @@
+"""Forms of the reports desk: the three decisions staff make on a post's reports of harm.
+
+Each decision is its own small form (remove, no violation, send to fact-checkers), so that each has its
+own labelled fields and its own button, and a phone shows them one under the other. The rules live in
+moderation.harm_reports (`clean_decision`): a form only carries what was typed there and puts what it
+refuses next to the field it concerns.
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from factcheck.models import FlagCategory, ReportOutcome
+from moderation.harm_reports import MAX_REASON, ReportRefused, clean_decision
+from moderation.models import RemovalGround
+
+# The ground a removal most likely takes, from the reports' most severe category (the form's first choice).
+GROUND_FOR = {
+    FlagCategory.IMMINENT_HARM: RemovalGround.IMMINENT_HARM_MISINFORMATION,
+    FlagCategory.VIOLENCE: RemovalGround.VIOLENCE,
+    FlagCategory.HATE: RemovalGround.HATE,
+    FlagCategory.HARASSMENT: RemovalGround.HARASSMENT,
+}
+
+
+class DecisionForm(forms.Form):
+    """One decision; its prefix (the outcome) keeps the three forms' field ids apart on one page."""
+
+    use_required_attribute = False  # clean_decision decides what is required, so the rule exists once
+
+    up_to_flag = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=MAX_REASON)
+
+    outcome: str = ""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, prefix=self.outcome, **kwargs)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        try:
+            data["ground"], data["reason"] = clean_decision(
+                outcome=self.outcome, ground=data.get("ground"), reason=data.get("reason", ""))
+        except ReportRefused as refusal:
+            self.add_error((refusal.details or {}).get("field", "reason"), refusal.message)
+        return data
+
+
+class RemoveForm(DecisionForm):
+    outcome = ReportOutcome.REMOVED
+
+    ground = forms.ChoiceField(label="Ground", choices=[("", "Choose the community standard"), *RemovalGround.choices],
+                               required=False)
+    field_order = ["ground", "reason", "up_to_flag"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].label = "Reason for the removal"
+        self.fields["reason"].help_text = "Shown to the page owner in the statement of reasons."
+
+
+class NoViolationForm(DecisionForm):
+    outcome = ReportOutcome.NO_VIOLATION
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].label = "Why there is no violation"
+        self.fields["reason"].help_text = "Kept with the decision; the reporters are told the outcome."
+
+
+class SendForm(DecisionForm):
+    outcome = ReportOutcome.SENT_TO_FACT_CHECKERS
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].label = "Note for the fact-checkers' record (optional)"
+        self.fields["reason"].help_text = "The post joins the fact-checkers' queue as misinformation."
+
+
+FORMS = {form.outcome: form for form in (RemoveForm, NoViolationForm, SendForm)}
+
+
+def decision_forms(
+    *, bound: DecisionForm | None = None, up_to_flag: int | None, ground: str = "",
+) -> list[DecisionForm]:
+    """The three forms of a post's page, `bound` (a failed submit) in its place with what was typed."""
+    forms_ = []
+    for outcome, form_class in FORMS.items():
+        if bound is not None and bound.outcome == outcome:
+            forms_.append(bound)
+            continue
+        initial = {"up_to_flag": up_to_flag, **({"ground": ground} if outcome == ReportOutcome.REMOVED else {})}
+        forms_.append(form_class(initial=initial))
+    return forms_

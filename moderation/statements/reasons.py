@@ -1,0 +1,212 @@
+"""Statements of reasons (EU DSA Art. 17): what was done, why, and how to appeal.
+
+`build_statement` writes, when an action is taken, both the plain-language statement the
+portal shows and the same facts in the EU Transparency Database API's format, from the policy,
+settings and wording in force at that moment; the row is append-only, so a later change of
+any of them never rewrites what the owner was told. No personal data goes into either.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from django.conf import settings
+
+from core.formatting import day, sentence
+from factcheck.models import FlagSource, MediaType, Post
+from moderation.models import Action, ActionKind, AppealKind, PageStanding, RemovalGround, StatementOfReasons
+from moderation.models.appeals import FILING_WINDOW
+from moderation.statements import transparency as tdb
+
+MISINFORMATION_POLICY = "Misinformation policy: content rated by independent fact-checkers"
+COMMUNITY_STANDARD = "Community standards"
+
+# Each removal ground's place in the Transparency Database's taxonomy: its category, any further
+# categories, and keywords. Hate has no keyword: the only fitting one (KEYWORD_HATE_SPEECH) names
+# *illegal* incitement, and a community-standards removal makes no finding on legality.
+# Misinformation risking imminent physical harm is a risk for public security (public health),
+# and still misinformation.
+TAXONOMY_BY_GROUND: dict[str, dict[str, object]] = {
+    RemovalGround.VIOLENCE: {"category": tdb.CATEGORY_VIOLENCE, "category_specification": [tdb.KEYWORD_INCITEMENT]},
+    RemovalGround.HATE: {"category": tdb.CATEGORY_SPEECH},
+    RemovalGround.HARASSMENT: {
+        "category": tdb.CATEGORY_CYBER_VIOLENCE, "category_specification": [tdb.KEYWORD_CYBER_HARASSMENT],
+    },
+    RemovalGround.IMMINENT_HARM_MISINFORMATION: {
+        "category": tdb.CATEGORY_PUBLIC_SECURITY,
+        "category_addition": [tdb.CATEGORY_CIVIC_DISCOURSE],
+        "category_specification": [tdb.KEYWORD_PUBLIC_HEALTH, tdb.KEYWORD_MISINFORMATION],
+    },
+}
+CATEGORY_BY_GROUND = {ground: str(taxonomy["category"]) for ground, taxonomy in TAXONOMY_BY_GROUND.items()}
+FACT_CHECK_TAXONOMY = {
+    "category": tdb.CATEGORY_CIVIC_DISCOURSE, "category_specification": [tdb.KEYWORD_MISINFORMATION],
+}
+CONTENT_TYPES = {
+    MediaType.TEXT: [tdb.CONTENT_TEXT],
+    MediaType.LINK: [tdb.CONTENT_TEXT],
+    MediaType.IMAGE: [tdb.CONTENT_IMAGE],
+    MediaType.VIDEO: [tdb.CONTENT_VIDEO],
+}
+SOURCE_TYPES = {FlagSource.TRUSTED_FLAGGER: tdb.SOURCE_TRUSTED_FLAGGER, FlagSource.USER_REPORT: tdb.SOURCE_ARTICLE_16}
+MAX_GROUND = tdb.MAX_LENGTH["incompatible_content_ground"]
+MAX_EXPLANATION = tdb.MAX_LENGTH["incompatible_content_explanation"]
+MAX_FACTS = tdb.MAX_LENGTH["decision_facts"]
+
+logger = logging.getLogger(__name__)
+
+
+def _scope_words(scope: list[str]) -> str:
+    """Where the decision applies, for people: the whole EU and EEA in those words, else the countries."""
+    if set(scope) == set(tdb.COUNTRY_CODES):
+        return "Applies in the EU and the EEA (all 30 countries)."
+    return f"Applies in: {', '.join(scope)}."
+
+
+def appeal_deadline(appeal_by: datetime) -> str:
+    """The last sentence of every statement's how-to-appeal."""
+    return f"You can appeal until {day(appeal_by)}."
+
+
+def appeal_steps(statement: StatementOfReasons) -> str:
+    """How to appeal without the deadline: a notice gives the deadline with its own facts, so that the
+    steps read the same in every notice and the portal can show them once (moderation.notices)."""
+    return statement.how_to_appeal.removesuffix(f" {appeal_deadline(statement.appeal_by)}")
+
+
+def _what(action: Action) -> str:
+    if action.kind == ActionKind.REMOVAL:
+        return "Your post was removed: it is no longer shown to anyone."
+    parts = []
+    if action.feed_multiplier < 1:
+        percent = round((1 - float(action.feed_multiplier)) * 100)
+        parts.append(f"your post is shown about {percent}% less in news feeds")
+    if action.warn_sharers:
+        parts.append("people who shared it are told it was rated")
+    # The label last: it often ends with its own full stop, which then ends the sentence too.
+    if action.label:
+        parts.append(f'it carries the label "{action.label}"')
+    return sentence(f"Your post stays up, but {'; '.join(parts)}")
+
+
+def _source_type(flag_sources: set[str]) -> str:
+    for source, code in SOURCE_TYPES.items():
+        if source in flag_sources:
+            return code
+    return tdb.SOURCE_VOLUNTARY
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _public(text: str) -> str:
+    """Free text (a rationale, a staff reason) without the e-mail addresses people sometimes paste in."""
+    return tdb.EMAIL.sub("[e-mail address removed]", text)
+
+
+def _day(moment: datetime) -> str:
+    """YYYY-MM-DD of the UTC day, whatever offset the datetime arrived with."""
+    return moment.astimezone(UTC).date().isoformat()
+
+
+def build_statement(
+    *, action: Action, post: Post, flag_sources: set[str], standing: PageStanding | None, notice_at: datetime
+) -> StatementOfReasons:
+    """The statement of reasons for a restricting action, unsaved. `notice_at`: when the appeal window opens."""
+    matched = action.kind == ActionKind.MATCHED_RATING
+    # PRODUCT.md: detection is automated when a classifier flag started it. A matched rating is
+    # decided partly by automated means (a person rated the source, the matcher judged this a copy).
+    automated_detection = FlagSource.CLASSIFIER in flag_sources
+    automated_decision = matched
+    rating = action.rating if action.rating_id else None
+    organisation = rating.organisation.name if rating is not None else "an independent fact-checker"
+    if action.kind == ActionKind.REMOVAL:
+        ground = f"{COMMUNITY_STANDARD}: {action.get_ground_display()}"
+        facts = action.reason
+        kinds = [AppealKind.REMOVAL]
+        decided_by = "trust-and-safety staff"
+        taxonomy = TAXONOMY_BY_GROUND[RemovalGround(action.ground)]
+        explanation = f"The post breaks the community standard on {action.get_ground_display().lower()}."
+    else:
+        kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION]
+        taxonomy = FACT_CHECK_TAXONOMY
+        if action.kind == ActionKind.OVERRIDE:
+            ground = f"{MISINFORMATION_POLICY} (distribution set by trust-and-safety staff)"
+            facts = action.reason
+            decided_by = "trust-and-safety staff"
+        else:
+            ground = MISINFORMATION_POLICY
+            rated = f"Rated {action.get_verdict_display()} by {organisation}"
+            if matched:
+                rated = f"A copy of a post rated {action.get_verdict_display()} by {organisation}"
+            facts = f"{rated}: {rating.rationale if rating else action.reason}"
+            decided_by = organisation
+        explanation = (f"Independent fact-checkers rated the post {action.get_verdict_display()}; under the "
+                       "misinformation policy such posts stay up but are shown less and labelled.")
+    if automated_detection:
+        detection = "an automated classifier flagged it"
+    else:
+        detection = "people flagged it (no automated detection)"
+    decision = ("the rating was matched to this post automatically as a copy of a rated post"
+                if automated_decision else f"a person at {decided_by} decided (no automated decision)")
+    appeal_by = notice_at + FILING_WINDOW
+    how = (
+        "Appeal the removal; trust-and-safety staff who did not make the decision will review it."
+        if action.kind == ActionKind.REMOVAL
+        else "Dispute the rating if you think it is wrong, or tell the fact-checker you corrected the post; "
+        "a member of the organisation other than the person who rated it will review it."
+    )
+    scope = list(settings.FACTDESK_TERRITORIAL_SCOPE)
+    visibility = []
+    if action.kind == ActionKind.REMOVAL:
+        visibility.append(tdb.VISIBILITY_REMOVED)
+    else:
+        if action.feed_multiplier < 1:
+            visibility.append(tdb.VISIBILITY_DEMOTED)
+        if action.label:
+            visibility.append(tdb.VISIBILITY_LABELLED)
+    language = post.language.strip().upper()
+    transparency = {
+        "decision_visibility": visibility,
+        # A repeat offender's page loses monetisation (moderation.standing) for as long as it is one.
+        **({"decision_monetary": tdb.MONETARY_SUSPENSION} if standing is not None and standing.monetisation_suspended
+           else {}),
+        "decision_ground": tdb.GROUND_INCOMPATIBLE,
+        "incompatible_content_ground": _cut(ground, MAX_GROUND),
+        "incompatible_content_explanation": _cut(explanation, MAX_EXPLANATION),
+        "incompatible_content_illegal": "No",
+        "decision_facts": _cut(_public(facts), MAX_FACTS),
+        **taxonomy,
+        "content_type": CONTENT_TYPES.get(post.media_type, [tdb.CONTENT_TEXT]),
+        "content_date": _day(post.posted_at),
+        "application_date": _day(action.created_at),
+        "source_type": _source_type(flag_sources),
+        "automated_detection": "Yes" if automated_detection else "No",
+        "automated_decision": tdb.AUTOMATED_PARTIALLY if automated_decision else tdb.AUTOMATED_NOT,
+        "territorial_scope": list(dict.fromkeys(scope)),
+        **({"content_language": language} if language in tdb.LANGUAGE_CODES else {}),
+        "puid": action.puid,
+    }
+    problems = tdb.statement_problems(transparency)
+    if problems:
+        # The decision stands (it is the platform's, not the database's); export and submission
+        # report this statement instead of sending it.
+        logger.error("statement of reasons %s breaks the Transparency Database's rules: %s", action.puid, problems)
+    return StatementOfReasons(
+        action=action,
+        puid=action.puid,
+        created_at=action.created_at,
+        what=_what(action),
+        scope=_scope_words(scope),
+        facts=facts,
+        ground=ground,
+        automated_detection=automated_detection,
+        automated_decision=automated_decision,
+        automation=f"Detection: {detection}. Decision: {decision}.",
+        appeal_kinds=[str(kind) for kind in kinds],
+        appeal_by=appeal_by,
+        how_to_appeal=f"{how} {appeal_deadline(appeal_by)}",
+        transparency=transparency,
+    )

@@ -1,0 +1,226 @@
+"""The page owners' portal in the browser: filing and withdrawing appeals, outcomes, and the owner's
+notifications."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from dateutil.relativedelta import relativedelta
+from django.utils import timezone
+
+from factcheck.models import Post
+from moderation.appeals import decide_appeal, file_appeal
+from moderation.models import Appeal, AppealStatus, Notification
+from moderation.staff_actions import override_action
+from tests.factories import (
+    DecisionFactory,
+    FactCheckerFactory,
+    PostFactory,
+    UserFactory,
+)
+from tests.moderation.portal.pages import file, text
+
+pytestmark = pytest.mark.django_db
+
+
+# Filing
+
+
+def test_the_owner_files_a_dispute_from_the_post_page(login, owner, rated_post):
+    response = file(login(owner), rated_post, statement="The quote is real.",
+                    evidence_urls="https://video.example/full\n\nhttps://archive.example/1")
+    assert "Your dispute appeal was filed." in text(response)
+    appeal = Appeal.objects.get()
+    assert (appeal.kind, appeal.status, appeal.filed_by) == ("dispute", "open", owner)
+    assert appeal.statement == "The quote is real."
+    assert appeal.evidence_urls == ["https://video.example/full", "https://archive.example/1"]
+    assert appeal.rating == rated_post.ratings.get(is_current=True)
+    assert "Dispute appeal filed" in text(response) and ">Withdraw</button>" in text(response)
+
+
+def test_the_owner_files_a_correction_with_what_was_corrected(login, owner, rated_post):
+    file(login(owner), rated_post, kind="correction", statement="Fixed the figure.",
+         correction_details="Second paragraph now says 12%, not 40%.")
+    appeal = Appeal.objects.get()
+    assert (appeal.kind, appeal.correction_details) == ("correction", "Second paragraph now says 12%, not 40%.")
+
+
+def test_a_correction_without_details_is_refused_next_to_the_field(login, owner, rated_post):
+    response = file(login(owner), rated_post, kind="correction", statement="Fixed.")
+    assert "Say what you corrected, and where." in text(response)
+    assert not Appeal.objects.exists()
+
+
+def test_the_owner_appeals_a_removal(login, owner, removed_post):
+    client = login(owner)
+    assert "Removal appeal" in text(client.get(f"/appeals/posts/{removed_post.pk}/"))
+    response = file(client, removed_post, kind="removal", statement="It names a public figure, not a private one.")
+    assert "Trust-and-safety staff will review it" in text(response)
+    appeal = Appeal.objects.get()
+    assert (appeal.kind, appeal.action.post) == ("removal", removed_post)
+
+
+def test_a_kind_that_does_not_apply_is_not_offered_and_not_filed(login, owner, rated_post):
+    response = file(login(owner), rated_post, kind="removal", statement="Why?")
+    assert "Choose what you appeal." in text(response)
+    assert not Appeal.objects.exists()
+
+
+def test_a_second_appeal_against_the_same_decision_is_refused_with_a_message(login, owner, rated_post):
+    client = login(owner)
+    file(client, rated_post)
+    response = file(client, rated_post, kind="correction", statement="Fixed.", correction_details="Title.")
+    assert "An appeal against this decision is already open." in text(response)
+    assert "An appeal against this rating is open." in text(response)
+    assert Appeal.objects.count() == 1
+
+
+def test_filing_after_the_six_month_window_is_refused_with_a_message(login, owner, page, factchecker):
+    long_ago = timezone.now() - timedelta(days=200)
+    # Rated and decided 200 days ago (history is append-only, so it is made in the past, not rewritten).
+    old_post = PostFactory(page=page)
+    DecisionFactory(post=old_post, reviewer=factchecker, created_at=long_ago)
+    response = file(login(owner), old_post)
+    closed = long_ago + relativedelta(months=6)
+    assert f"The 6-month window to appeal this decision closed on {closed.day} {closed:%b %Y}." in text(response)
+    assert not Appeal.objects.exists()
+
+
+def test_an_over_long_statement_is_refused_next_to_the_field_and_kept_for_editing(login, owner, rated_post):
+    response = file(login(owner), rated_post, statement="x" * 2001)
+    assert "Keep the statement to 2,000 characters (it has 2,001)." in text(response)
+    assert "x" * 2001 in text(response)
+    assert not Appeal.objects.exists()
+
+
+def test_evidence_urls_that_are_not_http_or_https_are_refused(login, owner, rated_post):
+    response = file(login(owner), rated_post, evidence_urls="javascript:alert(1)\nftp://files.example/a")
+    assert "Not an http:// or https:// URL: javascript:alert(1)" in text(response)
+    assert "Not an http:// or https:// URL: ftp://files.example/a" in text(response)
+    assert not Appeal.objects.exists()
+
+
+def test_a_post_with_nothing_to_appeal_offers_no_form_and_files_nothing(login, owner, page):
+    post = PostFactory(page=page)
+    client = login(owner)
+    assert "Nothing to appeal" in text(client.get(f"/appeals/posts/{post.pk}/"))
+    response = file(client, post)
+    assert "This post has no rating or removal to appeal." in text(response)
+    assert not Appeal.objects.exists()
+
+
+# Withdrawing, outcome, notifications
+
+
+def test_the_owner_withdraws_an_open_appeal_and_can_file_again(login, owner, rated_post):
+    client = login(owner)
+    file(client, rated_post)
+    appeal = Appeal.objects.get()
+    response = client.post(f"/appeals/{appeal.pk}/withdraw/", follow=True)
+    assert "Your appeal was withdrawn." in text(response)
+    appeal.refresh_from_db()
+    assert appeal.status == AppealStatus.WITHDRAWN
+    assert "Appeal withdrawn" in text(response) and ">Withdraw</button>" not in text(response)
+    again = client.post(f"/appeals/{appeal.pk}/withdraw/", follow=True)
+    assert "This appeal was already withdrawn." in text(again)
+    file(client, rated_post)
+    assert Appeal.objects.filter(status=AppealStatus.OPEN).count() == 1
+
+
+def test_the_owner_reads_the_outcome_and_the_restored_distribution(login, owner, rated_post, factchecker):
+    appeal = file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="The video is authentic.")
+    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                  new_verdict="true", reason="The full video shows it.")
+    html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
+    assert "Full distribution" in html
+    assert "Your appeal was accepted: the rating was changed to True." in html and "The full video shows it." in html
+    assert "Appeal accepted" in html and "Appeal reversed" not in html  # the timeline, in plain words
+    assert colleague.username not in html
+
+
+def test_notifications_are_listed_and_marked_read_one_by_one_or_all_shown(login, owner, rated_post, page, factchecker):
+    second = PostFactory(page=page)
+    DecisionFactory(post=second, reviewer=factchecker, verdict="partly_false")
+    mine = list(Notification.objects.filter(user=owner).order_by("created_at", "id"))
+    assert len(mine) == 2
+    client = login(owner)
+    html = text(client.get("/appeals/"))
+    assert f"Your post {rated_post.external_id} was rated False" in html
+    assert f"Your post {second.external_id} was rated Partly false" in html
+    response = client.post("/appeals/notifications/read/", {"notification": str(mine[0].pk),
+                                                            "shown": [str(n.pk) for n in mine]}, follow=True)
+    assert "1 notification marked as read." in text(response)
+    assert f"Your post {rated_post.external_id} was rated False" not in text(response)
+    assert list(Notification.objects.filter(user=owner, read_at__isnull=True)) == [mine[1]]
+    response = client.post("/appeals/notifications/read/", {"all": "1", "shown": [str(mine[1].pk)]}, follow=True)
+    assert "Nothing new." in text(response)
+    assert not Notification.objects.filter(user=owner, read_at__isnull=True).exists()
+
+
+LONG_RATIONALE = "The quoted minister never said this: the speech's transcript and video show other words."
+
+
+def notices_shown(html: str) -> tuple[str, list[str]]:
+    """The notifications section as the owner reads it before opening any fold, and what each fold holds."""
+    section = html[html.index('id="notifications-title"'):]
+    section = section[:section.index("</section>")]
+    folds = re.findall(r'<details class="repeated">(.*?)</details>', section, re.S)
+    return re.sub(r'<details class="repeated">.*?</details>', "", section, flags=re.S), folds
+
+
+def test_notices_repeating_an_explanation_show_it_once_and_each_notices_own_facts(login, owner, page, factchecker):
+    posts = [PostFactory(page=page) for _ in range(3)]
+    for post in posts:
+        DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
+    html = text(login(owner).get("/appeals/"))
+    visible, folds = notices_shown(html)
+    # Each notice's own facts stay in view: which post, what happened, until when it can be appealed.
+    for post in posts:
+        sor = Post.objects.get(pk=post.pk).actions.get().statement
+        assert (f"rated your post {post.external_id} on Daily Wonders False. "
+                f"You can appeal until {sor.appeal_by.day} {sor.appeal_by:%b %Y}.") in visible
+    # The explanation they share (what the decision does, the rationale, how to appeal) is read once.
+    what = Post.objects.get(pk=posts[0].pk).actions.get().statement.what
+    for shared in (what, f"Their rationale: {LONG_RATIONALE}", "Dispute the rating if you think it is wrong"):
+        escaped = shared.replace("'", "&#x27;").replace('"', "&quot;")
+        assert visible.count(escaped) == 1, shared
+        assert sum(fold.count(escaped) for fold in folds) == 2, shared  # the two notices below fold it
+    assert len(folds) == 2 and all("As in a notice above" in fold for fold in folds)
+
+
+def test_a_label_ending_in_a_full_stop_gets_no_second_one_in_notices_and_statements(
+    login, owner, page, factchecker, staff_user
+):
+    satire = PostFactory(page=page)
+    # The default policy labels it "Satire." and does nothing else.
+    DecisionFactory(post=satire, reviewer=factchecker, verdict="satire")
+    what = satire.actions.get().statement.what
+    assert what == 'Your post stays up, but it carries the label "Satire."'
+    rated = PostFactory(page=page)
+    # "False information. Checked by independent fact-checkers.", then more
+    DecisionFactory(post=rated, reviewer=factchecker)
+    assert rated.actions.get().statement.what.endswith('it carries the label "False information. '
+                                                       'Checked by independent fact-checkers."')
+    override_action(staff=staff_user, action_id=rated.actions.get().pk, feed_multiplier="0.6",
+                    label="Disputed claim?", reason="Only partly false.")
+    bodies = " ".join(Notification.objects.filter(user=owner).values_list("body", flat=True))
+    assert 'feed distribution ×0.6, label "Disputed claim?"\n' in bodies
+    client = login(owner)
+    pages = text(client.get("/appeals/")) + text(client.get(f"/appeals/posts/{satire.pk}/"))
+    for told in (bodies, pages.replace("&quot;", '"')):
+        assert not DOUBLED.findall(told), DOUBLED.findall(told)
+
+
+# After a label's own stop or question mark, another mark (before or after its closing quote) is one too many.
+DOUBLED = re.compile(r'[.?!]["”]?[.;:,]|[.?!]\)[.]')
+
+
+def test_an_owner_cannot_mark_someone_elses_notifications_read(login, owner, rated_post):
+    other = UserFactory()
+    theirs = Notification.objects.create(user=other, kind="decision", subject="s", body="b", created_at=timezone.now())
+    login(owner).post("/appeals/notifications/read/", {"notification": str(theirs.pk)})
+    theirs.refresh_from_db()
+    assert theirs.read_at is None
