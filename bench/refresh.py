@@ -23,7 +23,7 @@ from factcheck import jobs
 from factcheck.models import Post, QueueState
 from factcheck.priority import SCORE_COLUMNS
 from factcheck.queue import refresh_priorities
-from reports.management.commands.run_periodic import SCHEDULE  # kept in step with config/cron.py by a test
+from reports.periodic import SCHEDULE  # the one schedule, read by config/cron.py and run_periodic alike
 
 INTERVAL_SECONDS = next(job.interval for job in SCHEDULE if job.func is jobs.refresh_priorities)
 
