@@ -17,7 +17,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import event_row, insert_event_sql, record_event
 from core.refusals import Refusal
-from factcheck.eligibility import may_be_fact_checked
+from factcheck.eligibility import is_removed, may_be_fact_checked
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters, QueueSort, covers, describe_coverage, queued_posts
 
@@ -192,7 +192,8 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
     now = now or timezone.now()
     # Lock the post so that a concurrent claim of the same post waits and then sees ours.
     post = Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page").get(pk=post_id)
-    if post.queue_state == QueueState.REMOVED:
+    # A removed post that kept its state (grouped, on a politician's page) is refused as removed too.
+    if is_removed(post=post):
         raise PostRemoved(REMOVED_MESSAGE)
     if not may_be_fact_checked(post=post) or post.queue_state == QueueState.NOT_ELIGIBLE:
         raise NotClaimable("Posts from politicians' pages are not fact-checked.")

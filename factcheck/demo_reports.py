@@ -65,9 +65,10 @@ REPORTED = (
     ),
 )
 # A post that already waits for fact-checkers gets a trusted flagger's report of imminent harm: both queues.
+# Which post that is depends on the seeded queue, so the notice says nothing of its text.
 MIXED_PAGE = "green-living-tips"
 MIXED_REPORT = (FlagCategory.IMMINENT_HARM, FlagSource.TRUSTED_FLAGGER,
-                "Trusted flagger notice: the advice risks poisoning if followed")
+                "Trusted flagger notice: shared alongside calls to act against the people it names")
 
 
 def post_input_of(post: Post) -> PostInput:

@@ -18,9 +18,10 @@ A post's queue state (factcheck.models.QueueState) says where it stands. The rul
 
 `queue_state_for` answers for one post, `queue_states_for` for a batch (ingest), `may_be_fact_checked`
 for a refusal (claiming, rating, confirming a match), and `fact_checkable` is the same rule as a query
-condition; `returning_state` and `rated_state` are where a post goes when a claim, a group or a page's mark
-lets it go, and when it is rated. A new rule of eligibility (which flags ask for a fact-check, which posts are
-out) is written here and nowhere else; everyone else calls these.
+condition (`removed_posts` is `is_removed`'s); `returning_state` and `rated_state` are where a post goes when a
+claim, a group or a page's mark lets it go (REMOVED while its removal stands), and when it is rated. A new rule
+of eligibility (which flags ask for a fact-check, which posts are out) is written here and nowhere else;
+everyone else calls these.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def queue_state_for(*, state: str, politician: bool, flagged: bool, copy: bool =
         return QueueState.NOT_ELIGIBLE
     if state in SETTLED_STATES:
         return state
-    return returning_state(flagged=flagged, copy=copy)
+    # A post in none of those states that was removed is REMOVED already (withdraw_for_removal).
+    return returning_state(flagged=flagged, copy=copy, removed=False)
 
 
 def queue_states_for(posts: Mapping[K, PostFacts]) -> dict[K, str]:
@@ -84,9 +86,13 @@ def queue_states_for(posts: Mapping[K, PostFacts]) -> dict[K, str]:
     return {key: queue_state_for(**facts._asdict()) for key, facts in posts.items()}
 
 
-def returning_state(*, flagged: bool, copy: bool = False) -> str:
+def returning_state(*, flagged: bool, removed: bool, copy: bool = False) -> str:
     """The state of an eligible post that is waiting for nothing else (a claim released, a group or a page's
-    mark lifted, a copy unlinked): in the queue if it is flagged (with its group, if a copy), else unflagged."""
+    mark lifted, a copy unlinked): in the queue if it is flagged (with its group, if a copy), else unflagged.
+    A post whose removal stands (`is_removed`: it was removed while grouped, or on a politician's page) is
+    REMOVED instead, so that it waits for the removal to be lifted (`restored_state`), never in the queue."""
+    if removed:
+        return QueueState.REMOVED
     if not flagged:
         return QueueState.UNFLAGGED
     return QueueState.GROUPED if copy else QueueState.QUEUED
@@ -107,6 +113,11 @@ def restored_state(*, politician: bool, flagged: bool, copy: bool = False) -> st
     """Where a REMOVED post goes when its removal is lifted: where its page and flags say, as if it had just
     arrived (a politician's post is not eligible; a flagged one waits, with its group if a copy)."""
     return queue_state_for(state=QueueState.UNFLAGGED, politician=politician, flagged=flagged, copy=copy)
+
+
+def removed_posts(prefix: str = "") -> Q:
+    """`is_removed` as a query condition on posts (or on rows reaching a post through `prefix`)."""
+    return Q(**{f"{prefix}queue_state": QueueState.REMOVED}) | Q(**{f"{prefix}distribution__removed": True})
 
 
 def is_removed(*, post: Post) -> bool:

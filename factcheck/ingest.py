@@ -27,7 +27,7 @@ from audit.services import event_row, insert_events, record_event
 from core.bulk import insert_rows_returning_ids, update_rows
 from core.jobs import enqueue_on_commit
 from core.refusals import Refusal
-from factcheck.eligibility import REVIEW_FLAGS, PostFacts, asks_for_fact_check, queue_states_for
+from factcheck.eligibility import REVIEW_FLAGS, PostFacts, asks_for_fact_check, queue_states_for, removed_posts
 from factcheck.matching.matcher import match_posts
 from factcheck.models import (
     HARM_CATEGORIES,
@@ -249,10 +249,13 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
     ids.update({key: post.pk for key, post in existing.items()})
 
     submitter_id = getattr(submitted_by, "pk", None)
-    # A flag on a post removed from review, or a misinformation flag on a rated post, is answered at once.
+    # A flag on a removed post, or a misinformation flag on a rated post, is answered at once.
+    removed_keys = set(Post.objects.filter(removed_posts(), id__in_array=[p.pk for p in existing.values()])
+                       .values_list("external_id", flat=True)) if existing else set()
     outcomes = {key: arrival_outcome(category=f.category, politician=pages[f.post.page.external_id].is_politician,
                                      state=existing[f.post.external_id].queue_state
-                                     if f.post.external_id in existing else QueueState.UNFLAGGED)
+                                     if f.post.external_id in existing else QueueState.UNFLAGGED,
+                                     removed=f.post.external_id in removed_keys)
                 for key, f in new_flags.items()}
     flag_rows = [
         (ids[f.post.external_id], f.source, f.category, f.reason, f.flagged_at, now, key, submitter_id,
@@ -263,9 +266,6 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
     reported = {ids[f.post.external_id] for key, f in new_flags.items()
                 if f.category in HARM_CATEGORIES and not outcomes[key]}
     decided = [flag_ids[key] for key, outcome in outcomes.items() if outcome]
-    if reported or decided:
-        # The decision side queues the reports of harm for staff, and tells the senders of the answered flags.
-        flags_stored.send(sender=Flag, reported_post_ids=sorted(reported), decided_flag_ids=decided, now=now)
 
     # Posts we had: recount their flags from the table and refresh reach, state and score.
     updates = []
@@ -291,6 +291,10 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
                  tally.first, *_scores(given, tally, now), now)
             )
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
+    if reported or decided:
+        # The decision side queues the reports of harm for staff (its rows take the posts' reach as stored just
+        # above, so after the update), and tells the senders of the answered flags.
+        flags_stored.send(sender=Flag, reported_post_ids=sorted(reported), decided_flag_ids=decided, now=now)
 
     if new_keys and settings.FACTDESK_MATCHING:
         _match_on_arrival(new_keys=new_keys, ids=ids, states=states, now=now, system=system)

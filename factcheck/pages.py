@@ -10,7 +10,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.claims import expire_claim
-from factcheck.eligibility import WAITING_STATES, returning_state
+from factcheck.eligibility import WAITING_STATES, is_removed, returning_state
 from factcheck.matching.matcher import release_group
 from factcheck.models import Claim, ClaimStatus, Page, Post, QueueState, Rating
 
@@ -55,12 +55,15 @@ def set_politician(*, staff, page_id: int, is_politician: bool, reason: str, now
     if is_politician:
         changed = take_out_of_queue(page_ids=[page.pk], now=now)
     else:
-        posts = list(Post.objects.select_for_update(no_key=True, of=("self",)).filter(page=page).order_by("id"))
+        posts = list(Post.objects.select_for_update(no_key=True, of=("self",)).select_related("distribution")
+                     .filter(page=page).order_by("id"))
         rated = set(Rating.objects.filter(post__page=page, is_current=True).values_list("post_id", flat=True))
-        # Its posts that were out only for the page (not rated Not eligible) take the state they would have had.
+        # Its posts that were out only for the page (not rated Not eligible) take the state they would have had:
+        # one removed meanwhile waits for its removal to be lifted (REMOVED), not in the queue.
         back = [p for p in posts if p.queue_state == QueueState.NOT_ELIGIBLE and p.pk not in rated]
         for post in back:
-            post.queue_state = returning_state(flagged=post.flag_count > 0, copy=post.duplicate_of_id is not None)
+            post.queue_state = returning_state(flagged=post.flag_count > 0, copy=post.duplicate_of_id is not None,
+                                               removed=is_removed(post=post))
             post.updated_at = now
         changed = Post.objects.bulk_update(back, ["queue_state", "updated_at"])
     record_event(

@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.bulk import update_rows
+from factcheck.eligibility import REVIEW_FLAGS
 from factcheck.models import Flag, Organisation, Post, QueueState
 from factcheck.priority import PRIORITY_INPUTS, SCORE_COLUMNS, compute_priority
 from factcheck.search import matching_text
@@ -84,7 +85,8 @@ class QueueFilters:
         if self.topic:
             qs = qs.filter(topic=self.topic)
         if self.source:
-            qs = qs.filter(Exists(Flag.objects.filter(post=OuterRef("pk"), source=self.source)))
+            # The sources of the flags that put the post in this queue, not of reports of harm staff decide.
+            qs = qs.filter(Exists(Flag.objects.filter(REVIEW_FLAGS, post=OuterRef("pk"), source=self.source)))
         return qs
 
 

@@ -35,15 +35,16 @@ from factcheck.priority import compute_priority, source_weight
 CARRIES_A_RATING = (QueueState.RATED, QueueState.MATCHED, QueueState.NOT_ELIGIBLE)
 
 
-def arrival_outcome(*, category: str, state: str, politician: bool) -> str:
+def arrival_outcome(*, category: str, state: str, politician: bool, removed: bool) -> str:
     """The outcome of a flag that is answered the moment it arrives, or "" for one that waits for a decision.
 
-    Every flag on a post that was removed while waiting is answered by the removal. A misinformation flag on
+    Every flag on a removed post (`removed`: eligibility.is_removed, whatever its queue state: a rated post
+    keeps RATED when removed) is answered by the removal. A misinformation flag on
     a post that carries a rating already (rated, matched to a rated claim, or rated Not eligible: a
     politician's post is never rated, so its flags wait) is answered by that rating: the post is not
     reviewed again for it.
     """
-    if state == QueueState.REMOVED:
+    if removed:
         return ReportOutcome.REMOVED
     if category == FlagCategory.MISINFORMATION and state in CARRIES_A_RATING and not politician:
         return ReportOutcome.RATED

@@ -29,7 +29,7 @@ from audit.services import record_event
 from core.formatting import moment
 from core.refusals import Refusal
 from factcheck.claims import lease_length
-from factcheck.models import HARM_CATEGORIES, Post, ReportOutcome
+from factcheck.models import HARM_CATEGORIES, Flag, Post, ReportOutcome, ReportStatus
 from factcheck.routing import send_to_fact_checkers
 from moderation.models import RemovalGround, ReportedPost
 from moderation.pipeline import lock_post
@@ -64,6 +64,12 @@ class NothingToDecide(ReportRefused):
     """The post has no open reports of harm (someone decided them)."""
 
     code = "no_open_reports"
+
+
+class ReportsAlreadyDecided(ReportRefused):
+    """Every report the decider saw was decided by someone else; the ones open now arrived after their page."""
+
+    code = "reports_already_decided"
 
 
 def _require_staff(user) -> None:
@@ -156,7 +162,8 @@ def decide_report(
     `outcome`: `removed` (with `ground`), `no_violation` or `sent_to_fact_checkers`. `up_to_flag`: the last
     report the holder saw (the newest id on their page); reports after it stay open as the next round. A
     removal answers every open flag of the post (moderation.report_outcomes); if the post is removed already,
-    that removal answers these reports (no second removal). Returns the post's queue row as left.
+    that removal answers these reports (no second removal). Refused (`ReportsAlreadyDecided`, the lease kept)
+    if every report the holder saw was decided meanwhile. Returns the post's queue row as left.
     """
     _require_staff(staff)
     ground, reason = clean_decision(outcome=outcome, ground=ground, reason=reason)
@@ -170,6 +177,10 @@ def decide_report(
     seen = Q(post=post, category__in=HARM_CATEGORIES)
     if up_to_flag is not None:
         seen &= Q(pk__lte=up_to_flag)
+        if not Flag.objects.filter(seen, status=ReportStatus.OPEN).exists():
+            # A stale page: deciding nothing must not end the lease or say it worked.
+            raise ReportsAlreadyDecided(f"These reports were decided by someone else; {row.open_reports} new "
+                                        "report(s) arrived: reload.")
     if outcome == ReportOutcome.REMOVED and active_removal(post) is None:
         # The removal's pipeline answers the reports (and every other open flag of the post) as removed.
         remove_post(staff=staff, post_id=post.pk, ground=ground, reason=reason, now=now)

@@ -35,12 +35,14 @@ from decimal import Decimal
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
 from core.bulk import update_rows
-from factcheck.models import Flag, Post, Rating
+from factcheck.eligibility import asks_for_fact_check
+from factcheck.models import HARM_CATEGORIES, Flag, Post, Rating
 from moderation.distribution import recompute_distributions
 from moderation.feed import append_to_feed
 from moderation.models import (
     FACT_CHECK_KINDS,
     Action,
+    ActionKind,
     DecisionOutcome,
     PageStanding,
     RatingDecision,
@@ -255,14 +257,29 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
     if not restricting:
         return {}
     post_ids = {change.post.pk for change, _ in restricting}
-    flag_sources: dict[int, set[str]] = {pk: set() for pk in post_ids}
-    for post_id, source in Flag.objects.filter(post_id__in=post_ids).values_list("post_id", "source").distinct():
-        flag_sources[post_id].add(source)
+    # The flags that started each kind of action: a fact-check, those routed to fact-checkers; a removal, the
+    # reports of harm (all the post's flags if none: staff may remove a post only misinformation flags named).
+    review: dict[int, set[str]] = {pk: set() for pk in post_ids}
+    harm: dict[int, set[str]] = {pk: set() for pk in post_ids}
+    every: dict[int, set[str]] = {pk: set() for pk in post_ids}
+    for post_id, source, category, outcome in (Flag.objects.filter(post_id__in=post_ids)
+                                               .values_list("post_id", "source", "category", "outcome").distinct()):
+        every[post_id].add(source)
+        if asks_for_fact_check(category=category, outcome=outcome):
+            review[post_id].add(source)
+        if category in HARM_CATEGORIES:
+            harm[post_id].add(source)
+
+    def flag_sources(action: Action, post_id: int) -> set[str]:
+        if action.kind == ActionKind.REMOVAL:
+            return harm[post_id] or every[post_id]
+        return review[post_id]
+
     page_ids = {change.post.page_id for change, _ in restricting}
     standings = {s.page_id: s for s in PageStanding.objects.filter(page_id__in=page_ids)}
     statements = StatementOfReasons.objects.bulk_create([
         build_statement(
-            action=action, post=change.post, flag_sources=flag_sources[change.post.pk],
+            action=action, post=change.post, flag_sources=flag_sources(action, change.post.pk),
             standing=standings.get(change.post.page_id), notice_at=change.notice_at or action.created_at,
         )
         for change, action in restricting

@@ -35,7 +35,7 @@ from audit.services import build_event, record_event
 from core.bulk import update_rows
 from core.refusals import Refusal
 from factcheck.claims import NotClaimable, require_coverage
-from factcheck.eligibility import fact_checkable, may_be_fact_checked, returning_state
+from factcheck.eligibility import fact_checkable, is_removed, may_be_fact_checked, removed_posts, returning_state
 from factcheck.matching.candidates import Row, candidates_for, index_bands, rows
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import Judgement, judge
@@ -223,11 +223,12 @@ def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
 @transaction.atomic(durable=True)
 def regroup_rated(*, now: datetime | None = None) -> int:
     """Copies left `grouped` under a claim that is rated now: their root was rated while the job that
-    linked them ran (neither saw the other's uncommitted row). They become `matched`, and the decision
-    side gives them the rating. Returns how many."""
+    linked them ran (neither saw the other's uncommitted row), or they were removed then and the removal
+    is lifted now. They become `matched`, and the decision side gives them the rating. Returns how many."""
     stranded = list(Post.objects.select_for_update(no_key=True, of=("self",))
                     .filter(fact_checkable(), queue_state=QueueState.GROUPED,
                             duplicate_of__queue_state=QueueState.RATED)
+                    .exclude(removed_posts())
                     .order_by("id").values_list("id", flat=True)[:BATCH])
     if stranded:
         Post.objects.filter(id__in=stranded).update(queue_state=QueueState.MATCHED, updated_at=now or timezone.now())
@@ -241,12 +242,13 @@ def mark_group_rated(*, post: Post, now: datetime) -> int:
     keys join RatedBand). In the rating's transaction, which holds the root's row lock; returns how many
     copies moved.
 
-    Not a copy whose page became a politician's after it was grouped: such posts are not fact-checked."""
+    Not a copy whose page became a politician's after it was grouped: such posts are not fact-checked; nor
+    a removed copy, which takes no rating while removed (regroup_rated matches it once the removal is lifted)."""
     if settings.FACTDESK_MATCHING:
         index_bands(rows([post.pk]), rated=True)
     return Post.objects.filter(
         fact_checkable(), duplicate_of=post, queue_state__in=[QueueState.GROUPED, *LINKABLE]
-    ).update(queue_state=QueueState.MATCHED, updated_at=now)
+    ).exclude(removed_posts()).update(queue_state=QueueState.MATCHED, updated_at=now)
 
 
 def linked_copies(*, source_post_id: int):
@@ -307,7 +309,8 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
     match.state, match.decided_by, match.decided_at = MatchState.CONFIRMED, reviewer, now
     match.save(update_fields=["state", "decided_by", "decided_at"])
     post.duplicate_of_id = source.pk
-    post.queue_state = QueueState.MATCHED if rated else returning_state(flagged=post.flag_count > 0, copy=True)
+    post.queue_state = (QueueState.MATCHED if rated
+                        else returning_state(flagged=post.flag_count > 0, copy=True, removed=is_removed(post=post)))
     post.updated_at = now
     post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
     record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=post.pk,
@@ -340,7 +343,7 @@ def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | Non
         match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
     source_id = post.duplicate_of_id
     post.duplicate_of = None
-    post.queue_state = returning_state(flagged=post.flag_count > 0)
+    post.queue_state = returning_state(flagged=post.flag_count > 0, removed=is_removed(post=post))
     post.updated_at = now
     post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
     record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk,
@@ -361,4 +364,12 @@ def release_group(*, root_ids: list[int], reason: str, now: datetime) -> int:
         return 0
     Match.objects.filter(post_id__in=copies, source_id__in=root_ids, state__in=LINKED_STATES).update(
         state=MatchState.REJECTED, decided_at=now, reason=reason[:2000])
-    return Post.objects.filter(id__in=copies).update(duplicate_of=None, queue_state=QueueState.QUEUED, updated_at=now)
+    # A grouped copy is flagged; one removed while grouped waits for its removal to be lifted, not in the queue.
+    removed = set(Post.objects.filter(removed_posts(), id__in=copies).values_list("id", flat=True))
+    changed = 0
+    for is_out in (False, True):
+        ids = [pk for pk in copies if (pk in removed) == is_out]
+        if ids:
+            changed += Post.objects.filter(id__in=ids).update(
+                duplicate_of=None, queue_state=returning_state(flagged=True, removed=is_out), updated_at=now)
+    return changed

@@ -366,3 +366,12 @@ def test_queue_page_renders_in_a_fixed_number_of_queries(login, factchecker, dja
         assert html.count(label) == min(rows - 3, PAGE_SIZE)
     else:
         assert "combined reach" not in html
+
+
+def test_the_flag_source_filter_reads_only_the_flags_that_sent_the_post_to_fact_checkers(login, factchecker):
+    from tests.scenarios import reported_post
+
+    post = reported_post(reports=[("misinformation", "user_report"), ("violence", "classifier")])
+    client = login(factchecker)
+    assert rendered_post_ids(client.get("/queue/", {"source": "user_report"})) == [post.pk]
+    assert rendered_post_ids(client.get("/queue/", {"source": "classifier"})) == []  # a report for staff

@@ -203,6 +203,25 @@ def test_a_decision_answers_the_reports_seen_and_later_ones_open_the_next_round(
         decide_report(staff=ts_user, post_id=post.pk, outcome="no_violation", reason="Again.")
 
 
+def test_a_decision_from_a_stale_page_is_refused_and_keeps_the_lease_and_the_new_report_open(staff_client, ts_user):
+    other = StaffFactory()
+    post = reported_post(reports=[("hate", "user_report")])
+    seen = post.flags.get().pk  # the page the staff member opened shows this report
+    claim_report(staff=other, post_id=post.pk)
+    decide_report(staff=other, post_id=post.pk, outcome="no_violation", reason="Satire.", up_to_flag=seen)
+    reported_post(post=post, reports=[("violence", "user_report")])  # the next round
+    claim_report(staff=ts_user, post_id=post.pk)
+    response = staff_client.post(f"/staff/reports/{post.pk}/", {
+        "decision": "no_violation", "no_violation-reason": "From the old page.", "no_violation-up_to_flag": seen,
+    }, follow=True)
+    assert ("These reports were decided by someone else; 1 new report(s) arrived: reload."
+            in response.content.decode())
+    newest = post.flags.order_by("-id").first()
+    assert (newest.status, newest.outcome) == (ReportStatus.OPEN, "")
+    row = ReportedPost.objects.get(post=post)
+    assert (row.open_reports, row.holder_id) == (1, ts_user.pk) and row.lease_expires_at > timezone.now()
+
+
 def test_remove_on_a_post_removed_already_answers_the_reports_with_that_removal(ts_user):
     from moderation.staff_actions import remove_post
     from tests.scenarios import rated_post
@@ -213,13 +232,13 @@ def test_remove_on_a_post_removed_already_answers_the_reports_with_that_removal(
     assert post.flags.filter(status=ReportStatus.OPEN).count() == 0
     with pytest.raises(NothingToDecide):
         claim_report(staff=ts_user, post_id=post.pk)
-    # A rated post keeps its state when removed, so a later report waits for staff; "remove" answers it with
-    # the removal that stands, and makes no second one.
+    # A rated post keeps its state when removed, yet its removal stands: a later report is answered by it on
+    # arrival too, and makes no second removal.
     rated = rated_post()
     remove_post(staff=StaffFactory(), post_id=rated.pk, ground="violence", reason="A threat.")
     reported_post(post=rated, reports=[("violence", "user_report")])
-    claim_report(staff=ts_user, post_id=rated.pk)
-    decide_report(staff=ts_user, post_id=rated.pk, outcome="removed", ground="violence", reason="Still a threat.")
+    with pytest.raises(NothingToDecide):
+        claim_report(staff=ts_user, post_id=rated.pk)
     assert Action.objects.filter(post=rated, kind=ActionKind.REMOVAL).count() == 1
     assert rated.flags.get(category="violence").outcome == ReportOutcome.REMOVED
 

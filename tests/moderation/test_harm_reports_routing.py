@@ -10,7 +10,9 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.claims import PostRemoved, claim_post
+from factcheck.matching.matcher import regroup_rated
 from factcheck.models import Claim, ClaimStatus, FlagCategory, Post, QueueState, ReportOutcome, ReportStatus
+from factcheck.pages import set_politician
 from factcheck.queue import queued_posts
 from factcheck.ratings import record_rating
 from moderation.harm_reports import claim_report, decide_report
@@ -191,3 +193,73 @@ def test_a_rating_answers_the_posts_open_misinformation_flags_with_rated():
     reported_post(post=post, reports=[("misinformation", "classifier")])
     latest = post.flags.order_by("-id").first()
     assert (latest.status, latest.outcome) == (ReportStatus.DECIDED, ReportOutcome.RATED)
+
+
+def test_a_post_removed_on_a_politicians_page_stays_out_of_the_queue_when_the_page_is_unmarked():
+    staff = StaffFactory()
+    post = reported_post(reports=[("misinformation", "user_report")])
+    set_politician(staff=staff, page_id=post.page_id, is_politician=True, reason="An MP's page.")
+    removal = remove_post(staff=staff, post_id=post.pk, ground="violence", reason="A threat.")
+    assert Post.objects.get(pk=post.pk).queue_state == QueueState.NOT_ELIGIBLE  # it kept its state
+    set_politician(staff=staff, page_id=post.page_id, is_politician=False, reason="Not an MP after all.")
+    post.refresh_from_db()
+    assert post.queue_state == QueueState.REMOVED and not in_checkers_queue(post)
+    with pytest.raises(PostRemoved):
+        claim_post(reviewer=FactCheckerFactory(), post_id=post.pk)
+    lift_action(actor=staff, action_id=removal.pk, reason="A quote, not a threat.")
+    assert Post.objects.get(pk=post.pk).queue_state == QueueState.QUEUED
+
+
+def grouped_pair() -> tuple[Post, Post]:
+    """A claim's first post and a copy waiting with it, both flagged for fact-checkers."""
+    root = reported_post(reports=[("misinformation", "user_report")])
+    copy = reported_post(reports=[("misinformation", "user_report")])
+    Post.objects.filter(pk=copy.pk).update(duplicate_of=root, queue_state=QueueState.GROUPED)
+    return root, Post.objects.get(pk=copy.pk)
+
+
+def test_a_removed_grouped_copy_whose_first_post_is_released_stays_out_of_the_queue():
+    staff = StaffFactory()
+    root, copy = grouped_pair()
+    remove_post(staff=staff, post_id=copy.pk, ground="violence", reason="A threat.")
+    assert Post.objects.get(pk=copy.pk).queue_state == QueueState.GROUPED
+    with pytest.raises(PostRemoved):  # refused as removed, whatever state it kept
+        claim_post(reviewer=FactCheckerFactory(), post_id=copy.pk)
+    remove_post(staff=staff, post_id=root.pk, ground="violence", reason="A threat.")  # releases its group
+    copy.refresh_from_db()
+    assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.REMOVED, None) and not in_checkers_queue(copy)
+    with pytest.raises(PostRemoved):
+        claim_post(reviewer=FactCheckerFactory(), post_id=copy.pk)
+
+
+def test_a_removed_grouped_copy_takes_no_rating_from_its_first_post_until_the_removal_is_lifted():
+    staff = StaffFactory()
+    root, copy = grouped_pair()
+    removal = remove_post(staff=staff, post_id=copy.pk, ground="hate", reason="A slur.")
+    record_rating(reviewer=FactCheckerFactory(), post_id=root.pk, verdict="false", rationale="No.",
+                  sources=["https://source.example"], claim_if_unclaimed=True)
+    assert Post.objects.get(pk=copy.pk).queue_state == QueueState.GROUPED
+    lift_action(actor=staff, action_id=removal.pk, reason="Quoted to condemn it.")
+    assert regroup_rated() == 1
+    assert Post.objects.get(pk=copy.pk).queue_state == QueueState.MATCHED
+
+
+def test_a_report_of_harm_on_a_rated_post_that_was_removed_is_answered_by_the_removal():
+    post = reported_post(reports=[("misinformation", "user_report")])
+    record_rating(reviewer=FactCheckerFactory(), post_id=post.pk, verdict="false", rationale="No.",
+                  sources=["https://source.example"], claim_if_unclaimed=True)
+    remove_post(staff=StaffFactory(), post_id=post.pk, ground="violence", reason="A threat.")
+    assert Post.objects.get(pk=post.pk).queue_state == QueueState.RATED
+    reported_post(post=post, reports=[("violence", "user_report")])
+    latest = post.flags.order_by("-id").first()
+    assert (latest.status, latest.outcome) == (ReportStatus.DECIDED, ReportOutcome.REMOVED)
+    assert not in_reports_queue(post)
+
+
+def test_a_new_report_refreshes_the_rows_reach_velocity_with_the_reach_it_brings():
+    post = reported_post(reports=[("violence", "user_report")], views=100, shares=0)
+    before = ReportedPost.objects.get(post=post).velocity
+    post.views = 1_000_000  # the platform sends the post's reach now with the next report
+    reported_post(post=post, reports=[("violence", "classifier")])
+    assert Post.objects.get(pk=post.pk).views == 1_000_000
+    assert ReportedPost.objects.get(post=post).velocity > before * 1000

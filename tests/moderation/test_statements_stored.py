@@ -255,3 +255,18 @@ def test_the_whole_eu_and_eea_reads_as_words_not_thirty_codes(factchecker, setti
     statement = StatementOfReasons.objects.get(action__post=post)
     assert statement.scope == "Applies in the EU and the EEA (all 30 countries)."
     assert statement.transparency["territorial_scope"] == list(COUNTRY_CODES)  # the export keeps the codes
+
+
+def test_a_statement_names_the_flags_that_started_its_kind_of_action():
+    from tests.scenarios import reported_post
+
+    # People flagged the claim; a classifier reported the threat in it to trust and safety.
+    post = reported_post(reports=[("misinformation", "user_report"), ("violence", "classifier")])
+    rating = record_rating(reviewer=FactCheckerFactory(), post_id=post.pk, verdict=Verdict.FALSE, rationale="No.",
+                           sources=["https://source.example"], claim_if_unclaimed=True)
+    apply_rating(rating_id=rating.pk)
+    fact_check = StatementOfReasons.objects.get(action__post=post, action__kind="fact_check")
+    assert (fact_check.automated_detection, fact_check.transparency["source_type"]) == (False, "SOURCE_ARTICLE_16")
+    removal = remove_post(staff=StaffFactory(), post_id=post.pk, ground="violence", reason="A threat.")
+    statement = StatementOfReasons.objects.get(action=removal)
+    assert (statement.automated_detection, statement.transparency["source_type"]) == (True, "SOURCE_VOLUNTARY")
