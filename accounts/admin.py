@@ -27,10 +27,9 @@ from core.admin_decisions import ReasonForm, StaffDecision, StaffDecisionsAdmin
 
 @admin.register(User)
 class FactdeskUserAdmin(UserAdmin):
-    list_display = ("username", "email", "role", "organisation", "is_staff", "is_active")
-    list_filter = ("role", "is_staff", "is_active", "organisation")
-    list_select_related = ("organisation",)
-    fieldsets = UserAdmin.fieldsets + (("Factdesk", {"fields": ("role", "organisation")}),)
+    list_display = ("username", "email", "role", "is_staff", "is_active")
+    list_filter = ("role", "is_staff", "is_active")
+    fieldsets = UserAdmin.fieldsets + (("Factdesk", {"fields": ("role",)}),)
     paginator = EstimatedCountPaginator
     show_full_result_count = False
 

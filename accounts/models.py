@@ -22,23 +22,11 @@ class Role(models.TextChoices):
 
 class User(AbstractUser):
     role = models.CharField(max_length=20, choices=Role.choices, blank=True, db_index=True)
-    organisation = models.ForeignKey(
-        "factcheck.Organisation",
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="members",
-        help_text="The fact-checking organisation of a fact-checker.",
-    )
     # An IANA name ("Europe/Paris"): pages show times in it (accounts.middleware activates it per request).
     time_zone = models.CharField(max_length=64, default="UTC", help_text="Times are shown in this time zone.")
 
     class Meta:
         constraints = [
-            models.CheckConstraint(
-                name="factchecker_has_organisation",
-                condition=~Q(role="factchecker") | Q(organisation__isnull=False),
-            ),
             # The admin and the job dashboard check is_staff: only staff and superusers may have it.
             models.CheckConstraint(
                 name="only_staff_role_is_staff",

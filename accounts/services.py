@@ -3,8 +3,8 @@
 What `issue_token`, `list_tokens` and `revoke_token`, the API's authentication and its
 /tokens endpoints, and the token admin call; nothing else writes an `ApiToken`. Issuing and
 revoking are audited; a token's use is not (it is recorded on the token, at most once a
-minute, so that the hot path of every API request does not write). Creating users with an
-organisation or pages is factcheck.members'.
+minute, so that the hot path of every API request does not write). Creating users with their
+place (a fact-checker's team, a page owner's pages) is factcheck.members'.
 """
 
 from __future__ import annotations

@@ -75,11 +75,11 @@ def bench_users(*, reviewers: int):
     """The platform account that pushes flags and the fact-checkers, reused across runs."""
     from accounts.models import Role, User
     from bench.data import COVERED_LANGUAGES
-    from factcheck.members import create_user
+    from factcheck.members import create_user, organisation_of
     from factcheck.models import Organisation
 
     def user(username: str, role: str, org: str | None = None) -> User:
-        found = User.objects.filter(username=username).select_related("organisation").first()
+        found = User.objects.filter(username=username).select_related("membership__organisation").first()
         return found or create_user(username=username, role=role, password=None, organisation_name=org)
 
     platform = user("bench-platform", Role.PLATFORM)
@@ -87,7 +87,7 @@ def bench_users(*, reviewers: int):
     # No countries: the organisation covers its languages wherever the posts come from.
     Organisation.objects.filter(name="Bench Fact Checks").update(languages=COVERED_LANGUAGES, countries=[])
     for checker in checkers:
-        checker.organisation.refresh_from_db()
+        organisation_of(checker).refresh_from_db()
     return platform, checkers
 
 

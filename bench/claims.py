@@ -30,7 +30,7 @@ def _claim_with_app(reviewer_id: int, count: int, start, results) -> None:
     from accounts.models import User
     from factcheck.claims import claim_next
 
-    reviewer = User.objects.select_related("organisation").get(pk=reviewer_id)
+    reviewer = User.objects.select_related("membership__organisation").get(pk=reviewer_id)
     start.wait()
     began, got, empty = time.time(), 0, 0
     for _ in range(count):

@@ -24,6 +24,7 @@ from bench.counting import count_queries
 from bench.data import make_load_batch
 from bench.report import Figure, percentile, summary_ms
 from factcheck.claims import claim_post
+from factcheck.members import organisation_of
 from factcheck.models import Post, QueueState, Rating, Verdict
 from factcheck.queue import covering
 from factcheck.ratings import record_rating
@@ -51,7 +52,7 @@ def wait_for_workers(count: int, *, timeout: float = 60) -> None:
 
 def ratable_posts(reviewer, count: int) -> list[int]:
     """Ids of queued posts the reviewer's organisation covers (language and country), off politicians' pages."""
-    organisation = reviewer.organisation
+    organisation = organisation_of(reviewer)
     found = list(
         Post.objects.filter(
             covering(languages=organisation.languages or (), countries=organisation.countries or ()),

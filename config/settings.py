@@ -139,8 +139,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # django-axes checks each login (the site's and the admin's) before Django's own backend does.
-# accounts.backends.ModelBackend is Django's, reading the user's organisation with the user.
+# accounts.backends.ModelBackend is Django's, reading the user's organisation (factcheck.Membership) with the user.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "accounts.backends.ModelBackend"]
+AUTH_USER_SELECT_RELATED = ["membership__organisation"]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "factcheck:home"
 LOGOUT_REDIRECT_URL = "accounts:login"

@@ -1,4 +1,5 @@
-"""The review side in the admin: staff find anything fast and read it; nothing here is hand-edited.
+"""The review side in the admin: staff find anything fast and read it; nothing here is hand-edited
+but a fact-checker's organisation (its Membership, an inline on accounts' user page).
 
 Posts and flags come from the platform, claims and ratings from fact-checkers, so their pages are
 read-only for everyone. Big tables (posts, flags, claims, ratings) search one index at a time
@@ -16,6 +17,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from accounts.admin import FactdeskUserAdmin
+from accounts.models import User
 from audit.admin import sentences
 from audit.models import AuditEvent
 from core.admin_base import (
@@ -30,7 +33,8 @@ from core.admin_base import (
     when,
 )
 from factcheck.admin_actions import PoliticianPageActions
-from factcheck.models import Claim, Flag, FlagSource, Match, Organisation, Page, Post, Rating, Verdict
+from factcheck.members import organisation_of
+from factcheck.models import Claim, Flag, FlagSource, Match, Membership, Organisation, Page, Post, Rating, Verdict
 from factcheck.selectors import flag_counts, recent_flags
 
 LATEST_FLAGS_SHOWN = 20
@@ -246,8 +250,8 @@ class FlagAdmin(ReadOnlyAdmin):
 @admin.register(Claim)
 class ClaimAdmin(ReadOnlyAdmin):
     list_display = ("post", "reviewer", "organisation", "status", "claimed_at", "expires_at", "ended_at")
-    list_filter = ("status", "reviewer__organisation", "claimed_at")
-    list_select_related = ("post", "reviewer__organisation")
+    list_filter = ("status", "reviewer__membership__organisation", "claimed_at")
+    list_select_related = ("post", "reviewer__membership__organisation")
     search_by_index = True
     search_fields = ("post__external_id__exact", "reviewer__username__exact")
     search_help_text = "Exact post external id or reviewer username."
@@ -255,7 +259,7 @@ class ClaimAdmin(ReadOnlyAdmin):
 
     @admin.display(description="organisation")
     def organisation(self, claim: Claim) -> str:
-        return str(claim.reviewer.organisation or "")
+        return str(organisation_of(claim.reviewer) or "")
 
 
 @admin.register(Rating)
@@ -282,3 +286,34 @@ class MatchAdmin(ReadOnlyAdmin):
     search_fields = ("post__external_id__exact", "source__external_id__exact")
     search_help_text = "Exact external id of the copy or of the claim's first post."
     raw_id_fields = ("post", "source", "decided_by")
+
+
+class MembershipInline(admin.StackedInline):
+    """A fact-checker's organisation, edited on the user's page (the user admin is accounts', which sits
+    below factcheck and cannot name it)."""
+
+    model = Membership
+    can_delete = True
+    extra = 0
+    max_num = 1
+    verbose_name = "organisation"
+    fields = ("organisation", "joined_at")
+
+
+@admin.display(description="organisation", ordering="membership__organisation__name")
+def user_organisation(user) -> str:
+    return str(organisation_of(user) or "")
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class MemberUserAdmin(FactdeskUserAdmin):
+    """accounts' user pages, with a fact-checker's organisation: its column, filter and inline, which accounts
+    (a layer below factcheck) cannot name."""
+
+    inlines = (*FactdeskUserAdmin.inlines, MembershipInline)
+    list_display = ("username", "email", "role", user_organisation, "is_staff", "is_active")
+    list_filter = (*FactdeskUserAdmin.list_filter, "membership__organisation")
+    list_select_related = ("membership__organisation",)

@@ -18,6 +18,7 @@ from audit.models import AuditVerb
 from audit.services import event_row, insert_event_sql, record_event
 from core.refusals import Refusal
 from factcheck.eligibility import is_removed, may_be_fact_checked
+from factcheck.members import organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters, QueueSort, covers, describe_coverage, queued_posts
 
@@ -57,7 +58,7 @@ REMOVED_MESSAGE = "Trust and safety removed this post, so it has left the queue:
 
 def require_coverage(reviewer, post: Post) -> None:
     """Acting on a post (claiming, rating, confirming a match) needs it to be in the organisation's coverage."""
-    organisation = reviewer.organisation
+    organisation = organisation_of(reviewer)
     if not covers(organisation, language=post.language, country=post.country):
         where = ", ".join(filter(None, [post.language.upper(), post.country])) or "no language or country"
         raise OutsideCoverage(
@@ -131,11 +132,12 @@ def claim_next(*, reviewer, filters: QueueFilters | None = None, now: datetime |
     _require_factchecker(reviewer)
     now = now or timezone.now()
     filters = filters or QueueFilters()
-    candidates = queued_posts(organisation=reviewer.organisation, filters=filters, sort=QueueSort.PRIORITY)
+    candidates = queued_posts(organisation=organisation_of(reviewer), filters=filters, sort=QueueSort.PRIORITY)
     if connection.vendor != "postgresql":  # SQLite, the embedded default: one writer at a time, no WITH that writes
         post = candidates.select_for_update(skip_locked=True, no_key=True, of=("self",)).first()
         return take_claim(post=post, reviewer=reviewer, now=now) if post is not None else None
-    languages = reviewer.organisation.languages if reviewer.organisation is not None else []
+    organisation = organisation_of(reviewer)
+    languages = organisation.languages if organisation is not None else []
     attempts = [candidates]
     if len(languages) > 1 and not filters.language:
         best = [candidates.filter(language=language).values("id")[:CANDIDATES_PER_LANGUAGE] for language in languages]

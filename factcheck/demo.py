@@ -23,7 +23,7 @@ from accounts.services import issue_token
 from factcheck.claims import claim_post
 from factcheck.demo_reports import REPORTED, seed_demo_reports
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
-from factcheck.members import create_user
+from factcheck.members import create_user, organisation_of
 from factcheck.models import FlagSource, MediaType, Organisation, Post, Verdict
 from factcheck.ratings import record_rating
 
@@ -356,7 +356,7 @@ def _record_demo_ratings(users: dict[str, User], now: datetime) -> int:
         at = rated_at(post, index=index, now=now)
         # Claimed first, as a reviewer in the UI does, so the audit trail reads like real work.
         claim_post(reviewer=reviewer, post_id=post.pk, now=at - timedelta(minutes=20))
-        organisation = reviewer.organisation
+        organisation = organisation_of(reviewer)
         record_rating(claim_if_unclaimed=True,
             reviewer=reviewer,
             post_id=post.pk,

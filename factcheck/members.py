@@ -1,7 +1,7 @@
-"""Creating users with their place in Factdesk: a fact-checker's organisation, a page owner's pages.
+"""Users' place in Factdesk: a fact-checker's organisation (its Membership), a page owner's pages.
 
 Here rather than in accounts because it names organisations and pages: accounts sits below the
-review side and never imports it.
+review side and never imports it. organisation_of is the one way to read a user's organisation.
 """
 
 from __future__ import annotations
@@ -16,9 +16,35 @@ from django.utils.text import slugify
 from accounts.models import Role, User
 from audit.models import AuditVerb
 from audit.services import record_event
-from factcheck.models import Organisation, Page
+from factcheck.models import Membership, Organisation, Page
 
 TRUST_SAFETY_GROUP = "trust_safety"
+
+
+def organisation_of(user) -> Organisation | None:
+    """The organisation `user` is a member of, or None (not a fact-checker, anonymous, or not yet placed).
+
+    Load the user with select_related("membership__organisation") where it is read on every page."""
+    try:
+        membership = user.membership
+    except (Membership.DoesNotExist, AttributeError):
+        return None
+    return membership.organisation
+
+
+def organisation_id_of(user) -> int | None:
+    """The id of organisation_of(user), without loading the organisation."""
+    try:
+        return user.membership.organisation_id
+    except (Membership.DoesNotExist, AttributeError):
+        return None
+
+
+def add_membership(*, user: User, organisation: Organisation) -> Membership:
+    """Make `user` a member of `organisation` (moving it from any other)."""
+    membership, _ = Membership.objects.update_or_create(user=user, defaults={"organisation": organisation})
+    user.membership = membership
+    return membership
 
 
 @transaction.atomic
@@ -34,6 +60,8 @@ def create_user(
 ) -> User:
     """A user with one role and its place (a fact-checker's organisation, a page owner's pages), audited.
 
+    A fact-checker must have an organisation: a ValidationError otherwise. This is the rule's only
+    enforcement: the membership is its own table, and a check constraint cannot span two tables.
     Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
     if role not in Role.values:
         raise ValidationError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
@@ -48,13 +76,15 @@ def create_user(
         raise ValidationError("--org is only for fact-checkers")
     if page_external_ids and role != Role.PAGE_OWNER:
         raise ValidationError("--page is only for page owners")
-    user = User(username=username, role=role, organisation=organisation, email=email, is_active=is_active)
+    user = User(username=username, role=role, email=email, is_active=is_active)
     user.is_staff = role == Role.TRUST_SAFETY
     if password:
         user.set_password(password)
     else:
         user.set_unusable_password()
     user.save()
+    if organisation is not None:
+        add_membership(user=user, organisation=organisation)
     if role == Role.TRUST_SAFETY:
         user.groups.add(Group.objects.get(name=TRUST_SAFETY_GROUP))
     for external_id in page_external_ids or []:
@@ -84,8 +114,8 @@ def importer_account(*, organisation_name: str, organisation_url: str = "") -> U
     if not created and organisation_url and not organisation.url:
         organisation.url = organisation_url
         organisation.save(update_fields=["url"])
-    found = User.objects.filter(username__startswith=IMPORTER_PREFIX, organisation=organisation, role=Role.FACTCHECKER,
-                                is_active=False).order_by("id").first()
+    found = User.objects.filter(username__startswith=IMPORTER_PREFIX, membership__organisation=organisation,
+                                role=Role.FACTCHECKER, is_active=False).order_by("id").first()
     if found is not None:
         return found
     slug = slugify(organisation_name)[:100] or "organisation"

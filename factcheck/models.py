@@ -442,3 +442,7 @@ class RatedBand(models.Model):
 
     def __str__(self) -> str:
         return f"{self.band} of rated {self.post_id}"
+
+
+# Its own module only because this one is at its length; imported here so Django registers it.
+from factcheck.models_membership import Membership as Membership  # noqa: E402

@@ -32,6 +32,7 @@ from factcheck.claims import (
 )
 from factcheck.eligibility import is_removed, may_be_fact_checked, rated_state
 from factcheck.matching.matcher import mark_group_rated, unlink_copy
+from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
 from factcheck.signals import rating_recorded
 
@@ -136,7 +137,7 @@ def _authorise(
     require_coverage(reviewer, post)
     live = claim is not None and claim.is_live(now)
     if current is not None:
-        if current.organisation_id != reviewer.organisation_id:
+        if current.organisation_id != organisation_id_of(reviewer):
             raise NotYourRating(
                 f"This post was rated {current.get_verdict_display()} by {current.organisation.name}; "
                 "only a member of that organisation can change the rating."
@@ -218,7 +219,7 @@ def record_rating(
     if post.duplicate_of_id is not None:
         # A copy rated on its own (through the API, an import) takes its own rating, not its claim's.
         unlink_copy(post=post, actor=reviewer, now=now,
-                    reason=f"rated on its own by {reviewer.organisation.name}, not as a copy of its claim")
+                    reason=f"rated on its own by {organisation_of(reviewer).name}, not as a copy of its claim")
     live = claim is not None and claim.is_live(now)
     if previous is None and not live:
         if claim is not None:  # someone's lease ran out; it ends now
@@ -233,7 +234,7 @@ def record_rating(
         post=post,
         claim=own_claim,
         reviewer=reviewer,
-        organisation_id=reviewer.organisation_id,
+        organisation_id=organisation_id_of(reviewer),
         created_at=now,
         published_at=published_at,
         **values,

@@ -28,6 +28,7 @@ from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, RatedFilterForm, render_filter_fields
+from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, capped_count, capped_total, queue_page
@@ -159,7 +160,7 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
 @factchecker_required
 @require_http_methods(["GET", "HEAD"])
 def queue(request: HttpRequest) -> HttpResponse:
-    organisation = request.user.organisation  # read with the user (accounts.backends)
+    organisation = organisation_of(request.user)  # read with the user (accounts.backends)
     form = QueueFilterForm(request.GET, organisation=organisation)
     filters, sort = form.filters(), form.chosen_sort()
     page = page_number(request.GET.get("page"))
@@ -202,7 +203,7 @@ def rated_posts(request: HttpRequest) -> HttpResponse:
     page = page_number(request.GET.get("page"))
     first = (page - 1) * PAGE_SIZE + 1
     ratings = rated_posts_of(
-        organisation_id=request.user.organisation_id,
+        organisation_id=organisation_id_of(request.user),
         reviewer_id=request.user.pk if who == RatedFilterForm.MINE else None,
         query=query,
     )
@@ -238,7 +239,7 @@ def rated_posts(request: HttpRequest) -> HttpResponse:
 @factchecker_required
 @require_POST
 def claim_next_view(request: HttpRequest) -> HttpResponse:
-    filters = QueueFilterForm(request.POST, organisation=request.user.organisation).filters()
+    filters = QueueFilterForm(request.POST, organisation=organisation_of(request.user)).filters()
     try:
         claim = claim_next(reviewer=request.user, filters=filters)
     except Refusal as exc:

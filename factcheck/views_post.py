@@ -23,6 +23,7 @@ from core.refusals import Refusal
 from factcheck.claims import claim_next, extend_claim, lease_length
 from factcheck.forms import VERDICT_GUIDE, MatchRejectForm, RatingForm
 from factcheck.matching.matcher import confirm_match, reject_match
+from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import FlagSource, Match, MatchState, Post, QueueState, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
@@ -210,7 +211,7 @@ def _appeal_rows(request: HttpRequest, story: PostStory) -> list[dict[str, objec
     return [
         {"appeal": appeal,
          # Only the contested rating's organisation decides (and may open) a dispute or correction.
-         "url": appeal_url(appeal.id) if appeal.organisation_id == request.user.organisation_id else ""}
+         "url": appeal_url(appeal.id) if appeal.organisation_id == organisation_id_of(request.user) else ""}
         for appeal in story.appeals
     ]
 
@@ -260,7 +261,7 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         "politician": politician,
         # Offer the claim only where it can succeed: a queued post the organisation covers.
         "queued": post.queue_state == QueueState.QUEUED
-        and covers(request.user.organisation, language=post.language, country=post.country),
+        and covers(organisation_of(request.user), language=post.language, country=post.country),
         "current_rating": current,
         "history": history,
         "flags_by_source": flags_by_source,

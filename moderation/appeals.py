@@ -22,6 +22,7 @@ from core.formatting import day
 from core.jobs import enqueue_on_commit
 from core.refusals import Refusal
 from factcheck.matching.matcher import linked_copies, unlink_copy
+from factcheck.members import organisation_id_of
 from factcheck.models import Match, Post, Rating, Verdict
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
 from moderation import jobs
@@ -95,7 +96,7 @@ def can_decide(user, appeal: Appeal) -> bool:
         return getattr(user, "is_trust_safety", False) and appeal.action.created_by_id != user.pk
     return (
         getattr(user, "is_factchecker", False)
-        and user.organisation_id == appeal.rating.organisation_id
+        and organisation_id_of(user) == appeal.rating.organisation_id
         and user.pk != appeal.rating.reviewer_id
         and user.pk != _confirmed_by(appeal)
     )

@@ -97,7 +97,7 @@ def staff_members() -> list:
 
 
 def organisation_members(organisation_id: int) -> list:
-    return list(get_user_model().objects.filter(organisation_id=organisation_id, is_active=True))
+    return list(get_user_model().objects.filter(membership__organisation_id=organisation_id, is_active=True))
 
 
 # --- Reading them in the portal -------------------------------------------------------------------

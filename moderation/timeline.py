@@ -14,6 +14,7 @@ from datetime import datetime
 from django.db.models import Count, Min
 
 from core.formatting import times
+from factcheck.members import organisation_of
 from factcheck.models import Flag, Post, Rating
 from factcheck.previews import AppealSummary, PostStory, StoryEntry
 from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealKind, AppealStatus
@@ -36,7 +37,8 @@ def _by(user, *, for_owner: bool, nobody: str) -> str:
         return nobody
     if user.is_page_owner:
         return "the page owner" if for_owner else user.get_username()
-    team = user.organisation.name if user.is_factchecker and user.organisation_id else "Trust and safety"
+    organisation = organisation_of(user) if user.is_factchecker else None
+    team = organisation.name if organisation is not None else "Trust and safety"
     return team if for_owner else f"{user.get_username()} ({team})"
 
 
@@ -52,7 +54,9 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
             # The rating's organisation, not the reviewer's today: people change organisations.
             rating.organisation.name if for_owner else f"{rating.reviewer.get_username()} ({rating.organisation.name})",
         ))
-    actions = Action.objects.filter(post=post).select_related("created_by__organisation", "ended_by__organisation")
+    actions = Action.objects.filter(post=post).select_related(
+        "created_by__membership__organisation", "ended_by__membership__organisation"
+    )
     for action in actions:
         if action.kind == ActionKind.REMOVAL:
             title = f"Removed ({action.get_ground_display()})"
@@ -67,7 +71,8 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
             entries.append(Entry(action.ended_at, "action_ended", f"{action.get_kind_display()} action ended: "
                                  f"{action.get_end_reason_display().lower()}", "",
                                  _by(action.ended_by, for_owner=for_owner, nobody="Factdesk")))
-    for event in AppealEvent.objects.filter(appeal__post=post).select_related("actor__organisation", "appeal"):
+    events = AppealEvent.objects.filter(appeal__post=post).select_related("actor__membership__organisation", "appeal")
+    for event in events:
         appeal = event.appeal
         title = (f"{appeal.get_kind_display().split(' (')[0]} appeal filed" if not event.from_status
                  # Owners read plain words: "reversed" sounds like a refusal to someone who appealed.

@@ -27,6 +27,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.formatting import moment
 from core.paging import page_number
+from factcheck.members import organisation_id_of
 from factcheck.models import Verdict
 from moderation.appeals import (
     AppealConflict,
@@ -89,7 +90,7 @@ class Desk:
         # A fact-checker sees the appeals against their own organisation's ratings only;
         # trust-and-safety staff see every removal appeal.
         if self.key == "factcheck":
-            return Q(kind__in=self.kinds, rating__organisation_id=user.organisation_id)
+            return Q(kind__in=self.kinds, rating__organisation_id=organisation_id_of(user))
         return Q(kind__in=self.kinds)
 
 
@@ -203,7 +204,9 @@ def _load(desk: Desk, user, appeal_id: int) -> Appeal:
     # Another organisation's appeal is a 404, not a 403: its existence is not theirs to know.
     appeal = (
         _appeals(desk, user)
-        .select_related("post__distribution", "rating__reviewer", "action__created_by", "reviewer__organisation")
+        .select_related(
+            "post__distribution", "rating__reviewer", "action__created_by", "reviewer__membership__organisation"
+        )
         .filter(pk=appeal_id)
         .first()
     )

@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.contrib.auth import get_user_model
 
 from core.refusals import Refusal
+from factcheck.members import organisation_of
 from factcheck.models import Organisation, Verdict
 from factcheck.timestamps import EARLIEST
 from moderation.appeals import DECISION_TARGET
@@ -54,8 +55,8 @@ class Scope:
 def scope_of(user) -> Scope:
     if getattr(user, "is_trust_safety", False) or getattr(user, "is_superuser", False):
         return Scope(organisation=None)
-    if getattr(user, "is_factchecker", False) and user.organisation_id:
-        return Scope(organisation=user.organisation)
+    if getattr(user, "is_factchecker", False) and organisation_of(user) is not None:
+        return Scope(organisation=organisation_of(user))
     raise NoFigures("Figures are for trust-and-safety staff and fact-checkers.")
 
 
@@ -260,12 +261,12 @@ def figures_for(scope: Scope, *, start: date, end: date) -> Figures:
 def _people(counts: dict[int, list[int]], scope: Scope) -> list[Person]:
     if not counts:
         return []
-    users = get_user_model().objects.filter(pk__in=counts).select_related("organisation")
+    users = get_user_model().objects.filter(pk__in=counts).select_related("membership__organisation")
     # In an organisation's figures a reviewer's work was for that organisation: where they are now
     # (another organisation, perhaps) is not the organisation's to know.
     people = [Person(id=user.pk, name=user.get_full_name() or user.username,
                      organisation=scope.organisation.name if scope.organisation else
-                     user.organisation.name if user.organisation_id else "Trust and safety",
+                     getattr(organisation_of(user), "name", "Trust and safety"),
                      ratings=counts[user.pk][0], appeals_decided=counts[user.pk][1]) for user in users]
     return sorted(people, key=lambda p: (-p.ratings - p.appeals_decided, p.name))
 

@@ -15,6 +15,7 @@ import factory
 from django.utils import timezone
 
 from accounts.models import Role, User
+from factcheck.members import add_membership
 from factcheck.models import (
     Flag,
     FlagSource,
@@ -62,8 +63,14 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 
 class FactCheckerFactory(UserFactory):
+    """A fact-checker with its Membership: `FactCheckerFactory(organisation=org)`, or a new organisation."""
+
     role = Role.FACTCHECKER
-    organisation = factory.SubFactory(OrganisationFactory)
+
+    @factory.post_generation
+    def organisation(obj, create, extracted, **kwargs):
+        if create:
+            add_membership(user=obj, organisation=extracted or OrganisationFactory(**kwargs))
 
 
 class PlatformUserFactory(UserFactory):

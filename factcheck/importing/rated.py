@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from core.refusals import Refusal
 from factcheck.importing.records import RatingInput
 from factcheck.ingest import POST_FIELDS, FlagInput, PageInput, PostInput
-from factcheck.members import importer_account
+from factcheck.members import importer_account, organisation_id_of
 from factcheck.models import Post, Rating
 from factcheck.ratings import record_rating
 
@@ -78,7 +78,7 @@ def record_imported_rating(*, rating: RatingInput, post_id: int, reviewers: Revi
     reviewer = reviewers.of(rating)
     current = Rating.objects.filter(post_id=post_id, is_current=True).values_list("organisation_id", "verdict").first()
     change_reason = ""
-    if current is not None and current[0] == reviewer.organisation_id:
+    if current is not None and current[0] == organisation_id_of(reviewer):
         if current[1] == rating.verdict:
             return Outcome.PRESENT
         change_reason = f"updated by {rating.organisation}'s {rating.via} import"

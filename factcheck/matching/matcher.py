@@ -39,6 +39,7 @@ from factcheck.eligibility import fact_checkable, is_removed, may_be_fact_checke
 from factcheck.matching.candidates import Row, candidates_for, index_bands, rows
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import Judgement, judge
+from factcheck.members import organisation_id_of
 from factcheck.models import (
     LINKED_STATES,
     Claim,
@@ -270,7 +271,7 @@ def _check_decider(*, reviewer, post: Post, match: Match) -> Rating | None:
     if match.state != MatchState.SUGGESTED:
         raise MatchRefused(f"This suggestion was already {match.get_state_display().lower()}.")
     rating = Rating.objects.filter(post_id=match.source_id, is_current=True).select_related("organisation").first()
-    if rating is not None and rating.organisation_id != reviewer.organisation_id:
+    if rating is not None and rating.organisation_id != organisation_id_of(reviewer):
         raise NotYourClaimsMatch(
             f"The claim was rated by {rating.organisation.name}; only its fact-checkers can decide its copies."
         )

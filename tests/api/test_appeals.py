@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from moderation.appeals import decide_appeal, withdraw_appeal
 from moderation.models import Appeal, AppealEvent
 from moderation.staff_actions import remove_post
@@ -125,7 +126,7 @@ def test_the_post_shows_its_appeals_with_their_status(owner, rated_post, factche
     first = file(owner, rated_post).json()
     withdraw_appeal(appeal_id=first["id"], owner=owner)
     second = file(owner, rated_post).json()
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     decide_appeal(appeal_id=second["id"], reviewer=colleague, outcome="upheld", reason="The video is edited.")
 
     for client in (bearer_client(owner), platform_client):

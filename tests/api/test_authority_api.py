@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from factcheck.claims import claim_post
+from factcheck.members import organisation_id_of
 from factcheck.models import Claim, ClaimStatus, Organisation, Post, QueueState, Rating
 from factcheck.pages import set_politician
 from moderation.appeals import decide_appeal, start_review, withdraw_appeal
@@ -282,7 +283,7 @@ def test_the_appeals_reversal_supersedes_the_rating_under_appeal(
                   reason="The video is authentic.", new_verdict="true")
     reversal = current(covered_post)
     assert (reversal.verdict, reversal.reviewer, reversal.organisation_id) == ("true", colleague,
-                                                                             reviewer.organisation_id)
+                                                                             organisation_id_of(reviewer))
     assert reversal.change_reason.startswith("appeal")
     under_appeal.refresh_from_db()
     assert (under_appeal.is_current, under_appeal.superseded_by_id) == (False, reversal.pk)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from factcheck.members import organisation_of
 from tests.conftest import bearer_client
 from tests.factories import DecisionFactory, FactCheckerFactory, PostFactory, StaffFactory, UserFactory
 
@@ -31,7 +32,7 @@ def test_the_feed_pages_through_changes_in_order_by_cursor(platform_client, fact
 def test_a_superseding_true_rating_appears_as_a_new_change_restoring_distribution(platform_client, factchecker):
     post = PostFactory()
     DecisionFactory(post=post, reviewer=factchecker, verdict="false")
-    DecisionFactory(post=post, reviewer__organisation=factchecker.organisation, verdict="true")
+    DecisionFactory(post=post, reviewer__organisation=organisation_of(factchecker), verdict="true")
     decisions = platform_client.get("/api/v1/decisions").json()["decisions"]
     assert [d["distribution"]["multiplier"] for d in decisions] == [0.2, 1.0]
     assert decisions[1]["distribution"]["labels"] == []

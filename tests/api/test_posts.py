@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from factcheck.models import Match
 from factcheck.ratings import record_rating
 from moderation.enforcement import apply_rating
@@ -92,7 +93,7 @@ def test_a_rated_post_shows_rating_actions_and_reasons(platform_client, factchec
         "rationale": "Wrong figures.",
         "sources": ["https://stats.example/table"],
         "article_url": "",
-        "organisation": factchecker.organisation.name,
+        "organisation": organisation_of(factchecker).name,
         "created_at": body["rating"]["created_at"],
     }
     assert body["distribution"]["multiplier"] == 0.5

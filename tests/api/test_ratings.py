@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from factcheck.claims import claim_post
+from factcheck.members import organisation_of
 from factcheck.models import Rating
 from tests.api.helpers import post_json
 from tests.conftest import bearer_client
@@ -29,7 +30,7 @@ def test_a_factchecker_rates_a_post_and_gets_the_rating_back(factchecker, factch
     assert response.status_code == 201
     body = response.json()
     assert (body["post"], body["verdict"], body["verdict_label"]) == (post.external_id, "false", "False")
-    assert body["organisation"] == factchecker.organisation.name
+    assert body["organisation"] == organisation_of(factchecker).name
     rating = Rating.objects.get(pk=body["id"])
     assert (rating.reviewer, rating.sources, rating.is_current) == (factchecker, VALID["sources"], True)
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from factcheck.claims import claim_post
+from factcheck.members import organisation_id_of
 from factcheck.models import Claim, ClaimStatus, Organisation, Post, QueueState, Rating, Verdict
 from factcheck.pages import set_politician
 from moderation.appeals import decide_appeal, start_review, withdraw_appeal
@@ -227,7 +228,7 @@ def test_the_reviewer_holding_the_claim_rates_and_the_claim_is_completed(login, 
     the_claim = Claim.objects.get()
     assert (the_claim.reviewer, the_claim.status) == (reviewer, ClaimStatus.COMPLETED)
     rating = current(covered_post)
-    assert (rating.reviewer, rating.organisation_id, rating.claim_id) == (reviewer, reviewer.organisation_id,
+    assert (rating.reviewer, rating.organisation_id, rating.claim_id) == (reviewer, organisation_id_of(reviewer),
                                                                          the_claim.pk)
     verbs = list(AuditEvent.objects.filter(post_id=covered_post.pk).order_by("id").values_list("verb", flat=True))
     assert verbs == ["claim.created", "rating.recorded"]
@@ -344,7 +345,7 @@ def test_the_appeals_reversal_is_the_one_change_to_a_rating_under_appeal(login, 
     assert response.status_code == 302
     reversal = current(covered_post)
     assert (reversal.verdict, reversal.reviewer, reversal.organisation_id) == (Verdict.TRUE, colleague,
-                                                                             reviewer.organisation_id)
+                                                                             organisation_id_of(reviewer))
     assert reversal.change_reason.startswith(f"appeal {appeal.pk} reversed")
     under_appeal.refresh_from_db()
     assert (under_appeal.is_current, under_appeal.superseded_by_id) == (False, reversal.pk)

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.claims import AlreadyClaimed, NotClaimable, claim_next, claim_post, expire_claims, release_claim
+from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters
 from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory
@@ -91,7 +92,7 @@ def test_eight_reviewers_of_language_organisations_claim_each_covered_post_once_
     assert max(Counter(all_claimed).values()) == 1  # no post claimed twice
     for reviewer, claimed in zip(reviewers, per_reviewer, strict=True):
         languages = {language_of[post_id] for post_id in claimed}
-        assert languages <= coverage[reviewer.organisation_id], (reviewer.organisation.languages, languages)
+        assert languages <= coverage[organisation_id_of(reviewer)], (organisation_of(reviewer).languages, languages)
     assert not {language_of[post_id] for post_id in all_claimed} & {"es"}
     # Every covered post was claimed, each by exactly one reviewer of an organisation covering it.
     covered = [p.pk for language in ("en", "de", "fr") for p in posts[language]]
@@ -179,7 +180,7 @@ def test_a_chosen_post_with_an_expired_lease_can_be_claimed_before_the_sweeper_r
 
 @pytest.mark.django_db
 def test_released_claim_returns_the_post_and_only_its_holder_can_release(factchecker):
-    other = FactCheckerFactory(organisation=factchecker.organisation)
+    other = FactCheckerFactory(organisation=organisation_of(factchecker))
     post = PostFactory()
     claim = claim_next(reviewer=factchecker)
     with pytest.raises(NotClaimable):

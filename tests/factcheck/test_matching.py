@@ -20,6 +20,7 @@ from factcheck.matching.matcher import (
     match_new_posts,
     match_posts,
 )
+from factcheck.members import organisation_of
 from factcheck.models import Match, Post, QueueState, Rating
 from moderation.models import Action, EnforcementPolicy, PostDistribution, StatementOfReasons
 from tests import scenarios
@@ -101,7 +102,7 @@ def test_after_the_worker_a_copy_matched_on_arrival_carries_the_claims_rating(fa
     statement = StatementOfReasons.objects.get(action=action)
     assert statement.transparency["automated_decision"] == "AUTOMATED_DECISION_PARTIALLY"
     assert statement.automated_decision is True
-    assert statement.facts.startswith(f"A copy of a post rated False by {factchecker.organisation.name}")
+    assert statement.facts.startswith(f"A copy of a post rated False by {organisation_of(factchecker).name}")
     policy = EnforcementPolicy.objects.get(verdict="false").feed_multiplier
     assert PostDistribution.objects.get(post=copy).multiplier == policy == Decimal("0.2")
     # The source's own decision is a person's.

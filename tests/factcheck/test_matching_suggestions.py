@@ -21,6 +21,7 @@ from factcheck.matching.matcher import (
     match_posts,
     reject_match,
 )
+from factcheck.members import organisation_of
 from factcheck.models import Match, Post, QueueState
 from moderation.models import Action, PostDistribution
 from tests import scenarios
@@ -69,7 +70,7 @@ def test_confirming_a_suggestion_links_the_copy_and_the_worker_gives_it_the_rati
     run_worker()
     arrive(flag("copy", COMMENTED_COPY, page="page-copy"), by=platform_user)
     run_worker()
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
 
     match = confirm_match(match_id=Match.objects.get(post=post("copy")).pk, reviewer=colleague)
     assert (match.state, match.decided_by) == ("confirmed", colleague)

@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from factcheck.claims import claim_post
+from factcheck.members import organisation_id_of
 from factcheck.models import Claim, ClaimStatus, FlagSource, Match, MatchMethod, MatchState, QueueState, Rating, Verdict
 from factcheck.ratings import record_rating
 from factcheck.views_post import MATCHES_SHOWN
@@ -121,7 +122,7 @@ def test_rating_a_claimed_post_saves_it_completes_the_claim_and_returns_to_the_q
     assert response.status_code == 302 and response["Location"] == "/queue/"
     rating = Rating.objects.get()
     assert (rating.post_id, rating.reviewer_id, rating.organisation_id) == (post.pk, factchecker.pk,
-                                                                            factchecker.organisation_id)
+                                                                            organisation_id_of(factchecker))
     assert rating.verdict == Verdict.FALSE and rating.is_current
     assert rating.sources == ["https://journal.example/archive", "https://university.example/statement"]
     assert rating.article_url == GOOD["article_url"]

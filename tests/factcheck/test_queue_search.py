@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from factcheck import queue as queue_module
+from factcheck.members import organisation_of
 from factcheck.models import Post, QueueState
 from factcheck.queue import QueueFilters, queue_page
 from factcheck.views import PAGE_SIZE
@@ -124,7 +125,7 @@ def lemons(reviewer):
 
 
 def lemon_page(reviewer, sort, start, stop):
-    page = queue_page(organisation=reviewer.organisation, filters=QueueFilters(q="lemon"), sort=sort,
+    page = queue_page(organisation=organisation_of(reviewer), filters=QueueFilters(q="lemon"), sort=sort,
                       columns=("id",), start=start, stop=stop)
     return [row["id"] for row in page.rows], page.total
 

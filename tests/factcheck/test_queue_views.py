@@ -11,6 +11,7 @@ from django.utils import timezone
 from factcheck.claims import claim_post
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.matching.matcher import unlink_copy
+from factcheck.members import organisation_of
 from factcheck.models import Claim, ClaimStatus, FlagSource, Match, MatchMethod, MatchState, Post, QueueState
 from factcheck.views import PAGE_SIZE
 from tests.factories import (
@@ -243,7 +244,7 @@ def test_claiming_a_chosen_post_opens_it_with_a_release_button(login, factchecke
 
 def test_claiming_a_post_another_reviewer_holds_is_refused_with_a_message(login, factchecker):
     post = PostFactory()
-    other = FactCheckerFactory(organisation=factchecker.organisation)
+    other = FactCheckerFactory(organisation=organisation_of(factchecker))
     claim_post(reviewer=other, post_id=post.pk)
     response = login(factchecker).post(f"/queue/posts/{post.pk}/claim/", follow=True)
     assert response.status_code == 200

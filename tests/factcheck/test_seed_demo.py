@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.models import ApiToken, Role, User, hash_token
 from audit.models import AuditEvent, AuditVerb
 from factcheck.demo import DEMO_PASSWORD, POLITICIAN_PAGE, REPEAT_OFFENDER_PAGE
+from factcheck.members import organisation_of
 from factcheck.models import Flag, FlagSource, Organisation, Page, Post, QueueState, Rating
 from moderation.models import Action, PageStanding, PostDistribution, RatingDecision, Strike
 from tests.factories import PlatformUserFactory
@@ -122,7 +123,7 @@ def test_seed_demo_makes_every_demo_account_with_the_documented_password(seeded)
     for username, (role, organisation) in expected.items():
         user = authenticate(username=username, password=DEMO_PASSWORD)
         assert user is not None, username
-        assert (user.role, user.organisation.name if user.organisation else None) == (role, organisation)
+        assert (user.role, organisation_of(user).name if organisation_of(user) else None) == (role, organisation)
     assert User.objects.get(username="sam").is_staff
     olivia = User.objects.get(username="olivia")
     assert set(olivia.pages.values_list("external_id", flat=True)) == {REPEAT_OFFENDER_PAGE, "the-london-ledger"}

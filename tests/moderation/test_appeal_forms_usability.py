@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from factcheck.models import Rating
 from factcheck.ratings import record_rating
 from moderation.appeals import AppealRefused, decide_appeal, file_appeal, start_review
@@ -31,7 +32,7 @@ def owner(db):
 
 @pytest.fixture
 def colleague(factchecker):
-    return FactCheckerFactory(organisation=factchecker.organisation)
+    return FactCheckerFactory(organisation=organisation_of(factchecker))
 
 
 def dispute(owner, target, **kw) -> Appeal:

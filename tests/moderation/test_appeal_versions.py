@@ -7,6 +7,7 @@ import re
 import pytest
 from django.test import Client
 
+from factcheck.members import organisation_of
 from factcheck.models import Rating
 from moderation.appeals import StaleAppeal, decide_appeal, start_review
 from moderation.models import Appeal, AppealEvent, AppealStatus
@@ -24,8 +25,8 @@ def owner(db):
 
 @pytest.fixture
 def colleagues(factchecker):
-    return (FactCheckerFactory(organisation=factchecker.organisation),
-            FactCheckerFactory(organisation=factchecker.organisation))
+    return (FactCheckerFactory(organisation=organisation_of(factchecker)),
+            FactCheckerFactory(organisation=organisation_of(factchecker)))
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from factcheck.models import Rating
 from moderation.appeals import decide_appeal, file_appeal, start_review
 from moderation.models import Action, Appeal, AppealStatus, PostDistribution
@@ -34,7 +35,7 @@ def owner(db):
 
 @pytest.fixture
 def colleague(factchecker):
-    return FactCheckerFactory(organisation=factchecker.organisation)
+    return FactCheckerFactory(organisation=organisation_of(factchecker))
 
 
 @pytest.fixture
@@ -206,7 +207,7 @@ def test_the_appeal_page_shows_the_appeal_the_rating_the_post_and_the_full_timel
     for text in ("Dispute (the rating is wrong)", "The cure is real.", "https://evidence.example/study",
                  "No such cure exists.", "https://who.example/facts", "A miracle cure was found.", "×0.2",
                  "False information. Checked by independent fact-checkers.", "Dispute appeal filed",
-                 f"{factchecker.username} ({factchecker.organisation.name})", "Take into review", "Save decision"):
+                 f"{factchecker.username} ({organisation_of(factchecker).name})", "Take into review", "Save decision"):
         assert text in html, text
     for label in ('<label for="id_outcome_0"', '<label for="id_reason">', '<label for="id_new_verdict">'):
         assert label in html
@@ -293,7 +294,7 @@ def test_a_stale_second_decision_is_told_the_appeal_was_already_decided(login, a
 
     first = Client()
     first.force_login(colleague)
-    second_reviewer = FactCheckerFactory(organisation=colleague.organisation)
+    second_reviewer = FactCheckerFactory(organisation=organisation_of(colleague))
     second = login(second_reviewer)
     assert "Save decision" in second.get(url(appeal)).content.decode()  # both have the form open
 
@@ -310,7 +311,7 @@ def test_a_stale_second_decision_is_told_the_appeal_was_already_decided(login, a
 
 def test_deciding_an_appeal_a_colleague_took_into_review_is_refused_with_who_holds_it(login, appeal, colleague):
     start_review(appeal_id=appeal.pk, reviewer=colleague)
-    other = login(FactCheckerFactory(organisation=colleague.organisation))
+    other = login(FactCheckerFactory(organisation=organisation_of(colleague)))
     html = other.get(url(appeal)).content.decode()
     assert f"{colleague.username} is reviewing this appeal" in html and "Save decision" not in html
     for response in (decide(other, appeal), other.post(url(appeal, "review/"))):

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from factcheck.models import Rating
 from factcheck.ratings import AppealOpen, NotYourRating, record_rating
 from moderation.appeals import (
@@ -43,7 +44,7 @@ def rated_post(owner, factchecker):
 
 @pytest.fixture
 def colleague(factchecker):
-    return FactCheckerFactory(organisation=factchecker.organisation)
+    return FactCheckerFactory(organisation=organisation_of(factchecker))
 
 
 def dispute(owner, post, **kw):
@@ -185,7 +186,7 @@ def test_reversal_drops_a_page_below_the_repeat_offender_threshold(owner, factch
 def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
     owner = UserFactory()
     rater = FactCheckerFactory()
-    first, second = (FactCheckerFactory(organisation=rater.organisation) for _ in range(2))
+    first, second = (FactCheckerFactory(organisation=organisation_of(rater)) for _ in range(2))
     post = PostFactory()
     post.page.owners.add(owner)
     apply_rating(rating_id=record_rating(claim_if_unclaimed=True, reviewer=rater, post_id=post.pk, verdict="false",

@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 
 from audit.models import AuditEvent, AuditVerb
+from factcheck.members import organisation_of
 from factcheck.models import Verdict
 from factcheck.ratings import NotYourRating
 from moderation.enforcement import apply_rating
@@ -160,5 +161,6 @@ def test_another_organisations_reviewer_cannot_supersede_and_a_colleague_can(rat
     rate_and_decide(post, Verdict.FALSE)
     with pytest.raises(NotYourRating):
         RatingFactory(reviewer=FactCheckerFactory(), post=post, verdict=Verdict.TRUE)
-    rate_and_decide(post, Verdict.MISSING_CONTEXT, reviewer=FactCheckerFactory(organisation=factchecker.organisation))
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
+    rate_and_decide(post, Verdict.MISSING_CONTEXT, reviewer=colleague)
     assert PostDistribution.objects.get(post=post).labels == ["Missing context."]

@@ -15,6 +15,7 @@ import pytest
 from django.core.mail.backends.locmem import EmailBackend as LocmemBackend
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from factcheck.ratings import record_rating
 from moderation import jobs
 from moderation.appeals import decide_appeal, file_appeal
@@ -101,7 +102,7 @@ def test_a_false_rating_is_emailed_to_the_page_owners_by_a_real_worker(
 def test_an_appeal_is_emailed_to_the_rating_organisation_but_not_the_rater(
     owner, decided, factchecker, run_worker, django_capture_on_commit_callbacks, mailoutbox
 ):
-    colleagues = FactCheckerFactory.create_batch(2, organisation=factchecker.organisation)
+    colleagues = FactCheckerFactory.create_batch(2, organisation=organisation_of(factchecker))
     FactCheckerFactory()  # another organisation: not theirs to decide
     with django_capture_on_commit_callbacks(execute=True):
         file_appeal(owner=owner, post_id=decided.pk, kind="dispute", statement="The speech video shows it.",
@@ -115,7 +116,7 @@ def test_an_appeal_is_emailed_to_the_rating_organisation_but_not_the_rater(
 def test_a_decided_appeal_is_emailed_to_the_owner(
     owner, decided, factchecker, run_worker, django_capture_on_commit_callbacks, mailoutbox
 ):
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     with django_capture_on_commit_callbacks(execute=True):
         appeal = file_appeal(owner=owner, post_id=decided.pk, kind="dispute", statement="It is real.")
     run_worker()

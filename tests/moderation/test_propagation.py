@@ -16,6 +16,7 @@ import pytest
 from audit.models import AuditEvent
 from factcheck import jobs as factcheck_jobs
 from factcheck.matching.matcher import match_posts
+from factcheck.members import organisation_of
 from factcheck.models import Match, Page, Post, QueueState, Rating
 from factcheck.queue import queued_posts
 from moderation import jobs
@@ -54,7 +55,7 @@ def owner(db):
 @pytest.fixture
 def colleague(factchecker):
     """Another member of the rating's organisation: may re-rate and decide appeals of the rater's rating."""
-    return FactCheckerFactory(organisation=factchecker.organisation)
+    return FactCheckerFactory(organisation=organisation_of(factchecker))
 
 
 def claim_and_copies(reviewer) -> tuple[Post, Rating]:
@@ -168,7 +169,7 @@ def test_a_copy_shows_its_owner_the_claim_it_was_matched_to(factchecker, owner, 
     page = login(owner).get(f"/appeals/posts/{post('copy-1').pk}/")
     assert page.status_code == 200
     text = page.content.decode()
-    assert f"matched automatically to a claim that {factchecker.organisation.name} rated False" in text
+    assert f"matched automatically to a claim that {organisation_of(factchecker).name} rated False" in text
     # Its statement of reasons says the decision was partly automated.
     assert "Decision: the rating was matched to this post automatically as a copy of a rated post." in text
 
@@ -337,7 +338,7 @@ def test_the_fact_checker_who_confirmed_a_match_does_not_decide_its_dispute(fact
     confirm_match(match_id=suggestion.pk, reviewer=colleague)
     apply_matches(post_ids=[post("commented").pk])
     appeal = dispute(owner, owned(post("commented"), owner))
-    third = FactCheckerFactory(organisation=factchecker.organisation)
+    third = FactCheckerFactory(organisation=organisation_of(factchecker))
     assert not can_decide(colleague, appeal)  # they confirmed the match
     assert not can_decide(factchecker, appeal)  # they made the rating
     assert can_decide(third, appeal)

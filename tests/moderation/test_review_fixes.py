@@ -12,7 +12,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from accounts.models import Role
-from factcheck.members import create_user
+from factcheck.members import create_user, organisation_of
 from moderation.appeals import FILING_WINDOW, AppealConflict, decide_appeal, file_appeal, start_review
 from moderation.models import Action, Appeal, EnforcementPolicy, Notification, RatingDecision
 from moderation.policy import save_policy
@@ -115,7 +115,7 @@ def test_the_remover_is_not_asked_to_decide_the_removal_appeal(staff):
 
 def test_a_colleague_takes_over_an_overdue_review(rated, factchecker):
     owner, post = rated
-    first, second = (FactCheckerFactory(organisation=factchecker.organisation) for _ in range(2))
+    first, second = (FactCheckerFactory(organisation=organisation_of(factchecker)) for _ in range(2))
     appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="Real quote.")
     start_review(appeal_id=appeal.pk, reviewer=first)
     with pytest.raises(AppealConflict):
@@ -127,7 +127,7 @@ def test_a_colleague_takes_over_an_overdue_review(rated, factchecker):
 
 def test_a_decision_reason_over_2000_characters_is_refused_on_its_field(rated, factchecker):
     owner, post = rated
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="Real quote.")
     with pytest.raises(ValidationError) as refused:
         decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="x" * 2001)

@@ -16,6 +16,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils.html import escape
 
 from core.append_only import AppendOnlyError
+from factcheck.members import organisation_of
 from factcheck.models import Verdict
 from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal
@@ -128,7 +129,7 @@ def test_a_stored_statement_is_not_rewritten_by_policy_scope_or_later_decisions(
     assert snapshot(old) == kept
 
     # Later decisions on the old action's post end it; its statement stays as it was.
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     DecisionFactory(reviewer=colleague, post=before_post, verdict=Verdict.PARTLY_FALSE,
                     change_reason="Part of it checks out.")
     lift_action(actor=staff, action_id=Action.objects.get(post=before_post, ended_at__isnull=True).pk,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from factcheck.members import organisation_of
 from factcheck.ratings import record_rating
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating
@@ -32,7 +33,7 @@ def test_statement_of_reasons_says_what_why_automation_and_how_to_appeal(story, 
     sor = Action.objects.get(post=post).statement
     assert "80% less" in sor.what and "False information" in sor.what
     assert sor.ground == MISINFORMATION_POLICY
-    assert sor.facts == f"Rated False by {factchecker.organisation.name}: The quote is invented."
+    assert sor.facts == f"Rated False by {organisation_of(factchecker).name}: The quote is invented."
     assert sor.automated_detection and not sor.automated_decision
     assert "classifier" in sor.automation and "a person" in sor.automation
     assert f"{sor.appeal_by.day} {sor.appeal_by:%b %Y}" in sor.how_to_appeal
@@ -41,7 +42,7 @@ def test_statement_of_reasons_says_what_why_automation_and_how_to_appeal(story, 
 
 def test_timeline_names_the_organisation_for_owners_and_the_person_for_staff(story, factchecker):
     owner, post = story
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="It is a real quote.")
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="No source for the quote.")
     owner_view = post_timeline(post, for_owner=True)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import Client
 
+from factcheck.members import add_membership
 from factcheck.models import Organisation, Verdict
 from reports.rollup import roll_up_days
 from tests import scenarios
@@ -87,8 +88,7 @@ def test_a_factchecker_sees_only_their_organisation(world):
 
 def test_a_factcheckers_figures_name_their_own_organisation_for_a_reviewer_who_has_since_moved(world):
     alice = world["alice"]
-    alice.organisation = world["faktenwerk"]  # after her two ratings for Verifact
-    alice.save(update_fields=["organisation"])
+    add_membership(user=alice, organisation=world["faktenwerk"])  # after her two ratings for Verifact
     client = signed_in(world["bob"])
     page = client.get("/dashboard/")
     assert page.status_code == 200

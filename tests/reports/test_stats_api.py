@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from accounts.models import Role
+from factcheck.members import add_membership
 from reports.figures import Scope, figures_for
 from tests.conftest import bearer_client
 from tests.factories import UserFactory
@@ -95,8 +96,7 @@ def test_a_day_out_of_range_is_a_422_naming_the_field_never_a_server_error(world
 
 def test_a_reviewer_who_moved_is_named_with_the_organisation_they_rated_for(world):  # noqa: F811
     alice = world["alice"]
-    alice.organisation = world["faktenwerk"]
-    alice.save(update_fields=["organisation"])
+    add_membership(user=alice, organisation=world["faktenwerk"])
     answer = bearer_client(world["bob"]).get("/api/v1/stats")
     assert answer.status_code == 200
     assert [(r["name"], r["organisation"]) for r in answer.json()["reviewers"]] == [

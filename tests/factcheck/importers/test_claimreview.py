@@ -9,6 +9,7 @@ import pytest
 
 from accounts.models import User
 from factcheck.importing.verdicts import verdict_for_name, verdict_for_value
+from factcheck.members import organisation_of
 from factcheck.models import Flag, Organisation, Page, Post, Rating, Verdict
 from factcheck.ratings import record_rating
 from tests.factcheck.importers.helpers import FILES, copied, import_fails, import_posts, row_counts
@@ -128,7 +129,7 @@ def test_a_post_rated_by_another_organisation_is_a_rejection_with_the_refusal(tm
     out = import_posts(path, "claimreview")
     assert out[0] == "imported 0, already present 0, rejected 1"
     assert out[1].startswith("item 1: rating refused (not_your_rating): This post was rated True by Other Checkers")
-    assert Rating.objects.get(is_current=True).organisation == other.organisation
+    assert Rating.objects.get(is_current=True).organisation == organisation_of(other)
 
 
 def test_a_politicians_page_is_refused_as_the_api_refuses_it(tmp_path):

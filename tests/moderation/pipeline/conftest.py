@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factcheck.members import create_user
+from factcheck.members import create_user, organisation_of
 from tests.factories import (
     PASSWORD,
     FactCheckerFactory,
@@ -34,7 +34,7 @@ def post(page):
 
 @pytest.fixture
 def colleague(factchecker):
-    return FactCheckerFactory(organisation=factchecker.organisation)
+    return FactCheckerFactory(organisation=organisation_of(factchecker))
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from factcheck.members import organisation_of
 from moderation.appeals import file_appeal
 from moderation.models import Appeal, AppealStatus, RepeatOffenderPolicy, Strike
 from tests.factories import (
@@ -85,7 +86,7 @@ def test_the_portal_lists_decided_posts_with_distribution_rating_and_reasons(log
     assert rated_post.external_id in html and "never-decided" not in html
     assert "Shown about 80% less in news feeds (×0.2)" in html
     assert "False information. Checked by independent fact-checkers." in html
-    assert factchecker.organisation.name in html and "The quote is invented." in html
+    assert organisation_of(factchecker).name in html and "The quote is invented." in html
     assert "https://source.example/evidence" in html and "https://factorg.example/miracle-cure" in html
     assert "Statement of reasons: Your post stays up, but" in html
     assert "Detection: an automated classifier flagged it." in html
@@ -116,7 +117,7 @@ def test_the_post_page_shows_reasons_the_filing_form_and_the_timeline(login, own
     html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
     assert "Your post stays up, but your post is shown about 80% less in news feeds" in html
     assert "Misinformation policy" in html
-    assert f"Rated False by {factchecker.organisation.name}: The quote is invented." in html
+    assert f"Rated False by {organisation_of(factchecker).name}: The quote is invented." in html
     assert "You can appeal until" in html
     for field, label in (("statement", "Your statement"), ("evidence_urls", "Evidence URLs"),
                          ("correction_details", "What was corrected, and where")):

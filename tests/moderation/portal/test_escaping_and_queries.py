@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from factcheck.members import organisation_of
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.models import Appeal, RepeatOffenderPolicy
 from moderation.staff_actions import remove_post
@@ -34,7 +35,7 @@ def test_html_and_script_in_statements_reasons_and_notifications_are_shown_escap
     client = login(owner)
     file(client, rated, statement=f"Statement {script}", evidence_urls="https://e.example/?q=<img>")
     appeal = Appeal.objects.get()
-    decide_appeal(appeal_id=appeal.pk, reviewer=FactCheckerFactory(organisation=factchecker.organisation),
+    decide_appeal(appeal_id=appeal.pk, reviewer=FactCheckerFactory(organisation=organisation_of(factchecker)),
                   outcome="upheld", reason=f"Outcome <img src=x onerror=alert(1)> {script}")
     pages = [client.get(url) for url in ("/appeals/", f"/appeals/posts/{rated.pk}/", f"/appeals/posts/{removed.pk}/")]
     for response in pages:
@@ -85,7 +86,7 @@ def test_the_portal_renders_in_a_fixed_number_of_queries(login, owner, factcheck
 def test_the_post_page_renders_in_a_fixed_number_of_queries(login, owner, page, factchecker, staff_user,
                                                             django_assert_max_num_queries, appeals):
     post = PostFactory(page=page)
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     for n in range(appeals):
         FlagFactory(post=post)
         DecisionFactory(post=post, reviewer=factchecker, rationale=f"Rating {n}.")

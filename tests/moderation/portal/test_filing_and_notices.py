@@ -10,6 +10,7 @@ import pytest
 from dateutil.relativedelta import relativedelta
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from factcheck.models import Post
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.models import Appeal, AppealStatus, Notification
@@ -131,7 +132,7 @@ def test_the_owner_withdraws_an_open_appeal_and_can_file_again(login, owner, rat
 
 def test_the_owner_reads_the_outcome_and_the_restored_distribution(login, owner, rated_post, factchecker):
     appeal = file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="The video is authentic.")
-    colleague = FactCheckerFactory(organisation=factchecker.organisation)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
                   new_verdict="true", reason="The full video shows it.")
     html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
