@@ -20,6 +20,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.text import Truncator
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.formatting import duration
@@ -78,13 +79,6 @@ def report_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
     })
 
 
-def _shortened(text: str, limit: int) -> str:
-    """At most `limit` characters, cut at a word and marked " …" when cut."""
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(None, 1)[0] + " …"
-
-
 def _queue_rows(found: list[dict[str, object]], *, desk: Desk, user_id: int, now: datetime) -> list[dict[str, object]]:
     """The queue's rows as templates/moderation/report_queue.html shows them, each value as it reads, from
     moderation.report_queue.queue_page's dicts: labels, durations and URLs (one reverse() a page), no markup."""
@@ -106,7 +100,7 @@ def _queue_rows(found: list[dict[str, object]], *, desk: Desk, user_id: int, now
             "trusted": row["trusted"],
             "page_name": row["post__page__name"],
             "page_id": row["post__page__external_id"],
-            "text": _shortened(row["post__text"] or "(no text)", TEXT_CHARS),
+            "text": Truncator(row["post__text"] or "(no text)").chars(TEXT_CHARS, truncate=" …"),
             "velocity": f"{round(row['velocity']):,}",  # the UI is English only: comma grouping
             "mine": held and row["holder_id"] == user_id,
             "holder": row["holder__username"] if held else "",
@@ -115,7 +109,7 @@ def _queue_rows(found: list[dict[str, object]], *, desk: Desk, user_id: int, now
                     "category": report["category"],
                     "label": CATEGORY_LABELS[report["category"]],
                     "source": SOURCE_LABELS[report["source"]],
-                    "reason": _shortened(report["reason"], REASON_CHARS),
+                    "reason": Truncator(report["reason"]).chars(REASON_CHARS, truncate=" …"),
                 }
                 for report in row["reports"]
             ],

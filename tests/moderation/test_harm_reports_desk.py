@@ -57,6 +57,17 @@ def test_each_row_shows_its_reports_the_post_its_page_and_a_link_to_its_history(
         assert shown in body, shown
 
 
+def test_a_long_text_is_shortened_on_the_list_even_when_it_starts_with_blank_space(staff_client):
+    # Cutting at the last word of the first 240 characters failed on a text whose first 240 were all blank.
+    reported_post(external_id="padded", reports=[("harassment", "user_report")], text=" " * 300 + "Mocks a victim.")
+    reported_post(external_id="long", reports=[("hate", "user_report")], text="word " * 100)
+    response = staff_client.get("/staff/reports/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert rows_in_order(body) == ["padded", "long"] or rows_in_order(body) == ["long", "padded"]
+    assert "word " * 40 in body and "word " * 60 not in body and "…" in body
+
+
 def test_reports_waiting_over_24_hours_are_marked_overdue_in_the_list_and_counted_on_the_admin_index(staff_client):
     now = timezone.now()
     reported_post(external_id="late", reports=[("violence", "user_report")], at=now - timedelta(hours=25))
