@@ -19,14 +19,15 @@ from django.utils.safestring import SafeString
 
 from accounts.lockout import UnlockRefused, unlock
 from accounts.models import ApiToken, TokenState, User
+from accounts.security import valid_address
 from accounts.services import TokenAlreadyRevoked, TokenNotFound, revoke_token_by_id
 from audit.models import AuditEvent
-from core.admin_base import EstimatedCountPaginator, ReadOnlyAdmin, html_table
+from core.admin_base import ControlCharacterSafeAdmin, EstimatedCountPaginator, ReadOnlyAdmin, html_table
 from core.admin_decisions import ReasonForm, StaffDecision, StaffDecisionsAdmin
 
 
 @admin.register(User)
-class FactdeskUserAdmin(UserAdmin):
+class FactdeskUserAdmin(ControlCharacterSafeAdmin, UserAdmin):
     list_display = ("username", "email", "role", "is_staff", "is_active")
     list_filter = ("role", "is_staff", "is_active")
     fieldsets = UserAdmin.fieldsets + (("Factdesk", {"fields": ("role",)}),)
@@ -133,3 +134,9 @@ class AccessAttemptAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
     search_fields = ("username__exact", "ip_address__exact")
     search_help_text = "An exact username or address."
     fields = ("username", "ip_address", "user_agent", "failures_since_start", "attempt_time", "path_info")
+
+    def search_lookups(self, request, term: str) -> list[Q]:
+        # Only an address is compared with the address column: anything else fails PostgreSQL's inet cast.
+        if valid_address(term):
+            return super().search_lookups(request, term)
+        return [Q(username__exact=term)]

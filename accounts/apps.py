@@ -6,4 +6,7 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
-        from accounts import lockout  # noqa: F401  (audits django-axes lockouts)
+        from accounts import (
+            lockout,  # noqa: F401  (audits django-axes lockouts)
+            security,  # noqa: F401  (its deploy check: the trusted proxies)
+        )

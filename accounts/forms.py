@@ -1,4 +1,4 @@
-"""The signed-in person's own settings."""
+"""Signing in (the site's and the admin's login forms) and the signed-in person's own settings."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import zoneinfo
 from functools import lru_cache
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
 
 
 @lru_cache(maxsize=1)
@@ -24,3 +26,27 @@ class ProfileForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+
+
+class BoundedUsername:
+    """A username longer than any account's is a wrong sign-in, refused before anything is looked up.
+
+    Django's login form only tells the browser the limit (the `maxlength` attribute); the name typed
+    still reached authentication, and django-axes then failed to record the failure (its column holds
+    255 characters): a 500. Refused here, it is the usual "enter a correct username and password",
+    and nothing is written.
+    """
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        if len(username) > self.username_field.max_length:
+            raise self.get_invalid_login_error()
+        return super().clean()
+
+
+class SignInForm(BoundedUsername, AuthenticationForm):
+    """/accounts/login/."""
+
+
+class AdminSignInForm(BoundedUsername, AdminAuthenticationForm):
+    """/admin/login/."""

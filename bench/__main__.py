@@ -43,8 +43,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="posts of the dashboard's 90-day history (written by SQL)")
     parser.add_argument("--reports", type=int, default=100_000,
                         help="open reports of harm of the reports queue's figure (written by SQL)")
+    parser.add_argument("--copy-ratings", type=int, default=100,
+                        help="ratings timed to their decisions-feed entry, without and with the copy-heavy load")
+    parser.add_argument("--copy-batch", type=int, default=500, help="flags per POST /api/v1/flags of the copy load")
+    parser.add_argument("--copy-share", type=float, default=0.8, help="share of the copy load's posts that copy "
+                        "a rated claim")
+    parser.add_argument("--copy-claims", type=int, default=100, help="rated claims the copy load copies")
+    parser.add_argument("--copy-rounds", type=int, default=2, help="ingest rounds each way, matching off and on")
+    parser.add_argument("--copy-round-seconds", type=float, default=30.0, help="length of one ingest round")
+    parser.add_argument("--copy-drain-timeout", type=float, default=300.0,
+                        help="seconds to wait for the set-up's RQ jobs before the first rating")
+    parser.add_argument("--copy-phase-seconds", type=float, default=600.0,
+                        help="at most this long sending ratings under load (then the figure is over those measured)")
     parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "claims", "dashboard",
-                                           "reports"],
+                                           "reports", "copyload"],
                         help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
@@ -180,13 +192,17 @@ def main(argv: list[str]) -> int:
             "Webhooks (bench/webhooks.py; `--only webhooks`): after the decision figures, a local receiver in the "
             "bench process; change-to-delivery latency with one long-running worker, then deliveries/s drained by "
             "1 and 2 burst workers from a committed backlog.",
+            "Copy-heavy load (bench/copy_load.py; `--only copyload`): the app started as bin/run starts it (gunicorn "
+            "2 workers, RQ worker, rqcron) and driven over HTTP: ratings timed from their 201 to the decisions feed "
+            "without and with 2 clients POSTing flag batches that mostly copy rated claims, then API ingest rounds "
+            "with FACTDESK_MATCHING off and on.",
         ],
     )
     platform, checkers = bench_users(reviewers=args.reviewers)
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        if args.only in (None, "matching", "webhooks", "queue", "claims"):
+        if args.only in (None, "matching", "webhooks", "queue", "claims", "copyload"):
             print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
             flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
             run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform,
@@ -260,6 +276,17 @@ def main(argv: list[str]) -> int:
             staff = bench_user("bench-staff", Role.TRUST_SAFETY)
             run.figures.append(bench_reports_page(staff=staff, reports=args.reports, pages=args.pages,
                                                   warmup=args.warmup, requests=args.requests))
+        if args.only in (None, "copyload"):
+            from bench.copy_load import bench_copy_load
+
+            print("copy-heavy load over HTTP: ratings to the decisions feed, ingest with matching off and on",
+                  flush=True)
+            run.figures += bench_copy_load(
+                platform=platform, rater=rater, ratings=args.copy_ratings, warmup=min(args.warmup, 5),
+                clients=args.ingest_clients, batch=args.copy_batch, share=args.copy_share, claims=args.copy_claims,
+                rounds=args.copy_rounds, round_seconds=args.copy_round_seconds, drain_timeout=args.copy_drain_timeout,
+                phase_seconds=args.copy_phase_seconds,
+            )
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from bench import processes
 from bench.decisions import ratable_posts, rate, rating_note
 from bench.report import Figure
+from core.jobs import DECISIONS
 from moderation.models import RatingDecision
 
 POLL_SECONDS = 0.02
@@ -40,7 +41,7 @@ class Drain:
 
 def queue_backlog(*, reviewer, count: int) -> list[int]:
     """Commit `count` ratings with no worker running; returns their ids (their jobs wait on the queue)."""
-    queue = django_rq.get_queue("default")
+    queue = django_rq.get_queue(DECISIONS)
     queue.connection.flushdb()
     rating_ids = [
         rate(reviewer=reviewer, post_id=post_id)[0].pk
@@ -63,7 +64,7 @@ def drain(*, rating_ids: list[int], workers: int) -> Drain:
             if done and first is None:
                 first = now
             if all(p.poll() is not None for p in procs) and decisions.count() < len(rating_ids):
-                failed = django_rq.get_queue("default").failed_job_registry.count
+                failed = django_rq.get_queue(DECISIONS).failed_job_registry.count
                 raise RuntimeError(
                     f"burst workers exited with {decisions.count()} of {len(rating_ids)} decisions "
                     f"({failed} failed jobs); logs in {processes.LOG_DIR}"
@@ -104,7 +105,7 @@ def bench_decision_rate(*, reviewer, ratings: int) -> list[Figure]:
     for figure, d, seconds in zip(figures, drains, recorded, strict=True):
         figure.notes += [
             f"{d.ratings:,} ratings committed one at a time with no worker running ({seconds:.1f} s), each "
-            f"leaving its apply_rating job on the Redis queue; then {d.workers} `manage.py rqworker default --burst` "
+            f"leaving its apply_rating job on the Redis queue; then {d.workers} `manage.py rqworker --burst` "
             f"subprocess(es) (core.worker.FactdeskWorker: jobs run in the worker process).",
             f"All {d.ratings:,} decisions visible {d.seconds:.1f} s after the worker start: {d.rate:,.1f} decisions/s "
             f"including {d.to_first:.1f} s of worker start-up before the first decision; "

@@ -131,7 +131,7 @@ def bench_decisions(*, reviewer, ratings: int, warmup: int, workers: int) -> Fig
     figure.value = percentile(samples, 95)
     figure.passed = figure.value <= TARGET_P95_MS
     figure.notes += [
-        f"{workers} `manage.py rqworker default` subprocess(es) (core.worker.FactdeskWorker, as deployed: "
+        f"{workers} `manage.py rqworker` subprocess(es) on every queue (core.worker.FactdeskWorker, as deployed: "
         "no fork per job) on the bench Redis db; "
         f"{warmup} warm-up ratings, then {len(samples)} ratings one at a time: {summary_ms(samples)}.",
         clock_note(),
@@ -238,7 +238,7 @@ def bench_decisions_under_load(
     failed = sum(load.errors for load in loads)
     first_error = next((load.first_error for load in loads if load.first_error), "")
     figure.notes += [
-        "1 `manage.py rqworker default` subprocess (core.worker.FactdeskWorker, no fork per job) "
+        "1 `manage.py rqworker` subprocess (core.worker.FactdeskWorker, no fork per job) "
         "applying the decisions while "
         f"{clients} other processes each call factcheck.ingest.ingest_flags in a loop, {batch_size:,} flags on new "
         f"posts per call, each call its own transaction, from before the first rating until after the last.",

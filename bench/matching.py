@@ -29,6 +29,7 @@ from tqdm import tqdm
 from bench import processes
 from bench.data import make_load_batch, post_text
 from bench.report import Figure, percentile, summary_ms
+from core.jobs import BULK
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.matching.candidates import Row, candidates_for, rows
 from factcheck.matching.matcher import thresholds
@@ -201,10 +202,10 @@ def bench_ingest_matching(*, submitted_by, posts: int, batch_size: int, pages: i
         on_seconds += _timed_ingest(on, submitted_by=submitted_by, matching=True)
     off_posts = on_posts = count * batch_size
     off_rate, on_rate = off_posts / off_seconds, on_posts / on_seconds
-    jobs = django_rq.get_queue("matching").count
+    jobs = django_rq.get_queue(BULK).count
     ids = list(Post.objects.filter(external_id__startswith="bench-post-load-91-").values_list("id", flat=True))
     started = time.perf_counter()
-    worker = processes.start_rqworker(2, burst=True, queues=("matching",))
+    worker = processes.start_rqworker(2, burst=True, queues=(BULK,))
     _wait(lambda: not Post.objects.filter(id__in=ids, matched_at__isnull=True).exists(), worker, "match jobs")
     drain_seconds = time.perf_counter() - started
     grouped = Post.objects.filter(id__in=ids, duplicate_of__isnull=False).count()

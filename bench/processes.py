@@ -14,12 +14,15 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.jobs import QUEUES
+
 _running: list[subprocess.Popen] = []
 LOG_DIR = Path(tempfile.mkdtemp(prefix="factdesk-bench-"))
 
 
-def start_rqworker(n: int, *, burst: bool = False, queues: tuple[str, ...] = ("default",)) -> subprocess.Popen:
-    """`manage.py rqworker default` (or `queues`) on the app's own settings and the bench's database and Redis.
+def start_rqworker(n: int, *, burst: bool = False, queues: tuple[str, ...] = QUEUES) -> subprocess.Popen:
+    """`manage.py rqworker` on every queue in urgency order (core.jobs.QUEUES, as `manage.py jobworker` takes
+    them), or on `queues`, on the app's own settings and the bench's database and Redis.
 
     With `burst` the worker exits once the queue is empty (`--burst`).
     """

@@ -32,7 +32,7 @@ from django.utils import timezone
 from bench import processes
 from bench.report import Figure
 from core import outbound
-from core.jobs import enqueue
+from core.jobs import WEBHOOKS, enqueue
 from factcheck.models import Post
 from moderation.feed import append_and_publish
 from moderation.models import DistributionChange
@@ -106,7 +106,7 @@ def percentile(values: list[float], share: float) -> float:
 def latency(
     url: str, arrivals: Arrivals, post_ids: list[int], *, samples: int, warmup: int
 ) -> tuple[list[float], list[float]]:
-    worker = processes.start_rqworker(90, queues=("default", "webhooks", "matching"))
+    worker = processes.start_rqworker(90)
     try:
         changes: list[float] = []
         floors: list[float] = []
@@ -140,7 +140,7 @@ def drain(*, deliveries: int, post_ids: list[int], workers: int, arrivals: Arriv
     ids = list(Delivery.objects.filter(id__gt=last).values_list("id", flat=True))
     before = arrivals.count()
     started = time.perf_counter()
-    procs = [processes.start_rqworker(80 + n, burst=True, queues=("webhooks",)) for n in range(workers)]
+    procs = [processes.start_rqworker(80 + n, burst=True, queues=(WEBHOOKS,)) for n in range(workers)]
     try:
         while arrivals.count() - before < len(ids):
             if time.perf_counter() - started > GIVE_UP_SECONDS:
@@ -189,7 +189,7 @@ def bench_webhooks(*, platform, samples: int, warmup: int, deliveries: int) -> l
             notes=[
                 f"{samples} distribution changes (after {warmup} unmeasured), each committed alone and timed from just "
                 "after its commit to its arrival at a local receiver (threaded http.server, answers 200 at once); one "
-                "`manage.py rqworker default webhooks matching` subprocess, as bin/run starts it.",
+                "`manage.py rqworker` subprocess on every queue in urgency order, as `manage.py jobworker` takes them.",
                 f"p50 {p50:,.1f} ms, p95 {p95:,.1f} ms, max {max(changes) * 1000:,.1f} ms; the floor (a job that only "
                 f"POSTs to the same receiver, enqueued the same way) p50 {percentile(floors, 0.5) * 1000:,.1f} ms, "
                 f"p95 {floor95:,.1f} ms.",

@@ -107,6 +107,12 @@ class FactdeskAdminSite(admin.AdminSite):
         user = request.user
         return user.is_active and user.is_staff and (user.is_superuser or getattr(user, "is_trust_safety", False))
 
+    @property
+    def login_form(self):  # noqa: ANN201 - read by AdminSite.login; imported late, as this module loads with the apps
+        from accounts.forms import AdminSignInForm
+
+        return AdminSignInForm  # an over-long username is a wrong sign-in, not a 500
+
     def index(self, request, extra_context=None):
         context = {"vitals": admin_vitals(), **(extra_context or {})}
         return super().index(request, extra_context=context)

@@ -14,6 +14,7 @@ body parsing) and accounts/api_auth.py (the bearer token).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,11 +39,12 @@ from factcheck.api import REQUEST_SCHEMAS
 from factcheck.api import router as factcheck_router
 from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage, PostRemoved
 from factcheck.ingest import IdempotencyConflict
-from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused
+from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused, StaleRating
 from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
 from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
 from moderation.staff_actions import RemovalRefused
+from reports.api import DOCUMENTED_PARAMETERS
 from reports.api import router as reports_router
 from reports.figures import NoFigures
 from webhooks.api import router as webhooks_router
@@ -72,9 +74,15 @@ Every error has the shape `{"error": {"code": ..., "message": ..., "details": ..
 Validation errors (422) list each problem in `details.errors` as `{"field", "message"}`, with
 `item` (the index in the batch) for flags. Datetimes are ISO 8601 and must carry a timezone
 offset (`Z` or `+01:00`); naive datetimes are refused. Requests are limited per token holder
-(`429` with `Retry-After` when exceeded). By default a URL (path and query) over 8,000 bytes
+(`429` with `Retry-After` when exceeded), and so are failed authentications per client address
+(by default 20 a minute; past it, every request from that address is `429` for a minute or two).
+By default a URL (path and query) over 8,000 bytes
 is refused with `414` (`uri_too_long`), request headers over 16 KiB or 100 fields with `431`
 (`headers_too_large`), and a body over 5 MiB with `413`, chunked bodies included.
+A JSON body must be sent with `Content-Type: application/json` (or another `application/*+json`);
+any other, or none, is refused with `400` (`unsupported_content_type`). No text anywhere in a body may
+hold NUL (`\\u0000`) or an unpaired surrogate (`422`). Refusals that depend on the state of things or on
+two fields together are listed in each operation's description; the schemas say everything else.
 """
 
 
@@ -85,8 +93,13 @@ class JsonObjectParser(Parser):
         return read_json_object(request)
 
 
-class TokenRateThrottle(SimpleRateThrottle):
-    """settings.API_RATE_LIMIT per authenticated user, read on each request so it can change."""
+class TokenRateThrottle(SimpleRateThrottle, threading.local):
+    """settings.API_RATE_LIMIT per authenticated user, read on each request so it can change.
+
+    ninja keeps a request's state (its key, history, time) on the throttle, of which the API has one;
+    gunicorn's gthread workers (bin/run) serve several requests of a process at once, so each thread
+    has its own (threading.local: __init__ runs again in each thread).
+    """
 
     scope = "api"
 
@@ -143,6 +156,12 @@ class FactdeskAPI(NinjaAPI):
             [(model, "validation") for model in REQUEST_SCHEMAS], ref_template="#/components/schemas/{model}"
         )
         schema["components"].setdefault("schemas", {}).update(definitions.get("$defs", {}))
+        # Query parameters whose check is the domain's: the document says it as exactly as a schema can.
+        for path, operations in schema["paths"].items():
+            for operation in operations.values():
+                for parameter in operation.get("parameters", []):
+                    if (path, parameter["name"]) in DOCUMENTED_PARAMETERS:
+                        parameter["schema"] = DOCUMENTED_PARAMETERS[path, parameter["name"]]
         return schema
 
 
@@ -195,7 +214,10 @@ api.add_router("v1/", reports_router)
 
 @api.exception_handler(ApiError)
 def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
-    return error_response(request, exc.status, exc.code, exc.message, exc.details)
+    response = error_response(request, exc.status, exc.code, exc.message, exc.details)
+    for name, value in getattr(exc, "headers", {}).items():  # e.g. Retry-After (accounts.api_auth)
+        response[name] = value
+    return response
 
 
 # The one table of refusals to HTTP statuses; the code and message are the refusal's own.
@@ -214,6 +236,7 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     IdempotencyConflict: 409,
     ClaimRequired: 409,
     AppealOpen: 409,
+    StaleRating: 409,
     AppealConflict: 409,
     TokenNotFound: 404,
     AmbiguousTokenPrefix: 409,

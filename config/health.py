@@ -1,12 +1,14 @@
 """`/healthz`: whether the database, Redis and the RQ workers answer, for load balancers and people.
 
 200 while the database answers (the app serves people without Redis), 503 when it does not.
-Each state is "ok", "down", or for Redis and workers "not_configured" in the embedded default.
+Each state is "ok", "down", or for Redis and workers "not_configured" in the embedded default;
+"workers" is "none" when no worker's heartbeat is recent (`live_workers`), whatever RQ still has registered.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
@@ -32,17 +34,27 @@ def _redis_and_workers() -> tuple[str, str, int]:
     if not settings.REDIS_URL:
         return "not_configured", "not_configured", 0
     from redis import Redis
-    from rq import Worker
 
     from core.resilience import OUTAGE
 
     try:
         redis = Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=0.5)
         redis.ping()
-        workers = Worker.count(connection=redis)
+        workers = live_workers(redis)
     except OUTAGE:
         return "down", "unknown", 0
     return "ok", "ok" if workers else "none", workers
+
+
+def live_workers(redis, *, now: datetime | None = None) -> int:
+    """Workers heard from within FACTDESK_WORKER_TTL. RQ keeps a worker registered (and its key) for a
+    while after it died without a word (killed, its machine gone): a registration alone proves nothing,
+    its heartbeat does (every FACTDESK_WORKER_TTL - 15 s at the latest while it waits for jobs)."""
+    from rq import Worker
+
+    cutoff = (now or datetime.now(UTC)) - timedelta(seconds=settings.FACTDESK_WORKER_TTL)
+    return sum(1 for worker in Worker.all(connection=redis)
+               if worker.last_heartbeat is not None and worker.last_heartbeat >= cutoff)
 
 
 @never_cache

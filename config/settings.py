@@ -117,7 +117,9 @@ TEMPLATES = [
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Health checks: a connection the server dropped (a database restart) is replaced at the start of the
+    # next request instead of failing it.
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -210,6 +212,15 @@ AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 AXES_VERBOSE = False
 AXES_ENABLE_ADMIN = False  # accounts.admin has its own: unlocking needs a reason and is audited
+# The client's address, for the lockout and the API's limit on failed tokens (accounts.security.client_ip):
+# with N trusted proxies in front (each appending to X-Forwarded-For), the entry the farthest of them wrote;
+# with 0 (the default), the connection's own address. A client's own X-Forwarded-For entries never count.
+# Behind the proxy (BEHIND_PROXY) one is in front unless said otherwise: with 0 there every client would have
+# the proxy's address, and one client's wrong passwords would lock everyone out.
+FACTDESK_TRUSTED_PROXIES = max(0, int(os.environ.get("FACTDESK_TRUSTED_PROXIES", "1" if BEHIND_PROXY else "0")))
+# Failed API authentications (unknown, expired or revoked tokens) from one address: past this, every API
+# request from it is a 429 until the window has passed (accounts.api_auth).
+API_AUTH_FAILURE_LIMIT = os.environ.get("API_AUTH_FAILURE_LIMIT", "20/m")
 
 # The API refuses larger bodies with 413 itself; Django's own limit sits just above it.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
@@ -223,19 +234,27 @@ API_MAX_HEADER_FIELDS = int(os.environ.get("API_MAX_HEADER_FIELDS", "100"))
 
 # Jobs: RQ on Redis when REDIS_URL is set, otherwise in-process after commit.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Queues by urgency, each job's queue written once in core.jobs.JOBS; every worker takes them in this
+# order (`manage.py jobworker`, core.jobs.QUEUES): decisions, notices, webhook deliveries, bulk work
+# (matching, refreshes), and django-rq's `default`, where no Factdesk job goes.
+_REDIS_FOR_RQ = REDIS_URL or "redis://127.0.0.1:6379/0"
 RQ_QUEUES = {
-    "default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 300},
-    # Near-duplicate matching of new posts: a queue of its own, listed after `default` by every worker, so a
-    # backlog of match jobs under heavy ingest never delays a decision (RQ takes queues in the order given).
-    "matching": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 600},
-    # Webhook deliveries (webhooks.delivery): after `default` (a decision first), before `matching` (the
-    # platform hears of a decision within a second even under a matching backlog).
-    "webhooks": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 600},
+    "decisions": {"URL": _REDIS_FOR_RQ, "DEFAULT_TIMEOUT": 300},
+    "notices": {"URL": _REDIS_FOR_RQ, "DEFAULT_TIMEOUT": 300},
+    "webhooks": {"URL": _REDIS_FOR_RQ, "DEFAULT_TIMEOUT": 600},
+    "copies": {"URL": _REDIS_FOR_RQ, "DEFAULT_TIMEOUT": 600},
+    "bulk": {"URL": _REDIS_FOR_RQ, "DEFAULT_TIMEOUT": 600},
+    "default": {"URL": _REDIS_FOR_RQ, "DEFAULT_TIMEOUT": 300},
 }
 # core.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
 # Jobs run inside the worker process (core.worker: a fork per job cost ~200 ms of a ~15 ms decision).
 RQ = {"COMMIT_MODE": "auto", "WORKER_CLASS": "core.worker.FactdeskWorker"}
-RQ_SHOW_ADMIN_LINK = True
+# A worker's heartbeat comes at least every FACTDESK_WORKER_TTL - 15 s (RQ's idle wait), and /healthz counts
+# only workers heard from within FACTDESK_WORKER_TTL (config/health.py): a dead worker shows within a minute.
+FACTDESK_WORKER_TTL = int(os.environ.get("FACTDESK_WORKER_TTL", "60"))
+# django-rq's pages are mounted once, at /admin/rq/ behind config/rq_admin.py's guard (the admin index links
+# them); not a second time inside the admin (/admin/django_rq/dashboard/), where they would be unguarded.
+RQ_SHOW_ADMIN_LINK = False
 FACTDESK_JOBS_IN_PROCESS = not REDIS_URL
 # The API's rate limits count in the cache: shared by every process through Redis when there is one,
 # and in each process's memory while Redis is down (core.resilience.FallbackCache).
@@ -305,6 +324,16 @@ if not 0 < FACTDESK_WEBHOOK_TIMEOUT <= 60:
     raise ImproperlyConfigured(
         f"FACTDESK_WEBHOOK_TIMEOUT must be between 0 and 60 seconds, not {FACTDESK_WEBHOOK_TIMEOUT}."
     )
+# Attempts in flight to one endpoint at once: due retries of a failing endpoint (different posts; one
+# post's deliveries always go one at a time, in order) are POSTed this many together (webhooks.delivery).
+FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY = int(os.environ.get("FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY", "4"))
+if not 1 <= FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY <= 32:
+    raise ImproperlyConfigured("FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY must be between 1 and 32.")
+# Days webhook events, deliveries and attempts are kept; then their month goes whole, once none of it is
+# pending (webhooks.retention; PostgreSQL only, SQLite keeps everything).
+FACTDESK_WEBHOOK_RETENTION_DAYS = int(os.environ.get("FACTDESK_WEBHOOK_RETENTION_DAYS", "30"))
+if FACTDESK_WEBHOOK_RETENTION_DAYS < 1:
+    raise ImproperlyConfigured("FACTDESK_WEBHOOK_RETENTION_DAYS must be at least 1.")
 
 LOGGING = {
     "version": 1,

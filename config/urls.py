@@ -21,14 +21,13 @@ def no_rq_scheduler(request: HttpRequest, scheduler_index: int) -> HttpResponse:
 # Before django-rq's own patterns, which they shadow (tests/test_authorisation_matrix.py).
 without_rq_scheduler = [] if find_spec("rq_scheduler") else [
     path("admin/rq/schedulers/<int:scheduler_index>/", no_rq_scheduler, name="no_rq_scheduler"),
-    path("admin/django_rq/dashboard/schedulers/<int:scheduler_index>/", no_rq_scheduler,
-         name="admin_no_rq_scheduler"),
 ]
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     *without_rq_scheduler,
-    # django-rq's pages, each answering a missing id with 404 and a Redis outage with 503.
+    # django-rq's pages, each answering a missing id with 404 and a Redis outage with 503; mounted here only
+    # (settings.RQ_SHOW_ADMIN_LINK is off: no unguarded copy under /admin/django_rq/dashboard/).
     path("admin/rq/", include((guarded_patterns(rq_urls.urlpatterns), rq_urls.app_name))),
     path("admin/", admin.site.urls),
     path("api/", api.urls),

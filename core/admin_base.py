@@ -15,6 +15,8 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.views.main import SEARCH_VAR
 from django.core.exceptions import FieldDoesNotExist
 from django.core.paginator import Paginator
 from django.db import connections, models
@@ -26,6 +28,7 @@ from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
 from core.formatting import day, moment
+from core.search_input import has_nul, without_control_characters
 
 EMPTY = "—"
 
@@ -63,7 +66,22 @@ class EstimatedCountPaginator(Paginator):
         return super().count
 
 
-class FastListAdmin(admin.ModelAdmin):
+class ControlCharacterSafeAdmin(admin.ModelAdmin):
+    """A list's query string with NUL in it (PostgreSQL refuses NUL in a text parameter) is not a 500: the
+    search box drops control characters (core.search_input), and a filter value with NUL is Django's
+    "invalid lookup", which sends the list back to itself unfiltered (?e=1)."""
+
+    def get_changelist_instance(self, request):
+        filters = (value for name, values in request.GET.lists() if name != SEARCH_VAR for value in values)
+        if any(has_nul(value) for value in filters):
+            raise IncorrectLookupParameters("NUL in the query string")
+        return super().get_changelist_instance(request)
+
+    def get_search_results(self, request, queryset, search_term):
+        return super().get_search_results(request, queryset, without_control_characters(search_term))
+
+
+class FastListAdmin(ControlCharacterSafeAdmin):
     """A changelist that never counts a whole big table, and searches one index at a time.
 
     Django's own search ORs every search field (across joins) for each word, which PostgreSQL
@@ -90,7 +108,8 @@ class FastListAdmin(admin.ModelAdmin):
         return [Q(**{lookup: term}) for lookup in self.get_search_fields(request)]
 
     def get_search_results(self, request, queryset, search_term):
-        term = search_term.strip()
+        search_term = without_control_characters(search_term)  # core.search_input, as every search box
+        term = search_term
         if not self.search_by_index or not term:
             return super().get_search_results(request, queryset, search_term)
         manager = self.model._default_manager

@@ -21,6 +21,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.utils import unquote
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
+from django.core.validators import MaxLengthValidator
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -33,11 +34,19 @@ CONFIRM_TEMPLATE = "admin/factdesk/confirm_decision.html"
 CHANGE_FORM_TEMPLATE = "admin/factdesk/change_form.html"
 
 
+# The longest reason a staff decision takes (the domain functions check their own: moderation.staff_actions'
+# is the same); a longer one is a form error next to the field, with the rest of the form kept.
+MAX_REASON = 2000
+TOO_LONG = f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d)."
+
+
 class ReasonForm(forms.Form):
     reason = forms.CharField(
         label="Reason",
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
         help_text="Recorded with the decision in the audit log and shown where the decision is explained.",
+        # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
+        validators=[MaxLengthValidator(MAX_REASON, TOO_LONG)],
         error_messages={"required": "A reason is required: every staff decision records why."},
     )
 

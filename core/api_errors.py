@@ -111,8 +111,24 @@ def check_body_size(request: HttpRequest) -> None:
         raise TooLarge(f"The body is {length} bytes; the limit is {limit}.", details={"limit_bytes": limit})
 
 
+# What a JSON body may be declared as: `application/json` or a JSON-based type (`application/*+json`),
+# parameters such as `charset` aside.
+JSON_CONTENT_TYPE = re.compile(r"^application/(?:json|[!#$%&'*.^_`|~0-9A-Za-z-]+\+json)$", re.IGNORECASE)
+
+
+def check_json_content_type(request: HttpRequest) -> None:
+    """Refuse a body declared as anything but JSON (a form, text, or no Content-Type at all): 400
+    `unsupported_content_type` (the API's statuses have no 415; docs/interfaces.md)."""
+    declared = request.META.get("CONTENT_TYPE", "")
+    if not JSON_CONTENT_TYPE.match(declared.split(";", 1)[0].strip()):
+        raise MalformedBody(
+            f"Send the body as JSON with `Content-Type: application/json`, not {declared[:100]!r}.",
+            code="unsupported_content_type", details={"content_type": declared[:100]},
+        )
+
+
 def read_json_object(request: HttpRequest) -> dict[str, Any]:
-    """The request body as a JSON object, or 400 (not JSON, not an object) / 413 (too big)."""
+    """The request body as a JSON object, or 400 (not declared or not JSON, not an object) / 413 (too big)."""
     check_body_size(request)
     try:
         raw = request.body
@@ -129,6 +145,7 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
         )
     if not raw:
         raise MalformedBody("The request needs a JSON body.", code="empty_body")
+    check_json_content_type(request)
     if nesting_depth(raw, most=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise MalformedBody(f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.", code="too_deep")
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from django.urls import register_converter
@@ -17,7 +17,7 @@ from django.urls.converters import StringConverter
 from django.utils import timezone
 from ninja import Path, Router, Schema
 from ninja.responses import Status
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, Field, StrictInt, field_validator
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
@@ -28,13 +28,14 @@ from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderati
     MAX_BATCH,
     FlagBatchIn,
     FlagIn,
+    _whole_number,
     documented,
     no_blank_urls,
     validate_flag,
 )
 from factcheck.ingest import FlagInput, ingest_flags
 from factcheck.models import Flag, FlagCategory, Post, QueueState, Rating, ReportOutcome, ReportStatus, Verdict
-from factcheck.ratings import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, record_rating
+from factcheck.ratings import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, UNCHECKED, record_rating
 from factcheck.routing import report_out
 
 router = Router(tags=["review"])
@@ -145,8 +146,9 @@ def push_flags(request: HttpRequest) -> Status:
 
     201 when at least one flag was new, 200 when every flag had been received before.
     A batch with any invalid flag is refused whole (422) and nothing is stored. An idempotency key belongs
-    to one platform account and one flag: a key already used by another account, or with another flag
-    (source, category, reason or post), refuses the batch whole (409 `idempotency_conflict`).
+    to one platform account and one flag: the same key with the same flag (every field, `flagged_at` as
+    sent) is stored once and its replay writes nothing; with any other content the request is refused
+    whole and nothing is written (409 `idempotency_conflict`). Other accounts' keys never collide with yours.
     A flag's `category` says who decides it: `misinformation` (the default) joins the fact-checkers' queue;
     reports of harm go to trust-and-safety staff, and a post with only those never enters that queue.
     """
@@ -187,6 +189,11 @@ def get_flag(
     return report_out(flag)
 
 
+# A rating's id as JSON and the document's `integer` have it (7 or 7.0, never "7" or true); constraints go
+# before the validator, as factcheck.flag_input's counts do, so that the document shows them.
+RatingId = Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole_number)]
+
+
 class RatingIn(Schema):
     """The constraints are declared for clients; factcheck.ratings enforces them, with its own messages."""
 
@@ -205,6 +212,11 @@ class RatingIn(Schema):
     change_reason: str = Field(
         "", description="Why the current rating changes (new evidence, an error); required when re-rating.",
         json_schema_extra=documented(maxLength=MAX_CHANGE_REASON),
+    )
+    replaces: RatingId | None = Field(
+        None,
+        description="The id of the rating you saw as the post's current one (null: you saw none). If another "
+        "rating has become current since, the request is refused with 409 `stale_rating`. Omitted: not checked.",
     )
 
     _sources_not_blank = field_validator("sources")(no_blank_urls)
@@ -250,7 +262,9 @@ def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Stat
     the organisation's), 403 `not_your_rating` (the current rating is another organisation's),
     409 `already_claimed` (another reviewer holds the claim), 409 `post_removed` (trust and safety removed
     the post: it cannot be rated), 409 `appeal_open` (an appeal against
-    the current rating is open: only its decision changes it), 422 `rating_refused` (a politician's
+    the current rating is open: only its decision changes it), 409 `stale_rating` (`replaces` is not the
+    post's current rating: someone rated it since; `details.current_rating_id` names the current one),
+    422 `rating_refused` (a politician's
     post) and 422 `validation_error` (invalid fields, or a re-rating without `change_reason`).
     Nothing is written when refused.
     """
@@ -266,6 +280,8 @@ def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Stat
         sources=payload.sources,
         article_url=payload.article_url,
         change_reason=payload.change_reason,
+        # Omitted is "not checked" (clients from before `replaces`); an explicit null is "I saw none".
+        replaces=payload.replaces if "replaces" in payload.model_fields_set else UNCHECKED,
         claim_if_unclaimed=True,
     )
     return Status(201, rating_out(rating, post=post))

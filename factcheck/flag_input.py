@@ -9,23 +9,48 @@ constraints the OpenAPI document shows (factcheck.api lists them in REQUEST_SCHE
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
-from pydantic import AwareDatetime, BaseModel, Field, StrictBool, StrictInt, StringConstraints, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic import ValidationError as PydanticValidationError
 
-from factcheck.ingest import FlagInput, PageInput, PostInput
+from factcheck.ingest import FlagInput, PageInput, PostInput, flag_fingerprint
 from factcheck.models import FlagCategory, FlagSource, MediaType
 from factcheck.ratings import http_url
 from factcheck.timestamps import timestamp_problem
 
 # What the server enforces, declared so that the OpenAPI document says it too.
 TWO_LETTERS = r"^\s*([A-Za-z]{2})?\s*$"
-HTTP_URL = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://\S+"
-HTTP_URL_OR_EMPTY = r"^\s*([Hh][Tt][Tt][Pp][Ss]?://\S+.*)?$"
+# An http(s) URL as Django's URLValidator (factcheck.ratings.http_url) takes it, its ASCII part: a host name
+# with a top-level domain, an IPv4 address or localhost; an optional port; a path of printable ASCII.
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_HOST = (rf"(?:localhost|{_OCTET}(?:\.{_OCTET}){{3}}"
+         r"|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\.?)")
+_URL = rf"[Hh][Tt][Tt][Pp][Ss]?://{_HOST}(?::\d{{1,5}})?(?:[/?#][!-~]*)?"
+HTTP_URL = rf"^\s*{_URL}\s*$"
+HTTP_URL_OR_EMPTY = rf"^\s*(?:{_URL})?\s*$"
+# A timestamp as factcheck.timestamps takes it, for the document: 2000-01-01 up to a day ahead of the
+# server's clock, with an offset from -12:00 to +14:00. A pattern cannot follow the clock, so the document
+# admits the years 2001 to last year (days 01-28; the server takes every real day from 2000-01-01T00:00Z, and
+# up to a day ahead: 2000-01-01 itself is before that at any positive offset).
+_YEARS = "|".join(str(year) for year in range(2001, datetime.now(UTC).year))
+TIMESTAMP = (rf"^(?:{_YEARS})-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d"
+             r"(?:\.\d{1,6})?(?:Z|[+-](?:0\d|1[01]):[0-5]\d|-12:00|\+1[23]:[0-5]\d|\+14:00)$")
+DAY = rf"^(?:{_YEARS})-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])$"
 
 
 def documented(**constraints: Any) -> dict[str, Any]:
@@ -56,10 +81,36 @@ MAX_REASON = 5000
 # Facebook's own limit for a post's text.
 MAX_POST_TEXT = 63_206
 MAX_TOPIC = 100
-BIGINT_MAX = 2**63 - 1
+# A post's views or shares: at most the largest integer every JSON reader holds exactly (JavaScript's
+# Number.MAX_SAFE_INTEGER), so that their sum, the reach that the priority (factcheck.priority), the queue's
+# "most reach" order and a copy group's combined reach (factcheck.queue) add up in PostgreSQL's bigint,
+# can never overflow it (2 x 2^53 is far below 2^63).
+MAX_COUNT = 2**53 - 1
+# No control characters (C0, DEL, C1) in an external id: it is shown, logged and put in URLs; and, as
+# surrounding whitespace is stripped, at least one other character.
+_NO_CONTROL = r"[^\x00-\x1f\x7f-\x9f]"
+NO_CONTROLS = rf"^{_NO_CONTROL}*[^\s\x00-\x1f\x7f-\x9f]{_NO_CONTROL}*$"
+NOT_BLANK = r"\S"  # what `min_length=1` after stripping is, said so that the document says it too
 
-Key = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Count = Annotated[StrictInt, Field(ge=0, le=BIGINT_MAX)]
+Key = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=NOT_BLANK)]
+ExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200,
+                                              pattern=NO_CONTROLS)]
+
+
+def _whole_number(value: Any) -> Any:
+    """5.0 is the integer 5 in JSON (and in the document's `integer`); 5.5, "5" and true are not."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# An integer as JSON and the document's `integer` have it: 5 or 5.0, never "5" or true. Constraints go
+# before the validator (`Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole_number)]`), or the
+# document shows them as pydantic's keywords instead of JSON Schema's.
+WholeNumber = Annotated[StrictInt, BeforeValidator(_whole_number)]
+Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT), BeforeValidator(_whole_number)]
+Timestamp = Annotated[AwareDatetime, WithJsonSchema({
+    "type": "string", "pattern": TIMESTAMP,
+    "description": "ISO 8601 with a timezone offset (-12:00 to +14:00), from 2000-01-01 to a day ahead of now.",
+})]
 
 
 def _blank_if_none(value: Any) -> Any:
@@ -74,13 +125,13 @@ def _real_timestamp(value: datetime) -> datetime:
 
 
 class PageIn(BaseModel):
-    external_id: Key
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+    external_id: ExternalId
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300, pattern=NOT_BLANK)]
     is_politician: StrictBool = False
 
 
 class PostIn(BaseModel):
-    external_id: Key
+    external_id: ExternalId
     url: Annotated[
         str, Field(max_length=2000, json_schema_extra=null_is_blank(pattern=HTTP_URL_OR_EMPTY))
     ] = ""
@@ -98,7 +149,7 @@ class PostIn(BaseModel):
         max_length=MAX_TOPIC, description="Optional: what the post is about (e.g. `health`); stored lower-case.",
         json_schema_extra=null_is_blank(),
     )] = ""
-    posted_at: AwareDatetime
+    posted_at: Timestamp
     views: Count = 0
     shares: Count = 0
     page: PageIn
@@ -158,7 +209,7 @@ class FlagIn(BaseModel):
         "decided by trust-and-safety staff.",
     )
     reason: Annotated[str, Field(max_length=MAX_REASON, json_schema_extra=null_is_blank())] = ""
-    flagged_at: AwareDatetime | None = None
+    flagged_at: Timestamp | None = None
     post: PostIn
 
     @field_validator("reason", mode="before")
@@ -171,9 +222,11 @@ class FlagIn(BaseModel):
     def real_flagging_time(cls, value: datetime | None) -> datetime | None:
         return None if value is None else _real_timestamp(value)
 
-    def to_input(self, *, now: datetime) -> FlagInput:
+    def to_input(self, *, now: datetime, clock_times: bool = False) -> FlagInput:
+        """The flag for factcheck.ingest, with the fingerprint of its content as sent (`flagged_at` as given).
+        `clock_times`: the times are an importer's clock, not the record's, and are left out of the fingerprint."""
         post, page = self.post, self.post.page
-        return FlagInput(
+        flag = FlagInput(
             idempotency_key=self.idempotency_key,
             source=self.source.value,
             category=self.category.value,
@@ -193,6 +246,8 @@ class FlagIn(BaseModel):
                 shares=post.shares,
             ),
         )
+        sent = (None, None) if clock_times else (self.flagged_at, post.posted_at)
+        return replace(flag, fingerprint=flag_fingerprint(flag, flagged_at=sent[0], posted_at=sent[1]))
 
 
 class FlagBatchIn(BaseModel):

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
+from core.search_input import SearchField
 from factcheck.models import FlagSource, Organisation, Verdict
 from factcheck.queue import QueueFilters, QueueSort
 from factcheck.ratings import clean_rating_input
@@ -22,9 +23,8 @@ ANY = [("", "Any")]
 
 
 class QueueFilterForm(forms.Form):
-    q = forms.CharField(
-        label="Search", required=False, max_length=200,
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Words or post id"}),
+    q = SearchField(
+        label="Search", widget=forms.TextInput(attrs={"type": "search", "placeholder": "Words or post id"}),
     )
     language = forms.CharField(label="Language", required=False, max_length=8)
     country = forms.CharField(label="Country", required=False, max_length=2)
@@ -92,9 +92,8 @@ class RatedFilterForm(forms.Form):
     who = forms.ChoiceField(
         label="Rated by", required=False, choices=[(MINE, "Me"), (ORGANISATION, "My organisation")],
     )
-    q = forms.CharField(
-        label="Search", required=False, max_length=200,
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Words or post id"}),
+    q = SearchField(
+        label="Search", widget=forms.TextInput(attrs={"type": "search", "placeholder": "Words or post id"}),
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -151,6 +150,9 @@ class RatingForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Required to change a current rating: the new evidence or the error.",
     )
+    # The id of the rating the page showed as current, empty if none: a rating that became current since
+    # makes the save stale (factcheck.ratings.StaleRating), so two people never overwrite each other.
+    replaces = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, rerating: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -176,6 +178,13 @@ class RatingForm(forms.Form):
             return data
         if "change_reason" in self.fields:
             values["change_reason"] = data.get("change_reason") or ""
+        # The page always sends it; a hand-made POST without it is not checked, as an API call without it.
+        if "replaces" in self.data:
+            replaces = (data.get("replaces") or "").strip()
+            if replaces and not (replaces.isascii() and replaces.isdigit()):
+                self.add_error(None, "The form was damaged: reload the page and rate again.")
+                return data
+            values["replaces"] = int(replaces) if replaces else None
         return values
 
 

@@ -11,6 +11,8 @@ rows are looked up by all of the batch's keys at once; that is what makes bulk i
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,7 +20,7 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
@@ -26,6 +28,7 @@ from audit.models import AuditVerb
 from audit.services import event_row, insert_events, record_event
 from core.bulk import insert_rows_returning_ids, update_rows
 from core.jobs import enqueue_on_commit
+from core.races import ATTEMPTS, lost_a_race
 from core.refusals import Refusal
 from factcheck.eligibility import REVIEW_FLAGS, PostFacts, asks_for_fact_check, queue_states_for, removed_posts
 from factcheck.matching.matcher import match_posts
@@ -77,6 +80,23 @@ class FlagInput:
     flagged_at: datetime
     reason: str = ""
     category: str = FlagCategory.MISINFORMATION
+    # flag_fingerprint of the flag as sent; "" has ingest take it from the fields above.
+    fingerprint: str = ""
+
+
+def flag_fingerprint(flag: FlagInput, *, flagged_at: datetime | None, posted_at: datetime | None) -> str:
+    """A hash of a flag's content (its key aside): the SHA-256 of the JSON array of its fields in a fixed
+    order, times as POSIX timestamps, so the same flag sent again has the same fingerprint. `flagged_at` is
+    the time as sent (None when the sender left it to us), `posted_at` too (None: an importer's clock, not the
+    record's). A list, not `asdict`: it runs for every flag."""
+    post, page = flag.post, flag.post.page
+    content = [flag.source, flag.category, flag.reason, _utc(flagged_at), post.external_id, _utc(posted_at),
+               *_post_values(post), page.external_id, page.name, page.is_politician]
+    return hashlib.sha256(json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+
+
+def _utc(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()  # the instant, whatever offset it was written with
 
 
 @dataclass(frozen=True)
@@ -91,16 +111,18 @@ POST_FIELDS = ("url", "text", "language", "country", "media_type", "topic", "vie
 SCORE_FIELDS = ("queue_state", "flag_count", "flag_weight", "first_flagged_at", *SCORE_COLUMNS, "updated_at")
 NEW_POST_COLUMNS = ("external_id", "page", "posted_at", *POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS, "created_at")
 FLAG_COLUMNS = ("post", "source", "category", "reason", "flagged_at", "received_at", "idempotency_key", "submitted_by",
-                "status", "outcome", "decided_at")
-# What makes two flags with one idempotency key the same flag (the stored one's, read back to compare).
-SAME_FLAG = ("submitted_by_id", "source", "category", "reason", "post__external_id")
+                "status", "outcome", "decided_at", "fingerprint")
+# A flag stored before fingerprints (migration 0018) is the same flag when these are; the rest of it is not kept.
+SAME_LEGACY_FLAG = ("source", "category", "reason", "post__external_id")
 
 
 class IdempotencyConflict(Refusal):
-    """An idempotency key already names another flag (another account's, or different content): the batch
-    is refused whole, as Stripe refuses a key reused with other parameters."""
+    """An idempotency key of this account already names a flag with other content: the batch is refused whole
+    and nothing is written, as Stripe refuses a key reused with other parameters."""
 
     code = "idempotency_conflict"
+
+
 _post_values = attrgetter(*POST_FIELDS)
 
 
@@ -133,8 +155,9 @@ def _upsert_pages(inputs: list[PageInput]) -> tuple[dict[str, _PageRow], list[_P
     """Create and update the batch's pages; returns them by external id, and those that became a politician's."""
     latest = {p.external_id: p for p in inputs}  # the last mention in a batch wins
     existing = _pages_by_external_id(list(latest))
-    missing = [
-        Page(external_id=k, name=v.name, is_politician=v.is_politician) for k, v in latest.items() if k not in existing
+    missing = [  # in key order, as every batch inserts them, so that two batches cannot deadlock on them
+        Page(external_id=k, name=v.name, is_politician=v.is_politician) for k, v in sorted(latest.items())
+        if k not in existing
     ]
     if missing:
         Page.objects.bulk_create(missing, ignore_conflicts=True)
@@ -149,7 +172,7 @@ def _upsert_pages(inputs: list[PageInput]) -> tuple[dict[str, _PageRow], list[_P
         if page.name != given.name or page.is_politician != is_politician:
             existing[key] = page = page._replace(name=given.name, is_politician=is_politician)
             changed.append(page)
-    update_rows(Page, ["name", "is_politician"], changed)
+    update_rows(Page, ["name", "is_politician"], sorted(changed))
     return existing, now_politician
 
 
@@ -172,20 +195,82 @@ def ingest_flags(
     The API's entry point, but not durable: an import batch (factcheck.importing.runner, durable) and
     the demo seed call it inside their own transaction, so that a batch's flags and ratings commit
     together. It locks the batch's existing posts (docs/concurrency.md).
+
+    An idempotency key belongs to the account that sent it and to one flag's content: a key sent again with
+    the same flag is a duplicate and writes nothing (not even the post's or page's fields it carries); with
+    other content the batch is refused whole (IdempotencyConflict). A batch that loses a race (another batch
+    inserted one of its new posts or keys first, or a deadlock) is run again, at most ATTEMPTS times in all,
+    in a savepoint when the caller has a transaction: run again, it finds the winner's rows.
     """
-    for attempt in range(3):
+    for attempt in range(1, ATTEMPTS + 1):
         try:
             with transaction.atomic():
                 return _ingest(flags=flags, submitted_by=submitted_by, now=now or timezone.now(), system=system)
-        except IntegrityError:
-            # Another batch inserted one of our new posts or keys first; on retry they exist.
-            if attempt == 2:
+        except DatabaseError as exc:
+            if attempt == ATTEMPTS or not lost_a_race(exc):
                 raise
     raise AssertionError("unreachable")
 
 
 def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str) -> list[IngestResult]:
-    pages, now_politician = _upsert_pages([f.post.page for f in flags])
+    fingerprints = [f.fingerprint or flag_fingerprint(f, flagged_at=f.flagged_at, posted_at=f.post.posted_at)
+                    for f in flags]
+    new_flags, stored_at = _new_flags(flags, fingerprints, submitted_by)
+    states = _write(new_flags, submitted_by=submitted_by, now=now, system=system) if new_flags else {}
+    # Posts named only by flags sent before: answered as they stand (a replay writes nothing).
+    replayed = list({f.post.external_id for f in flags} - set(states))
+    if replayed:
+        states.update(Post.objects.filter(external_id__in_array=replayed).values_list("external_id", "queue_state"))
+    return [
+        IngestResult(
+            idempotency_key=f.idempotency_key,
+            external_id=f.post.external_id,
+            queue_state=states[f.post.external_id],
+            duplicate=stored_at.get(f.idempotency_key) != index,
+        )
+        for index, f in enumerate(flags)
+    ]
+
+
+def _new_flags(
+    flags: list[FlagInput], fingerprints: list[str], submitted_by
+) -> tuple[dict[str, tuple[FlagInput, str]], dict[str, int]]:
+    """The batch's flags not stored before (with their fingerprints, in batch order), and which item of the batch
+    stores each; refuses the batch if a key of this account already names, or names twice, another flag."""
+    known = {key: (fingerprint, legacy) for key, fingerprint, *legacy in (
+        Flag.objects.filter(submitted_by=getattr(submitted_by, "pk", None), idempotency_key__in_array=sorted(
+            {f.idempotency_key for f in flags})).values_list("idempotency_key", "fingerprint", *SAME_LEGACY_FLAG))}
+    new_flags: dict[str, tuple[FlagInput, str]] = {}
+    stored_at: dict[str, int] = {}
+    conflicts = set()
+    for index, (f, fingerprint) in enumerate(zip(flags, fingerprints, strict=True)):
+        key = f.idempotency_key
+        if key in known:
+            stored, legacy = known[key]
+            # A flag stored before fingerprints is compared on what its row keeps (docs/interfaces.md).
+            same = stored == fingerprint if stored else legacy == [f.source, f.category, f.reason, f.post.external_id]
+            if not same:
+                conflicts.add(key)
+        elif key in new_flags:
+            if new_flags[key][1] != fingerprint:
+                conflicts.add(key)
+        else:
+            new_flags[key], stored_at[key] = (f, fingerprint), index
+    if conflicts:
+        raise IdempotencyConflict(
+            f"{len(conflicts)} idempotency key(s) already name another flag; nothing was stored. Send each flag "
+            "with its own key, and a retry with exactly the same flag.",
+            details={"idempotency_keys": sorted(conflicts)[:100]},
+        )
+    return new_flags, stored_at
+
+
+def _write(
+    sent: dict[str, tuple[FlagInput, str]], *, submitted_by, now: datetime, system: str
+) -> dict[str, str]:
+    """Store the new flags, with their posts and pages; returns the queue state of each of their posts."""
+    new_flags = {key: f for key, (f, _) in sent.items()}
+    pages, now_politician = _upsert_pages([f.post.page for f in new_flags.values()])
     if now_politician:
         # The platform says these are politicians' pages now: all their posts leave the queue.
         take_out_of_queue(page_ids=[p.pk for p in now_politician], now=now)
@@ -193,7 +278,7 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
             record_event(actor=submitted_by, verb=AuditVerb.PAGE_CHANGED, target=Page(pk=page.pk),
                          reason="the platform marked it as a politician's page", data={"is_politician": True},
                          system=system)
-    latest_post = {f.post.external_id: f.post for f in flags}  # newest reach figures win
+    latest_post = {f.post.external_id: f.post for f in new_flags.values()}  # newest reach figures win
     # Lock the posts we already have, in id order so concurrent batches cannot deadlock:
     # their flag counts are recounted below and must not interleave with another batch.
     existing = {
@@ -203,17 +288,6 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
         .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id")
         .order_by("id")
     }
-    sent_keys = [f.idempotency_key for f in flags]
-    known = {key: stored for key, *stored in Flag.objects.filter(idempotency_key__in_array=sent_keys)
-             .values_list("idempotency_key", *SAME_FLAG)}
-    _refuse_conflicts(flags, known, submitted_by)
-    known_keys = set(known)
-    new_flags: dict[str, FlagInput] = {}
-    stored_at: dict[str, int] = {}  # which item of the batch stores a new key (later repeats are duplicates)
-    for index, f in enumerate(flags):
-        if f.idempotency_key not in known_keys and f.idempotency_key not in new_flags:
-            new_flags[f.idempotency_key] = f
-            stored_at[f.idempotency_key] = index
 
     # New posts: everything about them is in this batch.
     tallies: dict[str, _Tally] = defaultdict(_Tally)
@@ -229,6 +303,8 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
     # Normalised forms and signatures of the whole batch at once (the signatures are hashed together).
     normalised = dict(zip(latest_post, normalised_rows(
         [(p.url, p.text) for p in latest_post.values()], signatures=settings.FACTDESK_MATCHING), strict=True))
+    # In the batch's order, not the keys': ids follow arrival, and matching groups copies under the first to
+    # arrive. Two batches inserting one pair of new posts in opposite orders may deadlock; the loser runs again.
     for key, post in latest_post.items():
         if key in existing:
             continue
@@ -259,7 +335,8 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
                 for key, f in new_flags.items()}
     flag_rows = [
         (ids[f.post.external_id], f.source, f.category, f.reason, f.flagged_at, now, key, submitter_id,
-         ReportStatus.DECIDED if outcomes[key] else ReportStatus.OPEN, outcomes[key], now if outcomes[key] else None)
+         ReportStatus.DECIDED if outcomes[key] else ReportStatus.OPEN, outcomes[key], now if outcomes[key] else None,
+         sent[key][1])
         for key, f in new_flags.items()
     ]
     flag_ids = dict(zip(new_flags, insert_rows_returning_ids(Flag, FLAG_COLUMNS, flag_rows), strict=True))
@@ -320,32 +397,7 @@ def _ingest(*, flags: list[FlagInput], submitted_by, now: datetime, system: str)
                 reason="flagged" if eligible else "politician's page",
             ))
     insert_events(audit)
-
-    return [
-        IngestResult(
-            idempotency_key=f.idempotency_key,
-            external_id=f.post.external_id,
-            queue_state=states[f.post.external_id],
-            duplicate=stored_at.get(f.idempotency_key) != index,
-        )
-        for index, f in enumerate(flags)
-    ]
-
-
-def _refuse_conflicts(flags: list[FlagInput], known: dict[str, list], submitted_by) -> None:
-    """Refuse the batch if a key already names another flag: another account's, or other content."""
-    account = getattr(submitted_by, "pk", None)
-    conflicts = sorted({
-        f.idempotency_key for f in flags
-        if f.idempotency_key in known
-        and known[f.idempotency_key] != [account, f.source, f.category, f.reason, f.post.external_id]
-    })
-    if conflicts:
-        raise IdempotencyConflict(
-            f"{len(conflicts)} idempotency key(s) already name another flag; nothing was stored. Send each flag "
-            "with its own key, and a retry with exactly the same flag.",
-            details={"idempotency_keys": conflicts[:100]},
-        )
+    return states
 
 
 def _match_on_arrival(*, new_keys: list[str], ids: dict[str, int], states: dict[str, str], now: datetime,
@@ -357,4 +409,4 @@ def _match_on_arrival(*, new_keys: list[str], ids: dict[str, int], states: dict[
     for key in new_keys:
         if ids[key] in linked:
             states[key] = QueueState.MATCHED
-    enqueue_on_commit("factcheck.jobs.match_new_posts", [ids[key] for key in new_keys], queue="matching")
+    enqueue_on_commit("factcheck.jobs.match_new_posts", [ids[key] for key in new_keys])

@@ -214,10 +214,6 @@ class Post(models.Model):
                 kwargs["update_fields"] = {*update_fields, *NORMALISED_FIELDS}
         super().save(*args, **kwargs)
 
-    @property
-    def reach(self) -> int:
-        return self.views + self.shares
-
 
 class Flag(models.Model):
     """One flag of a post, and what became of it: the answer its sender reads (GET /api/v1/flags/{key}).
@@ -232,7 +228,8 @@ class Flag(models.Model):
     reason = models.TextField(blank=True)
     flagged_at = models.DateTimeField()
     received_at = models.DateTimeField(auto_now_add=True)
-    idempotency_key = models.CharField(max_length=200, unique=True)
+    idempotency_key = models.CharField(max_length=200)  # unique per sending account: flag_key_per_account
+    fingerprint = models.CharField(max_length=64, blank=True)  # factcheck.ingest.flag_fingerprint; "": sent before
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -249,6 +246,8 @@ class Flag(models.Model):
             models.Index(fields=["decided_at"], name="flag_decided_at", condition=Q(decided_at__isnull=False)),
         ]
         constraints = [
+            models.UniqueConstraint(fields=["submitted_by", "idempotency_key"], name="flag_key_per_account",
+                                    nulls_distinct=False),
             models.CheckConstraint(name="flag_flagged_since_2000", condition=Q(flagged_at__gte=TIMESTAMPS_FROM)),
             models.CheckConstraint(
                 name="flag_decided_with_outcome",

@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
@@ -57,6 +58,27 @@ class AppealOpen(Refusal):
     """An appeal against the current rating is open: only the appeal's decision may change it now."""
 
     code = "appeal_open"
+
+
+class StaleRating(Refusal):
+    """The rating the client saw as current (`replaces`) is no longer the post's current rating: someone
+    rated the post since. Nothing is written; `current` is the rating that is current now (None: none is)."""
+
+    code = "stale_rating"
+
+    def __init__(self, message: str, *, current: Rating | None) -> None:
+        super().__init__(message, details={"current_rating_id": current.pk if current is not None else None})
+        self.current = current
+
+
+class Unchecked(enum.Enum):
+    """`replaces` not given: the caller does not say which rating it saw (API clients from before
+    `replaces`), so no version check is made. `None` is different: "I saw no current rating"."""
+
+    UNCHECKED = "unchecked"
+
+
+UNCHECKED = Unchecked.UNCHECKED
 
 
 class ClaimRequired(ClaimError):
@@ -159,6 +181,29 @@ def _clean_change_reason(change_reason: str) -> str:
     return change_reason
 
 
+def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None) -> None:
+    """Refuse a rating made from a stale view of the post (StaleRating): `replaces` is the id of the
+    rating the client saw as current, None if it saw none. The caller holds the post's row lock, which
+    every rating of the post takes first, so `current` cannot change before this rating commits."""
+    if replaces is UNCHECKED:
+        return
+    current_id = current.pk if current is not None else None
+    if replaces == current_id:
+        return
+    if current is None:
+        raise StaleRating(
+            "The rating you were changing is no longer current (it was reversed or replaced); "
+            "nothing was saved. Read the post again before you rate it.",
+            current=None,
+        )
+    raise StaleRating(
+        f"Someone else rated this post meanwhile: it is now rated {current.get_verdict_display()} "
+        f"by {current.organisation.name}. Nothing was saved; read the current rating, then save again "
+        "if yours should replace it.",
+        current=current,
+    )
+
+
 def rating_refusal(
     *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime | None = None
 ) -> Refusal | None:
@@ -183,6 +228,7 @@ def record_rating(
     sources: list[str],
     article_url: str = "",
     change_reason: str = "",
+    replaces: int | None | Unchecked = UNCHECKED,
     claim_if_unclaimed: bool = False,
     published_at: datetime | None = None,
     now: datetime | None = None,
@@ -196,6 +242,11 @@ def record_rating(
     - Otherwise the rating needs the live claim: the reviewer holds it, or, with
       `claim_if_unclaimed` (the API), an unclaimed post is claimed and the claim completed here,
       in this transaction. A post another reviewer holds is refused.
+
+    - `replaces`, when given, is the id of the rating the caller saw as the post's current one (None:
+      it saw none). If another rating is current now, the rating is refused (StaleRating), so two
+      people re-rating at once never silently overwrite each other. The browser's form always sends
+      it; an API client that omits it is not checked.
 
     `published_at`: when the organisation published the rating outside Factdesk, if it did before it
     was recorded here (the importers pass a ClaimReview's datePublished).
@@ -214,6 +265,9 @@ def record_rating(
     carried = previous or carried_rating(post)
     _authorise(reviewer=reviewer, post=post, current=carried, claim=claim, now=now,
                claim_if_unclaimed=claim_if_unclaimed)
+    # The version check reads the current rating under the post's lock: a concurrent rating of the post
+    # waits for that lock above, then finds this one current and is refused as stale.
+    _check_replaces(replaces, current=previous)
     if carried is not None:
         values["change_reason"] = _clean_change_reason(change_reason)
     if post.duplicate_of_id is not None:

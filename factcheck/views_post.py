@@ -24,11 +24,11 @@ from factcheck.claims import claim_next, extend_claim, lease_length
 from factcheck.forms import VERDICT_GUIDE, MatchRejectForm, RatingForm
 from factcheck.matching.matcher import confirm_match, reject_match
 from factcheck.members import organisation_id_of, organisation_of
-from factcheck.models import FlagSource, Match, MatchState, Post, QueueState, Verdict
+from factcheck.models import FlagSource, Match, MatchState, Post, QueueState, Rating, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
 from factcheck.queue import covers
-from factcheck.ratings import rating_refusal, record_rating
+from factcheck.ratings import StaleRating, rating_refusal, record_rating
 from factcheck.selectors import (
     PostMatch,
     active_claim,
@@ -78,7 +78,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     # page__standing and distribution are reverse relations owned by the decision side:
     # read here through the ORM only, so this app never imports moderation.
     post = get_object_or_404(Post.objects.select_related("page__standing", "distribution"), pk=post_id)
-    form = RatingForm(request.POST or None, rerating=post.queue_state in RERATED_STATES)
+    current = current_rating(post)
+    form = RatingForm(request.POST or None, rerating=post.queue_state in RERATED_STATES,
+                      initial={"replaces": current.pk if current is not None else ""})
     if request.method == "POST" and form.is_valid():
         # The forecast of what this rating does, read before it changes anything (the decision itself
         # is made after commit, by the policy rows of that moment).
@@ -86,6 +88,8 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         try:
             # The browser rates only with the claim in hand (or re-rates); the rules are record_rating's.
             rating = record_rating(reviewer=request.user, post_id=post.pk, **form.cleaned_data)
+        except StaleRating as exc:
+            return _stale_rating_page(request, post_id=post.pk, form=form, refusal=exc)
         except Refusal as exc:
             messages.error(request, str(exc))
             return redirect("factcheck:post", post_id=post.pk)
@@ -101,7 +105,19 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             if request.POST.get("then") == THEN_CLAIM_NEXT:
                 return _claim_next_after_rating(request)
             return redirect("factcheck:queue")
-    return render(request, "factcheck/post.html", _post_context(request, post, form))
+    return render(request, "factcheck/post.html", _post_context(request, post, form, current=current))
+
+
+def _stale_rating_page(request: HttpRequest, *, post_id: int, form: RatingForm, refusal: StaleRating) -> HttpResponse:
+    """Someone rated the post after this page was loaded: show the rating that is current now, and the
+    form again with what the reviewer typed, now replacing that rating if they save again."""
+    post = get_object_or_404(Post.objects.select_related("page__standing", "distribution"), pk=post_id)
+    current = current_rating(post)
+    typed = {name: form.data.get(name, "") for name in ("verdict", "rationale", "sources", "article_url",
+                                                          "change_reason")}
+    again = RatingForm(rerating=current is not None, initial={**typed, "replaces": current.pk if current else ""})
+    context = _post_context(request, post, again, current=current, stale=refusal)
+    return render(request, "factcheck/post.html", context, status=409)
 
 
 def _claim_next_after_rating(request: HttpRequest) -> HttpResponse:
@@ -198,7 +214,7 @@ def _match_rows(post: Post, pairs: list[PostMatch]) -> list[dict[str, object]]:
 def _verdict_options(post: Post, form: RatingForm) -> list[dict[str, object]]:
     """Each verdict as the form offers it: its meaning and what it would do to this post now."""
     previews = effect_previews(post)
-    chosen = form["verdict"].value() if form.is_bound else None
+    chosen = form["verdict"].value()  # what was typed, or the initial value of a stale save's form
     return [
         {"value": value, "label": label, "id": f"id_verdict_{index}", "checked": value == chosen,
          "guide": VERDICT_GUIDE[value], "preview": previews.get(value)}
@@ -216,14 +232,15 @@ def _appeal_rows(request: HttpRequest, story: PostStory) -> list[dict[str, objec
     ]
 
 
-def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
+def _post_context(
+    request: HttpRequest, post: Post, form: RatingForm, *, current: Rating | None, stale: StaleRating | None = None
+) -> dict:
     now = timezone.now()
     claim = active_claim(post)
     if claim is not None and not claim.is_live(now):
         claim = None  # a lapsed lease is as good as none: anyone may claim or rate
     held = claim is not None and claim.reviewer_id == request.user.pk
     history = list(post_history(post)[:HISTORY_ROWS])
-    current = current_rating(post)
     counts = flag_counts(post)
     flags_by_source = [
         {"source": source, "label": FLAG_LABELS[source], "count": n}
@@ -245,7 +262,7 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
     is_copy = source is not None and post.queue_state in (QueueState.GROUPED, QueueState.MATCHED)
     show_form = refusal is None and not is_copy
     # A current rating is shown first; its re-rating form opens on "Change rating" (or after a failed save).
-    changing = form.is_bound or request.GET.get("change") == "1"
+    changing = form.is_bound or stale is not None or request.GET.get("change") == "1"
     story = post_story(post) if post.queue_state in DECIDED_STATES else None
     return {
         "post": post,
@@ -271,6 +288,7 @@ def _post_context(request: HttpRequest, post: Post, form: RatingForm) -> dict:
         "form": form,
         "show_form": show_form,
         "changing": changing,
+        "stale": stale,
         "verdict_options": _verdict_options(post, form) if show_form else [],
         "story": story,
         "appeals": _appeal_rows(request, story) if story is not None else [],

@@ -111,6 +111,12 @@ class AppealIn(Schema):
 
     _evidence_urls_not_blank = field_validator("evidence_urls")(no_blank_urls)
 
+    # A correction says what was corrected (moderation.appeals refuses it without): the document says it too.
+    model_config = {"json_schema_extra": {
+        "if": {"properties": {"kind": {"const": "correction"}}, "required": ["kind"]},
+        "then": {"required": ["correction_details"], "properties": {"correction_details": {"pattern": r"\S"}}},
+    }}
+
 
 class MatchOut(Schema):
     external_id: str = Field(description="The other post of the pair.")

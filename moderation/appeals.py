@@ -23,10 +23,11 @@ from core.jobs import enqueue_on_commit
 from core.refusals import Refusal
 from factcheck.matching.matcher import linked_copies, unlink_copy
 from factcheck.members import organisation_id_of
-from factcheck.models import Match, Post, Rating, Verdict
+from factcheck.models import Match, Post, Rating
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
 from moderation import jobs
 from moderation.appeal_input import clean_appeal_input, clean_decision_input
+from moderation.appeal_states import COPIES_NAMED, is_matched, outcome_notice, transition
 from moderation.deadlines import is_past_target
 from moderation.enforcement import apply_rating
 from moderation.models import (
@@ -125,18 +126,6 @@ def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, dateti
         raise AppealRefused(nothing_to_dispute_message(rating))
     # A matched copy's appeal names the matched action too: it is against the match, not the claim's rating.
     return rating, decision.matched, decision.notice_at
-
-
-def _transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:
-    event = AppealEvent.objects.create(
-        appeal=appeal, from_status=appeal.status, to_status=to, actor=actor, reason=reason, created_at=now
-    )
-    appeal.status = to
-    appeal.version += 1
-    record_event(
-        actor=actor, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=appeal.post_id, reason=reason,
-        data={"from": event.from_status, "to": to, "kind": appeal.kind},
-    )
 
 
 def file_appeal(
@@ -245,7 +234,7 @@ def start_review(
         appeal.save(update_fields=["version", "reviewer"])
         return appeal
     appeal.reviewer = reviewer
-    _transition(appeal, to=AppealStatus.IN_REVIEW, actor=reviewer, reason="taken into review",
+    transition(appeal, to=AppealStatus.IN_REVIEW, actor=reviewer, reason="taken into review",
                 now=now or timezone.now())
     appeal.save(update_fields=["status", "version", "reviewer"])
     return appeal
@@ -271,7 +260,7 @@ def decide_appeal(
     appeal.outcome_reason = reason
     if carry_out_outcome is _reverse_rating:  # the decider's verdict replaces the rating's
         appeal.new_verdict = new_verdict
-    _transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
+    transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
     carry_out_outcome(appeal, reviewer=reviewer, reason=reason, now=now)
     appeal.save(
         update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason", "new_verdict", "new_rating"]
@@ -280,24 +269,26 @@ def decide_appeal(
     return appeal
 
 
-def _is_matched(appeal: Appeal) -> bool:
-    """A matched copy's appeal ("not the same claim"): it names the copy's matched action."""
-    return appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
-
-
 def _check_decision(
     appeal: Appeal, *, reviewer, outcome: str, reason: str, new_verdict: str, expected_version: int | None
 ) -> str:
     """Refuse the decision, before anything is written, unless this reviewer may make it now; returns the reason."""
     _check_decider(appeal, reviewer)
     _check_version(appeal, expected_version)
-    matched = _is_matched(appeal)
+    matched = is_matched(appeal)
     reason = clean_decision_input(kind=appeal.kind, matched=matched, outcome=outcome, reason=reason,
                                   new_verdict=new_verdict)["reason"]
     if outcome == AppealStatus.REVERSED and matched and appeal.post.duplicate_of_id != appeal.rating.post_id:
         raise AppealConflict(
             "This post is no longer a copy of that claim (it was rated on its own, or unlinked), so there is "
             "nothing to reverse. Uphold it to close it."
+        )
+    if outcome == AppealStatus.UPHELD and removal_lifted(appeal):
+        # "The removal stands" would be false: the post is up again. (Staff lifting a removal grants its open
+        # appeal at once, moderation.appeal_states; this is for an appeal left open before that was so.)
+        raise AppealConflict(
+            f"This removal was lifted on {day(appeal.action.ended_at)}: the post is restored, so the removal no "
+            "longer stands. Accept the appeal to close it."
         )
     if outcome == AppealStatus.REVERSED and not matched and appeal.rating_id and not appeal.rating.is_current:
         # Reversing would overturn a newer rating (perhaps another organisation's) that nobody appealed.
@@ -312,35 +303,14 @@ def _consequences_of(appeal: Appeal, outcome: str) -> Callable[..., None]:
     """The function that carries out this outcome for this kind of appeal, and sends its one notice."""
     if outcome != AppealStatus.REVERSED:
         return _uphold
-    if _is_matched(appeal):
+    if is_matched(appeal):
         return _unlink_copy
     return _lift_removal if appeal.kind == AppealKind.REMOVAL else _reverse_rating
 
 
-# Copies named in an appeal's outcome notice at most; the rest are counted.
-COPIES_NAMED = 10
-
-
-def _outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notice:
-    """The one notice of the outcome (the owner who filed, the page's owners). A reversal's consequences
-    send it with the change they make; it names the copies of the post the reversal reaches next on the
-    same people's pages (they get no notice of their own)."""
-    copies = copies or []
-    context = {
-        "appeal": appeal,
-        "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
-        "old_verdict_label": appeal.rating.get_verdict_display() if appeal.rating_id else "",
-        "new_verdict_label": Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
-        "matched": _is_matched(appeal),
-        "copies": copies[:COPIES_NAMED],
-        "more_copies": len(copies) > COPIES_NAMED,
-    }
-    return Notice("appeal_decided", context, kind=NotificationKind.APPEAL_DECIDED, appeal=appeal)
-
-
 def _uphold(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
     """Upheld: the decision stands; only the outcome notice goes out."""
-    send_notice(_outcome_notice(appeal), users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post, now=now)
+    send_notice(outcome_notice(appeal), users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post, now=now)
 
 
 def _reverse_rating(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
@@ -361,15 +331,25 @@ def _reverse_rating(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> 
     except Refusal as exc:  # e.g. the page became a politician's meanwhile
         raise AppealConflict(str(exc)) from exc
     apply_rating(rating_id=appeal.new_rating.pk, now=now, end_reason=EndReason.REVERSED,
-                 notice=_outcome_notice(appeal, copies=copies))
+                 notice=outcome_notice(appeal, copies=copies))
     enqueue_on_commit(jobs.propagate_rating, appeal.new_rating.pk)
 
 
+def removal_lifted(appeal: Appeal) -> bool:
+    """A removal appeal whose removal has ended (lifted by staff): only accepting it is true to the post."""
+    return appeal.kind == AppealKind.REMOVAL and appeal.action.ended_at is not None
+
+
 def _lift_removal(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
-    """A removal appeal reversed: the removal is lifted (and its strike ends), the post restored."""
+    """A removal appeal reversed: the removal is lifted (and its strike ends), the post restored. A removal
+    already lifted has nothing left to undo: the owner is told the outcome."""
+    if removal_lifted(appeal):
+        send_notice(outcome_notice(appeal), users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post,
+                    now=now)
+        return
     try:
         lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
-                    end_reason=EndReason.REVERSED, now=now, notice=_outcome_notice(appeal))
+                    end_reason=EndReason.REVERSED, now=now, notice=outcome_notice(appeal))
     except RemovalRefused as exc:  # staff lifted it meanwhile
         raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
 
@@ -385,7 +365,7 @@ def _unlink_copy(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> Non
         Change(
             post=post, cause="matched rating reversed on appeal: not the same claim", actor=reviewer,
             end=[Ending(action, EndReason.REVERSED, f"appeal {appeal.pk} reversed: {reason}") for action in active],
-            notice=_outcome_notice(appeal),
+            notice=outcome_notice(appeal),
         ),
         now=now,
     )
@@ -399,7 +379,7 @@ def withdraw_appeal(*, appeal_id: int, owner, reason: str = "", now: datetime | 
     if not appeal.is_open:
         raise AppealConflict(f"This appeal was already {appeal.get_status_display().lower()}.")
     appeal.decided_at = now or timezone.now()
-    _transition(appeal, to=AppealStatus.WITHDRAWN, actor=owner, reason=reason or "withdrawn by the owner",
+    transition(appeal, to=AppealStatus.WITHDRAWN, actor=owner, reason=reason or "withdrawn by the owner",
                 now=appeal.decided_at)
     appeal.save(update_fields=["status", "version", "decided_at"])
     return appeal

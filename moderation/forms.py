@@ -124,11 +124,18 @@ class DecideForm(forms.Form):
     # The appeal's version when the page was loaded: a decision from a stale page is refused.
     version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
 
-    def __init__(self, *args, kind: str, matched: bool = False, current_verdict: str = "", **kwargs) -> None:
+    def __init__(
+        self, *args, kind: str, matched: bool = False, current_verdict: str = "", lifted: bool = False, **kwargs
+    ) -> None:
+        """`lifted`: a removal appeal whose removal staff already lifted (moderation.appeals.removal_lifted)."""
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.kind, self.matched = kind, matched
-        if kind == AppealKind.REMOVAL:
+        if kind == AppealKind.REMOVAL and lifted:
+            # The post is restored: "the removal stands" is no longer a true outcome to offer.
+            choices = [(AppealStatus.REVERSED, "Accepted (close): the removal was lifted, the post is restored")]
+            self.fields["outcome"].initial = AppealStatus.REVERSED
+        elif kind == AppealKind.REMOVAL:
             choices = [(AppealStatus.UPHELD, "Not accepted (uphold): the removal stands"),
                        (AppealStatus.REVERSED, "Accepted (reverse): the removal is lifted")]
         elif matched:

@@ -2,15 +2,17 @@
 
 from django.db import transaction
 
+from core.jobs import enqueue_on_commit
 from moderation import distribution, enforcement, notice_delivery, propagation, standing
 
 
 def apply_rating(rating_id: int) -> int:
-    """Turn a committed rating into its decision on its post, then on every copy linked to the post
-    (a first rating, a re-rating): each a no-op where it was done already."""
-    with transaction.atomic(durable=True):  # the post's decision commits before its copies' chunks start
+    """Turn a committed rating into its decision on its post, then send its copies theirs (a first rating, a
+    re-rating) in a job of their own: a no-op where it was done already."""
+    with transaction.atomic(durable=True):
         decision = enforcement.apply_rating(rating_id=rating_id)
-    propagation.propagate_rating(rating_id=rating_id)
+        if propagation.has_copies(rating_id=rating_id):
+            enqueue_on_commit(propagate_rating, rating_id)
     return decision.pk
 
 
@@ -26,8 +28,14 @@ def apply_matches(post_ids: list[int]) -> int:
 
 
 def reconcile_decisions() -> int:
-    """Ratings without their decision, and linked copies without their claim's rating."""
-    return enforcement.reconcile_decisions() + propagation.reconcile_matches()
+    """Ratings without their decision (on the decisions queue: a rating's own decision is urgent)."""
+    return enforcement.reconcile_decisions()
+
+
+def reconcile_matches() -> int:
+    """Linked copies without their claim's rating (bulk work: under a copy-heavy load most of them only wait
+    behind other bulk jobs, and deciding them here, on the decisions queue, held ratings up for 35 s)."""
+    return propagation.reconcile_matches()
 
 
 def age_out_strikes() -> int:

@@ -4,7 +4,7 @@ factcheck.matching decides which posts are copies (and moves them out of the que
 gives each copy its claim's current rating as a `matched_rating` action, with its own statement of
 reasons (partly automated). It is one more caller of moderation.pipeline, like `apply_rating`:
 
-- `apply_to_copies`: some copies, in one transaction through `pipeline.carry_out_many`; idempotent
+- `apply_to_copies`: some copies of one or more claims, in one transaction through `pipeline.carry_out_many`; idempotent
   and order-safe, keyed like a rating's own decision by (rating, post): run twice, it does nothing
   the second time; run for a rating superseded meanwhile, it records that and leaves the newer
   rating to its own run. `apply_matched_rating` is it for one copy.
@@ -45,10 +45,10 @@ from moderation.pipeline import Change, Ending, carry_out_many, record_decision
 logger = logging.getLogger(__name__)
 
 
-def _end_reason(rating: Rating) -> str:
-    """Why a copy's earlier actions end: the claim's rating was reversed on appeal, or superseded."""
-    reversed_on_appeal = Appeal.objects.filter(new_rating=rating, status=AppealStatus.REVERSED).exists()
-    return EndReason.REVERSED if reversed_on_appeal else EndReason.SUPERSEDED
+def _reversed_on_appeal(rating_ids) -> set[int]:
+    """Which of these ratings an appeal's reversal made: their copies' earlier actions end as reversed."""
+    return set(Appeal.objects.filter(new_rating_id__in=list(rating_ids), status=AppealStatus.REVERSED)
+               .values_list("new_rating_id", flat=True))
 
 
 def _told_of_reversal(rating_id: int) -> frozenset[int]:
@@ -59,59 +59,73 @@ def _told_of_reversal(rating_id: int) -> frozenset[int]:
     return frozenset(told_of_outcome(appeal)) if appeal is not None else frozenset()
 
 
-# Copies decided in one transaction: a thousand copies are four transactions of a few dozen statements
-# each, instead of a thousand of some thirty (1,000 copies went from about 40 s to the figure in
-# bench/REPORT.md); and a transaction holds at most this many post locks.
+# Copies decided in one transaction, whichever claims they copy: a thousand copies are four transactions
+# of a few dozen statements each, instead of a thousand of some thirty (1,000 copies of one claim went from
+# about 40 s to the figure in bench/REPORT.md); and a transaction holds at most this many post locks. A
+# copy-heavy ingest batch names copies of many claims: one transaction per claim made a 500-flag batch's
+# 383 copies of 98 claims 98 transactions, 12-21 s of a worker behind which decisions waited.
 CHUNK = 250
 
 
 def apply_matched_rating(*, rating_id: int, post_id: int, now: datetime | None = None) -> RatingDecision | None:
     """Give one linked copy its claim's rating; None when the post is no longer a linked copy of it."""
-    return apply_to_copies(rating_id=rating_id, post_ids=[post_id], now=now).get(post_id)
+    return apply_to_copies(copies={rating_id: [post_id]}, now=now).get(post_id)
 
 
 @transaction.atomic(durable=True)
 def apply_to_copies(
-    *, rating_id: int, post_ids: list[int], now: datetime | None = None, already_told: frozenset[int] = frozenset()
+    *, copies: dict[int, list[int]], now: datetime | None = None, already_told: frozenset[int] = frozenset()
 ) -> dict[int, RatingDecision]:
-    """Give these copies the rating, in one transaction through `carry_out_many`; returns the decisions by
-    post. Posts no longer linked copies of the rating's post (unlinked on appeal, rated on their own
-    since the job was queued) are left alone; posts that have this rating's decision keep it."""
+    """Give each rating's copies (rating id -> copy ids) that rating, in one transaction through
+    `carry_out_many`; returns the decisions by post. Posts no longer linked copies of the rating's post
+    (unlinked on appeal, rated on their own since the job was queued) are left alone; posts that have
+    this rating's decision keep it; a rating superseded before its copies were reached records that and
+    leaves the newer rating to its own run."""
     now = now or timezone.now()
-    rating = Rating.objects.select_related("organisation", "post").get(pk=rating_id)
-    # The copies' locks in id order: the first lock of every decision (docs/concurrency.md).
+    rating_of = {post_id: rating_id for rating_id, post_ids in copies.items() for post_id in post_ids}
+    # The copies' locks in id order: the first lock of every decision (docs/concurrency.md). The ratings
+    # are read after them, so `is_current` is as fresh as the locks make it.
     posts = list(Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page")
-                 .filter(pk__in=post_ids).order_by("id"))
-    done = {d.post_id: d for d in RatingDecision.objects.filter(rating_id=rating_id, post_id__in=post_ids)}
-    todo = [post for post in posts if post.pk not in done
+                 .filter(pk__in=list(rating_of)).order_by("id"))
+    ratings = Rating.objects.select_related("organisation", "post").in_bulk(list(copies))
+    done = {d.post_id: d for d in RatingDecision.objects.filter(rating_id__in=list(copies), post_id__in=list(rating_of))
+            if rating_of.get(d.post_id) == d.rating_id}
+    todo = [post for post in posts if post.pk not in done and (rating := ratings.get(rating_of[post.pk])) is not None
             and post.duplicate_of_id == rating.post_id and post.queue_state == QueueState.MATCHED]
     if not todo:
         return done
-    rating.refresh_from_db(fields=["is_current"])
-    if not rating.is_current:  # superseded before its copies were reached: the newer rating's run does them
-        for post in todo:
-            done[post.pk] = record_decision(rating=rating, post=post, outcome=DecisionOutcome.SUPERSEDED, now=now)
-        return done
-    new = action_for(rating, kind=ActionKind.MATCHED_RATING)
     active = defaultdict(list)
     for action in Action.objects.filter(post__in=todo, kind__in=FACT_CHECK_KINDS, ended_at__isnull=True).order_by("id"):
         active[action.post_id].append(action)
-    reason = _end_reason(rating) if active else EndReason.SUPERSEDED
-    context = {"rating": rating, "source": rating.post}
-    changes = [
-        Change(
+    reversed_ratings = _reversed_on_appeal({rating_of[post.pk] for post in todo if active[post.pk]})
+    new_actions = {rating_id: action_for(rating, kind=ActionKind.MATCHED_RATING)
+                   for rating_id, rating in ratings.items() if rating.is_current}
+    changes = []
+    for post in todo:
+        rating = ratings[rating_of[post.pk]]
+        if not rating.is_current:  # superseded before its copies were reached: the newer rating's run does them
+            done[post.pk] = record_decision(rating=rating, post=post, outcome=DecisionOutcome.SUPERSEDED, now=now)
+            continue
+        new = new_actions[rating.pk]
+        reason = EndReason.REVERSED if rating.pk in reversed_ratings else EndReason.SUPERSEDED
+        context = {"rating": rating, "source": rating.post}
+        changes.append(Change(
             post=post, cause=f"matched to a claim rated {rating.get_verdict_display()}", decides=rating,
             end=[Ending(old, reason, f"the claim it copies was rated again (rating {rating.pk})")
                  for old in active[post.pk]],
             create=[new] if new is not None else [],
             notice=(Notice("matched", context, already_told=already_told) if new is not None
                     else Notice("matched_cleared", context, already_told=already_told) if active[post.pk] else None),
-        )
-        for post in todo
-    ]
+        ))
     for change, outcome in zip(changes, carry_out_many(changes, now=now), strict=True):
         done[change.post.pk] = outcome.decision
     return done
+
+
+def has_copies(*, rating_id: int) -> bool:
+    """Whether any copy is linked to the rating's post (whether propagating it has anything to do)."""
+    post_id = Rating.objects.values_list("post_id", flat=True).get(pk=rating_id)
+    return linked_copies(source_post_id=post_id).exists()
 
 
 def propagate_rating(*, rating_id: int, now: datetime | None = None) -> int:
@@ -121,15 +135,16 @@ def propagate_rating(*, rating_id: int, now: datetime | None = None) -> int:
     # The copies linked when an appeal reversed the rating were named in its outcome notice. (Only here:
     # a copy that arrives later, through apply_matches, is news to its owner.)
     told = _told_of_reversal(rating_id) if copies else frozenset()
-    return _apply_in_chunks({rating_id: copies}, now=now, already_told=told)
+    return _apply_in_chunks([(rating_id, copy_id) for copy_id in copies], now=now, already_told=told)
 
 
 def apply_matches(*, post_ids: list[int], now: datetime | None = None) -> int:
     """Posts just linked to a rated claim get its current rating; returns how many were decided."""
     current = Rating.objects.filter(post_id=OuterRef("duplicate_of_id"), is_current=True).values("id")[:1]
     pairs = (Post.objects.filter(id__in=post_ids, queue_state=QueueState.MATCHED)
-             .annotate(rating_id=Subquery(current)).exclude(rating_id=None).values_list("rating_id", "id"))
-    return _apply_in_chunks(_by_rating(pairs), now=now)
+             .annotate(rating_id=Subquery(current)).exclude(rating_id=None)
+             .order_by("id").values_list("rating_id", "id"))
+    return _apply_in_chunks(list(pairs), now=now)
 
 
 def _by_rating(pairs) -> dict[int, list[int]]:
@@ -140,14 +155,11 @@ def _by_rating(pairs) -> dict[int, list[int]]:
 
 
 def _apply_in_chunks(
-    copies: dict[int, list[int]], *, now: datetime | None, already_told: frozenset[int] = frozenset()
+    pairs: list[tuple[int, int]], *, now: datetime | None, already_told: frozenset[int] = frozenset()
 ) -> int:
-    decided = 0
-    for rating_id, post_ids in copies.items():
-        for start in range(0, len(post_ids), CHUNK):
-            decided += len(apply_to_copies(rating_id=rating_id, post_ids=post_ids[start : start + CHUNK], now=now,
-                                           already_told=already_told))
-    return decided
+    """Decide (rating id, copy id) pairs, CHUNK copies a transaction whichever ratings they have."""
+    return sum(len(apply_to_copies(copies=_by_rating(pairs[start : start + CHUNK]), now=now, already_told=already_told))
+               for start in range(0, len(pairs), CHUNK))
 
 
 def undecided_matches(*, now: datetime | None = None):
@@ -173,7 +185,7 @@ def reconcile_matches(*, now: datetime | None = None, limit: int = 1000) -> int:
     decided = 0
     for rating_id, post_ids in _by_rating(undecided_matches(now=now)[:limit]).items():
         try:
-            decided += _apply_in_chunks({rating_id: post_ids}, now=None)
+            decided += _apply_in_chunks([(rating_id, post_id) for post_id in post_ids], now=None)
         except Exception:
             logger.exception("reconciler could not apply rating %s to its copies; retried next time", rating_id)
     return decided

@@ -9,6 +9,7 @@ refuses next to the field it concerns.
 from __future__ import annotations
 
 from django import forms
+from django.core.validators import MaxLengthValidator
 
 from factcheck.models import FlagCategory, ReportOutcome
 from moderation.harm_reports import MAX_REASON, ReportRefused, clean_decision
@@ -29,7 +30,9 @@ class DecisionForm(forms.Form):
     use_required_attribute = False  # clean_decision decides what is required, so the rule exists once
 
     up_to_flag = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
-    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=MAX_REASON)
+    # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
+    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), validators=[
+        MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d).")])
 
     outcome: str = ""
 

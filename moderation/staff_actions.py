@@ -16,16 +16,30 @@ from django.utils import timezone
 
 from core.refusals import Refusal
 from factcheck.models import Post
+from moderation.appeal_states import grant_removal_appeal, outcome_notice
 from moderation.models import Action, ActionKind, EndReason, RemovalGround, StrikeKind
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, carry_out, lock_action, lock_post
+from moderation.publishing import publish_appeal
 from moderation.selectors import active_removal
+
+# A staff decision's reason: the owner reads it (a removal's is the statement of reasons' decision facts).
+MAX_REASON = 2000
 
 
 class RemovalRefused(Refusal):
     """The removal, lift or override cannot be done; the message says why."""
 
     code = "removal_refused"
+
+
+def _clean_reason(reason: str, *, missing: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise RemovalRefused(missing)
+    if len(reason) > MAX_REASON:
+        raise RemovalRefused(f"Keep the reason to {MAX_REASON:,} characters (it has {len(reason):,}).")
+    return reason
 
 
 def _require_staff(user) -> None:
@@ -40,8 +54,7 @@ def remove_post(*, staff, post_id: int, ground: str, reason: str, now: datetime 
     _require_staff(staff)
     if ground not in RemovalGround.values:
         raise RemovalRefused(f"Choose a ground: {', '.join(RemovalGround.values)}.")
-    if not (reason or "").strip():
-        raise RemovalRefused("A removal needs a reason.")
+    reason = _clean_reason(reason, missing="A removal needs a reason.")
     now = now or timezone.now()
     post = lock_post(post_id)
     if active_removal(post) is not None:
@@ -76,15 +89,21 @@ def lift_action(
     """End an active action (restore a removed post, lift a label) and recompute at once.
 
     `notice`: the owner's notice; a decided appeal passes its own, so the owner gets one.
+    Staff lifting a removal grant its open removal appeal, if any (moderation.appeal_states): the owner
+    reads that the appeal was accepted and the post restored, in that one notice, never "the removal stands".
     Not durable: a removal appeal's reversal lifts inside decide_appeal's transaction; takes the post's lock,
     then the action's.
     """
     _require_staff(actor)
-    if not (reason or "").strip():
-        raise RemovalRefused("Lifting an action needs a reason.")
+    reason = _clean_reason(reason, missing="Lifting an action needs a reason.")
     now = now or timezone.now()
     post, action = _lock_active_action(action_id)
-    if notice == "lifted":
+    granted = None
+    if action.kind == ActionKind.REMOVAL and end_reason == EndReason.LIFTED:
+        granted = grant_removal_appeal(action, actor=actor, reason=reason, now=now)
+    if granted is not None:
+        notice = outcome_notice(granted)
+    elif notice == "lifted":
         notice = Notice("lifted", {"action": action, "reason": reason.strip()})
     carry_out(
         Change(
@@ -93,6 +112,8 @@ def lift_action(
         ),
         now=now,
     )
+    if granted is not None:
+        publish_appeal(granted, external_id=post.external_id)
     return action
 
 
@@ -106,8 +127,7 @@ def override_action(
     later rating of the post ends like any other post-level action.
     """
     _require_staff(staff)
-    if not (reason or "").strip():
-        raise RemovalRefused("An override needs a reason.")
+    reason = _clean_reason(reason, missing="An override needs a reason.")
     try:
         multiplier = Decimal(str(feed_multiplier))
     except InvalidOperation as exc:

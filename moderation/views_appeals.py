@@ -27,6 +27,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.formatting import moment
 from core.paging import page_number
+from core.search_input import search_text
 from factcheck.members import organisation_id_of
 from factcheck.models import Verdict
 from moderation.appeals import (
@@ -35,6 +36,7 @@ from moderation.appeals import (
     can_decide,
     decide_appeal,
     is_overdue,
+    removal_lifted,
     start_review,
 )
 from moderation.deadlines import due_label
@@ -157,7 +159,7 @@ def _search(appeals: QuerySet[Appeal], query: str) -> QuerySet[Appeal]:
 def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
     now = timezone.now()
     view = next((v for v in QUEUE_VIEWS if v.key == request.GET.get("view")), QUEUE_VIEWS[0])
-    query = " ".join(request.GET.get("q", "").split())[:200]
+    query = search_text(request.GET.get("q"))
     page = page_number(request.GET.get("page"))
     start = (page - 1) * PAGE_SIZE
     appeals = _appeals(desk, request.user)
@@ -217,7 +219,7 @@ def _load(desk: Desk, user, appeal_id: int) -> Appeal:
 
 def _decide_form(appeal: Appeal, data=None) -> DecideForm:
     matched = appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
-    return DecideForm(data, kind=appeal.kind, matched=matched,
+    return DecideForm(data, kind=appeal.kind, matched=matched, lifted=removal_lifted(appeal),
                       current_verdict=appeal.rating.verdict if appeal.rating_id else "")
 
 

@@ -9,7 +9,7 @@ from accounts.models import ApiToken
 from tests.factories import PASSWORD, FactCheckerFactory, PlatformUserFactory, StaffFactory, UserFactory
 
 # The authority suites' shared fixtures (organisation, reviewer, colleague, writes_nothing).
-pytest_plugins = ["tests.authority"]
+pytest_plugins = ["tests.authority", "tests.history_flush"]  # history_flush: the teardown may TRUNCATE history
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +29,9 @@ def _no_login_lockout(settings):
 def _clean_redis(settings):
     """Each test starts with an empty Redis test database (REDIS_URL points at a spare db)."""
     if settings.FACTDESK_JOBS_IN_PROCESS:
+        from django.core.cache import cache
+
+        cache.clear()  # without Redis the API's counters (rates, failed tokens) live in this process's memory
         yield
         return
     import django_rq
@@ -47,8 +50,10 @@ def run_worker():
 
     def run() -> int:
         """Returns how many jobs finished; fails the test if any job failed."""
-        # Decisions first, then webhooks, then matching (the queue order every worker of bin/run listens in).
-        queues = [django_rq.get_queue(name) for name in ("default", "webhooks", "matching")]
+        # Decisions first, then notices, webhooks, bulk work (the queue order of every worker: core.jobs.QUEUES).
+        from core.jobs import QUEUES
+
+        queues = [django_rq.get_queue(name) for name in QUEUES]
         before = sum(queue.finished_job_registry.count for queue in queues)
         SimpleWorker(queues, connection=queues[0].connection).work(burst=True, with_scheduler=False)
         for queue in queues:

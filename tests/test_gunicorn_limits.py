@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -30,11 +31,21 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 BODY_LIMIT = 64 * 1024  # API_MAX_BODY_BYTES for this server: a body over it is quick to send
 
 
+def bin_run_flags(name: str) -> list[str]:
+    """The gunicorn flags bin/run keeps in the array `name` (GUNICORN_LIMITS, GUNICORN_THREADS), read from bin/run."""
+    lines = (BASE_DIR / "bin" / "run").read_text().splitlines()
+    line = next(line for line in lines if line.startswith(f"{name}="))
+    return re.fullmatch(rf"{name}=\((.*)\)", line).group(1).split()
+
+
 def gunicorn_limits() -> list[str]:
     """The limit flags bin/run gives gunicorn, read from bin/run itself."""
-    lines = (BASE_DIR / "bin" / "run").read_text().splitlines()
-    line = next(line for line in lines if line.startswith("GUNICORN_LIMITS="))
-    return re.fullmatch(r"GUNICORN_LIMITS=\((.*)\)", line).group(1).split()
+    return bin_run_flags("GUNICORN_LIMITS")
+
+
+def gunicorn_flags() -> list[str]:
+    """Every flag bin/run gives gunicorn besides its address and worker count: its worker class and limits."""
+    return [*bin_run_flags("GUNICORN_THREADS"), *gunicorn_limits()]
 
 
 def test_database_url() -> str:
@@ -46,8 +57,9 @@ def test_database_url() -> str:
 test_database_url.__test__ = False  # a helper, not a test
 
 
-@pytest.fixture
-def gunicorn(tmp_path) -> Iterator[int]:
+@contextmanager
+def serving(tmp_path: Path, *, workers: int = 1) -> Iterator[int]:
+    """gunicorn with bin/run's flags and `workers` workers on the test database; yields its port."""
     if connection.vendor != "postgresql":
         pytest.skip("gunicorn runs on the PostgreSQL test database; this run has none")
     port = free_port()
@@ -58,7 +70,7 @@ def gunicorn(tmp_path) -> Iterator[int]:
     log = (tmp_path / "gunicorn.log").open("w")
     server = subprocess.Popen(
         [str(Path(sys.executable).with_name("gunicorn")), "config.wsgi:application", "-b", f"127.0.0.1:{port}",
-         "--workers", "1", *gunicorn_limits()],
+         "--workers", str(workers), *gunicorn_flags()],
         cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:
@@ -74,6 +86,12 @@ def gunicorn(tmp_path) -> Iterator[int]:
         server.terminate()
         server.wait(timeout=20)
         log.close()
+
+
+@pytest.fixture
+def gunicorn(tmp_path) -> Iterator[int]:
+    with serving(tmp_path) as port:
+        yield port
 
 
 class Answer:

@@ -21,6 +21,11 @@ from webhooks.models import Endpoint, EventType
 
 router = Router(tags=["webhooks"])
 
+# What core.outbound.parse_target and webhooks.endpoints.check_url take, as far as a pattern can say it (the
+# host's addresses are checked when it is registered): https://, a host name, an optional port, printable ASCII.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+WEBHOOK_URL = rf"^\s*[Hh][Tt][Tt][Pp][Ss]://(?:{_LABEL}\.)*{_LABEL}(?::[1-9]\d{{0,3}})?(?:[/?#][!-~]*)?\s*$"
+
 EventName = Literal["distribution.changed", "appeal.filed", "appeal.decided", "report.decided"]
 
 
@@ -28,7 +33,7 @@ class WebhookIn(Schema):
     url: str = Field(
         description="Where events are POSTed: https:// and a host that resolves to public addresses only "
         "(loopback, private and link-local addresses are refused unless the server allows them).",
-        min_length=1, max_length=MAX_URL,
+        min_length=1, max_length=MAX_URL, json_schema_extra={"pattern": WEBHOOK_URL},
     )
     events: list[EventName] = Field(
         description="The event types to send: `distribution.changed` (each entry of the decisions feed), "

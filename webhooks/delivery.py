@@ -19,6 +19,18 @@ are made under its row lock, the feed's under the feed lock), so a later change 
 earlier one. When a delivery is settled (delivered, or given up after 24 hours) its successor is
 started after the commit.
 
+A batch is sent endpoint by endpoint in waves of up to FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY attempts
+at once: the wave's deliveries are claimed one by one, POSTed together (threads that only wait on the
+network; the database work stays on the job's connection) and recorded one by one. Deliveries of one post
+never share a wave: a post's next delivery goes in the job's next wave, after the earlier one is settled.
+
+When a failing endpoint answers 2xx again, its deliveries waiting out their back-off are due at once:
+the back-off spares a receiver that is down, and one that is back drains its backlog in a few sweeps.
+
+410 Gone disables the endpoint at once (its owner is told, as after 24 hours of failures, and its pending
+deliveries are given up). Every other answer but a 2xx is retried with back-off for 24 hours (PRODUCT.md): a
+receiver answering 404 or 401 for a minute of its own deploy or a secret's rotation loses nothing.
+
 The 24 hours of retries start at a delivery's first attempt (not while it waits behind an earlier
 one), and again at a staff redelivery. An endpoint's health (failing since, disabled after 24 hours
 of failures) is written after the delivery's own transaction, so a delivery is never held while
@@ -33,6 +45,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -58,6 +71,9 @@ DISABLE_AFTER = timedelta(hours=24)
 LEASE_MARGIN = timedelta(seconds=15)
 EXCERPT = 1000
 USER_AGENT = "Factdesk-Webhooks/1"
+GONE = 410
+DISABLED_FOR_FAILING = "every delivery failed for 24 hours"
+DISABLED_FOR_GONE = "the receiver answered 410 Gone"
 
 Post = Callable[..., Answer]
 
@@ -135,6 +151,13 @@ def deliver(*, delivery_id: int, now: datetime | None = None, post: Post = outbo
     claimed = _claim(delivery_id, now=now)
     if isinstance(claimed, str):
         return claimed
+    answer, latency_ms = _send(claimed, now=now, post=post)
+    return _finish(claimed, answer, latency_ms=latency_ms, now=now)
+
+
+def _send(claimed: Delivery, *, now: datetime, post: Post) -> tuple[Answer, int]:
+    """The POST alone: no database work, so it may run in a thread of a wave."""
+    delivery_id = claimed.pk
     body = event_body(claimed)
     headers = {
         "Content-Type": "application/json",
@@ -152,8 +175,12 @@ def deliver(*, delivery_id: int, now: datetime | None = None, post: Post = outbo
     except Exception as exc:  # noqa: BLE001 - a failed attempt is recorded and retried, whatever failed
         logger.exception("webhook delivery %s: the POST raised", delivery_id)
         answer = Answer(None, error=f"{type(exc).__name__}: {exc}")
-    outcome = _record(claimed, answer, latency_ms=round((time.monotonic() - started) * 1000), now=now)
-    _record_health(claimed.endpoint_id, outcome=outcome, now=now)
+    return answer, round((time.monotonic() - started) * 1000)
+
+
+def _finish(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime) -> str:
+    outcome = _record(claimed, answer, latency_ms=latency_ms, now=now)
+    _record_health(claimed.endpoint_id, outcome=outcome, status=answer.status, now=now)
     return outcome
 
 
@@ -192,8 +219,8 @@ def _record(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime
     delivery.attempts += 1
     delivery.round_attempts += 1
     DeliveryAttempt.objects.create(
-        delivery=delivery, number=delivery.attempts, started_at=now, latency_ms=latency_ms, outcome=outcome,
-        status_code=answer.status,
+        delivery=delivery, delivery_created_at=delivery.created_at, number=delivery.attempts, started_at=now,
+        latency_ms=latency_ms, outcome=outcome, status_code=answer.status,
         response_excerpt=_text(answer.body.decode("utf-8", "replace") if answer.body else answer.error, EXCERPT),
     )
     delivery.last_attempt_at = now
@@ -215,23 +242,40 @@ def _record(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime
     return outcome
 
 
-def _record_health(endpoint_id: int, *, outcome: str, now: datetime) -> None:
+def _record_health(endpoint_id: int, *, outcome: str, status: int | None = None, now: datetime) -> None:
     if outcome == AttemptOutcome.DELIVERED:
-        Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=False).update(failing_since=None)
+        if Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=False).update(failing_since=None):
+            _bring_forward_retries(endpoint_id, now=now)
     else:
         Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=True).update(failing_since=now)
-        _disable_if_failing_too_long(endpoint_id, now=now)
+        if status == GONE:
+            _disable(endpoint_id, now=now, reason=DISABLED_FOR_GONE)
+        else:
+            _disable(endpoint_id, now=now, reason=DISABLED_FOR_FAILING, failing_since__lte=now - DISABLE_AFTER)
 
 
 @transaction.atomic(durable=True)
-def _disable_if_failing_too_long(endpoint_id: int, *, now: datetime) -> None:
-    disabled = Endpoint.objects.filter(
-        pk=endpoint_id, disabled_at__isnull=True, failing_since__lte=now - DISABLE_AFTER
-    ).update(disabled_at=now, disabled_reason="every delivery failed for 24 hours", owner_notified_at=None)
+def _bring_forward_retries(endpoint_id: int, *, now: datetime) -> int:
+    """The receiver answers again: what waited out its back-off for it is due now, not hours later. A delivery
+    leased by an attempt in flight (due at most a lease from now) is left to it; one being locked is skipped."""
+    lease = timedelta(seconds=settings.FACTDESK_WEBHOOK_TIMEOUT) + LEASE_MARGIN
+    ids = list(
+        Delivery.objects.select_for_update(skip_locked=True, no_key=True)
+        .filter(endpoint_id=endpoint_id, status=DeliveryStatus.PENDING, next_attempt_at__gt=now + lease)
+        .order_by("id").values_list("id", flat=True)
+    )
+    return Delivery.objects.filter(pk__in=ids).update(next_attempt_at=now)
+
+
+@transaction.atomic(durable=True)
+def _disable(endpoint_id: int, *, now: datetime, reason: str, **condition) -> None:
+    disabled = Endpoint.objects.filter(pk=endpoint_id, disabled_at__isnull=True, **condition).update(
+        disabled_at=now, disabled_reason=reason, owner_notified_at=None
+    )
     if not disabled:
         return
     record_event(actor=None, system="webhooks", verb=AuditVerb.WEBHOOK_DISABLED,
-                 target=Endpoint.objects.get(pk=endpoint_id), reason="every delivery failed for 24 hours")
+                 target=Endpoint.objects.get(pk=endpoint_id), reason=reason)
     # What was still waiting is given up now, where staff can see it and redeliver it once it is fixed.
     settle_pending(endpoint_id, status=DeliveryStatus.FAILED, now=now, error="endpoint disabled")
     enqueue_on_commit("webhooks.jobs.notify_disabled_endpoints")
@@ -253,25 +297,72 @@ def settle_pending(endpoint_id: int, *, status: str, now: datetime, error: str) 
 def deliver_batch(
     delivery_ids: list[int], *, now: datetime | None = None, post: Post = outbound.post
 ) -> dict[str, int]:
-    """Deliver these in id order. After a failed attempt to an endpoint its other deliveries here wait for the
+    """Deliver these, each endpoint's in id order, in waves of up to FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY
+    attempts at once. After a wave with a failed attempt, that endpoint's other deliveries here wait for the
     sweep (one dead receiver costs a job one time-out, not one per delivery); one delivery's error never
     stops the others."""
     results: dict[str, int] = {}
-    failing: set[int] = set()
-    endpoint_of = dict(Delivery.objects.filter(pk__in=delivery_ids).values_list("id", "endpoint_id"))
-    for delivery_id in sorted(endpoint_of):
-        if endpoint_of[delivery_id] in failing:
-            result = "deferred"
-        else:
-            try:
-                result = deliver(delivery_id=delivery_id, now=now, post=post)
-            except Exception:  # noqa: BLE001 - logged; the sweep tries it again
-                logger.exception("webhook delivery %s failed", delivery_id)
-                result = "error"
-            if result in AttemptOutcome.values and result != AttemptOutcome.DELIVERED:
-                failing.add(endpoint_of[delivery_id])
-        results[result] = results.get(result, 0) + 1
+    lines: dict[int, list[tuple[int, int | None]]] = {}
+    for delivery_id, endpoint_id, post_id in Delivery.objects.filter(pk__in=delivery_ids).order_by("id").values_list(
+        "id", "endpoint_id", "post_id"
+    ):
+        lines.setdefault(endpoint_id, []).append((delivery_id, post_id))
+    width = settings.FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY
+    for waiting in lines.values():
+        while waiting:
+            wave, waiting = _next_wave(waiting, width)
+            outcomes = _deliver_wave(wave, now=now, post=post)
+            for result in outcomes:
+                results[result] = results.get(result, 0) + 1
+            if any(result in AttemptOutcome.values and result != AttemptOutcome.DELIVERED for result in outcomes):
+                if waiting:
+                    results["deferred"] = results.get("deferred", 0) + len(waiting)
+                break
     return results
+
+
+def _next_wave(waiting: list[tuple[int, int | None]], width: int) -> tuple[list[int], list[tuple[int, int | None]]]:
+    """The first `width` deliveries of `waiting` (id, post) that are each first of their post's line here, and
+    the rest: a post's later deliveries go in later waves of the same job, once the earlier one is settled."""
+    wave: list[int] = []
+    rest: list[tuple[int, int | None]] = []
+    posts_seen: set[int | None] = set()
+    for delivery_id, post_id in waiting:
+        if len(wave) < width and (post_id is None or post_id not in posts_seen):
+            wave.append(delivery_id)
+        else:
+            rest.append((delivery_id, post_id))
+        posts_seen.add(post_id)
+    return wave, rest
+
+
+def _deliver_wave(delivery_ids: list[int], *, now: datetime | None, post: Post) -> list[str]:
+    """Claim each, POST the claimed ones together, record each: what happened to each."""
+    now = now or timezone.now()
+    results: dict[int, str] = {}
+    claimed: list[Delivery] = []
+    for delivery_id in delivery_ids:
+        try:
+            claim = _claim(delivery_id, now=now)
+        except Exception:  # noqa: BLE001 - logged; the sweep tries it again
+            logger.exception("webhook delivery %s failed", delivery_id)
+            claim = "error"
+        if isinstance(claim, str):
+            results[delivery_id] = claim
+        else:
+            claimed.append(claim)
+    if len(claimed) > 1:
+        with ThreadPoolExecutor(max_workers=len(claimed), thread_name_prefix="webhook-post") as pool:
+            sent = list(pool.map(lambda delivery: _send(delivery, now=now, post=post), claimed))
+    else:
+        sent = [_send(delivery, now=now, post=post) for delivery in claimed]
+    for delivery, (answer, latency_ms) in zip(claimed, sent, strict=True):
+        try:
+            results[delivery.pk] = _finish(delivery, answer, latency_ms=latency_ms, now=now)
+        except Exception:  # noqa: BLE001 - logged; the lease runs out and the sweep tries it again
+            logger.exception("webhook delivery %s failed", delivery.pk)
+            results[delivery.pk] = "error"
+    return [results[delivery_id] for delivery_id in delivery_ids]
 
 
 @transaction.atomic(durable=True)

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.formatting import moment
-from webhooks import delivery, schedule
+from webhooks import delivery, retention, schedule
 from webhooks.models import Endpoint
 
 
@@ -19,6 +19,11 @@ def deliver(delivery_ids: list[int]) -> dict[str, int]:
 def deliver_due() -> int:
     """Periodic: retries that are due, and deliveries whose job was lost."""
     return schedule.enqueue_due()
+
+
+def keep_history_months() -> int:
+    """Periodic: make the coming months' partitions, drop the months past the retention period (PostgreSQL)."""
+    return len(retention.make_months_ahead()) + len(retention.drop_expired_months())
 
 
 def notify_disabled_endpoints() -> int:
@@ -41,9 +46,9 @@ def notify_disabled_endpoints() -> int:
             send_mail(
                 subject=f"Factdesk disabled your webhook endpoint #{endpoint.pk}",
                 message=(
-                    f"Every delivery to {endpoint.url} failed for 24 hours, so Factdesk stopped sending to it on "
-                    f"{moment(endpoint.disabled_at)}.\n\nThe events it missed are kept. Once the "
-                    "receiver works again, ask Factdesk's trust-and-safety staff to enable the endpoint and "
+                    f"Factdesk stopped sending to {endpoint.url} on {moment(endpoint.disabled_at)}: "
+                    f"{endpoint.disabled_reason or 'its deliveries failed'}.\n\nThe events it missed are kept. "
+                    "Once the receiver works again, ask Factdesk's trust-and-safety staff to enable the endpoint and "
                     "redeliver them; meanwhile GET /api/v1/decisions has every distribution change.\n"
                 ),
                 from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=[endpoint.owner.email],

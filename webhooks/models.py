@@ -4,6 +4,12 @@ An `Event` is written in the transaction of the change it describes (webhooks.ou
 `Delivery` per endpoint subscribed to its type; so a committed change always has its deliveries and
 a rolled-back one has none. Events and attempts are append-only; a delivery's content (which event,
 which endpoint, when) never changes, only its progress (status, attempts, next attempt).
+
+On PostgreSQL the three tables are partitioned by month of the event's time (an event's deliveries share its
+`created_at`, their attempts carry it as `delivery_created_at`): a month leaves whole, after the retention
+period (webhooks.retention). The database's primary keys are (id, month key); Django sees `id`. The links
+between the three are not database foreign keys except attempt -> delivery, which is (delivery_id,
+delivery_created_at) at the database level (docs/webhooks.md).
 """
 
 from __future__ import annotations
@@ -92,7 +98,9 @@ class DeliveryStatus(models.TextChoices):
 class Delivery(models.Model):
     """One event to one endpoint. Deliveries of one post to one endpoint go in id order (webhooks.delivery)."""
 
-    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="deliveries")
+    # No database constraint: partitioned tables are referenced by (id, created_at); a delivery is written with
+    # its event, at its `created_at`, and leaves with it (webhooks.retention).
+    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="deliveries", db_constraint=False)
     endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="deliveries")
     post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="+")  # the event's, for ordering
     created_at = models.DateTimeField()
@@ -145,7 +153,10 @@ class AttemptOutcome(models.TextChoices):
 
 
 class DeliveryAttempt(AppendOnlyModel):
-    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="attempt_log")
+    # On PostgreSQL the foreign key is (delivery_id, delivery_created_at), added by migration 0006.
+    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="attempt_log", db_constraint=False)
+    # The delivery's `created_at`: the month the attempt is kept in, and leaves with (its partition key).
+    delivery_created_at = models.DateTimeField(editable=False)
     number = models.PositiveIntegerField()
     started_at = models.DateTimeField()
     latency_ms = models.PositiveIntegerField()
@@ -157,6 +168,11 @@ class DeliveryAttempt(AppendOnlyModel):
     class Meta:
         ordering = ["id"]
         triggers = append_only_triggers("webhook_delivery_attempt")
+
+    def save(self, *args, **kwargs) -> None:
+        if self.delivery_created_at is None:
+            self.delivery_created_at = self.delivery.created_at
+        super().save(*args, **kwargs)
 
     def __str__(self) -> str:
         return f"attempt {self.number} of delivery #{self.delivery_id}: {self.get_outcome_display().lower()}"

@@ -3,15 +3,18 @@
 The sweep (`enqueue_due`, every 10 s) hands to jobs every delivery that is due: a retry whose time has
 come, or one whose after-commit job was lost (never tried, 30 s old) or whose attempt died with its
 worker (its lease ran out). It takes only the first pending delivery of each post's line, and for an
-endpoint that is failing only its oldest due delivery (a probe), so a dead receiver is not sent
-everything it missed while another endpoint's retries wait. What it enqueues is marked for a minute
-(`queued_until`), so a backlog on the queue is not enqueued again every 10 s.
+endpoint that is failing only its oldest FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY due deliveries (sent
+together, one wave: webhooks.delivery), so a dead receiver is not sent everything it missed while
+another endpoint's retries wait, yet a burst of failures drains that many at a time, not one per
+sweep. What it enqueues is marked for a minute (`queued_until`), so a backlog on the queue is not
+enqueued again every 10 s.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -47,10 +50,9 @@ def due_deliveries(*, now: datetime, limit: int = 2000) -> list[int]:
     )
     chosen = list(due.filter(endpoint__failing_since__isnull=True).values_list("id", flat=True)[:limit])
     failing = Endpoint.objects.filter(deleted_at__isnull=True, disabled_at__isnull=True, failing_since__isnull=False)
+    width = settings.FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY
     for endpoint_id in failing.order_by("id").values_list("id", flat=True):
-        probe = due.filter(endpoint_id=endpoint_id).values_list("id", flat=True).first()
-        if probe is not None:
-            chosen.append(probe)
+        chosen += due.filter(endpoint_id=endpoint_id).values_list("id", flat=True)[:width]
     return sorted(chosen)
 
 

@@ -248,7 +248,8 @@ def rated_post(review: Any, *, now: datetime) -> RatedPost | str:
         "idempotency_key": key,
         "source": "partner",
         "reason": f"imported from ClaimReview by {organisation}",
-        "flagged_at": now.isoformat(),
+        # No "flagged_at": it is the import's time (the default), not the record's, and a second import of the
+        # same record must be the same flag (factcheck.ingest.flag_fingerprint leaves a defaulted time out).
         "post": {
             "external_id": identifier or key,
             "url": _http(item.get("firstAppearance"), most=2000) or _http(_first(item.get("appearance")), most=2000)

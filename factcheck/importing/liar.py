@@ -68,7 +68,7 @@ def _rated_post(cells: list[str], *, now: datetime) -> RatedPost | str:
             "posted_at": now.isoformat(),
             "page": {"external_id": f"liar-speaker:{speaker}", "name": speaker.replace("-", " ").title()},
         },
-    }, now=now)
+    }, now=now, clock_times=True)  # LIAR has no dates: both are the import's clock
     if isinstance(flag, str):
         return flag
     said = f"; said in: {context}" if context else ""

@@ -97,12 +97,17 @@ def flag_problems(errors: list[FieldError], *, names: Callable[[str], str] = str
     return "; ".join(f"{names(e.field)}: {e.message}" if e.field else e.message for e in errors)
 
 
-def valid_flag(data: dict, *, now: datetime, names: Callable[[str], str] = str) -> FlagInput | str:
-    """Validate one flag exactly as POST /api/v1/flags validates an item; the input or the reason."""
+def valid_flag(
+    data: dict, *, now: datetime, names: Callable[[str], str] = str, clock_times: bool = False
+) -> FlagInput | str:
+    """Validate one flag exactly as POST /api/v1/flags validates an item; the input or the reason.
+
+    `clock_times`: the record has no flagging (or posting) time, so the import's clock gave them; they are
+    left out of the flag's fingerprint, so that importing the same record again is the same flag."""
     checked = validate_flag(data)
     if not isinstance(checked, FlagIn):
         return flag_problems(checked, names=names)
-    return checked.to_input(now=now)
+    return checked.to_input(now=now, clock_times=clock_times)
 
 
 def unstorable(*texts: str) -> str | None:

@@ -69,8 +69,12 @@ SHARE_BAIT = re.compile(
     r"^(?:(?:breaking(?: news)?|wow|omg|read this|pass it on|share (?:this )?(?:before (?:they|it) "
     r"(?:delete|deletes|remove|removes)(?: (?:this|it))?)?)\s*)+"
 )
-# Words in capitals inside a sentence: the people, places and bodies a claim is about.
-CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'’-]*[a-z][\w'’-]*)")
+# Words in capitals inside a sentence: the people, places and bodies a claim is about. A word is taken whole
+# (possessive) and kept when a lower-case letter follows its capital (LOWER): written as one
+# pattern that asks for that letter, each start backtracked through the rest of a run such as "A-A-A-...",
+# 5 s of a matching worker for a 20,000-character post.
+CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'’-]*+)")
+LOWER = re.compile(r"[a-z]")
 # Words too common to change a claim by themselves ("the" for "a"); negations are the polarity guard's.
 STOPWORDS = frozenset(
     "the a an of to in on for and or but is are was were be been being it its this that these those with as at "
@@ -145,7 +149,8 @@ def names_of(text: str) -> frozenset[str]:
     text = URL_IN_TEXT.sub(" ", text or "")
     if text.upper() == text or text.lower() == text:
         return frozenset()
-    return frozenset(part for word in CAPITALISED.findall(text.strip()) for part in normalise_text(word).split())
+    words = (word for word in CAPITALISED.findall(text.strip()) if LOWER.search(word, 1))
+    return frozenset(part for word in words for part in normalise_text(word).split())
 
 
 def _close(a: str, b: str) -> bool:

@@ -9,15 +9,19 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
+from django.core.validators import MaxLengthValidator
 
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
-from moderation.policy import save_policy
+from moderation.policy import MAX_POLICY_REASON, MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, save_policy
 
 POLICY_REASON = forms.CharField(
     label="Reason for the change", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
     help_text=("Recorded in the audit log with the change. Past decisions keep their terms; new ones use the "
-               "new values."),
+               f"new values. At most {MAX_POLICY_REASON:,} characters."),
+    # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
+    validators=[MaxLengthValidator(MAX_POLICY_REASON, f"Keep the reason to {MAX_POLICY_REASON:,} characters "
+                                                      "(it has %(show_value)d).")],
     error_messages={"required": "A reason is required: every policy change records why."},
 )
 MULTIPLIER_HELP = ("How much of its usual feed distribution a post keeps, from 0 to 1: 1 is full distribution, "
@@ -51,6 +55,16 @@ class RepeatOffenderPolicyForm(forms.ModelForm):
             "page_multiplier": ("Applied to every post of a repeat offender's page, on top of each post's own "
                                 "multiplier: 0.5 halves it (a post rated False at 0.2 is then shown at 10%). "
                                 "The page also loses monetisation while it is a repeat offender."),
+        }
+        error_messages = {
+            "strike_threshold": {
+                "min_value": "At least 1 strike.",
+                "max_value": f"At most {MAX_STRIKE_THRESHOLD} strikes.",
+            },
+            "window_days": {
+                "min_value": "At least 1 day.",
+                "max_value": f"At most {MAX_WINDOW_DAYS:,} days (ten years): no strike counts longer than that.",
+            },
         }
 
 

@@ -14,6 +14,10 @@ from core.append_only import AppendOnlyModel, append_only_triggers
 from factcheck.models import Page, Post, Rating, Verdict
 
 unit_interval = [MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1"))]
+# The repeat-offender numbers' bounds. Ten years is longer than any strike should count; past about
+# 730,000 days "now - window" falls before year 1 and every decision failed (issue 28, finding 12).
+MAX_WINDOW_DAYS = 3650
+MAX_STRIKE_THRESHOLD = 100
 
 
 class ActionKind(models.TextChoices):
@@ -68,6 +72,12 @@ class EnforcementPolicy(models.Model):
     class Meta:
         verbose_name_plural = "enforcement policies"
         ordering = ["feed_multiplier", "verdict"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(feed_multiplier__gte=0, feed_multiplier__lte=1), name="enforcement_multiplier_0_to_1",
+                violation_error_message="The feed multiplier is between 0 and 1.",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_verdict_display()}: x{self.feed_multiplier}"
@@ -76,8 +86,12 @@ class EnforcementPolicy(models.Model):
 class RepeatOffenderPolicy(models.Model):
     """The repeat-offender numbers. A single row (pk=1)."""
 
-    strike_threshold = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1)])
-    window_days = models.PositiveIntegerField(default=90, validators=[MinValueValidator(1)])
+    strike_threshold = models.PositiveIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(MAX_STRIKE_THRESHOLD)]
+    )
+    window_days = models.PositiveIntegerField(
+        default=90, validators=[MinValueValidator(1), MaxValueValidator(MAX_WINDOW_DAYS)]
+    )
     page_multiplier = models.DecimalField(
         max_digits=4, decimal_places=3, default=Decimal("0.5"), validators=unit_interval
     )
@@ -89,13 +103,37 @@ class RepeatOffenderPolicy(models.Model):
     class Meta:
         verbose_name = "repeat-offender policy"
         verbose_name_plural = "repeat-offender policy"
+        # The database refuses what the admin's validators refuse, whoever writes the row.
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(strike_threshold__gte=1, strike_threshold__lte=MAX_STRIKE_THRESHOLD),
+                name="repeat_offender_threshold_in_bounds",
+                violation_error_message=f"The strike threshold is between 1 and {MAX_STRIKE_THRESHOLD}.",
+            ),
+            models.CheckConstraint(
+                condition=Q(window_days__gte=1, window_days__lte=MAX_WINDOW_DAYS),
+                name="repeat_offender_window_in_bounds",
+                violation_error_message=f"The window is between 1 and {MAX_WINDOW_DAYS:,} days.",
+            ),
+            models.CheckConstraint(
+                condition=Q(page_multiplier__gte=0, page_multiplier__lte=1),
+                name="repeat_offender_multiplier_0_to_1",
+                violation_error_message="The page multiplier is between 0 and 1.",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.strike_threshold} strikes in {self.window_days} days: x{self.page_multiplier}"
 
     @classmethod
     def current(cls) -> RepeatOffenderPolicy:
+        """The policy every reader uses (standing, the forecast, the portal), its numbers held within bounds:
+        the database's check constraints keep a bad value out, and should one be there anyway (restored from
+        an older backup), decisions go on under the nearest sane number instead of all failing."""
         policy, _ = cls.objects.get_or_create(pk=1)
+        policy.strike_threshold = min(max(policy.strike_threshold, 1), MAX_STRIKE_THRESHOLD)
+        policy.window_days = min(max(policy.window_days, 1), MAX_WINDOW_DAYS)
+        policy.page_multiplier = min(max(policy.page_multiplier, Decimal("0")), Decimal("1"))
         return policy
 
 

@@ -175,8 +175,8 @@ def test_the_deploy_check_under_the_production_settings_prints_no_warning():
         # Not what the browser tests set for themselves (DJANGO_ALLOW_ASYNC_UNSAFE): a deployment's environment.
         **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         "SECRET_KEY": secrets.token_urlsafe(60), "DEBUG": "0", "FACTDESK_REQUIRE_SECRET_KEY": "1",
-        "SECURE_COOKIES": "1", "BEHIND_PROXY": "1", "ALLOWED_HOSTS": "factdesk.example.org",
-        "CSRF_TRUSTED_ORIGINS": "https://factdesk.example.org",
+        "SECURE_COOKIES": "1", "BEHIND_PROXY": "1", "FACTDESK_TRUSTED_PROXIES": "1",
+        "ALLOWED_HOSTS": "factdesk.example.org", "CSRF_TRUSTED_ORIGINS": "https://factdesk.example.org",
     }
     result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)

@@ -124,6 +124,7 @@ class Fuzzed:
 def fuzzed(db, settings) -> Fuzzed:
     """A few real posts (queued, rated, on the page owner's page) so path parameters can hit them."""
     settings.API_RATE_LIMIT = "1000000/m"  # the fuzzer is one token holder sending hundreds of requests
+    settings.API_AUTH_FAILURE_LIMIT = "1000000/m"  # and sends made-up tokens from one address (accounts.api_auth)
     users = {
         "platform": PlatformUserFactory(),
         "factchecker": FactCheckerFactory(),

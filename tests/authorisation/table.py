@@ -426,21 +426,9 @@ TABLE: dict[str, Route] = {
     **staff_decision("webhooks.delivery", "redeliver", object_attr="webhook_delivery.pk"),
     **staff_decision("moderation.action", "override", object_attr="action.pk"),
     **staff_decision("factcheck.post", "remove", object_attr="queued_post.pk"),
-    # django-rq's dashboard model in the admin: its own jobs dashboard (admin:django_rq_home) comes first.
-    "admin:django_rq_dashboard_changelist": route(GET=staff_only(200, 200), shadowed=True),
-    "admin:django_rq_dashboard_add": route(GET=staff_only(403, 403)),
-    "admin:django_rq_dashboard_change": route(GET=staff_only(302, 302), args={"object_id": "rq.no_name"}),
-    "admin:django_rq_dashboard_history": route(GET=staff_only(302, 302), args={"object_id": "rq.no_name"}),
-    "admin:django_rq_dashboard_delete": route(GET=staff_only(403, 302), args={"object_id": "rq.no_name"}),
-    "admin/django_rq/dashboard/<path:object_id>/": route(
-        GET=staff_only(Redirect("/admin/django_rq/dashboard/"), Redirect("/admin/django_rq/dashboard/")),
-        args={"object_id": "rq.no_name"},
-    ),
-    # ---- the job pages, at /admin/rq/ and inside the admin --------------------------------------
+    # ---- the job pages, at /admin/rq/ only (settings.RQ_SHOW_ADMIN_LINK is off: no copy in the admin) -----
     **rq_pages("django_rq:", "/admin/rq/"),
-    **rq_pages("admin:django_rq_", "/admin/django_rq/dashboard/"),
     **({} if RQ_SCHEDULER else {
         "no_rq_scheduler": route(GET=staff_only(404, 404), args={"scheduler_index": "rq.queue_index"}),
-        "admin_no_rq_scheduler": route(GET=staff_only(404, 404), args={"scheduler_index": "rq.queue_index"}),
     }),
 }

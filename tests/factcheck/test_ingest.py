@@ -20,10 +20,12 @@ from factcheck.priority import SCORE_COLUMNS, priority_of
 from factcheck.queue import refresh_priorities
 from tests.factories import PostFactory
 
+NOW = timezone.now()
+
 
 def flag(key: str, post: str = "p1", *, source: str = "user_report", page: str = "pg1", politician: bool = False,
          views: int = 1000, shares: int = 10, hours_old: float = 2) -> FlagInput:
-    now = timezone.now()
+    now = NOW  # one time for the whole module: a flag built twice is the same flag (its fingerprint too)
     return FlagInput(
         idempotency_key=key, source=source, flagged_at=now, reason="suspicious",
         post=PostInput(

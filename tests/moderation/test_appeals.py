@@ -246,5 +246,6 @@ def test_reversing_a_removal_that_staff_lifted_meanwhile_is_a_conflict_not_an_er
     from moderation.staff_actions import lift_action
 
     lift_action(actor=sam, action_id=action.pk, reason="Quoted in criticism.")
-    with pytest.raises(AppealConflict, match="already ended"):
+    # Lifting the removal granted its appeal (issue 28, finding 15): a decision after that is told so.
+    with pytest.raises(AppealConflict, match="already reversed"):
         decide_appeal(appeal_id=appeal.pk, reviewer=kim, outcome="reversed", reason="Agreed.")

@@ -15,6 +15,7 @@ import pytest
 from django.core.mail.backends.locmem import EmailBackend as LocmemBackend
 from django.utils import timezone
 
+from core.jobs import QUEUES
 from factcheck.members import organisation_of
 from factcheck.ratings import record_rating
 from moderation import jobs
@@ -67,8 +68,8 @@ def decided(post, factchecker, run_worker, django_capture_on_commit_callbacks, m
 
 
 def queued_job_names() -> list[str]:
-    queue = django_rq.get_queue("default")
-    return [job.func_name for job in queue.get_jobs()]
+    """Every queued job, in the order the worker takes them (core.jobs.QUEUES)."""
+    return [job.func_name for name in QUEUES for job in django_rq.get_queue(name).get_jobs()]
 
 
 def test_a_false_rating_is_emailed_to_the_page_owners_by_a_real_worker(
@@ -146,7 +147,7 @@ def test_a_notification_job_that_runs_twice_sends_one_email(
             created_at=timezone.now(),
         )])
     # The same job delivered twice, as after a worker died between sending and acknowledging.
-    django_rq.get_queue("default").enqueue(jobs.send_notification_email, notification.pk)
+    django_rq.get_queue("notices").enqueue(jobs.send_notification_email, notification.pk)
     assert run_worker() == 2
     assert [m.to for m in mailoutbox] == [[owner.email]]
 
@@ -162,7 +163,7 @@ def test_an_smtp_failure_is_retried_by_rq_and_the_notification_stays_unsent_unti
             created_at=timezone.now(),
         )])
 
-    queue = django_rq.get_queue("default")
+    queue = django_rq.get_queue("notices")
     assert run_worker() == 0  # the job raised: not finished, and not failed for good either
     assert queue.failed_job_registry.count == 0
     scheduled = queue.scheduled_job_registry

@@ -379,14 +379,15 @@ def test_a_linked_copy_whose_job_was_lost_gets_its_rating_from_the_reconciler(fa
     assert post("copy-1").queue_state == QueueState.MATCHED and matched_action(post("copy-1")) is None
 
     settings.FACTDESK_RECONCILE_AFTER_SECONDS = 30
-    assert jobs.reconcile_decisions() == 0  # too fresh: its job may still be on the way
+    assert jobs.reconcile_matches() == 0  # too fresh: its job may still be on the way
     settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
-    assert jobs.reconcile_decisions() == 1
+    assert jobs.reconcile_decisions() == 0  # the ratings' reconciler leaves copies to the bulk one
+    assert jobs.reconcile_matches() == 1
     action = matched_action(post("copy-1"))
     assert (action.rating_id, action.statement.transparency["automated_decision"]) == (
         rating.pk, "AUTOMATED_DECISION_PARTIALLY")
     assert PostDistribution.objects.get(post=post("copy-1")).multiplier == Decimal("0.2")
-    assert jobs.reconcile_decisions() == 0
+    assert jobs.reconcile_matches() == 0
 
 
 @WORKER
@@ -401,10 +402,11 @@ def test_copies_follow_a_re_rating_whose_jobs_were_lost_once_the_reconciler_runs
     assert run_worker() == 0
 
     settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
-    assert jobs.reconcile_decisions() == 3  # the claim's own decision and both copies'
+    assert jobs.reconcile_decisions() == 1  # the claim's own decision
+    assert jobs.reconcile_matches() == 2  # both copies'
     for name in COPIES:
         assert matched_action(post(name)).rating == second
-    assert jobs.reconcile_decisions() == 0
+    assert jobs.reconcile_decisions() + jobs.reconcile_matches() == 0
 
 
 @pytest.mark.django_db
@@ -416,3 +418,39 @@ def test_a_copy_unlinked_before_its_job_ran_is_left_alone(factchecker):
 
     assert apply_matched_rating(rating_id=rating.pk, post_id=copy.pk) is None
     assert not Action.objects.filter(post=copy).exists()
+
+
+SEVERAL_CLAIMS = (
+    "Eating three raw onions before breakfast protects your lungs from every winter virus going around",
+    "The national bank will cancel all paper money on the first of March and freeze savings accounts",
+    "A famous footballer was arrested at the airport carrying forty kilos of stolen museum gold coins",
+    "Mobile phone towers on school roofs are secretly measuring the height and weight of every pupil",
+    "Parliament voted at midnight to double the price of bread for families with more than two children",
+    "Drinking seawater mixed with baking soda removes heavy metals from the blood in under a fortnight",
+    "The moon landing footage was filmed in a desert studio owned by a breakfast cereal manufacturer",
+    "Wind turbines along the northern coast are making migrating whales forget their route to the south",
+)
+
+
+def test_copies_of_several_claims_in_one_batch_each_get_their_own_claims_rating_in_few_queries(
+    factchecker, django_assert_max_num_queries
+):
+    """A copy-heavy batch names copies of many claims: each copy gets its own claim's rating, and the batch is
+    decided in one transaction whatever the number of claims (one a claim cost some thirty statements each,
+    and a 500-flag batch's worker time of 12-21 s, behind which ratings' decisions waited)."""
+    texts = dict(zip((f"claim-{n}" for n in range(8)), SEVERAL_CLAIMS, strict=True))
+    claims = list(texts)
+    arrive(*(flag(name, text, page=f"page-{name}") for name, text in texts.items()))
+    ratings = {name: RatingFactory(reviewer=factchecker, post=post(name)) for name in claims}
+    arrive(*(flag(f"{name}-copy-{k}", text.upper(), page=f"copier-{name}-{k}")
+             for name, text in texts.items() for k in range(2)))
+    copies = Post.objects.filter(duplicate_of__external_id__in=claims, queue_state=QueueState.MATCHED)
+    assert copies.count() == 16
+
+    with django_assert_max_num_queries(80):  # one transaction a claim: over 8 x 30 statements
+        assert apply_matches(post_ids=list(copies.values_list("id", flat=True))) == 16
+
+    for name in claims:
+        for k in range(2):
+            action = matched_action(post(f"{name}-copy-{k}"))
+            assert action is not None and action.rating_id == ratings[name].pk

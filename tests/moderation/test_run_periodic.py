@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from core.jobs import QUEUES
 from factcheck.claims import claim_post
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Verdict
 from factcheck.ratings import record_rating
@@ -67,12 +68,12 @@ def test_rqcron_registers_every_job_of_the_schedule_on_its_queue_at_its_interval
     registered = []
     monkeypatch.setattr(
         "rq.cron.register",
-        lambda func, queue_name, interval=None, **kw: registered.append(Periodic(func, interval, queue_name)),
+        lambda func, queue_name, interval=None, **kw: registered.append((func, queue_name, interval)),
     )
     load_config_cron()
 
-    assert registered == list(SCHEDULE)
-    assert {job.queue for job in SCHEDULE} <= {"default", "matching", "webhooks"}  # the queues bin/run's workers serve
+    assert registered == [(job.func, job.queue, job.interval) for job in SCHEDULE]
+    assert {job.queue for job in SCHEDULE} <= set(QUEUES)  # the queues every worker serves (manage.py jobworker)
 
 
 def test_both_schedulers_read_the_one_schedule(monkeypatch, caplog):

@@ -236,22 +236,22 @@ def test_after_24_hours_of_failures_the_delivery_fails_and_the_endpoint_is_disab
     assert jobs.notify_disabled_endpoints() == 0  # told once
 
 
-def test_a_failing_endpoint_is_probed_with_one_delivery_per_sweep_not_sent_everything(register, receiver):
+def test_a_failing_endpoint_is_sent_at_most_its_concurrency_per_sweep_not_everything(register, receiver, settings):
+    settings.FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY = 2
     register(receiver.url)
     receiver.plan.statuses = [500]
-    posts = [PostFactory() for _ in range(3)]
-    for post in posts:
-        remove(post)
-    first, *others = Delivery.objects.order_by("id")
-    t0 = first.created_at
-    # One job: after the first failure its other deliveries to that endpoint wait for the sweep.
-    assert deliver_batch([first.pk, *(d.pk for d in others)], now=t0) == {AttemptOutcome.HTTP_ERROR: 1, "deferred": 2}
+    for _ in range(5):
+        remove(PostFactory())
+    deliveries = list(Delivery.objects.order_by("id"))
+    t0 = deliveries[-1].created_at
+    # One job: after a failed wave (2 at once) its other deliveries to that endpoint wait for the sweep.
+    assert deliver_batch([d.pk for d in deliveries], now=t0) == {AttemptOutcome.HTTP_ERROR: 2, "deferred": 3}
     later = t0 + timedelta(minutes=5)
-    assert len(due_deliveries(now=later)) == 1  # one probe while the endpoint is failing
+    assert len(due_deliveries(now=later)) == 2  # while the endpoint is failing: a wave, not its whole backlog
     receiver.plan.statuses = [200]
     sweep(later)
     assert Endpoint.objects.get().failing_since is None
-    assert len(due_deliveries(now=later)) == 2  # healthy again: everything due goes
+    assert len(due_deliveries(now=later)) == 3  # healthy again: everything due goes
     sweep(later)
     assert set(Delivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
 
@@ -399,9 +399,10 @@ def test_a_dead_endpoints_backlog_does_not_starve_another_endpoints_retry(platfo
     deliver_batch(list(Delivery.objects.values_list("id", flat=True)), now=t0)
     live = Delivery.objects.filter(endpoint__url=receiver.url).order_by("id")
     later = t0 + timedelta(minutes=1)
-    # The sweep: one probe for the dead endpoint, and every due delivery of the live one, capped or not.
+    # The sweep: one wave for the dead endpoint (FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY, 4), and every due
+    # delivery of the live one, capped or not.
     due = due_deliveries(now=later, limit=3)
-    assert len([d for d in due if Delivery.objects.get(pk=d).endpoint.url == dead.url]) == 1
+    assert len([d for d in due if Delivery.objects.get(pk=d).endpoint.url == dead.url]) == 4
     assert live.first().pk in due
 
 

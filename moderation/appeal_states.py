@@ -1,0 +1,77 @@
+"""An appeal's state changes and the notice of its outcome, shared by the two places that close appeals.
+
+moderation.appeals decides appeals (a person upholds or reverses); moderation.staff_actions lifts a removal,
+which grants the removal's open appeal (the owner asked for exactly that). Both change an appeal's state
+through `transition` and tell the owner through `outcome_notice`, so an appeal closed either way reads
+the same in the portal, the notices and the webhooks.
+
+Every function here runs in its caller's transaction, which holds the appeal's post row lock: every
+transition of an appeal takes its post's lock first (moderation.appeals._locked, moderation.pipeline).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from audit.models import AuditVerb
+from audit.services import record_event
+from factcheck.models import Post, Verdict
+from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealKind, AppealStatus, NotificationKind
+from moderation.notices import Notice
+
+# Copies named in an appeal's outcome notice at most; the rest are counted.
+COPIES_NAMED = 10
+
+
+def is_matched(appeal: Appeal) -> bool:
+    """A matched copy's appeal ("not the same claim"): it names the copy's matched action."""
+    return appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
+
+
+def transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:
+    """Move the appeal to state `to`: its event (append-only), its version, the audit log. The caller saves
+    the appeal's fields."""
+    event = AppealEvent.objects.create(
+        appeal=appeal, from_status=appeal.status, to_status=to, actor=actor, reason=reason, created_at=now
+    )
+    appeal.status = to
+    appeal.version += 1
+    record_event(
+        actor=actor, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=appeal.post_id, reason=reason,
+        data={"from": event.from_status, "to": to, "kind": appeal.kind},
+    )
+
+
+def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notice:
+    """The one notice of the outcome (the owner who filed, the page's owners). A reversal's consequences
+    send it with the change they make; it names the copies of the post the reversal reaches next on the
+    same people's pages (they get no notice of their own)."""
+    copies = copies or []
+    context = {
+        "appeal": appeal,
+        "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
+        "old_verdict_label": appeal.rating.get_verdict_display() if appeal.rating_id else "",
+        "new_verdict_label": Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
+        "matched": is_matched(appeal),
+        "copies": copies[:COPIES_NAMED],
+        "more_copies": len(copies) > COPIES_NAMED,
+    }
+    return Notice("appeal_decided", context, kind=NotificationKind.APPEAL_DECIDED, appeal=appeal)
+
+
+def grant_removal_appeal(removal: Action, *, actor, reason: str, now: datetime) -> Appeal | None:
+    """Staff lift a removal: its open appeal, if any, is granted (reversed: the post is restored, as the owner
+    asked), by the person who lifted it and with their reason. Returns the appeal, for the caller to send its
+    outcome notice (instead of the "lifted" one: one change, one notice) and publish after the lift."""
+    appeal = (
+        Appeal.objects.open().filter(kind=AppealKind.REMOVAL, action=removal)
+        .select_related("post__page", "action", "filed_by").first()
+    )
+    if appeal is None:
+        return None
+    appeal.reviewer = actor
+    appeal.decided_at = now
+    appeal.outcome_reason = f"Trust-and-safety staff lifted the removal: {reason}"
+    transition(appeal, to=AppealStatus.REVERSED, actor=actor, reason=appeal.outcome_reason, now=now)
+    appeal.save(update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason"])
+    return appeal

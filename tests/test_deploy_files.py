@@ -1,0 +1,57 @@
+"""deploy/ runs the processes bin/run runs, restarted for ever (issue 28, finding 3, production side)."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import shlex
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+
+
+def bash_array(name: str) -> list[str]:
+    """A `NAME=(...)` array of bin/run."""
+    match = re.search(rf"^{name}=\((.*?)\)$", (ROOT / "bin" / "run").read_text(), re.MULTILINE)
+    assert match, f"bin/run has no {name}"
+    return shlex.split(match.group(1))
+
+
+def unit(name: str) -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read(DEPLOY / "systemd" / name)
+    return parser
+
+
+def supervisord() -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";",))
+    parser.read(DEPLOY / "supervisord.conf")
+    return parser
+
+
+def test_the_web_command_has_bin_runs_gunicorn_options():
+    options = bash_array("GUNICORN_THREADS") + bash_array("GUNICORN_LIMITS")
+    web = [shlex.split(unit("factdesk-web.service")["Service"]["ExecStart"]),
+           shlex.split(supervisord()["program:factdesk-web"]["command"])]
+    for command in web:
+        assert command[1:4] == ["-m", "gunicorn", "config.wsgi:application"]
+        assert " ".join(options) in " ".join(command)
+
+
+def test_workers_and_rqcron_are_restarted_whenever_they_exit():
+    for name, command in [("factdesk-worker@.service", "manage.py jobworker"),
+                          ("factdesk-urgent-worker@.service", "manage.py jobworker --urgent"),
+                          ("factdesk-rqcron.service", "manage.py rqcron config.cron")]:
+        service = unit(name)
+        assert service["Service"]["ExecStart"].endswith(command)
+        assert service["Service"]["Restart"] == "always"
+        assert service["Unit"]["StartLimitIntervalSec"] == "0"  # systemd would give up after 5 starts in 10 s
+    conf = supervisord()
+    for program, command in [("factdesk-worker", "manage.py jobworker"),
+                             ("factdesk-urgent-worker", "manage.py jobworker --urgent"),
+                             ("factdesk-rqcron", "manage.py rqcron config.cron")]:
+        section = conf[f"program:{program}"]
+        assert section["command"].endswith(command)
+        assert section["autorestart"] == "true" and int(section["startretries"]) >= 1000

@@ -1,0 +1,105 @@
+"""Nothing stops for a blip (issue 28, findings 2 and 3): the job processes as bin/run starts them
+(bin/jobs: supervised `manage.py jobworker` and rqcron) retry failed jobs through RQ's scheduler, and
+are working again after their Redis was killed and started again.
+
+Each test starts bin/jobs on the test database and a redis-server of its own, which it kills (SIGKILL,
+nothing saved) and starts again on the same port; the shared Redis is never touched.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+from rq.cron import CronScheduler
+
+import core.jobs
+from moderation.models import Notification, NotificationKind
+from moderation.notice_delivery import record_notifications
+from tests.factories import PostFactory, UserFactory
+from tests.jobs_support import JobProcesses, own_redis_fixture, wait_for, worker_env  # noqa: F401 - a fixture
+
+transactional = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+@pytest.fixture
+def outbox(tmp_path):
+    path = tmp_path / "outbox.txt"
+    path.touch()
+    return path
+
+
+@pytest.fixture
+def email_failures() -> str:
+    return "1"
+
+
+@pytest.fixture
+def job_processes(own_redis, outbox, tmp_path, email_failures):
+    env = worker_env(own_redis.url, EMAIL_BACKEND="tests.jobs_support.FlakyEmailBackend",
+                     FLAKY_EMAIL_OUTBOX=str(outbox), FLAKY_EMAIL_FAILURES=email_failures, SUPERVISE_MAX_DELAY="1")
+    processes = JobProcesses(env, tmp_path / "bin-jobs.log")
+    yield processes
+    processes.stop()
+
+
+def notify(user) -> Notification:
+    """A decision notice for `user`; its e-mail job goes to the notices queue when this commits."""
+    [notification] = record_notifications([Notification(
+        user=user, kind=NotificationKind.DECISION, post=PostFactory(), subject="Your post was rated",
+        body="Body.", created_at=timezone.now(),
+    )])
+    return notification
+
+
+def emailed(notification: Notification) -> bool:
+    notification.refresh_from_db()
+    return notification.emailed_at is not None
+
+
+@transactional
+def test_a_failed_job_is_retried_by_the_worker_bin_run_starts(job_processes, outbox, monkeypatch):
+    """Finding 2: the worker runs RQ's scheduler, so a failed job's retry is moved back to its queue and run."""
+    monkeypatch.setattr(core.jobs, "RETRY_INTERVALS", [1, 1, 1])  # RQ's wait before each retry, kept short here
+    owner = UserFactory()
+    notification = notify(owner)  # committed: its job is on the notices queue
+
+    wait_for(lambda: emailed(notification), what=f"the retried e-mail\n{job_processes.output()}")
+    assert outbox.read_text().splitlines() == [owner.email]  # sent once, by the retry
+    assert "SMTPServerDisconnected" in job_processes.output()  # the first run failed
+
+
+@transactional
+@pytest.mark.parametrize("email_failures", ["0"])
+def test_the_worker_and_rqcron_work_again_after_their_redis_was_killed_and_restarted(
+    email_failures, job_processes, own_redis, outbox, client
+):
+    """Finding 3: a Redis outage ends neither for good; after it jobs are done, the worker is seen alive, and
+    rqcron schedules again."""
+    redis = own_redis_connection(own_redis)
+    wait_for(lambda: client.get("/healthz").json()["workers"] == "ok" and CronScheduler.all(redis),
+             what="the worker and rqcron to start")
+
+    own_redis.kill()
+    # Both noticed: rqcron exited and its supervisor starts it again; the worker waits to reconnect (idle) or
+    # exited too (busy with a job when Redis went).
+    wait_for(lambda: "rqcron exited" in (log := job_processes.output())
+             and ("could not connect to Redis" in log or "worker 1 exited" in log),
+             what=f"the outage to be noticed\n{job_processes.output()}")
+    own_redis.start()  # empty: every queue, registration and schedule is gone
+
+    owner = UserFactory()
+    notification = notify(owner)
+    wait_for(lambda: emailed(notification), what=f"a job after the outage\n{job_processes.output()}")
+    redis = own_redis_connection(own_redis)
+    wait_for(lambda: CronScheduler.all(redis) and client.get("/healthz").json()["worker_count"] == 2,
+             what=f"rqcron and both workers to register again\n{job_processes.output()}")
+    health = client.get("/healthz").json()
+    # bin/jobs' two: one on every queue, one on the urgent ones only (RQ_WORKERS, RQ_URGENT_WORKERS).
+    assert (health["redis"], health["workers"], health["worker_count"]) == ("ok", "ok", 2)
+    assert job_processes.process.poll() is None
+
+
+def own_redis_connection(server):
+    from redis import Redis
+
+    return Redis.from_url(server.url)
