@@ -28,15 +28,16 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import SafeString
 
+from core.reasons import MAX_REASON
+
 # One reviewer can read and vouch for this many rows on one confirmation page.
 BULK_CAP = 100
 CONFIRM_TEMPLATE = "admin/factdesk/confirm_decision.html"
 CHANGE_FORM_TEMPLATE = "admin/factdesk/change_form.html"
 
 
-# The longest reason a staff decision takes (the domain functions check their own: moderation.staff_actions'
-# is the same); a longer one is a form error next to the field, with the rest of the form kept.
-MAX_REASON = 2000
+# A longer reason than core.reasons.MAX_REASON (the domain functions check the same) is a form error next to
+# the field, with the rest of the form kept.
 TOO_LONG = f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d)."
 
 

@@ -219,6 +219,9 @@ def convert_to_partitioned(cursor, specs: list[Conversion], *, now: datetime, ah
     converted = {spec.table for spec in specs}
     for spec in specs:
         _save(cursor, spec, converted)
+    # Every table from the same first month, the oldest of any of them: rows that refer to each other (an
+    # attempt to its delivery) then always have partitions of the same month, dropped together.
+    since = min((spec.saved["since"] for spec in specs if spec.saved["since"] is not None), default=now)
     for spec in specs:
         old = f"{spec.table}__unpartitioned"
         cursor.execute(f'ALTER TABLE "{spec.table}" RENAME TO "{old}"')
@@ -226,7 +229,7 @@ def convert_to_partitioned(cursor, specs: list[Conversion], *, now: datetime, ah
             f'CREATE TABLE "{spec.table}" (LIKE "{old}" INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING IDENTITY '
             f'INCLUDING STORAGE INCLUDING COMMENTS) PARTITION BY RANGE ("{spec.key}")'
         )
-        ensure_partitions(cursor, spec.table, now=now, ahead=ahead, since=spec.saved["since"] or now)
+        ensure_partitions(cursor, spec.table, now=now, ahead=ahead, since=since)
         cursor.execute(f'INSERT INTO "{spec.table}" SELECT * FROM "{old}"')
     cursor.execute("DROP TABLE " + ", ".join(f'"{spec.table}__unpartitioned"' for spec in specs) + " CASCADE")
     for spec in specs:

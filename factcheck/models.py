@@ -246,8 +246,9 @@ class Flag(models.Model):
             models.Index(fields=["decided_at"], name="flag_decided_at", condition=Q(decided_at__isnull=False)),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["submitted_by", "idempotency_key"], name="flag_key_per_account",
-                                    nulls_distinct=False),
+            models.UniqueConstraint(fields=["submitted_by", "idempotency_key"], name="flag_key_per_account"),
+            models.UniqueConstraint(fields=["idempotency_key"], name="flag_key_without_account",
+                                    condition=Q(submitted_by__isnull=True)),
             models.CheckConstraint(name="flag_flagged_since_2000", condition=Q(flagged_at__gte=TIMESTAMPS_FROM)),
             models.CheckConstraint(
                 name="flag_decided_with_outcome",

@@ -15,11 +15,13 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.text import Truncator
 
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import day
 from core.jobs import enqueue_on_commit
+from core.reasons import MAX_REASON
 from core.refusals import Refusal
 from factcheck.matching.matcher import linked_copies, unlink_copy
 from factcheck.members import organisation_id_of
@@ -348,7 +350,9 @@ def _lift_removal(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> No
                     now=now)
         return
     try:
-        lift_action(actor=reviewer, action_id=appeal.action_id, reason=f"removal appeal reversed: {reason}",
+        # Cut to the limit with its prefix: the reviewer's whole reason is the appeal decision's own.
+        lift_action(actor=reviewer, action_id=appeal.action_id,
+                    reason=Truncator(f"removal appeal reversed: {reason}").chars(MAX_REASON),
                     end_reason=EndReason.REVERSED, now=now, notice=outcome_notice(appeal))
     except RemovalRefused as exc:  # staff lifted it meanwhile
         raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc

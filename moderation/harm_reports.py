@@ -27,6 +27,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import moment
+from core.reasons import too_long
 from core.refusals import Refusal
 from factcheck.claims import lease_length
 from factcheck.models import HARM_CATEGORIES, Flag, Post, ReportOutcome, ReportStatus
@@ -37,7 +38,6 @@ from moderation.report_outcomes import close_flags
 from moderation.selectors import active_removal
 from moderation.staff_actions import remove_post
 
-MAX_REASON = 2000
 # What staff may decide: the outcomes a decision gives the reports (a rating gives `rated`, never staff).
 DECISIONS = (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION, ReportOutcome.SENT_TO_FACT_CHECKERS)
 
@@ -147,8 +147,8 @@ def clean_decision(*, outcome: str, ground: str | None, reason: str) -> tuple[st
         raise ReportRefused("Choose the community standard the post breaks.", details={"field": "ground"})
     if outcome in (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION) and not reason:
         raise ReportRefused("Say why: the reason is kept with the decision.", details={"field": "reason"})
-    if len(reason) > MAX_REASON:
-        raise ReportRefused(f"Keep the reason under {MAX_REASON:,} characters.", details={"field": "reason"})
+    if message := too_long(reason):
+        raise ReportRefused(message, details={"field": "reason"})
     return ground, reason
 
 

@@ -21,13 +21,12 @@ from django.db import models, transaction
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.reasons import too_long
 from factcheck.models import Verdict
 from moderation.models import EnforcementPolicy
 from moderation.models.decisions import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS  # noqa: F401  (the admin's bounds)
 
 ONE = Decimal("1")
-# The reason staff give for a policy change, kept in the audit log.
-MAX_POLICY_REASON = 2000
 
 # Verdicts that never restrict a post, whatever their policy row says: True lifts earlier
 # fact-check actions, Not eligible only takes the post out of the queue.
@@ -105,8 +104,8 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
     Not durable: the admin's change form (its one caller) saves inside a transaction of its own.
     The numbers' bounds are the models' validators and check constraints (full_clean checks both)."""
     reason = (reason or "").strip()
-    if len(reason) > MAX_POLICY_REASON:
-        raise ValidationError({"reason": [f"Keep the reason to {MAX_POLICY_REASON:,} characters."]})
+    if message := too_long(reason):
+        raise ValidationError({"reason": [message]})
     row.full_clean()
     fields = [f.name for f in row._meta.concrete_fields if f.name not in ("id", "updated_at", "updated_by")]
     before = {}

@@ -11,8 +11,9 @@ from __future__ import annotations
 from django import forms
 from django.core.validators import MaxLengthValidator
 
+from core.reasons import MAX_REASON
 from factcheck.models import FlagCategory, ReportOutcome
-from moderation.harm_reports import MAX_REASON, ReportRefused, clean_decision
+from moderation.harm_reports import ReportRefused, clean_decision
 from moderation.models import RemovalGround
 
 # The ground a removal most likely takes, from the reports' most severe category (the form's first choice).

@@ -14,6 +14,7 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
+from core.reasons import too_long
 from core.refusals import Refusal
 from factcheck.models import Post
 from moderation.appeal_states import grant_removal_appeal, outcome_notice
@@ -22,9 +23,6 @@ from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, carry_out, lock_action, lock_post
 from moderation.publishing import publish_appeal
 from moderation.selectors import active_removal
-
-# A staff decision's reason: the owner reads it (a removal's is the statement of reasons' decision facts).
-MAX_REASON = 2000
 
 
 class RemovalRefused(Refusal):
@@ -37,8 +35,8 @@ def _clean_reason(reason: str, *, missing: str) -> str:
     reason = (reason or "").strip()
     if not reason:
         raise RemovalRefused(missing)
-    if len(reason) > MAX_REASON:
-        raise RemovalRefused(f"Keep the reason to {MAX_REASON:,} characters (it has {len(reason):,}).")
+    if message := too_long(reason):
+        raise RemovalRefused(message)
     return reason
 
 

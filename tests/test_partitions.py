@@ -129,3 +129,23 @@ def test_dropping_a_month_takes_its_rows_only_and_its_referencing_month_must_go_
         partitions.drop_partition(cursor, "scratch_event", september)
     assert one("SELECT count(*) FROM scratch_event") == (6,)
     assert one("SELECT min(created_at) >= '2026-10-01' FROM scratch_event") == (True,)
+
+
+def test_every_table_gets_partitions_from_the_oldest_month_of_any_of_them():
+    """Attempts can start later than the events they refer to (an event never attempted): were each table
+    partitioned from its own oldest row, an event month would have no attempt partition, a later attempt of
+    it would land in the default one, and dropping the event month would break its foreign key for ever."""
+    with connection.cursor() as cursor:
+        cursor.execute(SETUP.replace("SELECT id, created_at FROM scratch_event",
+                                     "SELECT id, created_at FROM scratch_event WHERE created_at >= '2026-11-01'"))
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        partitions.convert_to_partitioned(cursor, [
+            partitions.Conversion("scratch_event", "created_at"),
+            partitions.Conversion("scratch_attempt", "event_created_at",
+                                  references=((("event_id", "event_created_at"), "scratch_event",
+                                               ("id", "created_at")),)),
+        ], now=NOW, ahead=2)
+        months = {table: [p.start for p in partitions.partitions(cursor, table)]
+                  for table in ("scratch_event", "scratch_attempt")}
+    assert months["scratch_attempt"] == months["scratch_event"]
+    assert months["scratch_event"][0].month == 9

@@ -15,7 +15,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import OperationalError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from core import partitions
@@ -63,23 +63,32 @@ def drop_expired_months(*, now: datetime | None = None) -> list[str]:
         expired = partitions.older_than(cursor, "webhooks_delivery", cutoff(now))
     dropped = []
     for month in expired:
+        if _has_pending(month):  # looked at first without a lock: no webhook write waits for a month kept
+            logger.info("webhook history of %s kept: a delivery of it is still pending", month.start.strftime("%Y-%m"))
+            continue
         try:
             dropped += _drop_month(month)
         except OperationalError:  # a lock not had within LOCK_TIMEOUT: the next run tries again
             logger.warning("webhook history of %s: the tables were busy; the next run drops it",
                            month.start.strftime("%Y-%m"), exc_info=True)
             break
+        except DatabaseError:  # anything else about this month (logged): the later months still go
+            logger.exception("webhook history of %s could not be dropped", month.start.strftime("%Y-%m"))
     return dropped
+
+
+def _has_pending(month: partitions.Partition) -> bool:
+    deliveries = partitions.partition_name("webhooks_delivery", month.start)
+    with connection.cursor() as cursor:
+        cursor.execute(f'SELECT EXISTS (SELECT 1 FROM "{deliveries}" WHERE status = %s)', [DeliveryStatus.PENDING])
+        return cursor.fetchone()[0]
 
 
 def _drop_month(month: partitions.Partition) -> list[str]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         cursor.execute("LOCK TABLE " + ", ".join(TABLES) + " IN ACCESS EXCLUSIVE MODE")
-        deliveries = partitions.partition_name("webhooks_delivery", month.start)
-        cursor.execute(f'SELECT EXISTS (SELECT 1 FROM "{deliveries}" WHERE status = %s)', [DeliveryStatus.PENDING])
-        if cursor.fetchone()[0]:
-            logger.info("webhook history of %s kept: a delivery of it is still pending", month.start.strftime("%Y-%m"))
+        if _has_pending(month):  # again under the locks: one may have been redelivered meanwhile
             return []
         dropped = []
         for table in reversed(TABLES):  # what refers first: attempts, then deliveries, then events

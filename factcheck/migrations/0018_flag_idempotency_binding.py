@@ -35,8 +35,14 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name="flag",
+            constraint=models.UniqueConstraint(fields=("submitted_by", "idempotency_key"), name="flag_key_per_account"),
+        ),
+        # The flags of no account (importers, the demo) share one key space: a partial unique index, on every
+        # backend (NULLS NOT DISTINCT would need PostgreSQL 15, and elsewhere Django creates nothing).
+        migrations.AddConstraint(
+            model_name="flag",
             constraint=models.UniqueConstraint(
-                fields=("submitted_by", "idempotency_key"), name="flag_key_per_account", nulls_distinct=False
+                fields=("idempotency_key",), name="flag_key_without_account", condition=models.Q(submitted_by__isnull=True)
             ),
         ),
     ]

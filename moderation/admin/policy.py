@@ -12,15 +12,16 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.validators import MaxLengthValidator
 
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
+from core.reasons import MAX_REASON
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
-from moderation.policy import MAX_POLICY_REASON, MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, save_policy
+from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, save_policy
 
 POLICY_REASON = forms.CharField(
     label="Reason for the change", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
     help_text=("Recorded in the audit log with the change. Past decisions keep their terms; new ones use the "
-               f"new values. At most {MAX_POLICY_REASON:,} characters."),
+               f"new values. At most {MAX_REASON:,} characters."),
     # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-    validators=[MaxLengthValidator(MAX_POLICY_REASON, f"Keep the reason to {MAX_POLICY_REASON:,} characters "
+    validators=[MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters "
                                                       "(it has %(show_value)d).")],
     error_messages={"required": "A reason is required: every policy change records why."},
 )

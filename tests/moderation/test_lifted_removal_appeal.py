@@ -116,3 +116,13 @@ def test_upholding_an_appeal_on_a_lifted_removal_is_refused_by_the_domain(remova
     with pytest.raises(AppealConflict, match="the removal no longer stands"):
         decide_appeal(appeal_id=removal_appeal.pk, reviewer=StaffFactory(), outcome="upheld", reason="Stands.")
     assert Appeal.objects.get(pk=removal_appeal.pk).status == AppealStatus.OPEN
+
+
+def test_reversing_a_removal_appeal_with_a_reason_at_the_limit_lifts_the_removal(removal_appeal):
+    """The lift's own reason carries a prefix: a decision reason at the limit still lifts the removal (it was
+    refused as if staff had lifted it meanwhile, with the advice to uphold the appeal)."""
+    reason = "The quotation is reported, not endorsed. " * 48 + "x" * 32  # 2,000 characters
+    assert len(reason) == 2000
+    decided = decide_appeal(appeal_id=removal_appeal.pk, reviewer=StaffFactory(), outcome="reversed", reason=reason)
+    assert decided.status == AppealStatus.REVERSED and decided.outcome_reason == reason
+    assert Action.objects.get(pk=removal_appeal.action_id).ended_at is not None
