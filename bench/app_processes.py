@@ -30,10 +30,15 @@ def worker_commands() -> list[list[str]]:
     return general + [["jobworker", "--urgent"]] * int(os.environ.get("RQ_URGENT_WORKERS") or 1)
 
 
+def niceness(command: list[str]) -> list[str]:
+    """The `nice` bin/jobs runs a general worker under (BULK_NICE, default 10); urgent workers run as they are."""
+    return [] if "--urgent" in command else ["nice", "-n", os.environ.get("BULK_NICE") or "10"]
+
+
 def describe_workers() -> str:
-    """The workers for the report, e.g. "1 x `manage.py jobworker`"."""
-    commands = [" ".join(c) for c in worker_commands()]
-    return ", ".join(f"{commands.count(c)} x `manage.py {c}`" for c in dict.fromkeys(commands))
+    """The workers for the report, e.g. "1 x `nice -n 10 manage.py jobworker`"."""
+    commands = [" ".join([*niceness(c), "manage.py", *c]) for c in worker_commands()]
+    return ", ".join(f"{commands.count(c)} x `{c}`" for c in dict.fromkeys(commands))
 
 
 def gunicorn_options() -> list[str]:
@@ -100,7 +105,7 @@ def start_app(*, web_workers: int = 2, matching: bool = True, cron: bool = True,
     app = App(url=f"http://127.0.0.1:{port}", matching=matching, web=web)
     for n, command in enumerate(worker_commands()):
         name = f"factdesk-bench-app-{os.getpid()}-{n}-{tag}"
-        app.workers.append(_spawn([sys.executable, "manage.py", *command, "--name", name],
+        app.workers.append(_spawn([*niceness(command), sys.executable, "manage.py", *command, "--name", name],
                                   log_name=f"rqworker-app-{n}-{tag}.log", env=env))
     if cron:
         app.cron = _spawn([sys.executable, "manage.py", "rqcron", "config.cron"], log_name=f"rqcron-{tag}.log", env=env)

@@ -1,6 +1,6 @@
 """Copy-heavy load, driven from outside as a platform would (issue 28; `--only copyload`).
 
-The app runs as bin/run starts it (bench/app_processes.py): gunicorn with 2 sync workers, the RQ
+The app runs as bin/run starts it (bench/app_processes.py): gunicorn with 2 gthread workers, the RQ
 worker(s) and rqcron, on config.settings. Rated claims are set up first (ingested and rated in the
 bench process, not timed). Then, over HTTP only (bench/copy_clients.py):
 
@@ -214,7 +214,7 @@ def bench_copy_load(*, platform, rater, ratings: int, warmup: int, clients: int,
     on_rate, off_rate = statistics.fmean(x.flags_per_s for x in on), statistics.fmean(x.flags_per_s for x in off)
 
     p95, floor95 = loaded.p95(), quiet.p95()
-    app_note = (f"The app as bin/run starts it: gunicorn `--workers 2` (sync) with bin/run's flags, "
+    app_note = (f"The app as bin/run starts it: gunicorn `--workers 2` with bin/run's flags (gthread, 8 threads), "
                 f"{describe_workers()} and `rqcron config.cron`, on config.settings; logs in the bench's temporary "
                 "directory.")
     load_flags = load_batches * batch

@@ -114,7 +114,7 @@ def test_the_index_shows_the_queue_depth_oldest_unclaimed_post_overdue_appeals_a
     if settings.FACTDESK_JOBS_IN_PROCESS:
         assert rows["Failed jobs"] == "none queued: jobs run in-process (no Redis configured)"
     else:
-        assert rows["Failed jobs"] == "decisions: 0; notices: 0; webhooks: 0; bulk: 0; default: 2"
+        assert rows["Failed jobs"] == "decisions: 0; notices: 0; webhooks: 0; copies: 0; bulk: 0; default: 2"
     assert 'href="/admin/factcheck/post/?queue_state__exact=queued"' in body
     assert 'href="/admin/moderation/appeal/?overdue=yes"' in body
     assert 'href="/admin/rq/"' in body
