@@ -28,10 +28,10 @@ from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderati
     MAX_BATCH,
     FlagBatchIn,
     FlagIn,
-    _whole_number,
     documented,
     no_blank_urls,
     validate_flag,
+    whole_number,
 )
 from factcheck.ingest import FlagInput, ingest_flags
 from factcheck.models import Flag, FlagCategory, Post, QueueState, Rating, ReportOutcome, ReportStatus, Verdict
@@ -191,7 +191,7 @@ def get_flag(
 
 # A rating's id as JSON and the document's `integer` have it (7 or 7.0, never "7" or true); constraints go
 # before the validator, as factcheck.flag_input's counts do, so that the document shows them.
-RatingId = Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole_number)]
+RatingId = Annotated[StrictInt, Field(ge=1), BeforeValidator(whole_number)]
 
 
 class RatingIn(Schema):

@@ -97,16 +97,16 @@ ExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=
                                               pattern=NO_CONTROLS)]
 
 
-def _whole_number(value: Any) -> Any:
+def whole_number(value: Any) -> Any:
     """5.0 is the integer 5 in JSON (and in the document's `integer`); 5.5, "5" and true are not."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 # An integer as JSON and the document's `integer` have it: 5 or 5.0, never "5" or true. Constraints go
-# before the validator (`Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole_number)]`), or the
+# before the validator (`Annotated[StrictInt, Field(ge=1), BeforeValidator(whole_number)]`), or the
 # document shows them as pydantic's keywords instead of JSON Schema's.
-WholeNumber = Annotated[StrictInt, BeforeValidator(_whole_number)]
-Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT), BeforeValidator(_whole_number)]
+WholeNumber = Annotated[StrictInt, BeforeValidator(whole_number)]
+Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT), BeforeValidator(whole_number)]
 Timestamp = Annotated[AwareDatetime, WithJsonSchema({
     "type": "string", "pattern": TIMESTAMP,
     "description": "ISO 8601 with a timezone offset (-12:00 to +14:00), from 2000-01-01 to a day ahead of now.",

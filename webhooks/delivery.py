@@ -60,7 +60,7 @@ from core.jobs import enqueue, enqueue_on_commit
 from core.outbound import Answer
 from core.refusals import Refusal
 from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, Endpoint
-from webhooks.outbox import QUEUE, RETRY_WINDOW
+from webhooks.outbox import RETRY_WINDOW
 from webhooks.schedule import retry_delay
 
 logger = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def _start_successor(delivery: Delivery) -> None:
     def start() -> None:
         successor = _line(delivery).filter(id__gt=delivery.pk).order_by("id").values_list("id", flat=True).first()
         if successor is not None:
-            enqueue("webhooks.jobs.deliver", [successor], queue=QUEUE)
+            enqueue("webhooks.jobs.deliver", [successor])
 
     transaction.on_commit(start, robust=True)
 
@@ -388,5 +388,5 @@ def redeliver(*, staff, delivery_id: int, reason: str, now: datetime | None = No
                                  "delivered_at", "queued_until"])
     record_event(actor=staff, verb=AuditVerb.WEBHOOK_REDELIVERED, target=delivery, post_id=delivery.post_id,
                  reason=reason, data={"previous_status": previous, "endpoint": delivery.endpoint_id})
-    enqueue_on_commit("webhooks.jobs.deliver", [delivery.pk], queue=QUEUE)
+    enqueue_on_commit("webhooks.jobs.deliver", [delivery.pk])
     return delivery

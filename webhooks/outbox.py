@@ -22,7 +22,6 @@ from webhooks.models import Delivery, DeliveryStatus, Endpoint, Event
 # Deliveries per job: small enough that two workers share a burst, large enough to keep jobs few.
 JOB_BATCH = 50
 RETRY_WINDOW = timedelta(hours=24)
-QUEUE = "webhooks"
 
 
 @dataclass(frozen=True)
@@ -75,5 +74,5 @@ def record_events(
     )
     ids = [delivery.pk for delivery in deliveries if delivery.status == DeliveryStatus.PENDING]
     for start in range(0, len(ids), JOB_BATCH):
-        enqueue_on_commit("webhooks.jobs.deliver", ids[start:start + JOB_BATCH], queue=QUEUE)
+        enqueue_on_commit("webhooks.jobs.deliver", ids[start:start + JOB_BATCH])
     return deliveries

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from core.jobs import enqueue
 from webhooks.models import Delivery, DeliveryStatus, Endpoint
-from webhooks.outbox import JOB_BATCH, QUEUE
+from webhooks.outbox import JOB_BATCH
 
 FIRST_RETRY = timedelta(seconds=15)
 BACKOFF_FACTOR = 3
@@ -62,5 +62,5 @@ def enqueue_due(*, now: datetime | None = None) -> int:
     ids = due_deliveries(now=now)
     Delivery.objects.filter(pk__in=ids).update(queued_until=now + QUEUED_FOR)
     for start in range(0, len(ids), JOB_BATCH):
-        enqueue("webhooks.jobs.deliver", ids[start:start + JOB_BATCH], queue=QUEUE)
+        enqueue("webhooks.jobs.deliver", ids[start:start + JOB_BATCH])
     return len(ids)
