@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import configparser
-import re
 import shlex
 from pathlib import Path
 
+from tests.test_gunicorn_limits import gunicorn_flags
+
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
-
-
-def bash_array(name: str) -> list[str]:
-    """A `NAME=(...)` array of bin/run."""
-    match = re.search(rf"^{name}=\((.*?)\)$", (ROOT / "bin" / "run").read_text(), re.MULTILINE)
-    assert match, f"bin/run has no {name}"
-    return shlex.split(match.group(1))
 
 
 def unit(name: str) -> configparser.ConfigParser:
@@ -32,7 +26,7 @@ def supervisord() -> configparser.ConfigParser:
 
 
 def test_the_web_command_has_bin_runs_gunicorn_options():
-    options = bash_array("GUNICORN_THREADS") + bash_array("GUNICORN_LIMITS")
+    options = gunicorn_flags()  # bin/run's GUNICORN_THREADS and GUNICORN_LIMITS
     web = [shlex.split(unit("factdesk-web.service")["Service"]["ExecStart"]),
            shlex.split(supervisord()["program:factdesk-web"]["command"])]
     for command in web:
