@@ -3,7 +3,7 @@
 from django.urls import path
 
 from accounts.views import home
-from factcheck import views, views_post
+from factcheck import views, views_matches, views_post, views_rated
 
 app_name = "factcheck"
 urlpatterns = [
@@ -14,7 +14,7 @@ urlpatterns = [
     path("queue/posts/<int:post_id>/claim/", views.claim_view, name="claim"),
     path("queue/posts/<int:post_id>/release/", views.release_view, name="release"),
     path("queue/posts/<int:post_id>/extend/", views_post.extend_view, name="extend"),
-    path("queue/rated/", views.rated_posts, name="rated"),
-    path("queue/matches/<int:match_id>/confirm/", views_post.confirm_match_view, name="confirm_match"),
-    path("queue/matches/<int:match_id>/reject/", views_post.reject_match_view, name="reject_match"),
+    path("queue/rated/", views_rated.rated_posts, name="rated"),
+    path("queue/matches/<int:match_id>/confirm/", views_matches.confirm_match_view, name="confirm_match"),
+    path("queue/matches/<int:match_id>/reject/", views_matches.reject_match_view, name="reject_match"),
 ]

@@ -1,8 +1,9 @@
-"""The fact-checker's browser UI: the queue, claiming and releasing, and the list of rated posts.
+"""The fact-checker's browser UI: the queue, claiming and releasing, and the helpers its pages share.
 
 Thin callers of factcheck.queue, factcheck.claims and factcheck.selectors; the rules are there. The
-post page, the rating form and suggested copies are factcheck.views_post. Every page renders in a
-fixed number of queries, whatever the number of rows.
+post page and the rating form are factcheck.views_post, suggested copies factcheck.views_matches and
+the rated posts factcheck.views_rated. Every page renders in a fixed number of queries, whatever the
+number of rows.
 """
 
 from __future__ import annotations
@@ -27,13 +28,12 @@ from core.formatting import duration as waiting_for
 from core.paging import page_number
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
-from factcheck.forms import QueueFilterForm, RatedFilterForm, render_filter_fields
-from factcheck.members import organisation_id_of, organisation_of
+from factcheck.forms import QueueFilterForm, render_filter_fields
+from factcheck.members import organisation_of
 from factcheck.models import Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
-from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, capped_count, capped_total, queue_page
+from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, queue_page
 from factcheck.selectors import active_claim, active_claims_of
-from factcheck.selectors import rated_posts as rated_posts_of
 
 PAGE_SIZE = 25
 TEXT_PREVIEW_WORDS = 30
@@ -192,48 +192,6 @@ def queue(request: HttpRequest) -> HttpResponse:
                        "age_days": int(AGE_CAP_HOURS // 24)},
         },
     )
-
-
-@factchecker_required
-@require_http_methods(["GET", "HEAD"])
-def rated_posts(request: HttpRequest) -> HttpResponse:
-    """ "Rated by me" and "Rated by my organisation": current ratings, newest first, with a search."""
-    form = RatedFilterForm(request.GET)
-    who, query = form.values()
-    page = page_number(request.GET.get("page"))
-    first = (page - 1) * PAGE_SIZE + 1
-    ratings = rated_posts_of(
-        organisation_id=organisation_id_of(request.user),
-        reviewer_id=request.user.pk if who == RatedFilterForm.MINE else None,
-        query=query,
-    )
-    rows = list(ratings.annotate(list_total=capped_total(ratings))[first - 1 : first - 1 + PAGE_SIZE + 1])
-    if rows:
-        total = rows[0].list_total
-    else:
-        total = capped_count(ratings) if page > 1 else 0
-    shown = rows[:PAGE_SIZE]
-    post_url = url_for_ids("factcheck:post")
-    query_string = urlencode({k: v for k, v in (("who", who), ("q", query)) if v})
-    return render(request, "factcheck/rated.html", {
-        "form": form,
-        "who": who,
-        "query": query,
-        "rows": [
-            {"rating": rating, "url": post_url(rating.post_id),
-             "preview": preview(rating.post.text or rating.post.external_id, TEXT_PREVIEW_WORDS)}
-            for rating in shown
-        ],
-        "range_label": range_label(first=first, shown=len(shown), total=total),
-        "page": page,
-        "has_next": len(rows) > PAGE_SIZE,
-        "page_query": f"{query_string}&" if query_string else "",
-        "tabs": [
-            {"who": value, "label": label, "current": value == who,
-             "url": "?" + urlencode({k: v for k, v in (("who", value), ("q", query)) if v})}
-            for value, label in RatedFilterForm.base_fields["who"].choices
-        ],
-    })
 
 
 @factchecker_required

@@ -13,24 +13,20 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.refusals import Refusal
 from factcheck.claims import claim_next, extend_claim, lease_length
-from factcheck.forms import VERDICT_GUIDE, MatchRejectForm, RatingForm
-from factcheck.matching.matcher import confirm_match, reject_match
+from factcheck.forms import VERDICT_GUIDE, RatingForm
 from factcheck.members import organisation_id_of, organisation_of
-from factcheck.models import FlagSource, Match, MatchState, Post, QueueState, Rating, Verdict
+from factcheck.models import FlagSource, MatchState, Post, QueueState, Rating, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
 from factcheck.queue import covers
 from factcheck.ratings import StaleRating, rating_refusal, record_rating
 from factcheck.selectors import (
-    PostMatch,
     active_claim,
     current_rating,
     flag_counts,
@@ -38,20 +34,11 @@ from factcheck.selectors import (
     post_matches,
     recent_flags,
 )
-from factcheck.views import clock, factchecker_required, preview, url_for_ids
+from factcheck.views import clock, factchecker_required, url_for_ids
+from factcheck.views_matches import match_rows
 
 RECENT_FLAGS = 20
 HISTORY_ROWS = 20
-MATCH_PREVIEW_WORDS = 20
-# A viral claim can have thousands of copies: the post page lists this many pairs, suggestions first.
-MATCHES_SHOWN = 50
-# How a pair reads from the post whose page lists it (PostMatch.relation), and whether it is only suggested.
-RELATION_LABELS = {
-    ("copy", False): "Copy of this post", ("copy", True): "May copy this post",
-    ("source", False): "This post copies it", ("source", True): "This post may copy it",
-}
-# "Confirmed by Maria Lopez, 3 May 2026" rather than the state's own label ("Confirmed by a fact-checker").
-DECIDED_LABELS = {MatchState.CONFIRMED: "Confirmed", MatchState.REJECTED: "Rejected"}
 FLAG_LABELS = dict(FlagSource.choices)
 RERATED_STATES = (QueueState.RATED, QueueState.NOT_ELIGIBLE)
 # A post with a decision on it: its page shows the decision side's timeline and appeals.
@@ -132,83 +119,6 @@ def _claim_next_after_rating(request: HttpRequest) -> HttpResponse:
         return redirect("factcheck:queue")
     messages.success(request, f"You claimed the next post until {clock(claim.expires_at)}.")
     return redirect("factcheck:post", post_id=claim.post_id)
-
-
-@factchecker_required
-@require_POST
-def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
-    match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
-    try:
-        confirm_match(match_id=match.pk, reviewer=request.user)
-    except Refusal as exc:
-        messages.error(request, str(exc))
-    else:
-        state = Post.objects.values_list("queue_state", flat=True).get(pk=match.post_id)
-        follows = ("it now carries that claim's rating" if state == QueueState.MATCHED
-                   else "it will be reviewed once, with that claim")
-        messages.success(
-            request,
-            f"Confirmed: “{match.post.external_id}” is a copy of “{match.source.external_id}”; {follows}.",
-        )
-    return redirect(_back_to(request, match))
-
-
-@factchecker_required
-@require_POST
-def reject_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
-    match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
-    form = MatchRejectForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])))
-        return redirect(_back_to(request, match))
-    try:
-        reject_match(match_id=match.pk, reviewer=request.user, reason=form.cleaned_data["reason"])
-    except Refusal as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(
-            request,
-            f"Rejected: “{match.post.external_id}” is not a copy of “{match.source.external_id}”; "
-            "this pair will not be suggested again.",
-        )
-    return redirect(_back_to(request, match))
-
-
-def _back_to(request: HttpRequest, match: Match) -> str:
-    """The page the reviewer decided from (`next`, a path on this site only), else the copy's post page."""
-    target = request.POST.get("next", "")
-    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts=set()):
-        return target
-    return reverse("factcheck:post", args=[match.post_id])
-
-
-def _match_rows(post: Post, pairs: list[PostMatch]) -> list[dict[str, object]]:
-    """The post's near-duplicate pairs as the page lists them: suggestions (which need a decision)
-    first, then the rest, each best first as the selector orders them."""
-    post_url = url_for_ids("factcheck:post")
-    confirm_url = url_for_ids("factcheck:confirm_match")
-    reject_url = url_for_ids("factcheck:reject_match")
-    ordered = sorted(pairs, key=lambda pair: pair.match.state != MatchState.SUGGESTED)[:MATCHES_SHOWN]
-    rows = []
-    for pair in ordered:
-        match, other = pair.match, pair.other
-        suggested = match.state == MatchState.SUGGESTED
-        rows.append({
-            "match": match,
-            "other": other,
-            "url": post_url(other.pk),
-            "preview": preview(other.text or other.external_id, MATCH_PREVIEW_WORDS),
-            "page_name": other.page.name,
-            "relation": pair.relation,
-            "relation_label": RELATION_LABELS[pair.relation, suggested],
-            "score": f"{match.score:.2f}",
-            "suggested": suggested,
-            "decided": DECIDED_LABELS.get(match.state, match.get_state_display()),
-            "confirm_url": confirm_url(match.pk) if suggested else "",
-            "reject_url": reject_url(match.pk) if suggested else "",
-            "reject_form": MatchRejectForm(auto_id=f"id_reject_{match.pk}_%s") if suggested else None,
-        })
-    return rows
 
 
 def _verdict_options(post: Post, form: RatingForm) -> list[dict[str, object]]:
@@ -292,7 +202,7 @@ def _post_context(
         "verdict_options": _verdict_options(post, form) if show_form else [],
         "story": story,
         "appeals": _appeal_rows(request, story) if story is not None else [],
-        "matches": _match_rows(post, pairs),
+        "matches": match_rows(post, pairs),
         "matches_total": len(pairs),
         "suggestions": sum(1 for pair in pairs if pair.match.state == MatchState.SUGGESTED),
         "copies": copies,

@@ -12,7 +12,7 @@ from factcheck.claims import claim_post
 from factcheck.members import organisation_id_of
 from factcheck.models import Claim, ClaimStatus, FlagSource, Match, MatchMethod, MatchState, QueueState, Rating, Verdict
 from factcheck.ratings import record_rating
-from factcheck.views_post import MATCHES_SHOWN
+from factcheck.views_matches import MATCHES_SHOWN
 from moderation.models import PageStanding
 from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PageFactory, PostFactory
 
