@@ -1,4 +1,5 @@
-"""Signing in (the site's and the admin's login forms) and the signed-in person's own settings."""
+"""Signing in (the site's and the admin's login forms), resetting a forgotten password, and the signed-in
+person's own settings."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import lru_cache
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, SetPasswordForm
 
 
 @lru_cache(maxsize=1)
@@ -50,3 +51,36 @@ class SignInForm(BoundedUsername, AuthenticationForm):
 
 class AdminSignInForm(BoundedUsername, AdminAuthenticationForm):
     """/admin/login/."""
+
+
+def describe_by_help(form: forms.Form) -> None:
+    """Each field with help text is described by it (templates/registration/_field.html gives it the id)."""
+    for name, field in form.fields.items():
+        if field.help_text:
+            field.widget.attrs["aria-describedby"] = form[name].auto_id + "_help"
+
+
+class ResetRequestForm(PasswordResetForm):
+    """/accounts/password-reset/: the address to send a reset link to."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        self.fields["email"].label = "E-mail address"
+        self.fields["email"].help_text = "The address your Factdesk account has. The link works once, for an hour."
+        self.fields["email"].error_messages.update(
+            required="Enter the e-mail address of your account.",
+            invalid="Enter an e-mail address in the form name@example.org.",
+        )
+        describe_by_help(self)
+
+
+class NewPasswordForm(SetPasswordForm):
+    """/accounts/reset/…: the new password, checked by AUTH_PASSWORD_VALIDATORS."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        self.fields["new_password2"].label = "New password again"
+        self.fields["new_password2"].help_text = "The same password, to be sure it was typed as meant."
+        describe_by_help(self)

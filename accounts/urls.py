@@ -1,19 +1,22 @@
-"""Signing in and out of the browser UI, the landing page for roles without a workspace yet, and one's own settings."""
+"""Signing in and out of the browser UI, resetting a forgotten password by e-mail, the landing page for roles
+without a workspace yet, and one's own settings."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from accounts import views
-from accounts.forms import SignInForm
 
 app_name = "accounts"
 urlpatterns = [
-    path(
-        "login/", auth_views.LoginView.as_view(redirect_authenticated_user=True, authentication_form=SignInForm),
-        name="login",
-    ),
+    path("login/", views.SignIn.as_view(), name="login"),
     # Django's LogoutView accepts POST only, so a link cannot sign anyone out.
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Django's password reset views (accounts.views): the link is e-mailed by a job (accounts.jobs), works once,
+    # for PASSWORD_RESET_TIMEOUT.
+    path("password-reset/", views.RequestReset.as_view(), name="password_reset"),
+    path("password-reset/sent/", views.ResetSent.as_view(), name="password_reset_done"),
+    path("reset/<uidb64>/<token>/", views.ChooseNewPassword.as_view(), name="password_reset_confirm"),
+    path("reset/done/", views.ResetDone.as_view(), name="password_reset_complete"),
     path("welcome/", views.welcome, name="welcome"),
     path("profile/", views.profile, name="profile"),
 ]

@@ -1,15 +1,74 @@
-"""Where a signed-in user lands: each role is sent to its own place."""
+"""Where a signed-in user lands (each role to its own place), signing in, and resetting a forgotten password."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods
 
-from accounts.forms import ProfileForm
+from accounts.forms import NewPasswordForm, ProfileForm, ResetRequestForm, SignInForm
+from accounts.password_reset import TooManyResetRequests, request_reset_link
+from accounts.security import client_ip
+from core.error_summary import error_summary
+
+
+class WithErrorSummary:
+    """Puts the bound form's errors in the context as `errors`, for templates/moderation/_error_summary.html."""
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        form = context.get("form")
+        context["errors"] = error_summary(form) if form is not None and form.is_bound else []
+        return context
+
+
+class SignIn(WithErrorSummary, auth_views.LoginView):
+    """/accounts/login/."""
+
+    authentication_form = SignInForm
+    redirect_authenticated_user = True
+
+
+class RequestReset(WithErrorSummary, auth_views.PasswordResetView):
+    """/accounts/password-reset/: a job e-mails a reset link to the account with that address, if there is one;
+    the answer, and the work done for it, are the same either way. Requests are counted per address and per
+    client (accounts.password_reset)."""
+
+    form_class = ResetRequestForm
+    success_url = reverse_lazy("accounts:password_reset_done")
+
+    def form_valid(self, form: ResetRequestForm) -> HttpResponse:
+        try:
+            request_reset_link(email=form.cleaned_data["email"], client=client_ip(self.request))
+        except TooManyResetRequests as refusal:
+            form.add_error(None, refusal.message)
+            response = self.form_invalid(form)
+            response.status_code = 429
+            return response
+        # Not PasswordResetView's form.save(): that looks the address up and sends in the request.
+        return HttpResponseRedirect(self.get_success_url())
+
+
+class ResetSent(auth_views.PasswordResetDoneView):
+    """/accounts/password-reset/sent/."""
+
+
+class ChooseNewPassword(WithErrorSummary, auth_views.PasswordResetConfirmView):
+    """/accounts/reset/<uid>/<token>/: the link from the e-mail; works once (the token dies with the password)."""
+
+    form_class = NewPasswordForm
+    success_url = reverse_lazy("accounts:password_reset_complete")
+
+
+class ResetDone(auth_views.PasswordResetCompleteView):
+    """/accounts/reset/done/."""
 
 
 def home(request: HttpRequest) -> HttpResponse:

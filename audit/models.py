@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 
 from core.append_only import AppendOnlyModel, append_only_triggers
+from core.formatting import moment
 
 
 class AuditVerb(models.TextChoices):
@@ -75,4 +76,5 @@ class AuditEvent(AppendOnlyModel):
         triggers = append_only_triggers("audit_event")
 
     def __str__(self) -> str:
-        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.verb} {self.target_type}#{self.target_id}"
+        # In words, as the log's change page and breadcrumbs name it: "alice: Rating recorded, 30 Nov 2026, 01:09 UTC".
+        return f"{self.actor_label}: {self.get_verb_display()}, {moment(self.created_at)}"

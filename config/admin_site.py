@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
 from django.db.models import Count, Q
+from django.urls import reverse_lazy
 from django.utils import timezone
 
 from core.admin_base import number
@@ -101,6 +102,9 @@ class FactdeskAdminSite(admin.AdminSite):
     site_header = "Factdesk trust and safety"
     site_title = "Factdesk admin"
     index_title = "At a glance"
+    # "View site": staff's own pages in the app, the reports desk (its navigation reaches the appeals desk).
+    # Not "/" (Django's default): the home page sends staff to the admin, so the link led back here.
+    site_url = reverse_lazy("moderation:staff_reports")
 
     def has_permission(self, request) -> bool:
         # is_staff alone is not enough: the admin is trust-and-safety's (and superusers') tool.
@@ -112,6 +116,12 @@ class FactdeskAdminSite(admin.AdminSite):
         from accounts.forms import AdminSignInForm
 
         return AdminSignInForm  # an over-long username is a wrong sign-in, not a 500
+
+    def each_context(self, request) -> dict:
+        context = super().each_context(request)
+        if not getattr(request.user, "is_trust_safety", False):
+            context["site_url"] = None  # a superuser outside the role: the desks would refuse them (no link)
+        return context
 
     def index(self, request, extra_context=None):
         context = {"vitals": admin_vitals(), **(extra_context or {})}

@@ -110,6 +110,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The counts in the main navigation (what waits for each role): moderation.workday.
+                "moderation.context_processors.work",
             ],
         },
     },
@@ -284,6 +286,9 @@ EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
     else "django.core.mail.backends.console.EmailBackend"
 )
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "factdesk@localhost")
+# Password reset links (/accounts/password-reset/, sent with the backend above) work once, for an hour (the
+# pages and the e-mail say so); requests are limited per address and per client (accounts.password_reset).
+PASSWORD_RESET_TIMEOUT = 3600
 
 # Review rules.
 FACTDESK_CLAIM_LEASE_MINUTES = int(os.environ.get("FACTDESK_CLAIM_LEASE_MINUTES", "30"))

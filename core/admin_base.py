@@ -103,8 +103,9 @@ class FastListAdmin(ControlCharacterSafeAdmin):
         # not in Django's locale format; sorting still sorts by the field.
         return tuple(date_column(self.model, name) or name for name in super().get_list_display(request))
 
-    def search_lookups(self, request, term: str) -> list[Q]:
-        """The conditions to try, one query each, for this search text; an admin may route by its shape."""
+    def search_lookups(self, request, term: str) -> list[Q | QuerySet]:
+        """What to try, one query each, for this search text: a condition on this list's rows, or a queryset of
+        them (factcheck.staff_search.find_posts); an admin may route by the text's shape."""
         return [Q(**{lookup: term}) for lookup in self.get_search_fields(request)]
 
     def get_search_results(self, request, queryset, search_term):
@@ -115,7 +116,8 @@ class FastListAdmin(ControlCharacterSafeAdmin):
         manager = self.model._default_manager
         pks: set[Any] = set()
         for condition in self.search_lookups(request, term):
-            pks.update(manager.filter(condition).values_list("pk", flat=True)[: self.search_match_cap])
+            rows = condition if isinstance(condition, QuerySet) else manager.filter(condition)
+            pks.update(rows.values_list("pk", flat=True)[: self.search_match_cap])
         return queryset.filter(pk__in=pks), False
 
 

@@ -62,6 +62,7 @@ JOBS: dict[str, JobSpec] = {
     "moderation.jobs.send_notification_emails": JobSpec(NOTICES),
     "moderation.jobs.send_unsent_emails": JobSpec(NOTICES),
     "webhooks.jobs.notify_disabled_endpoints": JobSpec(NOTICES),
+    "accounts.jobs.send_reset_link": JobSpec(NOTICES),  # a password-reset link: someone is waiting for it
     # Webhook deliveries (batched by webhooks.outbox) and the sweep of due retries.
     "webhooks.jobs.deliver": JobSpec(WEBHOOKS),
     "webhooks.jobs.deliver_due": JobSpec(WEBHOOKS),

@@ -32,14 +32,44 @@ from core.admin_base import (
     shown_as,
     when,
 )
+from core.paging import plain_number
 from factcheck.admin_actions import PoliticianPageActions
 from factcheck.members import organisation_of
 from factcheck.models import Claim, Flag, FlagSource, Match, Membership, Organisation, Page, Post, Rating, Verdict
 from factcheck.selectors import flag_counts, recent_flags
+from factcheck.staff_search import find_posts
 
 LATEST_FLAGS_SHOWN = 20
 LATEST_EVENTS_SHOWN = 50
 TEXT_CHARS_LISTED = 70
+
+
+POST_SEARCH_HELP = ("Words of the post's text or of its page's name, a post's or page's external id (or its start), "
+                    "or the post's URL.")
+
+
+class PostSearch:
+    """A list of posts, or of rows about one post, searched the one way staff search for posts
+    (factcheck.staff_search.find_posts); `search_fields` are this list's own exact lookups, tried besides.
+
+    Mixed in before FastListAdmin (or ReadOnlyAdmin). Used by every admin list where staff look for content:
+    posts, flags, claims, ratings, matches here; actions, decisions, distributions, appeals and reports of harm
+    in moderation.admin.
+    """
+
+    post_search_via = ""  # how a row reaches its post: "post__", "appeal__post__"; "" for posts themselves
+    search_by_index = True
+    search_fields: tuple[str, ...] = ()
+    search_help_text = POST_SEARCH_HELP
+
+    def get_search_fields(self, request) -> tuple[str, ...]:
+        # Never empty, so every list that holds posts shows its search box; read only by search_lookups below.
+        return (*self.search_fields, f"{self.post_search_via}search_vector")
+
+    def search_lookups(self, request, term: str) -> list[Q | QuerySet]:
+        rows = self.model._default_manager.all()
+        own = [Q(**{lookup: term}) for lookup in self.search_fields]
+        return [*find_posts(rows, term, via=self.post_search_via), *own]
 
 
 class CurrentVerdictFilter(admin.SimpleListFilter):
@@ -67,8 +97,9 @@ class RatedByFilter(admin.SimpleListFilter):
         return [(str(pk), name) for pk, name in Organisation.objects.values_list("pk", "name")]
 
     def queryset(self, request, queryset):
-        if self.value() and self.value().isdigit():
-            return queryset.filter(ratings__is_current=True, ratings__organisation_id=int(self.value()))
+        organisation_id = plain_number(self.value())
+        if organisation_id is not None:
+            return queryset.filter(ratings__is_current=True, ratings__organisation_id=organisation_id)
         return queryset
 
 
@@ -107,7 +138,7 @@ def _verdict_link(rating: Rating) -> SafeString | str:
 
 
 @admin.register(Post)
-class PostAdmin(ReadOnlyAdmin):
+class PostAdmin(PostSearch, ReadOnlyAdmin):
     """A post's record and its review story; the decision side adds its part in moderation.admin.
 
     Related rows are read-only tables (one query each) rather than inlines, so that each names
@@ -120,10 +151,8 @@ class PostAdmin(ReadOnlyAdmin):
                    ("page__standing__is_repeat_offender", admin.BooleanFieldListFilter),
                    "page__is_politician", "first_flagged_at", "posted_at")
     list_select_related = ("page",)
-    search_by_index = True
-    search_fields = ("external_id__exact", "url__exact", "page__external_id__exact", "page__name__istartswith")
-    search_help_text = ("Exact external id, exact URL, exact page id, or the start of a page name. "
-                        "To search post text, start with text: (slower: it reads posts until it finds matches).")
+    search_help_text = (f"{POST_SEARCH_HELP} To find a part of a word in the text, start with text: "
+                        "(slower: it reads posts until it finds matches).")
     fieldsets = (
         (None, {"fields": POST_FIELDS}),
         ("Ratings", {"fields": ("ratings",)}),
@@ -142,9 +171,10 @@ class PostAdmin(ReadOnlyAdmin):
     matched = shown_as(when, "matched_at", "matched")
     first_flagged = shown_as(when, "first_flagged_at", "first flagged")
 
-    def search_lookups(self, request, term: str) -> list[Q]:
+    def search_lookups(self, request, term: str) -> list[Q | QuerySet]:
         if term.lower().startswith("text:"):
-            # No index serves a substring of the text, so this is opt-in and capped (search_match_cap).
+            # A part of a word ("accin"): no index serves a substring of the text, so this stays opt-in and
+            # capped (search_match_cap). Words need no prefix: find_posts matches them by the GIN index.
             return [Q(text__icontains=term[5:].strip())]
         return super().search_lookups(request, term)
 
@@ -237,24 +267,24 @@ def _matches(rows: QuerySet[Match], *, other, empty: str):
 
 
 @admin.register(Flag)
-class FlagAdmin(ReadOnlyAdmin):
+class FlagAdmin(PostSearch, ReadOnlyAdmin):
     list_display = ("idempotency_key", "post", "source", "category", "status", "outcome", "flagged_at", "received_at")
     list_filter = ("category", "status", "outcome", "source", "flagged_at")
     list_select_related = ("post",)
-    search_by_index = True
-    search_fields = ("idempotency_key__exact", "post__external_id__exact")
-    search_help_text = "Exact idempotency key or exact post external id."
+    post_search_via = "post__"
+    search_fields = ("idempotency_key__exact",)
+    search_help_text = f"{POST_SEARCH_HELP} Or a flag's exact idempotency key."
     raw_id_fields = ("post", "submitted_by")
 
 
 @admin.register(Claim)
-class ClaimAdmin(ReadOnlyAdmin):
+class ClaimAdmin(PostSearch, ReadOnlyAdmin):
     list_display = ("post", "reviewer", "organisation", "status", "claimed_at", "expires_at", "ended_at")
     list_filter = ("status", "reviewer__membership__organisation", "claimed_at")
     list_select_related = ("post", "reviewer__membership__organisation")
-    search_by_index = True
-    search_fields = ("post__external_id__exact", "reviewer__username__exact")
-    search_help_text = "Exact post external id or reviewer username."
+    post_search_via = "post__"
+    search_fields = ("reviewer__username__exact",)
+    search_help_text = f"{POST_SEARCH_HELP} Or a reviewer's exact username."
     raw_id_fields = ("post", "reviewer")
 
     @admin.display(description="organisation")
@@ -263,28 +293,28 @@ class ClaimAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Rating)
-class RatingAdmin(ReadOnlyAdmin):
+class RatingAdmin(PostSearch, ReadOnlyAdmin):
     """A rating is a fact-checker's decision: staff read it, never edit it."""
 
     list_display = ("post", "verdict", "organisation", "reviewer", "is_current", "created_at")
     list_filter = ("verdict", "is_current", "organisation", "created_at")
     list_select_related = ("post", "organisation", "reviewer")
-    search_by_index = True
-    search_fields = ("post__external_id__exact", "reviewer__username__exact")
-    search_help_text = "Exact post external id or reviewer username."
+    post_search_via = "post__"
+    search_fields = ("reviewer__username__exact",)
+    search_help_text = f"{POST_SEARCH_HELP} Or a reviewer's exact username."
     raw_id_fields = ("post", "claim", "superseded_by")
 
 
 @admin.register(Match)
-class MatchAdmin(ReadOnlyAdmin):
+class MatchAdmin(PostSearch, ReadOnlyAdmin):
     """Near-duplicate pairs: fact-checkers confirm and reject suggestions, appeals unlink; staff read."""
 
     list_display = ("post", "source", "method", "score", "state", "guard", "created_at", "decided_by")
     list_filter = ("state", "method", "guard", "created_at")
     list_select_related = ("post", "source", "decided_by")
-    search_by_index = True
-    search_fields = ("post__external_id__exact", "source__external_id__exact")
-    search_help_text = "Exact external id of the copy or of the claim's first post."
+    post_search_via = "post__"  # the copy; the claim's first post by its exact external id
+    search_fields = ("source__external_id__exact",)
+    search_help_text = f"{POST_SEARCH_HELP} These find the copy; the claim's first post by its exact external id."
     raw_id_fields = ("post", "source", "decided_by")
 
 

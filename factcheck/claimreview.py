@@ -29,9 +29,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import IO, Any
 
-from django.conf import settings
 from django.urls import reverse
 
+from core.public_site import public_url  # its home; factcheck.rated imports it from here too
 from factcheck.models import Post, Rating, Verdict
 
 SCHEMA_ORG = "https://schema.org"
@@ -45,11 +45,6 @@ TRUTH_SCALE: dict[str, int] = {
 }
 # Not eligible is no verdict on a claim: nothing to publish.
 PUBLISHED_VERDICTS: tuple[str, ...] = tuple(v for v in Verdict.values if v != Verdict.NOT_ELIGIBLE)
-
-
-def public_url(path: str) -> str:
-    """An absolute URL on the public site, from FACTDESK_PUBLIC_URL (never from a request's Host header)."""
-    return settings.FACTDESK_PUBLIC_URL.rstrip("/") + path
 
 
 def claim_page_url(rating: Rating) -> str:

@@ -265,6 +265,24 @@ def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Clai
     return claim
 
 
+# The states in which a lapsed claim may be taken again: the post is still waiting for a rating (a lapsed lease
+# keeps `claimed` until the expiry job returns it). Never a copy (grouped, matched), a rated or removed post.
+RECLAIMABLE_STATES = (QueueState.QUEUED, QueueState.CLAIMED)
+
+
+def lapsed_claim_of(*, reviewer, post: Post, now: datetime) -> Claim | None:
+    """The reviewer's claim on the post that ran out with nobody holding the post since, or None: the post is
+    still waiting (RECLAIMABLE_STATES) and its newest claim is theirs and is no longer live (`Claim.is_live`)
+    without having been released or completed. Their post page then keeps the form, and the browser's save
+    takes the claim again under the post's lock (factcheck.ratings.record_rating, `reclaim_lapsed`)."""
+    if post.queue_state not in RECLAIMABLE_STATES:
+        return None
+    newest = post.claims.order_by("-claimed_at", "-id").first()
+    if newest is None or newest.reviewer_id != reviewer.pk or newest.is_live(now):
+        return None
+    return newest if newest.status in (ClaimStatus.ACTIVE, ClaimStatus.EXPIRED) else None
+
+
 def expire_claim(claim: Claim, *, now: datetime, return_to_queue: bool = True) -> None:
     """End a claim whose lease ran out (the caller holds the post's row lock)."""
     _end(claim, status=ClaimStatus.EXPIRED, now=now, actor=None, reason="lease ran out",

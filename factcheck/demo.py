@@ -1,5 +1,8 @@
 """The demo data set behind `manage.py seed_demo`: organisations, pages, flagged posts, accounts, ratings.
 
+The rated posts and their ratings are written as pairs in factcheck.demo_checks, the reports of harm in
+factcheck.demo_reports; the rest of the posts are generated here.
+
 Everything goes through the real paths (accounts.services.create_user, factcheck.ingest.ingest_flags,
 factcheck.claims.claim_post, factcheck.ratings.record_rating), so the demo shows what production
 data looks like, audit events and decisions included. The text is generated from a seeded RNG
@@ -21,10 +24,11 @@ from faker import Faker
 from accounts.models import Role, User
 from accounts.services import issue_token
 from factcheck.claims import claim_post
-from factcheck.demo_reports import REPORTED, seed_demo_reports
+from factcheck.demo_checks import CHECKED, checked_flags, external_id_of
+from factcheck.demo_reports import HARM_REPORTS, REPORTED, seed_demo_reports
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.members import create_user, organisation_of
-from factcheck.models import FlagSource, MediaType, Organisation, Post, Verdict
+from factcheck.models import FlagSource, MediaType, Organisation, Post
 from factcheck.ratings import record_rating
 
 DEMO_PASSWORD = "factdesk-demo"
@@ -57,14 +61,6 @@ class AccountSpec:
     what: str
     organisation: str | None = None
     pages: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RatingSpec:
-    reviewer: str
-    page: str
-    verdict: str
-    media_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,21 +112,6 @@ ACCOUNTS = (
         pages=(REPEAT_OFFENDER_PAGE, "the-london-ledger"),
     ),
     AccountSpec("platform", Role.PLATFORM, "the platform's API client (use the token printed by seed_demo)"),
-)
-
-# A handful of ratings so the decision side has something to show. Three False ratings on one
-# page make it a repeat offender (the default threshold is 3 strikes in 90 days).
-RATINGS = (
-    RatingSpec("alice", REPEAT_OFFENDER_PAGE, Verdict.FALSE),
-    RatingSpec("alice", REPEAT_OFFENDER_PAGE, Verdict.FALSE),
-    RatingSpec("bob", REPEAT_OFFENDER_PAGE, Verdict.FALSE),
-    RatingSpec("alice", "the-london-ledger", Verdict.TRUE),
-    RatingSpec("bob", "patriot-eagle-wire", Verdict.ALTERED, media_type=MediaType.VIDEO),
-    RatingSpec("bob", "dublin-community-news", Verdict.PARTLY_FALSE),
-    RatingSpec("alice", "green-living-tips", Verdict.MISSING_CONTEXT),
-    RatingSpec("claire", "wahrheit-jetzt", Verdict.FALSE),
-    RatingSpec("claire", "le-vrai-journal", Verdict.PARTLY_FALSE),
-    RatingSpec("claire", "info-citoyenne-lyon", Verdict.SATIRE),
 )
 
 FAKER_LOCALES = {
@@ -235,26 +216,6 @@ FLAG_REASONS = {
         "Trusted flagger notice: health misinformation", "Trusted flagger notice: election misinformation",
     ),
 }
-RATIONALES = {
-    Verdict.FALSE: (
-        "No study, hospital or public body has found this. The quoted source does not exist and the claim "
-        "contradicts published clinical evidence."
-    ),
-    Verdict.ALTERED: "The video was edited: frames from two unrelated events were spliced and the audio was replaced.",
-    Verdict.PARTLY_FALSE: "The event took place, but the figures and the date given are wrong.",
-    Verdict.MISSING_CONTEXT: (
-        "The figures are real but cover a single season; over a full year the trend is the opposite."
-    ),
-    Verdict.SATIRE: "The page labels itself as satire and the post is a parody of a news report.",
-    Verdict.TRUE: "The figures match the official statistics published this month.",
-}
-SOURCES = {
-    "en": ("https://www.who.int/news-room/fact-sheets", "https://www.ons.gov.uk/", "https://www.cdc.gov/"),
-    "de": ("https://www.rki.de/", "https://www.destatis.de/"),
-    "fr": ("https://www.santepubliquefrance.fr/", "https://www.insee.fr/"),
-}
-
-
 def demo_seeded() -> bool:
     """The seed runs in one transaction, so the demo organisations existing means it is complete."""
     return Organisation.objects.filter(name__in=[o.name for o in ORGANISATIONS]).exists()
@@ -337,36 +298,21 @@ def _create_accounts(accounts: tuple[AccountSpec, ...]) -> dict[str, User]:
     return users
 
 
-def rated_at(post: Post, *, index: int, now: datetime) -> datetime:
-    """When the demo's `index`-th rating was made: some time after the post's first flag, spread over the
-    days the demo spans, and never in the future (so the history reads in order: flag, claim, rating)."""
-    share = 0.25 + 0.5 * (index % 4) / 3
-    return post.first_flagged_at + (now - post.first_flagged_at) * share
-
-
 def _record_demo_ratings(users: dict[str, User], now: datetime) -> int:
-    taken: set[int] = set()
-    for index, spec in enumerate(RATINGS):
+    """Each checked post claimed, then rated with its own rationale and sources (factcheck.demo_checks), at the
+    spec's time: after its flags, over the days the demo spans."""
+    for number, spec in enumerate(CHECKED, start=1):
         reviewer = users[spec.reviewer]
-        candidates = Post.objects.filter(page__external_id=spec.page, flag_count__gt=0).exclude(pk__in=taken)
-        if spec.media_type:
-            candidates = candidates.filter(media_type=spec.media_type)
-        post = candidates.order_by("-priority", "id").first()
-        taken.add(post.pk)
-        at = rated_at(post, index=index, now=now)
+        post = Post.objects.get(external_id=external_id_of(number))
+        at = now - timedelta(hours=spec.rated_hours_ago)
         # Claimed first, as a reviewer in the UI does, so the audit trail reads like real work.
         claim_post(reviewer=reviewer, post_id=post.pk, now=at - timedelta(minutes=20))
-        organisation = organisation_of(reviewer)
-        record_rating(claim_if_unclaimed=True,
-            reviewer=reviewer,
-            post_id=post.pk,
-            verdict=spec.verdict,
-            rationale=RATIONALES[spec.verdict],
-            sources=list(SOURCES[post.language]),
-            article_url=f"{organisation.url}/checks/{post.external_id}",
-            now=at,
+        record_rating(
+            claim_if_unclaimed=True, reviewer=reviewer, post_id=post.pk, verdict=spec.verdict,
+            rationale=spec.rationale, sources=list(spec.sources),
+            article_url=f"{organisation_of(reviewer).url}/checks/{post.external_id}", now=at,
         )
-    return len(RATINGS)
+    return len(CHECKED)
 
 
 @transaction.atomic
@@ -378,21 +324,28 @@ def seed_demo_data(*, now: datetime | None = None) -> SeedSummary:
         Organisation.objects.create(
             name=spec.name, url=spec.url, languages=list(spec.languages), countries=list(spec.countries)
         )
-    flags = _demo_flags(now)
+    checked = checked_flags(
+        page_names={spec.external_id: spec.name for spec in PAGES},
+        languages={spec.external_id: (spec.language, spec.country) for spec in PAGES}, now=now,
+    )
     # The platform account submits the flags; the other accounts come after the ingest has
     # created the pages, so the page owner's pages carry their real names.
     users = _create_accounts(tuple(a for a in ACCOUNTS if a.role == Role.PLATFORM))
     platform = users["platform"]
-    ingest_flags(flags=flags, submitted_by=platform, now=now)
+    ingest_flags(flags=checked, submitted_by=platform, now=now)
     users |= _create_accounts(tuple(a for a in ACCOUNTS if a.role != Role.PLATFORM))
     ratings = _record_demo_ratings(users, now)
-    reports = seed_demo_reports(platform=platform, now=now)
+    # The other posts arrive once those are rated: a copy of a rated claim among them is matched to it on
+    # arrival and takes its rating, instead of waiting in the queue as the root of a group of its own.
+    generated = _demo_flags(now)
+    ingest_flags(flags=generated, submitted_by=platform, now=now)
+    sent = seed_demo_reports(platform=platform, now=now)
     return SeedSummary(
         organisations=len(ORGANISATIONS),
         pages=len(PAGES),
-        posts=sum(spec.posts for spec in PAGES) + len(REPORTED),
-        flags=len(flags) + reports,
+        posts=sum(spec.posts for spec in PAGES) + len(CHECKED) + len(REPORTED),
+        flags=len(checked) + len(generated) + sent,
         ratings=ratings,
-        reports=reports,
+        reports=HARM_REPORTS,
         platform_token=issue_token(user=platform),
     )

@@ -4,7 +4,9 @@ trust-and-safety accounts (sam, tariq) have a reports queue to work on `make run
 Sent as the platform sends them (factcheck.ingest.ingest_flags, the platform account as sender), some a day
 and a half ago so that they are overdue, one from a trusted flagger, one on a post that also waits for
 fact-checkers (it is in both queues), the rest on posts reported for harm only (which never enter the
-fact-checkers' queue). The texts are fixed: the same queue every seed.
+fact-checkers' queue). The texts are fixed: the same queue every seed. MIXED is the post in both queues (a
+misinformation flag and a report of imminent harm); REMOVED was decided already: sam removed it
+(moderation.demo, which has its reason and its owner's appeal).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
-from factcheck.models import FlagCategory, FlagSource, MediaType, Post, QueueState
+from factcheck.models import FlagCategory, FlagSource, MediaType, Post
 
 POST_URL = "https://social.example/{page}/posts/r{number}"
 
@@ -63,12 +65,29 @@ REPORTED = (
           "enfants"),),
         hours_ago=1, views=3_000,
     ),
+    ReportedPostSpec(
+        "green-living-tips", "Green Living Tips", "en", "US",
+        "Borax cleanse: a quarter teaspoon of borax in water every morning flushes fluoride out of your body. Give "
+        "it to the kids too, they need it most.",
+        ((FlagCategory.MISINFORMATION, FlagSource.USER_REPORT, "Misleading health claim"),
+         (FlagCategory.IMMINENT_HARM, FlagSource.TRUSTED_FLAGGER,
+          "Trusted flagger notice: tells parents to give children borax, a poison")),
+        hours_ago=4, views=2_500,
+    ),
+    ReportedPostSpec(
+        "the-london-ledger", "The London Ledger", "en", "GB",
+        "Councillor Tom Hale voted for the Mill Lane bypass. He sits at 12 Guild Street every Tuesday at six: go "
+        "round and tell him what you think of him, and don't be polite about it.",
+        ((FlagCategory.HARASSMENT, FlagSource.USER_REPORT, "Sends people after a named councillor"),
+         (FlagCategory.HARASSMENT, FlagSource.USER_REPORT, "Gives the councillor's address")),
+        hours_ago=80, views=7_000,
+    ),
 )
-# A post that already waits for fact-checkers gets a trusted flagger's report of imminent harm: both queues.
-# Which post that is depends on the seeded queue, so the notice says nothing of its text.
-MIXED_PAGE = "green-living-tips"
-MIXED_REPORT = (FlagCategory.IMMINENT_HARM, FlagSource.TRUSTED_FLAGGER,
-                "Trusted flagger notice: shared alongside calls to act against the people it names")
+# The last two: the borax post, waiting for fact-checkers and for staff, and the London Ledger's post that sam
+# removed for harassment (olivia appeals it: moderation.demo).
+MIXED, REMOVED = (f"demo-r{number:03d}" for number in (len(REPORTED) - 1, len(REPORTED)))
+# Of their flags, the reports of harm (the others are misinformation flags, for the fact-checkers).
+HARM_REPORTS = sum(category != FlagCategory.MISINFORMATION for spec in REPORTED for category, _, _ in spec.reports)
 
 
 def post_input_of(post: Post) -> PostInput:
@@ -99,12 +118,4 @@ def seed_demo_reports(*, platform, now: datetime) -> int:
         ]
         ingest_flags(flags=flags, submitted_by=platform, now=arrived)
         sent += len(flags)
-    waiting = (Post.objects.filter(page__external_id=MIXED_PAGE, queue_state=QueueState.QUEUED)
-               .select_related("page").order_by("-priority", "id").first())
-    if waiting is not None:
-        category, source, reason = MIXED_REPORT
-        ingest_flags(flags=[FlagInput(idempotency_key="demo-report-mixed", source=source, category=category,
-                                      reason=reason, post=post_input_of(waiting), flagged_at=now - timedelta(hours=4))],
-                     submitted_by=platform, now=now - timedelta(hours=3))
-        sent += 1
     return sent

@@ -14,20 +14,45 @@ from django.core.exceptions import ValidationError
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
+from core.paging import plain_number
+from core.place_names import country_choices, country_name, language_choices, language_name, named_choices
 from core.search_input import SearchField
 from factcheck.models import FlagSource, Organisation, Verdict
 from factcheck.queue import QueueFilters, QueueSort
+from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE
 from factcheck.ratings import clean_rating_input
 
 ANY = [("", "Any")]
 
 
+class CodeChoiceField(forms.ChoiceField):
+    """A choice of codes offered by name ("German", value "de"): a code typed or linked in either case
+    ("DE", "de") is the same choice."""
+
+    def __init__(self, *, upper: bool, **kwargs) -> None:
+        self.upper = upper
+        super().__init__(**kwargs)
+
+    def to_python(self, value) -> str:
+        value = super().to_python(value).strip()
+        return value.upper() if self.upper else value.lower()
+
+
 class QueueFilterForm(forms.Form):
     q = SearchField(
-        label="Search", widget=forms.TextInput(attrs={"type": "search", "placeholder": "Words or post id"}),
+        label="Search",
+        widget=forms.TextInput(attrs={
+            "type": "search", "placeholder": "Words or post id",
+            # static/js/shortcuts.js: "/" puts the cursor here.
+            "data-shortcut": "/", "data-shortcut-label": "Search the queue",
+        }),
     )
-    language = forms.CharField(label="Language", required=False, max_length=8)
-    country = forms.CharField(label="Country", required=False, max_length=2)
+    # Codes as values, names as labels: every language and country there is, unless the organisation
+    # lists the ones it covers (then exactly those: __init__). Callables, so that each form's copy of its
+    # fields does not deep-copy some 450 choices.
+    language = CodeChoiceField(label="Language", required=False, upper=False,
+                               choices=lambda: [*ANY, *language_choices()])
+    country = CodeChoiceField(label="Country", required=False, upper=True, choices=lambda: [*ANY, *country_choices()])
     source = forms.ChoiceField(label="Flag source", required=False, choices=ANY + FlagSource.choices)
     topic = forms.CharField(label="Topic", required=False, max_length=100)
     sort = forms.ChoiceField(label="Sort by", required=False, choices=QueueSort.choices)
@@ -35,15 +60,11 @@ class QueueFilterForm(forms.Form):
     def __init__(self, *args, organisation: Organisation | None = None, **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
-        # An organisation sees only what it covers, so offer exactly those codes as choices.
+        # An organisation sees only what it covers, so offer exactly those as choices.
         if organisation is not None and organisation.languages:
-            self.fields["language"] = forms.ChoiceField(
-                label="Language", required=False, choices=ANY + [(code, code) for code in organisation.languages]
-            )
+            self.fields["language"].choices = ANY + named_choices(organisation.languages, language_name)
         if organisation is not None and organisation.countries:
-            self.fields["country"] = forms.ChoiceField(
-                label="Country", required=False, choices=ANY + [(code, code) for code in organisation.countries]
-            )
+            self.fields["country"].choices = ANY + named_choices(organisation.countries, country_name)
 
     def filters(self) -> QueueFilters:
         """The filters to apply; invalid input counts as no filter rather than an error page."""
@@ -60,6 +81,15 @@ class QueueFilterForm(forms.Form):
         """The order asked for; anything unreadable is the priority order."""
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
         return data.get("sort") or QueueSort.PRIORITY
+
+    def chosen_filters(self) -> list[str]:
+        """The filters in force as a reviewer reads them: ["German", "Germany", "Partner", "topic: health"]."""
+        filters = self.filters()
+        return [label for label in (
+            language_name(filters.language), country_name(filters.country),
+            FlagSource(filters.source).label if filters.source else "",
+            f"topic: {filters.topic}" if filters.topic else "",
+        ) if label]
 
 
 def render_filter_fields(*, organisation: Organisation, data: Mapping[str, str]) -> SafeString:
@@ -82,7 +112,9 @@ def _render_filter_fields(
     # render_filter_fields reads one value per base field, in order: the two are the same length.
     data = {name: value for name, value in zip(QueueFilterForm.base_fields, values, strict=True) if value is not None}
     form = QueueFilterForm(data, organisation=Organisation(languages=list(languages), countries=list(countries)))
-    return render_to_string("factcheck/filter_fields.html", {"form": form})
+    return render_to_string("factcheck/filter_fields.html", {
+        "search": form["q"], "fields": [field for field in form if field.name != "q"], "chosen": form.chosen_filters(),
+    })
 
 
 class RatedFilterForm(forms.Form):
@@ -128,7 +160,9 @@ class RatingForm(forms.Form):
     rationale = forms.CharField(
         label="Rationale",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 6}),
+        # data-limit: the appeal forms' character count (static/js/appeals.js); data-shortcut: static/js/shortcuts.js.
+        widget=forms.Textarea(attrs={"rows": 6, "data-limit": MAX_RATIONALE, "data-shortcut": "r",
+                                     "data-shortcut-label": "Write the rationale"}),
         help_text="What is wrong or right about the claim, and how you know.",
     )
     sources = forms.CharField(
@@ -147,7 +181,7 @@ class RatingForm(forms.Form):
     change_reason = forms.CharField(
         label="Why the rating changes",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
+        widget=forms.Textarea(attrs={"rows": 3, "data-limit": MAX_CHANGE_REASON}),
         help_text="Required to change a current rating: the new evidence or the error.",
     )
     # The id of the rating the page showed as current, empty if none: a rating that became current since
@@ -181,10 +215,10 @@ class RatingForm(forms.Form):
         # The page always sends it; a hand-made POST without it is not checked, as an API call without it.
         if "replaces" in self.data:
             replaces = (data.get("replaces") or "").strip()
-            if replaces and not (replaces.isascii() and replaces.isdigit()):
+            if replaces and plain_number(replaces) is None:
                 self.add_error(None, "The form was damaged: reload the page and rate again.")
                 return data
-            values["replaces"] = int(replaces) if replaces else None
+            values["replaces"] = plain_number(replaces)
         return values
 
 

@@ -258,7 +258,7 @@ class Flag(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_source_display()} flag on {self.post_id}"
+        return f"{self.get_source_display()} flag ({self.get_category_display()}) on post “{self.post.external_id}”"
 
 
 class ClaimQuerySet(models.QuerySet):
@@ -299,7 +299,7 @@ class Claim(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.reviewer} on {self.post_id} ({self.status})"
+        return f"Claim of post “{self.post.external_id}” by {self.reviewer} ({self.get_status_display().lower()})"
 
     def is_live(self, now: datetime) -> bool:
         """Whether the claim still holds its post at `now`."""
@@ -342,7 +342,7 @@ class Rating(models.Model):
         triggers = content_triggers("rating", mutable=SUPERSESSION_FIELDS)
 
     def __str__(self) -> str:
-        return f"{self.get_verdict_display()} on {self.post_id} by {self.organisation_id}"
+        return f"{self.get_verdict_display()} rating of post “{self.post.external_id}” by {self.organisation.name}"
 
     def save(self, *args, **kwargs) -> None:
         # The Python twin of the database trigger: an existing rating changes only its supersession.
@@ -413,7 +413,7 @@ class Match(models.Model):
         verbose_name_plural = "matches"
 
     def __str__(self) -> str:
-        return f"{self.post_id} ~ {self.source_id} ({self.method} {self.score:.2f}, {self.state})"
+        return f"Post “{self.post.external_id}” as a copy of “{self.source.external_id}” ({self.get_state_display()})"
 
     @property
     def linked(self) -> bool:
@@ -445,6 +445,6 @@ class RatedBand(models.Model):
     def __str__(self) -> str:
         return f"{self.band} of rated {self.post_id}"
 
-
-# Its own module only because this one is at its length; imported here so Django registers it.
+# Their own modules only because this one is at its length; imported here so Django registers them.
+from factcheck.models_drafts import RatingDraft as RatingDraft  # noqa: E402
 from factcheck.models_membership import Membership as Membership  # noqa: E402

@@ -22,4 +22,4 @@ class Membership(models.Model):
         app_label = "factcheck"
 
     def __str__(self) -> str:
-        return f"{self.user_id} of {self.organisation_id}"
+        return f"{self.user} at {self.organisation.name}"

@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.bulk import update_rows
+from core.place_names import country_name, language_name, named_choices
 from factcheck.eligibility import REVIEW_FLAGS
 from factcheck.models import Flag, Organisation, Post, QueueState
 from factcheck.priority import PRIORITY_INPUTS, SCORE_COLUMNS, compute_priority
@@ -90,13 +91,14 @@ class QueueFilters:
         return qs
 
 
-def covering(*, languages: Sequence[str], countries: Sequence[str]) -> Q:
-    """Posts in these languages and countries (any language or country where the list is empty)."""
+def covering(*, languages: Sequence[str], countries: Sequence[str], prefix: str = "") -> Q:
+    """Posts in these languages and countries (any language or country where the list is empty); `prefix`
+    names the post through a relation ("source__")."""
     q = Q()
     if languages:
-        q &= Q(language__in=list(languages))
+        q &= Q(**{f"{prefix}language__in": list(languages)})
     if countries:
-        q &= Q(country__in=list(countries))
+        q &= Q(**{f"{prefix}country__in": list(countries)})
     return q
 
 
@@ -108,10 +110,16 @@ def covers(organisation: Organisation, *, language: str, country: str) -> bool:
 
 
 def describe_coverage(organisation: Organisation) -> str:
-    languages = (f"languages {', '.join(code.upper() for code in organisation.languages)}" if organisation.languages
-                 else "all languages")
-    countries = f"countries {', '.join(organisation.countries)}" if organisation.countries else "all countries"
+    """What an organisation covers, in names as people read them: "French in France", "Dutch or French in
+    all countries" (the refusals of a post outside it say so)."""
+    languages = _either(named_choices(organisation.languages, language_name)) or "all languages"
+    countries = _either(named_choices(organisation.countries, country_name)) or "all countries"
     return f"{languages} in {countries}"
+
+
+def _either(choices: list[tuple[str, str]]) -> str:
+    names = [name for _, name in choices]
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def covered_by(organisation: Organisation | None) -> Q:

@@ -28,17 +28,19 @@ from factcheck.claims import (
     PostRemoved,
     complete_claim,
     expire_claim,
+    lapsed_claim_of,
     require_coverage,
     take_claim,
 )
+from factcheck.drafts import discard_rating_draft
 from factcheck.eligibility import is_removed, may_be_fact_checked, rated_state
 from factcheck.matching.matcher import mark_group_rated, unlink_copy
 from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
+from factcheck.rated import open_appeals_against
+from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES
 from factcheck.signals import rating_recorded
 
-MAX_RATIONALE = 5000
-MAX_SOURCES = 20
 http_url = URLValidator(schemes=["http", "https"], message="Enter a valid http:// or https:// URL.")
 
 
@@ -125,8 +127,6 @@ def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], arti
     return {"verdict": verdict, "rationale": rationale, "sources": cleaned_sources, "article_url": article_url}
 
 
-MAX_CHANGE_REASON = 2000
-
 
 def carried_rating(post: Post) -> Rating | None:
     """The rating a matched copy carries (its claim's current rating), or None: rating the copy on its
@@ -137,10 +137,8 @@ def carried_rating(post: Post) -> Rating | None:
 
 
 def _has_open_appeal(rating: Rating) -> bool:
-    # Appeals belong to the decision side: read through the reverse relation and its `open()`, the
-    # decision side's one definition of an open appeal (moderation.models.appeals), never imported.
-    # A matched copy's appeal (it names its matched action) is against the match, not this rating.
-    return rating.appeals.open().filter(action__isnull=True).exists()
+    # "Under appeal" has one home, factcheck.rated (the "Rated posts" list marks ratings by it too).
+    return open_appeals_against(rating).exists()
 
 
 def _authorise(
@@ -205,14 +203,17 @@ def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None)
 
 
 def rating_refusal(
-    *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime | None = None
+    *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime | None = None,
+    reclaim: bool = False,
 ) -> Refusal | None:
     """What would refuse this reviewer rating the post in the browser now, or None: pages show it
     instead of a form that would be refused. `current` and `claim`: the post's current rating and
-    active claim, as the page loaded them."""
+    active claim, as the page loaded them. `reclaim`: the reviewer's own claim lapsed with nobody holding
+    the post since (`factcheck.claims.lapsed_claim_of`), so the post is offered to them as the save
+    (`record_rating`'s `reclaim_lapsed`) will take it again."""
     try:
         _authorise(reviewer=reviewer, post=post, current=current, claim=claim, now=now or timezone.now(),
-                   claim_if_unclaimed=False)
+                   claim_if_unclaimed=reclaim)
     except Refusal as refusal:
         return refusal
     return None
@@ -230,6 +231,7 @@ def record_rating(
     change_reason: str = "",
     replaces: int | None | Unchecked = UNCHECKED,
     claim_if_unclaimed: bool = False,
+    reclaim_lapsed: bool = False,
     published_at: datetime | None = None,
     now: datetime | None = None,
 ) -> Rating:
@@ -240,8 +242,13 @@ def record_rating(
       `change_reason`, and never while an appeal against the rating is open (only the appeal's
       decision changes it then: `supersede_rating_on_appeal`).
     - Otherwise the rating needs the live claim: the reviewer holds it, or, with
-      `claim_if_unclaimed` (the API), an unclaimed post is claimed and the claim completed here,
-      in this transaction. A post another reviewer holds is refused.
+      `claim_if_unclaimed` (the API, imports, the demo), an unclaimed post is claimed and the claim
+      completed here, in this transaction. A post another reviewer holds is refused.
+    - `reclaim_lapsed` (the browser, where the reviewer holds the lease, PRODUCT.md): no unclaimed post
+      is claimed, except that the reviewer's own claim that lapsed with nobody holding the post since,
+      on a post still waiting (`factcheck.claims.lapsed_claim_of`, read here under the post's lock), is
+      taken again, so that a lapse while typing loses no work. Anything else unclaimed, a copy
+      (grouped, matched) included, is refused: ClaimRequired.
 
     - `replaces`, when given, is the id of the rating the caller saw as the post's current one (None:
       it saw none). If another rating is current now, the rating is refused (StaleRating), so two
@@ -263,8 +270,9 @@ def record_rating(
     previous = Rating.objects.filter(post=post, is_current=True).select_related("organisation").first()
     claim = Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE).first()
     carried = previous or carried_rating(post)
+    reclaim = reclaim_lapsed and lapsed_claim_of(reviewer=reviewer, post=post, now=now) is not None
     _authorise(reviewer=reviewer, post=post, current=carried, claim=claim, now=now,
-               claim_if_unclaimed=claim_if_unclaimed)
+               claim_if_unclaimed=claim_if_unclaimed or reclaim)
     # The version check reads the current rating under the post's lock: a concurrent rating of the post
     # waits for that lock above, then finds this one current and is refused as stale.
     _check_replaces(replaces, current=previous)
@@ -297,6 +305,8 @@ def record_rating(
         _link_successor(previous, rating, actor=reviewer, reason=values["change_reason"])
     if own_claim is not None:
         complete_claim(own_claim, now=now)
+    # What the reviewer typed is saved now: their draft of it goes (factcheck.drafts).
+    discard_rating_draft(reviewer=reviewer, post_id=post.pk)
     _mark_rated(post, rating=rating, actor=reviewer, now=now)
     rating_recorded.send(sender=Rating, rating=rating)
     return rating

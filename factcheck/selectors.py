@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from accounts.models import Role
-from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Match, Post, Rating
+from factcheck.matching.confirmable import confirmable_by, confirmable_ways
+from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Match, Organisation, Post, Rating
 from factcheck.search import matching_text
 
 
@@ -100,3 +102,18 @@ def rated_posts(*, organisation_id: int, reviewer_id: int | None = None, query: 
         qs = qs.filter(reviewer_id=reviewer_id)
     qs = matching_text(qs, query, prefix="post__")
     return qs.select_related("post__page", "reviewer").order_by("-created_at", "-id")
+
+
+def waiting_suggestions(*, organisation: Organisation | None, post_id: int) -> QuerySet[Match]:
+    """The suggested pairs of one post (either way round) that a member of the organisation could confirm
+    now, best first: the rule of factcheck.matching.confirmable."""
+    confirmable = confirmable_by(organisation, now=timezone.now())
+    return Match.objects.filter(confirmable, Q(post_id=post_id) | Q(source_id=post_id)).order_by("-score", "id")
+
+
+def waiting_suggestions_everywhere(*, organisation: Organisation | None) -> tuple[QuerySet[Match], QuerySet[Match]]:
+    """Every suggested pair a member of the organisation could confirm now, in its coverage (None: a
+    fact-checker of no organisation), as two querysets that never share a pair (confirmable_ways: one
+    query each stays an index walk): what the navigation counts and the notifications page lists."""
+    stored, turned = confirmable_ways(organisation, now=timezone.now())
+    return Match.objects.filter(stored), Match.objects.filter(turned)

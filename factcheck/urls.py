@@ -3,7 +3,7 @@
 from django.urls import path
 
 from accounts.views import home
-from factcheck import views, views_matches, views_post, views_rated
+from factcheck import views, views_drafts, views_matches, views_post, views_rated
 
 app_name = "factcheck"
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path("queue/posts/<int:post_id>/claim/", views.claim_view, name="claim"),
     path("queue/posts/<int:post_id>/release/", views.release_view, name="release"),
     path("queue/posts/<int:post_id>/extend/", views_post.extend_view, name="extend"),
+    path("queue/posts/<int:post_id>/draft/", views_drafts.draft_view, name="draft"),
     path("queue/rated/", views_rated.rated_posts, name="rated"),
     path("queue/matches/<int:match_id>/confirm/", views_matches.confirm_match_view, name="confirm_match"),
     path("queue/matches/<int:match_id>/reject/", views_matches.reject_match_view, name="reject_match"),

@@ -26,11 +26,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.formatting import duration as waiting_for
 from core.paging import page_number
+from core.place_names import country_name, language_name
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
 from factcheck.forms import QueueFilterForm, render_filter_fields
 from factcheck.members import organisation_of
-from factcheck.models import Post
+from factcheck.models import Organisation, Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, queue_page
 from factcheck.selectors import active_claim, active_claims_of
@@ -125,6 +126,15 @@ def _one_decimal(value: float) -> str:
     return str(rounded if rounded else abs(rounded))
 
 
+def _coverage(organisation: Organisation | None) -> str:
+    """ "English; Ireland, United Kingdom, United States": what an organisation covers, by name ("" for all)."""
+    if organisation is None:
+        return ""
+    languages = ", ".join(sorted(language_name(code) for code in organisation.languages))
+    countries = ", ".join(sorted(country_name(code) for code in organisation.countries))
+    return "; ".join(filter(None, (languages, countries)))
+
+
 def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict[str, object]]:
     """The queue's rows as templates/factcheck/queue.html shows them, each value as it reads. Worked out here
     rather than by filters (floatformat) and {% url %} tags in the template's loop, which rendered the same page
@@ -140,8 +150,8 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int) -> list[dict
             "preview": preview(post["text"] or post["external_id"], TEXT_PREVIEW_WORDS),
             "page_name": post["page__name"],
             "group": _group_label(post),
-            "language": post["language"].upper() or "–",
-            "country": post["country"] or "–",
+            # Names, not codes: "German · Germany" (core.place_names; a dictionary look-up each).
+            "place": " · ".join(filter(None, (language_name(post["language"]), country_name(post["country"])))),
             "flag_count": post["flag_count"],
             # The UI is English only: comma grouping, as floatformat:"0g" shows it.
             "views": f"{post['views']:,}",
@@ -181,6 +191,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "filter_fields": render_filter_fields(organisation=organisation, data=request.GET),
             "filters": filters,
             "filtered": any(vars(filters).values()),
+            "coverage": _coverage(organisation),
             "sort_label": QueueSort(sort).label,
             "rows": _queue_rows(shown, first_rank=first_rank),
             "range_label": range_label(first=first_rank, shown=len(shown), total=found.total),

@@ -3,6 +3,8 @@ rejecting a suggested pair. Thin callers of factcheck.matching.matcher; the rule
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -12,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from core.refusals import Refusal
 from factcheck.forms import MatchRejectForm
+from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.matcher import confirm_match, reject_match
 from factcheck.models import Match, MatchState, Post, QueueState
 from factcheck.selectors import PostMatch
@@ -33,16 +36,17 @@ DECIDED_LABELS = {MatchState.CONFIRMED: "Confirmed", MatchState.REJECTED: "Rejec
 def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
     match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
     try:
-        confirm_match(match_id=match.pk, reviewer=request.user)
+        confirmed = confirm_match(match_id=match.pk, reviewer=request.user)
     except Refusal as exc:
         messages.error(request, str(exc))
     else:
-        state = Post.objects.values_list("queue_state", flat=True).get(pk=match.post_id)
-        follows = ("it now carries that claim's rating" if state == QueueState.MATCHED
+        # Read back: a pair confirmed the other way round names its posts the other way round now.
+        copy = Post.objects.only("external_id", "queue_state").get(pk=confirmed.post_id)
+        follows = ("it now carries that claim's rating" if copy.queue_state == QueueState.MATCHED
                    else "it will be reviewed once, with that claim")
         messages.success(
             request,
-            f"Confirmed: “{match.post.external_id}” is a copy of “{match.source.external_id}”; {follows}.",
+            f"Confirmed: “{copy.external_id}” is a copy of “{confirmed.source.external_id}”; {follows}.",
         )
     return redirect(_back_to(request, match))
 
@@ -76,30 +80,63 @@ def _back_to(request: HttpRequest, match: Match) -> str:
     return reverse("factcheck:post", args=[match.post_id])
 
 
-def match_rows(post: Post, pairs: list[PostMatch]) -> list[dict[str, object]]:
-    """The post's near-duplicate pairs as the page lists them: suggestions (which need a decision)
-    first, then the rest, each best first as the selector orders them."""
+def match_rows(post: Post, pairs: list[PostMatch], *, reviewer, now: datetime) -> list[dict[str, object]]:
+    """The post's near-duplicate pairs as the page lists them: the suggestions this reviewer can confirm first
+    (Confirm and Reject), then those they cannot (why, in words; Reject only where rejecting can work and
+    the pair is not blocked for good), then the decided ones, each best first as the selector orders them.
+    Which can be confirmed, and which way round, is factcheck.matching.confirmable's rule (one query)."""
     post_url = url_for_ids("factcheck:post")
     confirm_url = url_for_ids("factcheck:confirm_match")
     reject_url = url_for_ids("factcheck:reject_match")
-    ordered = sorted(pairs, key=lambda pair: pair.match.state != MatchState.SUGGESTED)[:MATCHES_SHOWN]
+    suggested = [pair for pair in pairs if pair.match.state == MatchState.SUGGESTED]
+    facts = facts_of({post.pk, *(pair.other.pk for pair in suggested)}, now=now) if suggested else {}
+    answers = {pair.match.pk: confirmation(state=pair.match.state, post=facts[pair.match.post_id],
+                                           source=facts[pair.match.source_id], reviewer=reviewer)
+               for pair in suggested}
+    ordered = sorted(pairs, key=lambda pair: _rank(answers.get(pair.match.pk)))[:MATCHES_SHOWN]
     rows = []
     for pair in ordered:
-        match, other = pair.match, pair.other
-        suggested = match.state == MatchState.SUGGESTED
+        match, other, answer = pair.match, pair.other, answers.get(pair.match.pk)
+        relation = pair.relation
+        if answer is not None and answer.turned:
+            relation = "copy" if relation == "source" else "source"  # the way round confirming would link them
+        offered = answer is not None and answer.confirmable
+        rejectable = answer is not None and answer.offers_reject
         rows.append({
             "match": match,
             "other": other,
             "url": post_url(other.pk),
             "preview": preview(other.text or other.external_id, MATCH_PREVIEW_WORDS),
             "page_name": other.page.name,
-            "relation": pair.relation,
-            "relation_label": RELATION_LABELS[pair.relation, suggested],
+            "relation": relation,
+            "relation_label": RELATION_LABELS[relation, answer is not None],
             "score": f"{match.score:.2f}",
-            "suggested": suggested,
+            "suggested": answer is not None,
+            "offered": offered,
+            "effect": _effect(answer) if offered else "",
+            "not_offered": str(answer.refusal) if answer is not None and not offered else "",
             "decided": DECIDED_LABELS.get(match.state, match.get_state_display()),
-            "confirm_url": confirm_url(match.pk) if suggested else "",
-            "reject_url": reject_url(match.pk) if suggested else "",
-            "reject_form": MatchRejectForm(auto_id=f"id_reject_{match.pk}_%s") if suggested else None,
+            "confirm_url": confirm_url(match.pk) if offered else "",
+            "reject_url": reject_url(match.pk) if rejectable else "",
+            "reject_form": MatchRejectForm(auto_id=f"id_reject_{match.pk}_%s") if rejectable else None,
         })
     return rows
+
+
+def offered_count(rows: list[dict[str, object]]) -> int:
+    """How many of the listed suggestions the reviewer can confirm (the page's "to decide")."""
+    return sum(1 for row in rows if row["offered"])
+
+
+def _rank(answer: Confirmation | None) -> int:
+    if answer is None:
+        return 2  # decided
+    return 0 if answer.confirmable else 1
+
+
+def _effect(answer: Confirmation) -> str:
+    """What confirming does, in words: which post becomes the copy, and whether it takes a rating now."""
+    copy, root = answer.copy.external_id, answer.root.external_id
+    if answer.root.rated:
+        return f"Confirming makes post {copy} a copy of post {root}: it takes that post's rating."
+    return f"Confirming makes post {copy} a copy of post {root}: it is reviewed once, with that post."

@@ -2,26 +2,42 @@
 form with its guide and effect preview, the claim (extend, release), suggested copies, the timeline
 and appeals.
 
-Thin callers of factcheck.claims, factcheck.ratings, factcheck.matching and factcheck.selectors; what
-only the decision side knows (the effect preview, the timeline) comes through factcheck.previews.
-The page renders in a fixed number of queries, whatever the number of flags, ratings or copies.
+Thin callers of factcheck.claims, factcheck.ratings, factcheck.drafts, factcheck.matching and
+factcheck.selectors; what only the decision side knows (the effect preview, the timeline) comes through
+factcheck.previews. The page renders in a fixed number of queries, whatever the number of flags, ratings
+or copies.
+
+No typed work is lost (issue 29): the form is filled from the reviewer's own draft (a draft typed against a
+rating that is no longer current is shown apart, read-only); a save after the reviewer's own claim lapsed,
+with nobody holding the post since, takes the claim again in the same transaction (record_rating's
+`reclaim_lapsed`: in the browser the reviewer holds the lease, so no other unclaimed post is rated); a
+refused or invalid save shows the page again with everything typed, the error summary first, and keeps
+the draft.
+A saved rating is followed by its next steps (the post, its public page, its open suggestions, "Claim next").
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.error_summary import error_summary
+from core.place_names import country_name, language_name
 from core.refusals import Refusal
-from factcheck.claims import claim_next, extend_claim, lease_length
+from factcheck.claimreview import PUBLISHED_VERDICTS
+from factcheck.claims import AlreadyClaimed, claim_next, extend_claim, lapsed_claim_of, lease_length
+from factcheck.drafts import DRAFT_FIELDS, draft_is_stale, keep_failed_save, rating_draft_of
 from factcheck.forms import VERDICT_GUIDE, RatingForm
 from factcheck.members import organisation_id_of, organisation_of
-from factcheck.models import FlagSource, MatchState, Post, QueueState, Rating, Verdict
+from factcheck.models import FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
 from factcheck.queue import covers
@@ -33,17 +49,22 @@ from factcheck.selectors import (
     post_history,
     post_matches,
     recent_flags,
+    waiting_suggestions,
 )
 from factcheck.views import clock, factchecker_required, url_for_ids
-from factcheck.views_matches import match_rows
+from factcheck.views_drafts import wants_json
+from factcheck.views_matches import match_rows, offered_count
 
 RECENT_FLAGS = 20
 HISTORY_ROWS = 20
 FLAG_LABELS = dict(FlagSource.choices)
+VERDICT_LABELS = dict(Verdict.choices)
 RERATED_STATES = (QueueState.RATED, QueueState.NOT_ELIGIBLE)
 # A post with a decision on it: its page shows the decision side's timeline and appeals.
 DECIDED_STATES = (QueueState.RATED, QueueState.NOT_ELIGIBLE, QueueState.MATCHED)
 THEN_CLAIM_NEXT = "claim_next"
+# How long before its end the page warns that a claim runs out (static/js/claim.js counts down to it).
+CLAIM_WARNING = timedelta(minutes=5)
 
 
 @factchecker_required
@@ -53,9 +74,17 @@ def extend_view(request: HttpRequest, post_id: int) -> HttpResponse:
     try:
         claim = extend_claim(post_id=post_id, reviewer=request.user)
     except Refusal as exc:
+        if wants_json(request):  # the page's script (static/js/claim.js) says it in the claim's live region
+            return JsonResponse({"extended": False, "message": str(exc)}, status=409)
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Claim extended: you hold this post until {clock(claim.expires_at)}.")
+        message = f"Claim extended: you hold this post until {clock(claim.expires_at)}."
+        if wants_json(request):
+            # seconds_left: the page counts down from it on its own clock, never the browser's wall clock.
+            seconds_left = max(0, int((claim.expires_at - timezone.now()).total_seconds()))
+            return JsonResponse({"extended": True, "message": message, "expires_at": claim.expires_at.isoformat(),
+                                 "seconds_left": seconds_left, "ends": clock(claim.expires_at)})
+        messages.success(request, message)
     return redirect("factcheck:post", post_id=post_id)
 
 
@@ -66,33 +95,68 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     # read here through the ORM only, so this app never imports moderation.
     post = get_object_or_404(Post.objects.select_related("page__standing", "distribution"), pk=post_id)
     current = current_rating(post)
-    form = RatingForm(request.POST or None, rerating=post.queue_state in RERATED_STATES,
-                      initial={"replaces": current.pk if current is not None else ""})
-    if request.method == "POST" and form.is_valid():
-        # The forecast of what this rating does, read before it changes anything (the decision itself
-        # is made after commit, by the policy rows of that moment).
-        forecast = effect_preview(post, form.cleaned_data["verdict"])
-        try:
-            # The browser rates only with the claim in hand (or re-rates); the rules are record_rating's.
-            rating = record_rating(reviewer=request.user, post_id=post.pk, **form.cleaned_data)
-        except StaleRating as exc:
-            return _stale_rating_page(request, post_id=post.pk, form=form, refusal=exc)
-        except Refusal as exc:
-            messages.error(request, str(exc))
-            return redirect("factcheck:post", post_id=post.pk)
-        except ValidationError as exc:  # the same rules as the form's, and the re-rating reason
-            for field, errors in exc.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
-        else:
-            messages.success(
-                request, f"Rating saved: “{post.external_id}” rated {rating.get_verdict_display()}."
-            )
-            if forecast is not None:
-                messages.info(request, f"What it does: {forecast.summary}")
-            if request.POST.get("then") == THEN_CLAIM_NEXT:
-                return _claim_next_after_rating(request)
-            return redirect("factcheck:queue")
-    return render(request, "factcheck/post.html", _post_context(request, post, form, current=current))
+    initial: dict[str, object] = {"replaces": current.pk if current is not None else ""}
+    # The reviewer's own unsaved draft fills the form again: after a reload, a lapsed claim, a re-claim.
+    draft = rating_draft_of(reviewer=request.user, post=post) if request.method != "POST" else None
+    stale_draft = None
+    if draft is not None and draft_is_stale(draft, current=current):
+        # Typed against a rating that is no longer current: filling the form with it would save over a
+        # rating the reviewer has not read. It is shown apart, read-only, with who rated since.
+        stale_draft, draft = draft, None
+    if draft is not None:
+        initial.update({name: getattr(draft, name) for name in DRAFT_FIELDS})
+    form = RatingForm(request.POST or None, rerating=post.queue_state in RERATED_STATES, initial=initial)
+    if request.method == "POST":
+        typed = {name: request.POST.get(name, "") for name in (*DRAFT_FIELDS, "replaces")}
+        if form.is_valid():
+            response = _save(request, post=post, form=form, typed=typed)
+            if response is not None:
+                return response
+        # Nothing was saved: what was typed is kept on the page and as the reviewer's draft.
+        keep_failed_save(reviewer=request.user, post=post, typed=typed)
+    context = _post_context(request, post, form, current=current, draft=draft, stale_draft=stale_draft)
+    return render(request, "factcheck/post.html", context)
+
+
+def _save(request: HttpRequest, *, post: Post, form: RatingForm, typed: dict[str, str]) -> HttpResponse | None:
+    """Record the rating; the response, or None when the form now carries the errors to show."""
+    # The forecast of what this rating does, read before it changes anything (the decision itself
+    # is made after commit, by the policy rows of that moment).
+    forecast = effect_preview(post, form.cleaned_data["verdict"])
+    try:
+        # In the browser the reviewer holds the lease: only their own claim that lapsed while they typed,
+        # with nobody holding the post since, is taken again in the same transaction (record_rating's rule).
+        rating = record_rating(reviewer=request.user, post_id=post.pk, reclaim_lapsed=True, **form.cleaned_data)
+    except StaleRating as exc:
+        keep_failed_save(reviewer=request.user, post=post, typed=typed)
+        return _stale_rating_page(request, post_id=post.pk, form=form, refusal=exc)
+    except Refusal as exc:
+        # Refused (someone else holds the claim, an appeal opened...): the page again, everything typed kept.
+        keep_failed_save(reviewer=request.user, post=post, typed=typed)
+        context = _post_context(request, post, form, current=current_rating(post), refused=exc)
+        return render(request, "factcheck/post.html", context, status=409)
+    except ValidationError as exc:  # the same rules as the form's, and the re-rating reason
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+        return None
+    messages.success(request, _saved_message(request, post=post, rating=rating))
+    if forecast is not None:
+        messages.info(request, f"What it does: {forecast.summary}")
+    if request.POST.get("then") == THEN_CLAIM_NEXT:
+        return _claim_next_after_rating(request)
+    # The queue, whose "Claim next" is the next step after the message's links.
+    return redirect("factcheck:queue")
+
+
+def _saved_message(request: HttpRequest, *, post: Post, rating: Rating) -> str:
+    """ "Rating saved", with the next steps as links: the post, its public page, its open copy suggestions.
+    Rendered from a template, so the message carries links, not escaped text."""
+    # The pairs this organisation can confirm now (factcheck.matching.confirmable), not every suggested one.
+    suggested = waiting_suggestions(organisation=organisation_of(request.user), post_id=post.pk).count()
+    return render_to_string("factcheck/_rating_saved.html", {
+        "post": post, "rating": rating, "public": rating.verdict in PUBLISHED_VERDICTS,
+        "suggested": suggested,
+    }, request=request)
 
 
 def _stale_rating_page(request: HttpRequest, *, post_id: int, form: RatingForm, refusal: StaleRating) -> HttpResponse:
@@ -100,11 +164,20 @@ def _stale_rating_page(request: HttpRequest, *, post_id: int, form: RatingForm, 
     form again with what the reviewer typed, now replacing that rating if they save again."""
     post = get_object_or_404(Post.objects.select_related("page__standing", "distribution"), pk=post_id)
     current = current_rating(post)
-    typed = {name: form.data.get(name, "") for name in ("verdict", "rationale", "sources", "article_url",
-                                                          "change_reason")}
+    typed = {name: form.data.get(name, "") for name in DRAFT_FIELDS}
     again = RatingForm(rerating=current is not None, initial={**typed, "replaces": current.pk if current else ""})
     context = _post_context(request, post, again, current=current, stale=refusal)
     return render(request, "factcheck/post.html", context, status=409)
+
+
+def _refused_message(refused: Refusal, *, post: Post, now) -> str:
+    """Why the save was refused; for a claim someone else holds, who holds it and until when."""
+    claim = active_claim(post)
+    if isinstance(refused, AlreadyClaimed) and claim is not None and claim.is_live(now):
+        holder = claim.reviewer.get_full_name() or claim.reviewer.username
+        return (f"Not saved: {holder} holds this post until {clock(claim.expires_at)}. Everything you typed is "
+                "kept here and as your draft; save again once their claim ends.")
+    return f"Not saved: {refused} Everything you typed is kept here and as your draft."
 
 
 def _claim_next_after_rating(request: HttpRequest) -> HttpResponse:
@@ -143,13 +216,16 @@ def _appeal_rows(request: HttpRequest, story: PostStory) -> list[dict[str, objec
 
 
 def _post_context(
-    request: HttpRequest, post: Post, form: RatingForm, *, current: Rating | None, stale: StaleRating | None = None
+    request: HttpRequest, post: Post, form: RatingForm, *, current: Rating | None, stale: StaleRating | None = None,
+    refused: Refusal | None = None, draft: RatingDraft | None = None, stale_draft: RatingDraft | None = None,
 ) -> dict:
     now = timezone.now()
     claim = active_claim(post)
     if claim is not None and not claim.is_live(now):
-        claim = None  # a lapsed lease is as good as none: anyone may claim or rate
+        claim = None  # a lapsed lease is as good as none, everywhere on the page: anyone may claim or rate
     held = claim is not None and claim.reviewer_id == request.user.pk
+    # The reviewer's claim ran out with nobody holding the post since: their form stays, and saving claims again.
+    lapsed = lapsed_claim_of(reviewer=request.user, post=post, now=now) if claim is None and current is None else None
     history = list(post_history(post)[:HISTORY_ROWS])
     counts = flag_counts(post)
     flags_by_source = [
@@ -167,12 +243,23 @@ def _post_context(
         linked = (pair.other for pair in pairs if pair.other.pk == post.duplicate_of_id)
         source = next(linked, None) or post.duplicate_of
         source_rating = current_rating(source)
-    # The same rules record_rating applies, so the page never offers a form that will be refused.
-    refusal = rating_refusal(reviewer=request.user, post=post, current=current, claim=claim, now=now)
+    # The same rules record_rating applies, so the page never offers a form that will be refused: the
+    # reviewer's own lapsed claim keeps the form (the save takes the claim again); a draft needs no claim,
+    # so it does not. A form sent back with its errors stays, with what was typed.
+    reclaim = claim is None and (lapsed is not None or form.is_bound)
+    refusal = rating_refusal(reviewer=request.user, post=post, current=current, claim=claim, now=now,
+                             reclaim=reclaim)
     is_copy = source is not None and post.queue_state in (QueueState.GROUPED, QueueState.MATCHED)
-    show_form = refusal is None and not is_copy
+    # A refused save shows the form again with everything typed, and the refusal in the error summary.
+    show_form = (refusal is None or refused is not None) and not is_copy
+    if refused is not None:
+        refusal = None
     # A current rating is shown first; its re-rating form opens on "Change rating" (or after a failed save).
-    changing = form.is_bound or stale is not None or request.GET.get("change") == "1"
+    # A draft of a change is open too: what the reviewer typed is never hidden behind the button.
+    changing = form.is_bound or stale is not None or draft is not None or request.GET.get("change") == "1"
+    errors = error_summary(form) if form.is_bound and form.errors else []
+    if refused is not None:
+        errors.insert(0, {"message": _refused_message(refused, post=post, now=now), "target": ""})
     story = post_story(post) if post.queue_state in DECIDED_STATES else None
     return {
         "post": post,
@@ -183,12 +270,30 @@ def _post_context(
         "held": held,
         "claim_ends": clock(claim.expires_at) if claim is not None else "",
         "claim_left": timeuntil(claim.expires_at, now) if claim is not None else "",
+        "claim_soon": held and claim.expires_at - now <= CLAIM_WARNING,
+        # Counted down from when the page loaded (static/js/claim.js), not from the browser's clock.
+        "claim_seconds": max(0, int((claim.expires_at - now).total_seconds())) if claim is not None else 0,
+        "warning_minutes": int(CLAIM_WARNING.total_seconds() // 60),
+        "lapsed": lapsed,
+        "lapsed_at": clock(lapsed.expires_at) if lapsed is not None else "",
         "lease_minutes": int(lease_length().total_seconds() // 60),
         "refusal": refusal,
         "politician": politician,
-        # Offer the claim only where it can succeed: a queued post the organisation covers.
-        "queued": post.queue_state == QueueState.QUEUED
+        # A claimed post whose claim lapsed reads as waiting (the periodic expiry has not reached it yet).
+        "state_label": QueueState.QUEUED.label if post.queue_state == QueueState.CLAIMED and claim is None
+        else post.get_queue_state_display(),
+        "state": QueueState.QUEUED if post.queue_state == QueueState.CLAIMED and claim is None else post.queue_state,
+        # Offer the claim only where it can succeed: a waiting post (or one whose claim lapsed) it covers.
+        "queued": claim is None and post.queue_state in (QueueState.QUEUED, QueueState.CLAIMED)
         and covers(organisation_of(request.user), language=post.language, country=post.country),
+        "draft": draft,
+        "draft_at": clock(draft.updated_at) if draft is not None else "",
+        "stale_draft": stale_draft,
+        "stale_draft_at": clock(stale_draft.updated_at) if stale_draft is not None else "",
+        "stale_draft_verdict": VERDICT_LABELS.get(stale_draft.verdict, "") if stale_draft is not None else "",
+        "place": " · ".join((language_name(post.language) or "–", country_name(post.country) or "–")),
+        "errors": errors,
+        "refused": refused,
         "current_rating": current,
         "history": history,
         "flags_by_source": flags_by_source,
@@ -202,9 +307,9 @@ def _post_context(
         "verdict_options": _verdict_options(post, form) if show_form else [],
         "story": story,
         "appeals": _appeal_rows(request, story) if story is not None else [],
-        "matches": match_rows(post, pairs),
+        "matches": (match_list := match_rows(post, pairs, reviewer=request.user, now=now)),
         "matches_total": len(pairs),
-        "suggestions": sum(1 for pair in pairs if pair.match.state == MatchState.SUGGESTED),
+        "suggestions": offered_count(match_list),  # those this reviewer can confirm (views_matches)
         "copies": copies,
         # A copy of a claim (grouped with it, or matched to its rating) is reviewed through the claim's post.
         "source": source,

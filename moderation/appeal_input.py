@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from factcheck.models import Verdict
-from factcheck.ratings import clean_http_urls
+from factcheck.ratings import MAX_RATIONALE, clean_http_urls, http_url
 from moderation.models import AppealKind, AppealStatus
 
 MAX_STATEMENT = 2000
@@ -45,10 +45,16 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
     return {"kind": kind, "statement": statement, "evidence_urls": urls, "correction_details": correction_details}
 
 
-def clean_decision_input(*, kind: str, matched: bool, outcome: str, reason: str, new_verdict: str) -> dict:
+def clean_decision_input(
+    *, kind: str, matched: bool, outcome: str, reason: str, new_verdict: str, public_rationale: str = "",
+    article_url: str = "",
+) -> dict:
     """An appeal decision's fields by the rules; raises ValidationError with every problem at once.
 
     `matched`: the appeal is a matched copy's "not the same claim" (a reversal unlinks it, with no verdict).
+    `reason` is the note to the page owner (their notice and timeline); a reversed rating also needs
+    `public_rationale` and may give `article_url`: what the new rating publishes (its claim page and
+    ClaimReview), the fact-checker's words for everyone, never the note to the owner.
     """
     errors: dict[str, list[str]] = {}
     if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
@@ -60,11 +66,27 @@ def clean_decision_input(*, kind: str, matched: bool, outcome: str, reason: str,
         errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
     # A reversal never guesses the new verdict (it once defaulted to True): the decider chooses it. A matched
     # copy's reversal unlinks the copy and a removal's lifts it: neither gives a verdict.
-    if outcome == AppealStatus.REVERSED and kind != AppealKind.REMOVAL and not new_verdict and not matched:
+    rerates = outcome == AppealStatus.REVERSED and kind != AppealKind.REMOVAL and not matched
+    if rerates and not new_verdict:
         errors["new_verdict"] = ["Choose the verdict that replaces the current rating."
                                  if kind == AppealKind.DISPUTE else "An accepted correction needs the new verdict."]
     if new_verdict and new_verdict not in REVERSAL_VERDICTS:
         errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
+    # What the new rating publishes; an uphold, an unlinked copy and a lifted removal publish nothing new.
+    public_rationale = (public_rationale or "").strip() if rerates else ""
+    article_url = (article_url or "").strip() if rerates else ""
+    if rerates and not public_rationale:
+        errors["public_rationale"] = ["Give the public rationale of the new rating: the claim page and ClaimReview "
+                                      "publish it (the reason to the owner is not published)."]
+    elif len(public_rationale) > MAX_RATIONALE:
+        errors["public_rationale"] = [f"Keep the public rationale under {MAX_RATIONALE:,} characters "
+                                      f"(it has {len(public_rationale):,})."]
+    if article_url:
+        try:
+            http_url(article_url)
+        except ValidationError as exc:
+            errors["article_url"] = list(exc.messages)
     if errors:
         raise ValidationError(errors)
-    return {"outcome": outcome, "reason": reason, "new_verdict": new_verdict}
+    return {"outcome": outcome, "reason": reason, "new_verdict": new_verdict, "public_rationale": public_rationale,
+            "article_url": article_url}

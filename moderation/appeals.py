@@ -10,6 +10,7 @@ made the rating (or the staff member who made the removal).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -242,28 +243,46 @@ def start_review(
     return appeal
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What the decider decided, by the rules (moderation.appeal_input.clean_decision_input).
+
+    `reason` is the note to the page owner (their notice and timeline); `public_rationale` and `article_url`
+    are what a reversed rating's successor publishes (its claim page and ClaimReview)."""
+
+    outcome: str
+    reason: str
+    new_verdict: str = ""
+    public_rationale: str = ""
+    article_url: str = ""
+
+
 @transaction.atomic(durable=True)
 def decide_appeal(
-    *, appeal_id: int, reviewer, outcome: str, reason: str, new_verdict: str = "",
-    expected_version: int | None = None, now: datetime | None = None,
+    *, appeal_id: int, reviewer, outcome: str, reason: str, new_verdict: str = "", public_rationale: str = "",
+    article_url: str = "", expected_version: int | None = None, now: datetime | None = None,
 ) -> Appeal:
     """Uphold or reverse an appeal. `expected_version`: the version the decider's page showed.
+
+    `reason` goes to the page owner; a reversed rating's `public_rationale` (required) and `article_url`
+    (optional) are the new rating's, published on its claim page and in its ClaimReview.
 
     As Mastodon's ApproveAppealService: lock, check, transition, the consequences of the outcome for the
     appeal's kind (one function each: `_consequences_of`), publish; all in one transaction.
     """
     now = now or timezone.now()
     appeal = _locked(appeal_id)
-    reason = _check_decision(appeal, reviewer=reviewer, outcome=outcome, reason=reason, new_verdict=new_verdict,
-                             expected_version=expected_version)
+    decision = _check_decision(appeal, reviewer=reviewer, expected_version=expected_version, values=dict(
+        outcome=outcome, reason=reason, new_verdict=new_verdict, public_rationale=public_rationale,
+        article_url=article_url))
     carry_out_outcome = _consequences_of(appeal, outcome)
     appeal.reviewer = reviewer
     appeal.decided_at = now
-    appeal.outcome_reason = reason
+    appeal.outcome_reason = decision.reason
     if carry_out_outcome is _reverse_rating:  # the decider's verdict replaces the rating's
-        appeal.new_verdict = new_verdict
-    transition(appeal, to=outcome, actor=reviewer, reason=reason, now=now)
-    carry_out_outcome(appeal, reviewer=reviewer, reason=reason, now=now)
+        appeal.new_verdict = decision.new_verdict
+    transition(appeal, to=outcome, actor=reviewer, reason=decision.reason, now=now)
+    carry_out_outcome(appeal, reviewer=reviewer, decision=decision, now=now)
     appeal.save(
         update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason", "new_verdict", "new_rating"]
     )
@@ -271,15 +290,13 @@ def decide_appeal(
     return appeal
 
 
-def _check_decision(
-    appeal: Appeal, *, reviewer, outcome: str, reason: str, new_verdict: str, expected_version: int | None
-) -> str:
-    """Refuse the decision, before anything is written, unless this reviewer may make it now; returns the reason."""
+def _check_decision(appeal: Appeal, *, reviewer, expected_version: int | None, values: dict[str, str]) -> Decision:
+    """Refuse the decision, before anything is written, unless this reviewer may make it now; returns it clean."""
     _check_decider(appeal, reviewer)
     _check_version(appeal, expected_version)
     matched = is_matched(appeal)
-    reason = clean_decision_input(kind=appeal.kind, matched=matched, outcome=outcome, reason=reason,
-                                  new_verdict=new_verdict)["reason"]
+    decision = Decision(**clean_decision_input(kind=appeal.kind, matched=matched, **values))
+    outcome = decision.outcome
     if outcome == AppealStatus.REVERSED and matched and appeal.post.duplicate_of_id != appeal.rating.post_id:
         raise AppealConflict(
             "This post is no longer a copy of that claim (it was rated on its own, or unlinked), so there is "
@@ -298,7 +315,7 @@ def _check_decision(
             "The rating this appeal is against has been replaced by a newer one since it was filed, so it "
             "cannot be reversed. Uphold it to close it; the owner can appeal the new rating."
         )
-    return reason
+    return decision
 
 
 def _consequences_of(appeal: Appeal, outcome: str) -> Callable[..., None]:
@@ -310,15 +327,18 @@ def _consequences_of(appeal: Appeal, outcome: str) -> Callable[..., None]:
     return _lift_removal if appeal.kind == AppealKind.REMOVAL else _reverse_rating
 
 
-def _uphold(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
+def _uphold(appeal: Appeal, *, reviewer, decision: Decision, now: datetime) -> None:
     """Upheld: the decision stands; only the outcome notice goes out."""
     send_notice(outcome_notice(appeal), users=[appeal.filed_by, *page_owners(appeal.post)], post=appeal.post, now=now)
 
 
-def _reverse_rating(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
+def _reverse_rating(appeal: Appeal, *, reviewer, decision: Decision, now: datetime) -> None:
     """A dispute or correction reversed: the decider's verdict supersedes the rating (factcheck.ratings'
     function for it), the new rating is applied to the post at once (the owner sees the outcome now, not
-    when a job runs), and to the post's copies by a job after commit, whose owners told here are skipped."""
+    when a job runs), and to the post's copies by a job after commit, whose owners told here are skipped.
+
+    The new rating publishes the decider's public rationale and article (none: the claim page is its
+    url), never the note to the owner, which stays on the appeal (the owner's notice and timeline)."""
     copies = list(
         linked_copies(source_post_id=appeal.post_id).filter(page__owners__in=told_of_outcome(appeal)).distinct()
         .select_related("page").order_by("id")[: COPIES_NAMED + 1]
@@ -326,9 +346,11 @@ def _reverse_rating(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> 
     try:
         appeal.new_rating = supersede_rating_on_appeal(
             rating_id=appeal.rating_id, reviewer=reviewer, verdict=appeal.new_verdict,
-            rationale=f"{appeal.get_kind_display().split(' (')[0]} appeal reversed: {reason}",
+            rationale=decision.public_rationale,
             sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES],
-            article_url=appeal.rating.article_url, change_reason=f"appeal {appeal.pk} reversed: {reason}", now=now,
+            article_url=decision.article_url,
+            # The fact-checkers' record of why the rating changed (their post page, the audit log), never published.
+            change_reason=f"appeal {appeal.pk} reversed: {decision.reason}", now=now,
         )
     except Refusal as exc:  # e.g. the page became a politician's meanwhile
         raise AppealConflict(str(exc)) from exc
@@ -342,7 +364,7 @@ def removal_lifted(appeal: Appeal) -> bool:
     return appeal.kind == AppealKind.REMOVAL and appeal.action.ended_at is not None
 
 
-def _lift_removal(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
+def _lift_removal(appeal: Appeal, *, reviewer, decision: Decision, now: datetime) -> None:
     """A removal appeal reversed: the removal is lifted (and its strike ends), the post restored. A removal
     already lifted has nothing left to undo: the owner is told the outcome."""
     if removal_lifted(appeal):
@@ -352,15 +374,16 @@ def _lift_removal(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> No
     try:
         # Cut to the limit with its prefix: the reviewer's whole reason is the appeal decision's own.
         lift_action(actor=reviewer, action_id=appeal.action_id,
-                    reason=Truncator(f"removal appeal reversed: {reason}").chars(MAX_REASON),
+                    reason=Truncator(f"removal appeal reversed: {decision.reason}").chars(MAX_REASON),
                     end_reason=EndReason.REVERSED, now=now, notice=outcome_notice(appeal))
     except RemovalRefused as exc:  # staff lifted it meanwhile
         raise AppealConflict(f"{exc} Uphold the appeal to close it.") from exc
 
 
-def _unlink_copy(appeal: Appeal, *, reviewer, reason: str, now: datetime) -> None:
+def _unlink_copy(appeal: Appeal, *, reviewer, decision: Decision, now: datetime) -> None:
     """A matched copy's appeal reversed ("not the same claim"): that post alone leaves the claim's
     group, never to be matched to it again, and its matched rating ends; the claim keeps its rating."""
+    reason = decision.reason
     post = appeal.post  # locked by _locked
     unlink_copy(post=post, actor=reviewer, reason=f"appeal {appeal.pk} reversed: {reason}", now=now)
     # The matched action active now: the one appealed, or the one a re-rating of the claim put in its place.

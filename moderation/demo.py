@@ -10,14 +10,25 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from accounts.models import User
-from factcheck.demo import REPEAT_OFFENDER_PAGE
+from factcheck.demo_checks import CHECKED, external_id_of
+from factcheck.demo_reports import REMOVED
 from factcheck.models import Post, Rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import RemovalGround
 from moderation.staff_actions import remove_post
 
-REMOVED_PAGE = "the-london-ledger"
+# sam's removal of the London Ledger's post that sends readers after a councillor (factcheck.demo_reports), and
+# its owner's appeal: the councillor's public surgery is at that address, and tariq, not sam, decides.
+REMOVAL_REASON = (
+    "Harassment: names Councillor Tom Hale, gives where to find him and tells readers to go round and not be "
+    "polite about it."
+)
+REMOVAL_APPEAL = (
+    "Tom Hale is an elected councillor and 12 Guild Street is the town hall, where he holds his public surgery "
+    "every Tuesday at six. The post asks people to go and lobby their councillor about the bypass, which is what "
+    "the surgery is for; it threatens nobody."
+)
 
 
 def decide_demo_ratings() -> int:
@@ -29,33 +40,24 @@ def decide_demo_ratings() -> int:
 
 
 def seed_demo_appeals(*, now: datetime) -> int:
-    """The repeat offender's owner disputes one of alice's False ratings (bob can decide it), and contests
-    sam's removal of a London Ledger post (tariq, the other staff member, can decide it)."""
+    """The repeat offender's owner disputes one of alice's False ratings, with the statement written beside it
+    (factcheck.demo_checks; bob can decide it), and contests sam's removal of a London Ledger post (tariq, the
+    other staff member, can decide it)."""
     owner = User.objects.get(username="olivia")
     filed = 0
-    rating = (
-        Rating.objects.filter(post__page__external_id=REPEAT_OFFENDER_PAGE, reviewer__username="alice", is_current=True)
-        .order_by("id")
-        .first()
-    )
-    if rating is not None:
+    for number, spec in enumerate(CHECKED, start=1):
+        if not spec.dispute:
+            continue
+        rating = Rating.objects.get(post__external_id=external_id_of(number), is_current=True)
         file_appeal(
             owner=owner, post_id=rating.post_id, kind="dispute", now=min(rating.created_at + timedelta(hours=5), now),
-            statement="This quotes a real interview with the clinic's director; the rating ignores the full video.",
-            evidence_urls=["https://video.example/interviews/clinic-director-full"],
+            statement=spec.dispute, evidence_urls=list(spec.evidence),
         )
         filed += 1
-    post = (
-        Post.objects.filter(page__external_id=REMOVED_PAGE, ratings__isnull=True, flag_count__gt=0)
-        .order_by("first_flagged_at", "id").first()
-    )
-    if post is not None:
-        removed_at = post.first_flagged_at + (now - post.first_flagged_at) / 3
-        remove_post(staff=User.objects.get(username="sam"), post_id=post.pk, ground=RemovalGround.HARASSMENT,
-                    reason="Names and mocks a private person, with their home street.", now=removed_at)
-        file_appeal(
-            owner=owner, post_id=post.pk, kind="removal", now=min(removed_at + timedelta(hours=9), now),
-            statement="The person named is a councillor and the street is where the council meets, not a home.",
-        )
-        filed += 1
-    return filed
+    post = Post.objects.get(external_id=REMOVED)
+    removed_at = post.posted_at + timedelta(hours=7)  # its reports came 3 hours after it was posted
+    remove_post(staff=User.objects.get(username="sam"), post_id=post.pk, ground=RemovalGround.HARASSMENT,
+                reason=REMOVAL_REASON, now=removed_at)
+    file_appeal(owner=owner, post_id=post.pk, kind="removal", now=min(removed_at + timedelta(hours=9), now),
+                statement=REMOVAL_APPEAL)
+    return filed + 1

@@ -2,7 +2,8 @@
 
 The rules live in moderation.appeal_input (`clean_appeal_input`, `clean_decision_input`); a form only
 turns what was typed into their arguments and puts every error they raise next to the field it
-belongs to, all at once. `error_summary` lists them for the box at the top of the page.
+belongs to, all at once. `error_summary` (core.error_summary, the one rule for every form) lists them for
+the box at the top of the page.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
+from core.error_summary import error_summary as error_summary  # the box at the top of the page, named here too
 from factcheck.models import Verdict
 from moderation.appeal_input import (
     MAX_EVIDENCE_URLS,
@@ -19,30 +21,6 @@ from moderation.appeal_input import (
     clean_decision_input,
 )
 from moderation.models import AppealKind, AppealStatus
-
-
-def error_summary(form: forms.Form) -> list[dict[str, str]]:
-    """Each error of a bound form with the id of the field it belongs to (GOV.UK's error summary).
-
-    A radio group links to its first radio; an error of the whole form has no field to link to.
-    Each field in error is also marked `aria-invalid` and described by its error (`<id>_error`).
-    """
-    # Errors of the whole form first, then the fields' in the order the page shows them.
-    rows = [{"message": str(message), "target": ""} for message in form.non_field_errors()]
-    for name in form.fields:
-        errors = form.errors.get(name)
-        if not errors:
-            continue
-        bound = form[name]
-        attrs = form.fields[name].widget.attrs
-        attrs["aria-invalid"] = "true"
-        described_by = [attrs.get("aria-describedby", ""), f"{bound.auto_id}_error"]
-        attrs["aria-describedby"] = " ".join(filter(None, described_by))
-        target = bound.id_for_label or bound.auto_id
-        if isinstance(form.fields[name].widget, forms.RadioSelect):
-            target = f"{bound.auto_id}_0"
-        rows += [{"message": str(message), "target": target} for message in errors]
-    return rows
 
 
 def _put_errors(form: forms.Form, exc: ValidationError) -> None:
@@ -106,8 +84,10 @@ class AppealForm(forms.Form):
 
 
 class DecideForm(forms.Form):
-    """What the reviewer decides: accept the appeal (reverse) or not (uphold), why, and for a
-    reversed rating the verdict that replaces it. The rules are moderation.appeal_input.clean_decision_input."""
+    """What the reviewer decides: accept the appeal (reverse) or not (uphold), why (a note to the page
+    owner), and for a reversed rating the rating that replaces it: its verdict, its public rationale and
+    its article, which the claim page and ClaimReview publish. The rules are
+    moderation.appeal_input.clean_decision_input."""
 
     use_required_attribute = False
 
@@ -117,9 +97,22 @@ class DecideForm(forms.Form):
         label="New verdict", required=False,
         widget=forms.Select(attrs={"aria-describedby": "id_new_verdict_hint"}),
     )
+    public_rationale = forms.CharField(
+        label="Public rationale of the new rating", required=False,
+        widget=forms.Textarea(attrs={"rows": 5, "aria-describedby": "id_public_rationale_hint"}),
+        help_text="Only when you accept the appeal: published on the claim's public page and in its ClaimReview, "
+                  "as a rating's rationale is. Write it for everyone, not to the owner.",
+    )
+    article_url = forms.CharField(
+        label="Fact-check article URL", required=False,
+        widget=forms.URLInput(attrs={"aria-describedby": "id_article_url_hint", "placeholder": "https://…"}),
+        help_text="Optional: the article that explains the new rating. Without one, the claim page is its link; "
+                  "the old rating's article is not carried over.",
+    )
     reason = forms.CharField(
-        label="Reason", widget=forms.Textarea(attrs={"rows": 5, "aria-describedby": "id_reason_hint"}),
-        required=False, help_text="The page owner reads this, word for word.",
+        label="Reason to the page owner", required=False,
+        widget=forms.Textarea(attrs={"rows": 5, "aria-describedby": "id_reason_hint"}),
+        help_text="The page owner reads this, word for word, in their notice and timeline. It is not published.",
     )
     # The appeal's version when the page was loaded: a decision from a stale page is refused.
     version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
@@ -146,8 +139,9 @@ class DecideForm(forms.Form):
                        (AppealStatus.REVERSED, "Accepted (reverse): replace the rating")]
         self.fields["outcome"].choices = choices
         if kind == AppealKind.REMOVAL or matched:
-            # A lifted removal or an unlinked copy takes no verdict.
-            del self.fields["new_verdict"]
+            # A lifted removal or an unlinked copy takes no verdict, and publishes no new rating.
+            for name in ("new_verdict", "public_rationale", "article_url"):
+                del self.fields[name]
             return
         # No verdict is chosen for the reviewer, and the one appealed is not offered as its own replacement.
         verdicts = [(v, Verdict(v).label) for v in REVERSAL_VERDICTS if v != current_verdict]
@@ -164,7 +158,9 @@ class DecideForm(forms.Form):
         errors: dict[str, list[str]] = {}
         try:
             values = clean_decision_input(kind=self.kind, matched=self.matched, outcome=outcome,
-                                          reason=data.get("reason") or "", new_verdict=new_verdict)
+                                          reason=data.get("reason") or "", new_verdict=new_verdict,
+                                          public_rationale=data.get("public_rationale") or "",
+                                          article_url=data.get("article_url") or "")
         except ValidationError as exc:
             errors = exc.message_dict
             values = data

@@ -3,8 +3,9 @@
 `effect_of` is the one rule of what a verdict does (its feed multiplier, label, warning to sharers
 and page strike), by the EnforcementPolicy row of its verdict; `restricts` is the one rule of
 whether a decision restricts a post (demotes, labels or removes it), for a verdict's effect and a
-stored action alike. The decision (moderation.enforcement), its forecast on the rating form
-(moderation.effect_preview), statements of reasons and the appeal rules all ask here.
+stored action alike (`RESTRICTS` is it as a query condition on actions, for lists that count them).
+The decision (moderation.enforcement), its forecast on the rating form (moderation.effect_preview),
+statements of reasons, the appeal rules and the owners' portal all ask here.
 
 A change of the policy applies to decisions made after it; actions already taken keep the
 multiplier and label they were made with (they are records of what was decided).
@@ -18,12 +19,13 @@ from typing import Protocol
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
+from django.db.models import Q, QuerySet
 
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.reasons import too_long
 from factcheck.models import Verdict
-from moderation.models import EnforcementPolicy
+from moderation.models import Action, ActionKind, EnforcementPolicy
 from moderation.models.decisions import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS  # noqa: F401  (the admin's bounds)
 
 ONE = Decimal("1")
@@ -47,6 +49,15 @@ def restricts(effect: Effect) -> bool:
     """Whether a decision demotes, labels or removes the post: only such a decision carries a statement
     of reasons (DSA Art. 17), and only such a decision has something for its owner to appeal."""
     return effect.removed or effect.feed_multiplier < ONE or bool(effect.label)
+
+
+# `restricts` of a stored action as a query condition (an Action's `removed` is its kind): change both together.
+RESTRICTS = Q(kind=ActionKind.REMOVAL) | Q(feed_multiplier__lt=ONE) | ~Q(label="")
+
+
+def restricting_actions() -> QuerySet[Action]:
+    """The active actions that restrict their post (`restricts`, as a query)."""
+    return Action.objects.filter(RESTRICTS, ended_at__isnull=True)
 
 
 @dataclass(frozen=True)

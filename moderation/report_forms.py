@@ -39,6 +39,11 @@ class DecisionForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, prefix=self.outcome, **kwargs)
+        # As the appeal forms: the hint is read with the field, and static/js/appeals.js counts what is left.
+        attrs = self.fields["reason"].widget.attrs
+        # The field's id as Django writes it (auto_id "id_%s"), without a BoundField yet: the subclasses set labels.
+        attrs["aria-describedby"] = f"id_{self.add_prefix('reason')}_hint"
+        attrs["data-limit"] = MAX_REASON
 
     def clean(self) -> dict:
         data = super().clean()

@@ -6,18 +6,30 @@ it", "which statements of reasons stand": each is computed here, once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import cached_property
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, TextChoices
 
 from factcheck.claimreview import PUBLISHED_VERDICTS
-from factcheck.models import Post, Rating
+from factcheck.models import Page, Post, Rating
 from moderation.distribution import current_distribution
-from moderation.models import Action, ActionKind, AppealKind, RatingDecision, StatementOfReasons
-from moderation.policy import NO_EFFECT, Effect, current_effect, restricts
+from moderation.models import (
+    Action,
+    ActionKind,
+    Appeal,
+    AppealKind,
+    PageStanding,
+    RatingDecision,
+    RepeatOffenderPolicy,
+    StatementOfReasons,
+    Strike,
+    StrikeKind,
+)
+from moderation.policy import NO_EFFECT, Effect, current_effect, restricting_actions, restricts
+from moderation.standing import ages_out, counts_toward_standing
 
 ONE = Decimal("1")
 
@@ -162,3 +174,90 @@ def owner_distribution(post: Post) -> dict[str, object]:
         "removed": current.removed,
         "labels": current.labels,
     }
+
+
+# --- The owners' portal: what each page has restricted, struck and under appeal now -------------
+
+class PostState(TextChoices):
+    """The portal's filter of decided posts."""
+
+    RESTRICTED = "restricted", "Restricted now"
+    APPEALED = "appealed", "Under appeal"
+    ALL = "all", "All"
+
+
+@dataclass
+class PageSummary:
+    """One page of an owner as the portal sums it up: posts restricted now (demoted, labelled, removed; a
+    post may be more than one), active strikes, repeat-offender standing and until when, appeals open."""
+
+    page: Page
+    standing: PageStanding | None
+    threshold: int  # the policy's strike threshold
+    restricted: int = 0
+    demoted: int = 0
+    labelled: int = 0
+    removed: int = 0
+    open_appeals: int = 0
+    fact_check_strikes: list[dict] = field(default_factory=list)  # counted ones, oldest first, with `ages_out`
+    community_strikes: list[dict] = field(default_factory=list)
+
+    @property
+    def repeat_offender_until(self) -> datetime | None:
+        """The day the page stops being a repeat offender if it gets no new strike: when so many of its
+        counted strikes have aged out that fewer than the threshold are left; None when not one."""
+        if self.standing is None or not self.standing.is_repeat_offender:
+            return None
+        over = len(self.fact_check_strikes) - self.threshold
+        return self.fact_check_strikes[over]["ages_out"] if over >= 0 else None
+
+
+def page_summaries(*, owner, policy: RepeatOffenderPolicy, now: datetime) -> list[PageSummary]:
+    """The owner's pages by name, each summed up, in four queries whatever the number of pages and posts."""
+    pages = list(Page.objects.filter(owners=owner).select_related("standing").order_by("name", "id"))
+    summaries = {page.pk: PageSummary(page=page, standing=getattr(page, "standing", None),
+                                      threshold=policy.strike_threshold) for page in pages}
+    counts = (
+        restricting_actions().filter(post__page_id__in=list(summaries)).values("post__page_id")
+        .annotate(restricted=Count("post_id", distinct=True),
+                  removed=Count("post_id", distinct=True, filter=Q(kind=ActionKind.REMOVAL)),
+                  demoted=Count("post_id", distinct=True,
+                                filter=Q(feed_multiplier__lt=ONE) & ~Q(kind=ActionKind.REMOVAL)),
+                  labelled=Count("post_id", distinct=True, filter=~Q(label="")))
+    )
+    for row in counts:
+        summary = summaries[row.pop("post__page_id")]
+        for name, value in row.items():
+            setattr(summary, name, value)
+    appeals = (Appeal.objects.open().filter(post__page_id__in=list(summaries)).values("post__page_id")
+               .annotate(n=Count("id")).values_list("post__page_id", "n"))
+    for page_id, n in appeals:
+        summaries[page_id].open_appeals = n
+    strikes = (
+        Strike.objects.filter(page_id__in=list(summaries), ended_at__isnull=True)
+        .annotate(counted=ExpressionWrapper(counts_toward_standing(now=now, policy=policy),
+                                            output_field=BooleanField()))
+        .select_related("action__post").order_by("created_at", "id")
+    )
+    for strike in strikes:
+        summary = summaries[strike.page_id]
+        if strike.kind == StrikeKind.COMMUNITY_STANDARDS:
+            summary.community_strikes.append({"strike": strike, "post": strike.action.post})
+        elif strike.counted:
+            summary.fact_check_strikes.append({"strike": strike, "post": strike.action.post,
+                                               "verdict": strike.action.get_verdict_display(),
+                                               "ages_out": ages_out(strike, policy=policy)})
+    return list(summaries.values())
+
+
+def owner_posts(*, page_ids: list[int], state: str) -> QuerySet[Post]:
+    """The posts of these pages that carry a rating or an action, newest first, in the state asked for."""
+    posts = Post.objects.filter(page_id__in=page_ids).filter(
+        Exists(Rating.objects.filter(post=OuterRef("pk"), is_current=True))
+        | Exists(Action.objects.filter(post=OuterRef("pk")))
+    )
+    if state == PostState.RESTRICTED:
+        posts = posts.filter(Exists(restricting_actions().filter(post=OuterRef("pk"))))
+    elif state == PostState.APPEALED:
+        posts = posts.filter(Exists(Appeal.objects.open().filter(post=OuterRef("pk"))))
+    return posts.order_by("-posted_at", "-id")

@@ -17,7 +17,7 @@ from core.formatting import times
 from factcheck.members import organisation_of
 from factcheck.models import Flag, Post, Rating
 from factcheck.previews import AppealSummary, PostStory, StoryEntry
-from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealKind, AppealStatus
+from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealStatus
 
 OWNER_OUTCOMES = {AppealStatus.REVERSED: "Appeal accepted", AppealStatus.UPHELD: "Appeal not accepted"}
 
@@ -74,7 +74,7 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
     events = AppealEvent.objects.filter(appeal__post=post).select_related("actor__membership__organisation", "appeal")
     for event in events:
         appeal = event.appeal
-        title = (f"{appeal.get_kind_display().split(' (')[0]} appeal filed" if not event.from_status
+        title = (f"{appeal.kind_name.capitalize()} filed" if not event.from_status
                  # Owners read plain words: "reversed" sounds like a refusal to someone who appealed.
                  else OWNER_OUTCOMES[event.to_status] if for_owner and event.to_status in OWNER_OUTCOMES
                  else f"Appeal {event.get_to_status_display().lower()}")
@@ -90,7 +90,7 @@ def tell_post_story(post: Post) -> PostStory:
                for e in post_timeline(post, for_owner=False)]
     appeals = [
         AppealSummary(
-            id=appeal.pk, kind=AppealKind(appeal.kind).label.split(" (")[0], status=appeal.status,
+            id=appeal.pk, kind=appeal.kind_name.capitalize(), status=appeal.status,
             status_label=appeal.get_status_display(), created_at=appeal.created_at, decided_at=appeal.decided_at,
             is_open=appeal.is_open, organisation_id=appeal.rating.organisation_id if appeal.rating_id else None,
             outcome_reason=appeal.outcome_reason,

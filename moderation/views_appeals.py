@@ -8,7 +8,7 @@ conflicts live there. Every page renders in a fixed number of queries, whatever 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import wraps
 
@@ -25,8 +25,9 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.csv_download import csv_download
 from core.formatting import moment
-from core.paging import page_number
+from core.paging import page_number, plain_number
 from core.search_input import search_text
 from factcheck.members import organisation_id_of
 from factcheck.models import Verdict
@@ -43,6 +44,7 @@ from moderation.deadlines import due_label
 from moderation.forms import DecideForm, error_summary
 from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
 from moderation.timeline import post_timeline
+from moderation.workday import organisation_appeals, removal_appeals
 
 PAGE_SIZE = 50
 STATEMENT_PREVIEW_WORDS = 25
@@ -88,12 +90,12 @@ class Desk:
     def admits(self, user) -> bool:
         return user.is_factchecker if self.key == "factcheck" else user.is_trust_safety
 
-    def scope(self, user) -> Q:
+    def appeals(self, user) -> QuerySet[Appeal]:
         # A fact-checker sees the appeals against their own organisation's ratings only;
-        # trust-and-safety staff see every removal appeal.
+        # trust-and-safety staff see every removal appeal (moderation.workday: the navigation counts them too).
         if self.key == "factcheck":
-            return Q(kind__in=self.kinds, rating__organisation_id=organisation_id_of(user))
-        return Q(kind__in=self.kinds)
+            return organisation_appeals(organisation_id=organisation_id_of(user))
+        return removal_appeals()
 
 
 FACTCHECK_DESK = Desk(
@@ -129,7 +131,7 @@ def _forbidden(request: HttpRequest, *, desk: Desk, reason: str) -> HttpResponse
 
 
 def _appeals(desk: Desk, user) -> QuerySet[Appeal]:
-    return Appeal.objects.filter(desk.scope(user)).select_related(
+    return desk.appeals(user).select_related(
         "post__page", "rating__organisation", "action", "reviewer", "filed_by"
     )
 
@@ -167,6 +169,9 @@ def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
         appeals = appeals.filter(status__in=view.statuses)
     if query:
         appeals = _search(appeals, query)
+    if request.GET.get("format") == "csv":  # the same list, every row, unpaged
+        return csv_download(name=f"{desk.key}-appeals-{view.key}", header=CSV_HEADER,
+                            rows=_csv_rows(appeals.order_by(*view.order), now=now))
     # One row more than shown tells whether there is a next page without counting the queue.
     found = list(appeals.order_by(*view.order)[start : start + PAGE_SIZE + 1])
     detail_url = _url_for_ids(desk.detail_url)
@@ -189,8 +194,27 @@ def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
          "overdue_count": sum(row["overdue"] for row in rows), "view": view, "query": query,
          "tabs": [{"view": v, "query": urlencode({"view": v.key, **({"q": query} if query else {})}),
                    "current": v is view} for v in QUEUE_VIEWS],
-         "paging_query": urlencode({"view": view.key, **({"q": query} if query else {})})},
+         "paging_query": urlencode({"view": view.key, **({"q": query} if query else {})}),
+         "csv_query": urlencode({"view": view.key, **({"q": query} if query else {}), "format": "csv"})},
     )
+
+
+CSV_HEADER = ("appeal id", "kind", "status", "overdue", "filed at (UTC)", "filed by", "post", "page", "against",
+              "organisation", "decided at (UTC)", "decided by", "new verdict", "statement", "reason given to the owner")
+CSV_CHUNK = 1000
+
+
+def _csv_rows(appeals: QuerySet[Appeal], *, now) -> Iterator[tuple[object, ...]]:
+    """A desk's list as CSV rows, read in chunks while the download is written."""
+    for appeal in appeals.iterator(chunk_size=CSV_CHUNK):
+        rating = appeal.rating
+        against = (rating.get_verdict_display() if rating is not None
+                   else f"Removed ({appeal.action.get_ground_display()})")
+        yield (appeal.pk, appeal.get_kind_display(), appeal.get_status_display(), is_overdue(appeal, now=now),
+               appeal.created_at, appeal.filed_by.get_username(), appeal.post.external_id, appeal.post.page.name,
+               against, rating.organisation.name if rating is not None else "", appeal.decided_at,
+               appeal.reviewer.get_username() if appeal.reviewer_id else "", appeal.get_new_verdict_display(),
+               appeal.statement, appeal.outcome_reason)
 
 
 def _own_decision(appeal: Appeal, user) -> str:
@@ -207,7 +231,8 @@ def _load(desk: Desk, user, appeal_id: int) -> Appeal:
     appeal = (
         _appeals(desk, user)
         .select_related(
-            "post__distribution", "rating__reviewer", "action__created_by", "reviewer__membership__organisation"
+            "post__distribution", "rating__reviewer", "action__created_by", "reviewer__membership__organisation",
+            "new_rating",
         )
         .filter(pk=appeal_id)
         .first()
@@ -280,7 +305,8 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
         try:
             decided = decide_appeal(
                 appeal_id=appeal.pk, reviewer=request.user, outcome=data["outcome"], reason=data["reason"],
-                new_verdict=data["new_verdict"], expected_version=data.get("version"),
+                new_verdict=data["new_verdict"], public_rationale=data["public_rationale"],
+                article_url=data["article_url"], expected_version=data.get("version"),
             )
         except NotAllowed as exc:
             return _forbidden(request, desk=desk, reason=str(exc))
@@ -309,8 +335,7 @@ def _decided_message(appeal: Appeal) -> str:
 
 
 def _posted_version(request: HttpRequest) -> int | None:
-    raw = request.POST.get("version", "")
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else None
+    return plain_number(request.POST.get("version", ""))
 
 
 @desk_member_required

@@ -1,4 +1,5 @@
-"""The page owners' portal, `/appeals/`: their pages and decided posts, reasons, appeals and notifications.
+"""The page owners' portal, `/appeals/`: a summary of each of their pages, their decided posts (filtered by
+page and state), reasons, appeals and notifications.
 
 Thin callers of moderation.appeals, moderation.selectors, moderation.standing, moderation.timeline
 and moderation.notices; the rules are there. A post page answers 404 to anyone who does not
@@ -8,23 +9,23 @@ renders in a fixed number of queries, whatever the number of pages, posts and ap
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
-from datetime import datetime
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Prefetch, prefetch_related_objects
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.paging import page_number
-from factcheck.models import Match, Page, Post, Rating
+from core.error_summary import error_summary
+from core.paging import page_number, plain_number
+from factcheck.models import Match, Post
 from moderation.appeals import (
     AppealConflict,
     AppealRefused,
@@ -34,28 +35,29 @@ from moderation.appeals import (
     nothing_to_dispute_message,
     withdraw_appeal,
 )
-from moderation.forms import AppealForm, error_summary
+from moderation.forms import AppealForm
 from moderation.models import (
-    Action,
     ActionKind,
     Appeal,
     AppealKind,
     Notification,
     RepeatOffenderPolicy,
-    Strike,
-    StrikeKind,
 )
 from moderation.notice_delivery import mark_read
 from moderation.notices import fold_repeats
+from moderation.policy import restricts
 from moderation.selectors import (
+    PostState,
     active_actions,
     appealable_kinds,
     current_ratings,
     fact_check_decision,
     owner_distribution,
+    owner_posts,
+    page_summaries,
     statements,
 )
-from moderation.standing import ages_out, counts_toward_standing
+from moderation.statements.scope import place_of
 from moderation.timeline import post_timeline
 
 PAGE_SIZE = 20
@@ -83,54 +85,29 @@ def _url_for_ids(name: str) -> Callable[[int], str]:
     return lambda pk: f"{head}{pk}{tail}"
 
 
-def _strikes_by_page(page_ids: list[int], *, policy: RepeatOffenderPolicy, now: datetime) -> dict[int, dict[str, list]]:
-    """Each page's active strikes: fact-check ones that still count toward its standing, with the day each
-    ages out, and community-standards ones (which end only when their removal is lifted)."""
-    by_page: dict[int, dict[str, list]] = defaultdict(lambda: {"fact_check": [], "community": []})
-    strikes = (
-        Strike.objects.filter(page_id__in=page_ids, ended_at__isnull=True)
-        .annotate(counted=ExpressionWrapper(counts_toward_standing(now=now, policy=policy),
-                                            output_field=BooleanField()))
-        .select_related("action__post")
-        .order_by("created_at", "id")
-    )
-    for strike in strikes:
-        if strike.kind == StrikeKind.COMMUNITY_STANDARDS:
-            by_page[strike.page_id]["community"].append({"strike": strike, "post": strike.action.post})
-        elif strike.counted:
-            by_page[strike.page_id]["fact_check"].append(
-                {
-                    "strike": strike,
-                    "post": strike.action.post,
-                    "verdict": strike.action.get_verdict_display(),
-                    "ages_out": ages_out(strike, policy=policy),
-                }
-            )
-    return by_page
+def _filters(request: HttpRequest, page_ids: list[int]) -> tuple[int | None, str]:
+    """The list's filters from the query string: one of the owner's pages (anything else: all of them) and
+    a state (anything else: all)."""
+    page_id = plain_number(request.GET.get("page_id"))
+    page_id = page_id if page_id in page_ids else None
+    state = request.GET.get("state", "")
+    return page_id, state if state in PostState.values else PostState.ALL
 
 
 @page_owner_required
 @require_http_methods(["GET", "HEAD"])
 def portal(request: HttpRequest) -> HttpResponse:
+    """A summary per page first (restricted posts, strikes, standing, appeals open), then the decided posts,
+    filtered by page and state, in a compact list; the notifications folded between them."""
     now = timezone.now()
     policy = RepeatOffenderPolicy.current()
-    pages = list(Page.objects.filter(owners=request.user).select_related("standing").order_by("name", "id"))
-    page_ids = [page.pk for page in pages]
-    strikes = _strikes_by_page(page_ids, policy=policy, now=now)
-    page_rows = [
-        {"page": page, "standing": getattr(page, "standing", None), **strikes[page.pk]} for page in pages
-    ]
+    summaries = page_summaries(owner=request.user, policy=policy, now=now)
+    page_ids = [summary.page.pk for summary in summaries]
+    page_id, state = _filters(request, page_ids)
 
     number = page_number(request.GET.get("page"))
-    decided = (
-        Post.objects.filter(page_id__in=page_ids)
-        .filter(
-            Exists(Rating.objects.filter(post=OuterRef("pk"), is_current=True))
-            | Exists(Action.objects.filter(post=OuterRef("pk")))
-        )
-        .select_related("page", "distribution")
-        .order_by("-posted_at", "-id")
-    )
+    decided = owner_posts(page_ids=[page_id] if page_id else page_ids, state=state).select_related(
+        "page", "distribution")
     # One row more than shown tells whether there is a next page without counting.
     posts = list(decided[(number - 1) * PAGE_SIZE : number * PAGE_SIZE + 1])
     has_next = len(posts) > PAGE_SIZE
@@ -140,7 +117,7 @@ def portal(request: HttpRequest) -> HttpResponse:
         Prefetch("ratings", queryset=current_ratings(), to_attr="current_ratings"),
         # With each action's rating and its organisation: a matched copy shows the claim's rating it carries.
         Prefetch("actions", queryset=active_actions().select_related("rating__organisation"), to_attr="active_actions"),
-        Prefetch("appeals", queryset=Appeal.objects.order_by("-created_at")),
+        Prefetch("appeals", queryset=Appeal.objects.order_by("-created_at"), to_attr="all_appeals"),
     )
     post_url = _url_for_ids("moderation:portal_post")
     post_rows = [
@@ -153,12 +130,14 @@ def portal(request: HttpRequest) -> HttpResponse:
             "matched": None if post.current_ratings else next(
                 (action for action in post.active_actions if action.kind == ActionKind.MATCHED_RATING), None
             ),
-            "reasons": statements(post.active_actions),
-            "open_appeals": [appeal for appeal in post.appeals.all() if appeal.is_open],
-            "appeal_count": len(post.appeals.all()),
+            # Where its restrictions apply, from the post's country (as its statement of reasons says).
+            "where": place_of(post.country) if any(restricts(a) for a in post.active_actions) else "",
+            "open_appeals": [appeal for appeal in post.all_appeals if appeal.is_open],
+            "appeal_count": len(post.all_appeals),
         }
         for post in posts
     ]
+    filters = {key: value for key, value in (("page_id", page_id or ""), ("state", state)) if value}
 
     unread = Notification.objects.filter(user=request.user, read_at__isnull=True).order_by("-created_at", "-id")
     notifications = list(unread[: NOTIFICATIONS_SHOWN + 1])
@@ -167,17 +146,25 @@ def portal(request: HttpRequest) -> HttpResponse:
         request,
         "moderation/portal.html",
         {
-            "pages": page_rows,
+            "summaries": summaries,
             "policy": policy,
             "posts": post_rows,
             "page": number,
             "has_next": has_next,
+            "page_id": page_id,
+            "state": state,
+            "states": PostState.choices,
+            "chosen_page": next((s.page for s in summaries if s.page.pk == page_id), None),
+            "newer_url": f"?{urlencode({**filters, 'page': number - 1})}",
+            "older_url": f"?{urlencode({**filters, 'page': number + 1})}",
             # Explanations repeated from a notice above (the same rationale, how to appeal) come folded.
             "notifications": [
                 {"notification": n, "url": post_url(n.post_id) if n.post_id else "", "blocks": blocks}
                 for n, blocks in zip(shown, fold_repeats(n.body for n in shown), strict=True)
             ],
             "more_notifications": len(notifications) > NOTIFICATIONS_SHOWN,
+            # Opened again after marking one read, so that the owner reads on where they were.
+            "notifications_open": request.GET.get("notifications") == "open",
         },
     )
 
@@ -187,10 +174,10 @@ def portal(request: HttpRequest) -> HttpResponse:
 def mark_notifications_read(request: HttpRequest) -> HttpResponse:
     # "Mark all as read" sends the ids that were shown, so one arriving meanwhile stays unread.
     raw = request.POST.getlist("shown") if request.POST.get("all") else request.POST.getlist("notification")
-    ids = [int(value) for value in raw if value.isascii() and value.isdigit()]
+    ids = [number for value in raw if (number := plain_number(value)) is not None]
     count = mark_read(user=request.user, notification_ids=ids)
     messages.success(request, f"{count} notification{'s' if count != 1 else ''} marked as read.")
-    return redirect("moderation:portal")
+    return redirect(f"{reverse('moderation:portal')}?notifications=open#notifications")
 
 
 @page_owner_required
@@ -230,7 +217,7 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             else:
                 decider = appeal.rating.organisation.name if appeal.rating_id else "Trust-and-safety staff"
                 messages.success(
-                    request, f"Your {appeal.kind} appeal was filed. {decider} will review it, normally within 24 hours."
+                    request, f"Your {appeal.kind_name} was filed. {decider} will review it, normally within 24 hours."
                 )
                 return redirect("moderation:portal_post", post_id=post.pk)
 

@@ -16,6 +16,7 @@ from datetime import date
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from core.csv_download import safe_cell
 from core.formatting import day as day_text
 from core.formatting import duration
 from factcheck.models import FlagCategory, FlagSource, ReportOutcome, Verdict
@@ -117,17 +118,8 @@ class Chart:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow([c.csv for c in self.columns])
         for row in self.rows:
-            writer.writerow([csv_cell(c.value(row)) for c in self.columns])
+            writer.writerow([safe_cell(c.value(row)) for c in self.columns])
         return out.getvalue()
-
-
-def csv_cell(value: object) -> object:
-    """A CSV cell that a spreadsheet shows as text: a name starting with = + - @ would run as a formula."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
 
 
 # Figures that are a level at the end of each day, not a count over it: never summed.

@@ -105,7 +105,7 @@ html = client.get("/queue/", {"sort": "waiting"}).content.decode()
 print(json.dumps({
     "total": re.search(r'id="queue-total"><strong>([^<]*)', html).group(1),
     "waiting": re.findall(r'class="waiting">waiting ([^<]*)', html),
-    "groups": re.findall(r'class="group small">([^<]*)', html),
+    "groups": re.findall(r'class="group">([^<]*)', html),
 }))
 """
 

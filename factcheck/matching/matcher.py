@@ -14,10 +14,13 @@ against another copy, so a chain of small edits cannot drift into another claim.
   `grouped` (reviewed once, with its root); `mark_group_rated` moves a group's copies from grouped
   to matched when its root is rated.
 - `confirm_match` / `reject_match`: a fact-checker's answer to a suggestion (a rejected pair is
-  never suggested again); `unlink_copy`: a reversed "not the same claim" appeal (the pair is
-  rejected, the post alone leaves the group and returns to the queue).
+  never suggested again), under the rule of factcheck.matching.confirmable (whether it can be confirmed,
+  and which post becomes the copy), by which the post page offers them too; `unlink_copy`: a reversed
+  "not the same claim" appeal (the pair is rejected, the post alone leaves the group and returns to the
+  queue).
 
-Callers hold the copy's post lock (post first: docs/concurrency.md) for the transitions.
+Callers hold the copy's post lock (post first: docs/concurrency.md) for the transitions; confirming and
+rejecting lock both posts of the pair themselves.
 """
 
 from __future__ import annotations
@@ -33,13 +36,13 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import event_row, insert_events, record_event
 from core.bulk import insert_rows_returning_ids, update_rows
-from core.refusals import Refusal
-from factcheck.claims import NotClaimable, require_coverage
-from factcheck.eligibility import fact_checkable, is_removed, may_be_fact_checked, removed_posts, returning_state
+from factcheck.eligibility import fact_checkable, is_removed, removed_posts, returning_state
 from factcheck.matching.candidates import Row, candidates_for, index_bands, rows
+from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
+from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
+from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import Judgement, judge
-from factcheck.members import organisation_id_of
 from factcheck.models import (
     LINKED_STATES,
     Claim,
@@ -50,7 +53,6 @@ from factcheck.models import (
     Page,
     Post,
     QueueState,
-    Rating,
 )
 from factcheck.signals import posts_matched
 
@@ -60,18 +62,6 @@ LINKABLE = (QueueState.QUEUED, QueueState.UNFLAGGED)
 BATCH = 500
 # Pairs recorded per post at most (its link and suggestions), the best first.
 MAX_PAIRS_PER_POST = 3
-
-
-class MatchRefused(Refusal):
-    """The suggestion cannot be confirmed or rejected (decided already, the post rated or claimed)."""
-
-    code = "match_refused"
-
-
-class NotYourClaimsMatch(Refusal):
-    """The claim is rated by another organisation: only its fact-checkers confirm copies of it."""
-
-    code = "not_your_rating"
 
 
 @dataclass
@@ -263,81 +253,64 @@ def linked_copies(*, source_post_id: int):
     return Post.objects.filter(duplicate_of_id=source_post_id, queue_state=QueueState.MATCHED)
 
 
-def _locked_match(match_id: int) -> tuple[Post, Match]:
-    post_id = Match.objects.values_list("post_id", flat=True).get(pk=match_id)
-    post = Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page").get(pk=post_id)
-    match = Match.objects.select_for_update(no_key=True, of=("self",)).select_related("source").get(pk=match_id)
-    return post, match
-
-
-def _check_decider(*, reviewer, post: Post, match: Match) -> Rating | None:
-    if not getattr(reviewer, "is_factchecker", False):
-        raise NotClaimable("Only fact-checkers can confirm or reject suggested copies.")
-    require_coverage(reviewer, post)
-    if match.state != MatchState.SUGGESTED:
-        raise MatchRefused(f"This suggestion was already {match.get_state_display().lower()}.")
-    rating = Rating.objects.filter(post_id=match.source_id, is_current=True).select_related("organisation").first()
-    if rating is not None and rating.organisation_id != organisation_id_of(reviewer):
-        raise NotYourClaimsMatch(
-            f"The claim was rated by {rating.organisation.name}; only its fact-checkers can decide its copies."
-        )
-    return rating
+def _locked_pair(match_id: int, *, reviewer, now: datetime) -> tuple[dict[int, Post], Match, Confirmation]:
+    """Both posts of the pair (id order), then the match, locked; and the answer of the rule on them."""
+    pair = Match.objects.values_list("post_id", "source_id").get(pk=match_id)
+    posts = Post.objects.select_for_update(no_key=True, of=("self",)).filter(pk__in=pair).order_by("id").in_bulk()
+    # No row references a match, so its full lock (taken by the update when a pair is turned round: its
+    # post and source are the columns of its unique constraint) keeps nobody waiting.
+    match = Match.objects.select_for_update(no_key=True, of=("self",)).get(pk=match_id)
+    facts = facts_of(pair, now=now)
+    answer = confirmation(state=match.state, post=facts[match.post_id], source=facts[match.source_id],
+                          reviewer=reviewer)
+    return posts, match, answer
 
 
 @transaction.atomic(durable=True)
 def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Match:
-    """A fact-checker confirms that the suggested post is a copy of the claim: it joins the group."""
+    """A fact-checker confirms that the pair is one claim: the copy joins the root's group, by the rule of
+    factcheck.matching.confirmable (which also says which post is the copy: when the stored `post` has a
+    rating of its own and its `source` has none, the pair is turned round and the source takes the rating).
+    A copy of a rated claim is `matched` and the decision side gives it the rating (`posts_matched`)."""
     now = now or timezone.now()
-    post, match = _locked_match(match_id)
-    rating = _check_decider(reviewer=reviewer, post=post, match=match)
-    if not may_be_fact_checked(post=post):
-        raise MatchRefused("Posts of politicians' pages are not fact-checked, so they take no claim's rating.")
-    if post.duplicate_of_id is not None:
-        raise MatchRefused("This post is already a copy of another claim.")
-    if post.duplicates.exists():
-        raise MatchRefused("Other posts are copies of this one; rate it instead.")
-    if post.queue_state not in (*LINKABLE, QueueState.CLAIMED):
-        raise MatchRefused("This post has a rating of its own, so it takes no other claim's rating.")
-    source = Post.objects.only("id", "queue_state", "duplicate_of_id").get(pk=match.source_id)
-    # A group is a star: a copy of a copy would never take the claim's rating (mark_group_rated
-    # moves the root's own copies only), nor would a copy of a post that will never be rated.
-    if source.duplicate_of_id is not None:
-        raise MatchRefused("That post has since become a copy of another claim; confirm against its first post.")
-    if rating is None and source.queue_state == QueueState.NOT_ELIGIBLE:
-        raise MatchRefused("That post is not eligible for fact-checking, so it will never have a rating to share.")
-    claim = Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE).first()
-    if claim is not None and claim.is_live(now) and claim.reviewer_id != reviewer.pk:
-        raise MatchRefused("Another reviewer holds the claim on this post.")
-    if claim is not None:  # the confirming reviewer's own lease, or a lapsed one, ends here
+    posts, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
+    if answer.refusal is not None:
+        raise answer.refusal
+    copy, root = posts[answer.copy.id], posts[answer.root.id]
+    claim = Claim.objects.filter(post=copy, status=ClaimStatus.ACTIVE).first()
+    if claim is not None:  # the confirming reviewer's own lease, or a lapsed one (the rule refuses another's)
         claim.status, claim.ended_at = ClaimStatus.RELEASED, now
         claim.save(update_fields=["status", "ended_at"])
     # Any current rating, Not eligible too: its copies are matched, as mark_group_rated moves them.
-    rated = rating is not None
+    rated = answer.root.rated
+    # A match says `post` copies `source`: turned round, it says so of the posts as they now stand.
+    match.post, match.source = copy, root
     match.state, match.decided_by, match.decided_at = MatchState.CONFIRMED, reviewer, now
-    match.save(update_fields=["state", "decided_by", "decided_at"])
-    post.duplicate_of_id = source.pk
-    post.queue_state = (QueueState.MATCHED if rated
-                        else returning_state(flagged=post.flag_count > 0, copy=True, removed=is_removed(post=post)))
-    post.updated_at = now
-    post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
-    record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=post.pk,
-                 data={"source": match.source_id, "score": match.score})
+    match.save(update_fields=["post", "source", "state", "decided_by", "decided_at"])
+    copy.duplicate_of_id = root.pk
+    copy.queue_state = (QueueState.MATCHED if rated
+                        else returning_state(flagged=copy.flag_count > 0, copy=True, removed=answer.copy.removed))
+    copy.updated_at = now
+    copy.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
+    record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=copy.pk,
+                 data={"source": root.pk, "score": match.score, "turned": answer.turned})
     if rated:
-        posts_matched.send(sender=Post, post_ids=[post.pk])
+        posts_matched.send(sender=Post, post_ids=[copy.pk])
     return match
 
 
 @transaction.atomic(durable=True)
 def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | None = None) -> Match:
-    """A fact-checker says the suggested post is another claim: the pair is never suggested again."""
+    """A fact-checker says the pair is two claims: it is never suggested again."""
     now = now or timezone.now()
-    post, match = _locked_match(match_id)
-    _check_decider(reviewer=reviewer, post=post, match=match)
+    _, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
+    if answer.reject_refusal is not None:
+        raise answer.reject_refusal
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
     match.reason = (reason or "").strip()[:2000]
     match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
-    record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=post.pk,
-                 reason=match.reason, data={"source": match.source_id, "score": match.score})
+    record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=answer.copy.id,
+                 reason=match.reason, data={"source": answer.root.id, "score": match.score})
     return match
 
 

@@ -8,8 +8,9 @@ models every admin is read-only. One module per responsibility:
 - `records`: actions, strikes, standings, decisions, distributions, the feed, notifications and
   statement submissions;
 - `appeals`: appeals and their state changes;
+- `reports`: the posts reported for harm (decided on the reports desk, `/staff/reports/`);
 - `post_story`: factcheck's PostAdmin re-registered with the post's whole story, because factcheck
   never imports moderation.
 """
 
-from moderation.admin import appeals, policy, post_story, records  # noqa: F401  (each registers its admins)
+from moderation.admin import appeals, policy, post_story, records, reports  # noqa: F401  (each registers its admins)

@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline, shown_as, when
+from factcheck.admin import POST_SEARCH_HELP, PostSearch
 from moderation.admin_actions import StaffDeskLinks
 from moderation.appeals import DECISION_TARGET, is_overdue
 from moderation.models import Appeal, AppealEvent
@@ -36,16 +37,18 @@ class OverdueFilter(admin.SimpleListFilter):
 
 
 @admin.register(Appeal)
-class AppealAdmin(StaffDeskLinks, ReadOnlyAdmin):  # links to the staff appeal desk
+class AppealAdmin(StaffDeskLinks, PostSearch, ReadOnlyAdmin):  # links to the staff appeal desk
     """Appeals change state only through moderation.appeals (staff decide removal appeals at /staff/appeals/)."""
 
-    list_display = ("id", "post", "kind", "status", "overdue", "filed", "decided", "filed_by", "reviewer")
+    # Linked by when it was filed, not by its database id (issue 29: no ids as names).
+    list_display = ("filed", "post", "kind", "status", "overdue", "decided", "filed_by", "reviewer")
+    list_display_links = ("filed",)
     list_filter = ("status", "kind", OverdueFilter, ("rating__organisation", admin.RelatedFieldListFilter),
                    "created_at", "decided_at")
     list_select_related = ("post", "filed_by", "reviewer")
-    search_by_index = True
-    search_fields = ("post__external_id__exact", "filed_by__username__exact", "statement__icontains")
-    search_help_text = "Exact post external id, exact username of the filer, or words of the statement."
+    post_search_via = "post__"
+    search_fields = ("filed_by__username__exact", "statement__icontains")
+    search_help_text = f"{POST_SEARCH_HELP} Or the filer's exact username, or words of the statement."
     raw_id_fields = ("post", "rating", "action", "filed_by", "reviewer", "new_rating")
     inlines = [AppealEventInline]
 
@@ -58,11 +61,11 @@ class AppealAdmin(StaffDeskLinks, ReadOnlyAdmin):  # links to the staff appeal d
 
 
 @admin.register(AppealEvent)
-class AppealEventAdmin(ReadOnlyAdmin):
+class AppealEventAdmin(PostSearch, ReadOnlyAdmin):
     list_display = ("created_at", "appeal", "from_status", "to_status", "actor", "reason")
     list_filter = ("to_status", "created_at")
-    list_select_related = ("appeal", "actor")
-    search_by_index = True
-    search_fields = ("appeal__post__external_id__exact", "actor__username__exact")
-    search_help_text = "Exact post external id or exact username."
+    list_select_related = ("appeal__post", "actor")
+    post_search_via = "appeal__post__"
+    search_fields = ("actor__username__exact",)
+    search_help_text = f"{POST_SEARCH_HELP} Or an actor's exact username."
     raw_id_fields = ("appeal", "actor")

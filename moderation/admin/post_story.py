@@ -5,25 +5,76 @@ because factcheck never imports moderation."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin_base import EMPTY, admin_link, html_table, share, when
 from factcheck.admin import PostAdmin
-from factcheck.models import FlagCategory, Post
+from factcheck.models import Flag, FlagCategory, Post
 from moderation.admin.records import action_effect, person
 from moderation.admin_actions import PostRemoval
 from moderation.appeals import is_overdue
 from moderation.models import Action, Appeal, PostDistribution, Strike
 from moderation.report_queue import open_report_counts
-from moderation.selectors import published_ratings
+from moderation.selectors import _active_removals, published_ratings
 from moderation.timeline import post_timeline
 
 LATEST_STRIKES_SHOWN = 50
 
 
+class FlagCategoryFilter(admin.SimpleListFilter):
+    """Posts flagged or reported for a category: an EXISTS probe of the flags' (post, source) index per post."""
+
+    title = "flagged for"
+    parameter_name = "flag_category"
+
+    def lookups(self, request, model_admin):
+        return FlagCategory.choices
+
+    def queryset(self, request, queryset):
+        if self.value() in FlagCategory.values:
+            return queryset.filter(Exists(Flag.objects.filter(post=OuterRef("pk"), category=self.value())))
+        return queryset
+
+
+class RemovedFilter(admin.SimpleListFilter):
+    """Posts whose removal stands (moderation.selectors: what "removed" means), by the active actions' index."""
+
+    title = "removed"
+    parameter_name = "removed"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Removed"), ("no", "Not removed")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            removed = Exists(_active_removals().filter(post=OuterRef("pk")))
+            return queryset.filter(removed if self.value() == "yes" else ~removed)
+        return queryset
+
+
+class DemotedFilter(admin.SimpleListFilter):
+    """Posts shown less than fully in feeds and not removed: their current distribution (one row a post, by
+    its unique post index) below 1, from an active fact-check action, override or the page's standing."""
+
+    title = "demoted"
+    parameter_name = "demoted"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Demoted (shown less)"), ("no", "Full distribution or removed")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            demoted = Exists(PostDistribution.objects.filter(post=OuterRef("pk"), removed=False, multiplier__lt=1))
+            return queryset.filter(demoted if self.value() == "yes" else ~demoted)
+        return queryset
+
+
 class PostStoryAdmin(PostRemoval, PostAdmin):  # removal: action and button
     """The post page with its whole story: the timeline first, then each kind of record."""
+
+    list_filter = (FlagCategoryFilter, RemovedFilter, DemotedFilter, *PostAdmin.list_filter)
 
     fieldsets = (
         PostAdmin.fieldsets[0],

@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from core.admin_base import ReadOnlyAdmin, admin_link, share, shown_as, when
+from factcheck.admin import POST_SEARCH_HELP, PostSearch
 from moderation.admin_actions import ActionDecisions
 from moderation.models import (
     Action,
@@ -54,14 +55,14 @@ class ActiveFilter(admin.SimpleListFilter):
 
 
 @admin.register(Action)
-class ActionAdmin(ActionDecisions, ReadOnlyAdmin):  # lift/override: actions and buttons
+class ActionAdmin(ActionDecisions, PostSearch, ReadOnlyAdmin):  # lift/override: actions and buttons
     list_display = ("taken", "post", "what", "by", "state")
     list_filter = ("kind", ActiveFilter, "verdict", "ground", "end_reason",
                    ("rating__organisation", admin.RelatedFieldListFilter), "created_at")
     list_select_related = ("post", "created_by")
-    search_by_index = True
-    search_fields = ("puid__exact", "post__external_id__exact")
-    search_help_text = "Exact action puid or exact post external id."
+    post_search_via = "post__"
+    search_fields = ("puid__exact",)
+    search_help_text = f"{POST_SEARCH_HELP} Or an action's exact puid."
     raw_id_fields = ("post", "rating", "created_by", "ended_by")
 
     taken = shown_as(when, "created_at", "taken")
@@ -82,13 +83,11 @@ class ActionAdmin(ActionDecisions, ReadOnlyAdmin):  # lift/override: actions and
 
 
 @admin.register(Strike)
-class StrikeAdmin(ReadOnlyAdmin):
+class StrikeAdmin(PostSearch, ReadOnlyAdmin):
     list_display = ("given", "page", "kind", "for_action", "state")
     list_filter = ("kind", ActiveFilter, "created_at")
     list_select_related = ("page", "action__post")
-    search_by_index = True
-    search_fields = ("page__external_id__exact", "page__name__istartswith")
-    search_help_text = "Exact page id, or the start of the page name."
+    post_search_via = "action__post__"  # the post struck for, on the struck page
     raw_id_fields = ("page", "action")
 
     given = shown_as(when, "created_at", "given")
@@ -120,36 +119,34 @@ class PageStandingAdmin(ReadOnlyAdmin):
 
 
 @admin.register(RatingDecision)
-class RatingDecisionAdmin(ReadOnlyAdmin):
+class RatingDecisionAdmin(PostSearch, ReadOnlyAdmin):
     list_display = ("rating", "post", "outcome", "action", "decided_at")
     list_filter = ("outcome", "rating__verdict", "decided_at")
-    list_select_related = ("rating", "post", "action")
-    search_by_index = True
-    search_fields = ("post__external_id__exact",)
-    search_help_text = "Exact post external id."
+    # The rating and action columns name their posts and organisation (their __str__).
+    list_select_related = ("rating__post", "rating__organisation", "post", "action__post")
+    post_search_via = "post__"
     raw_id_fields = ("rating", "post", "action")
 
 
 @admin.register(PostDistribution)
-class PostDistributionAdmin(ReadOnlyAdmin):
+class PostDistributionAdmin(PostSearch, ReadOnlyAdmin):
     list_display = ("post", "multiplier", "labels", "removed", "updated_at")
     list_filter = ("removed", "updated_at")
     list_select_related = ("post",)
-    search_by_index = True
-    search_fields = ("post__external_id__exact",)
-    search_help_text = "Exact post external id."
+    post_search_via = "post__"
     raw_id_fields = ("post",)
 
 
 @admin.register(DistributionChange)
-class DistributionChangeAdmin(ReadOnlyAdmin):
-    list_display = ("id", "post", "multiplier", "labels", "removed", "cause", "created_at")
+class DistributionChangeAdmin(PostSearch, ReadOnlyAdmin):
+    list_display = ("changed", "post", "multiplier", "labels", "removed", "cause")
+    list_display_links = ("changed",)  # by when, not by its database id
     list_filter = ("removed", "warn_sharers", "created_at")
     list_select_related = ("post",)
-    search_by_index = True
-    search_fields = ("post__external_id__exact",)
-    search_help_text = "Exact post external id."
+    post_search_via = "post__"
     raw_id_fields = ("post",)
+
+    changed = shown_as(when, "created_at", "changed")
 
 
 @admin.register(Notification)

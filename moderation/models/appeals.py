@@ -18,6 +18,12 @@ class AppealKind(models.TextChoices):
     CORRECTION = "correction", "Correction (the post was corrected)"
     REMOVAL = "removal", "Removal appeal"
 
+    @property
+    def noun(self) -> str:
+        """The kind as one word before "appeal" ("dispute", "correction", "removal"): the one home of
+        that word, so that nothing writes "Removal appeal appeal" (issue 29)."""
+        return self.label.split(" (")[0].removesuffix(" appeal").lower()
+
 
 class AppealStatus(models.TextChoices):
     OPEN = "open", "Open"
@@ -90,11 +96,16 @@ class Appeal(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} on {self.post_id} ({self.status})"
+        return f"{self.kind_name.capitalize()} on post “{self.post.external_id}” ({self.get_status_display().lower()})"
 
     @property
     def is_open(self) -> bool:
         return self.status in OPEN_STATUSES
+
+    @property
+    def kind_name(self) -> str:
+        """"dispute appeal", "correction appeal", "removal appeal": what notices and timelines call it."""
+        return f"{AppealKind(self.kind).noun} appeal"
 
 
 class AppealEvent(AppendOnlyModel):
@@ -112,4 +123,5 @@ class AppealEvent(AppendOnlyModel):
         triggers = append_only_triggers("appeal_event")
 
     def __str__(self) -> str:
-        return f"{self.appeal_id}: {self.from_status or '-'} -> {self.to_status}"
+        moved = f"{self.get_from_status_display().lower()} → " if self.from_status else "filed, "
+        return f"{self.appeal}: {moved}{self.get_to_status_display().lower()}"

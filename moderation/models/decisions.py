@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 
 from core.append_only import AppendOnlyModel, append_only_triggers
+from core.formatting import moment
 from factcheck.models import Page, Post, Rating, Verdict
 
 unit_interval = [MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1"))]
@@ -172,7 +173,8 @@ class Action(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} on {self.post_id} ({'active' if self.is_active else 'ended'})"
+        state = "active" if self.is_active else "ended"
+        return f"{self.get_kind_display()} action on post “{self.post.external_id}” ({state})"
 
     def save(self, *args, **kwargs) -> None:
         if not self.puid:
@@ -205,7 +207,7 @@ class Strike(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} strike on {self.page_id}"
+        return f"{self.get_kind_display()} strike on page “{self.page.name}”"
 
 
 class PageStanding(models.Model):
@@ -245,7 +247,8 @@ class RatingDecision(AppendOnlyModel):
         triggers = append_only_triggers("rating_decision")
 
     def __str__(self) -> str:
-        return f"rating {self.rating_id} on post {self.post_id}: {self.outcome}"
+        verdict, outcome = self.rating.get_verdict_display(), self.get_outcome_display().lower()
+        return f"Decision on the {verdict} rating of post “{self.post.external_id}”: {outcome}"
 
 
 class PostDistribution(models.Model):
@@ -259,7 +262,7 @@ class PostDistribution(models.Model):
     updated_at = models.DateTimeField()
 
     def __str__(self) -> str:
-        return f"{self.post_id}: x{self.multiplier}"
+        return f"Distribution of post “{self.post.external_id}”"
 
 
 class DistributionChange(AppendOnlyModel):
@@ -279,7 +282,7 @@ class DistributionChange(AppendOnlyModel):
         triggers = append_only_triggers("distribution_change")
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.post_id}: x{self.multiplier}"
+        return f"Distribution change of post “{self.post.external_id}”, {moment(self.created_at)}"
 
 
 class FeedSequence(models.Model):

@@ -1,4 +1,5 @@
-"""Notifications to people: shown in the portal, and e-mailed by a job."""
+"""Notifications to people: shown in the owners' portal and on the fact-checkers' and staff's notifications
+page (moderation.views_notifications), counted in the navigation, and e-mailed by a job."""
 
 from __future__ import annotations
 
@@ -27,7 +28,13 @@ class Notification(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["user", "-created_at"])]
+        indexes = [
+            models.Index(fields=["user", "-created_at"]),
+            # The unread ones of a person: counted on every page's navigation (moderation.workday), and listed
+            # first; staff are told of every removal appeal, so most of their rows are read ones.
+            models.Index(fields=["user", "-created_at"], condition=models.Q(read_at__isnull=True),
+                         name="notification_unread"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.user}: {self.subject}"

@@ -43,4 +43,4 @@ class ReportedPost(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.open_reports} open report(s) on {self.post_id}"
+        return f"Reports of harm on post “{self.post.external_id}” ({self.open_reports} open)"

@@ -18,8 +18,11 @@ from factcheck.models import FlagSource, MediaType, Post
 from moderation.models import Action, ActionKind, AppealKind, PageStanding, RemovalGround, StatementOfReasons
 from moderation.models.appeals import FILING_WINDOW
 from moderation.statements import transparency as tdb
+from moderation.statements.scope import scope_sentence
 
 MISINFORMATION_POLICY = "Misinformation policy: content rated by independent fact-checkers"
+# Who decided a removal or an override, in the statement's "Decision:" sentence.
+STAFF_MEMBER = "a member of the trust-and-safety staff"
 COMMUNITY_STANDARD = "Community standards"
 
 # Each removal ground's place in the Transparency Database's taxonomy: its category, any further
@@ -57,13 +60,6 @@ MAX_FACTS = tdb.MAX_LENGTH["decision_facts"]
 logger = logging.getLogger(__name__)
 
 
-def _scope_words(scope: list[str]) -> str:
-    """Where the decision applies, for people: the whole EU and EEA in those words, else the countries."""
-    if set(scope) == set(tdb.COUNTRY_CODES):
-        return "Applies in the EU and the EEA (all 30 countries)."
-    return f"Applies in: {', '.join(scope)}."
-
-
 def appeal_deadline(appeal_by: datetime) -> str:
     """The last sentence of every statement's how-to-appeal."""
     return f"You can appeal until {day(appeal_by)}."
@@ -81,7 +77,7 @@ def _what(action: Action) -> str:
     parts = []
     if action.feed_multiplier < 1:
         percent = round((1 - float(action.feed_multiplier)) * 100)
-        parts.append(f"your post is shown about {percent}% less in news feeds")
+        parts.append(f"it is shown about {percent}% less in news feeds")
     if action.warn_sharers:
         parts.append("people who shared it are told it was rated")
     # The label last: it often ends with its own full stop, which then ends the sentence too.
@@ -142,7 +138,7 @@ def build_statement(
         ground = f"{COMMUNITY_STANDARD}: {action.get_ground_display()}"
         facts = action.reason
         kinds = [AppealKind.REMOVAL]
-        decided_by = "trust-and-safety staff"
+        decider = STAFF_MEMBER
         taxonomy = TAXONOMY_BY_GROUND[RemovalGround(action.ground)]
         explanation = f"The post breaks the community standard on {action.get_ground_display().lower()}."
     else:
@@ -151,14 +147,14 @@ def build_statement(
         if action.kind == ActionKind.OVERRIDE:
             ground = f"{MISINFORMATION_POLICY} (distribution set by trust-and-safety staff)"
             facts = action.reason
-            decided_by = "trust-and-safety staff"
+            decider = STAFF_MEMBER
         else:
             ground = MISINFORMATION_POLICY
             rated = f"Rated {action.get_verdict_display()} by {organisation}"
             if matched:
                 rated = f"A copy of a post rated {action.get_verdict_display()} by {organisation}"
             facts = f"{rated}: {rating.rationale if rating else action.reason}"
-            decided_by = organisation
+            decider = f"a person at {organisation}" if rating is not None else "an independent fact-checker"
         explanation = (f"Independent fact-checkers rated the post {action.get_verdict_display()}; under the "
                        "misinformation policy such posts stay up but are shown less and labelled.")
     if automated_detection:
@@ -166,7 +162,7 @@ def build_statement(
     else:
         detection = "people flagged it (no automated detection)"
     decision = ("the rating was matched to this post automatically as a copy of a rated post"
-                if automated_decision else f"a person at {decided_by} decided (no automated decision)")
+                if automated_decision else f"{decider} decided (no automated decision)")
     appeal_by = notice_at + FILING_WINDOW
     how = (
         "Appeal the removal; trust-and-safety staff who did not make the decision will review it."
@@ -215,7 +211,7 @@ def build_statement(
         puid=action.puid,
         created_at=action.created_at,
         what=_what(action),
-        scope=_scope_words(scope),
+        scope=scope_sentence(country=post.country, default_scope=scope),
         facts=facts,
         ground=ground,
         automated_detection=automated_detection,

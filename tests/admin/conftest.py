@@ -34,6 +34,7 @@ from tests.factories import (
     PostFactory,
     UserFactory,
 )
+from tests.scenarios import reported_post
 from webhooks.delivery import deliver
 from webhooks.models import Delivery, Endpoint
 
@@ -54,7 +55,7 @@ def populate(ts_user):
 
     Half are rated (then applied) and a quarter are claimed, a third of the rated posts are removed
     by staff, every fourth rated post is disputed by its owner, and every post has two flags; pages
-    are shared so some become repeat offenders.
+    are shared so some become repeat offenders; the second post is also reported for violence.
     """
 
     def build(n: int) -> Busy:
@@ -92,6 +93,8 @@ def populate(ts_user):
         for copy, source in zip(posts[5::5], posts[4::5], strict=False):  # near-duplicate pairs, some suggested
             Match.objects.create(post=copy, source=source, method=MatchMethod.MINHASH, score=0.71,
                                  state=MatchState.SUGGESTED, guard=MatchGuard.NUMBERS, created_at=timezone.now())
+        if n > 1:  # a report of harm on an unrated post, so the reports' list has a row
+            reported_post(post=posts[1], reports=(("violence", "user_report"),))
         record_submissions()
         attempt_deliveries(endpoint)
         return Busy(posts=posts, staff=ts_user, owner=owner)

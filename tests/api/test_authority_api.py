@@ -95,7 +95,7 @@ def test_rating_a_post_outside_coverage_is_403_outside_coverage_and_writes_nothi
         response = rate(reviewer_client, post)
     error = refused(response, 403, "outside_coverage")
     assert (
-        "outside what Vérifions covers (languages FR in countries FR); it can be read but not claimed or rated."
+        "outside what Vérifions covers (French in France); it can be read but not claimed or rated."
         in error["message"]
     )
 
@@ -280,7 +280,7 @@ def test_the_appeals_reversal_supersedes_the_rating_under_appeal(
     appeal = file_dispute(UserFactory(), covered_post)
     refused(rate(reviewer_client, covered_post, verdict="true", change_reason=REASON), 409, "appeal_open")
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome=AppealStatus.REVERSED,
-                  reason="The video is authentic.", new_verdict="true")
+                  reason="The video is authentic.", public_rationale="New evidence.", new_verdict="true")
     reversal = current(covered_post)
     assert (reversal.verdict, reversal.reviewer, reversal.organisation_id) == ("true", colleague,
                                                                              organisation_id_of(reviewer))

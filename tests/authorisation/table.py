@@ -93,6 +93,11 @@ def checker_desk(rater: Any, colleague: Any, other: Any) -> dict[str, Any]:
     return row(LOGIN, rater, colleague, other, DESK_403, DESK_403, DESK_403, DESK_403, DESK_403)
 
 
+# Fact-checkers and trust-and-safety staff (their notifications); page owners read theirs in the portal.
+def workers(ok: Any) -> dict[str, Any]:
+    return row(LOGIN, ok, ok, ok, DESK_403, DESK_403, ok, DESK_403, DESK_403)
+
+
 def staff_desk(staff: Any) -> dict[str, Any]:
     # The desk is trust-and-safety's: a superuser without that role is refused like anyone else.
     return row(LOGIN, DESK_403, DESK_403, DESK_403, DESK_403, DESK_403, staff, DESK_403, DESK_403)
@@ -126,6 +131,8 @@ ADMIN_MODELS: dict[str, tuple[str, str]] = {
     "moderation.appeal": ("v", "v"),
     "moderation.appealevent": ("v", "v"),
     "moderation.notification": ("v", "v"),
+    # Reports of harm, read-only (decided on /staff/reports/); viewing follows factcheck.view_flag.
+    "moderation.reportedpost": ("v", "v"),
     # What the Transparency Database answered: read-only, written only by submit_statements.
     "moderation.statementsubmission": ("v", "v"),
     "moderation.statementsubmissionattempt": ("v", "v"),
@@ -233,6 +240,14 @@ TABLE: dict[str, Route] = {
     "accounts:login": route(GET=row(200, *[Redirect("/")] * 8)),
     "accounts:logout": route(GET=every(405), POST=every(Redirect("/accounts/login/"))),
     "accounts:welcome": route(GET=row(LOGIN, *[200] * 8)),
+    # Password reset by e-mail: anyone may ask (no address given: the form asks again, nothing is counted); a
+    # link that names no account is the "does not work" page, read or posted.
+    "accounts:password_reset": route(GET=every(200), POST=every(200), data={"POST": {"email": ""}}),
+    "accounts:password_reset_done": route(GET=every(200)),
+    "accounts:password_reset_confirm": route(
+        GET=every(200), POST=every(200), args={"uidb64": lambda w: "MA", "token": lambda w: "no-such-token"},
+    ),
+    "accounts:password_reset_complete": route(GET=every(200)),
     # One's own settings (the time zone): everyone signed in, for themselves only.
     "accounts:profile": route(
         GET=row(LOGIN, *[200] * 8), POST=row(LOGIN, *[Redirect("/accounts/profile/")] * 8),
@@ -249,8 +264,14 @@ TABLE: dict[str, Route] = {
     "factcheck:post": route(
         GET=factcheckers(200),
         # Re-rating while the dispute is open is refused (rater, colleague), and so is another
-        # organisation's re-rating: each is a message on the post page, nothing is written.
-        POST=factcheckers(Redirect("/queue/posts/{w.rated_post.pk}/")),
+        # organisation's re-rating: the post page again (409) with what was typed kept, nothing written.
+        POST=factcheckers(409),
+        args={"post_id": "rated_post.pk"}, data={"POST": RERATING_FORM},
+    ),
+    # A reviewer's own draft of a rating: any fact-checker may keep one (it is theirs alone; no claim or
+    # coverage needed), so the refused re-rating above loses nothing.
+    "factcheck:draft": route(
+        GET=factcheckers(405), POST=factcheckers(200),
         args={"post_id": "rated_post.pk"}, data={"POST": RERATING_FORM},
     ),
     "factcheck:claim": route(
@@ -313,6 +334,11 @@ TABLE: dict[str, Route] = {
     "moderation:staff_appeal_review": route(
         GET=staff_desk(405), POST=staff_desk(Redirect("/staff/appeals/{w.removal_appeal.pk}/")),
         args={"appeal_id": "removal_appeal.pk"},
+    ),
+    # ---- notifications and what waits: fact-checkers and trust-and-safety staff, each their own ---
+    "moderation:notifications": route(GET=workers(200)),
+    "moderation:notifications_read": route(
+        GET=workers(405), POST=workers(Redirect("/notifications/")), data={"POST": {"all": "1", "shown": ["1"]}},
     ),
     # ---- deciding reports of harm: trust-and-safety staff only ------------------------------------
     "moderation:staff_reports": route(GET=staff_desk(200)),
@@ -416,6 +442,8 @@ TABLE: dict[str, Route] = {
     # Every registered model: its changelist, change, add, history and delete pages.
     **{name: r for label in ADMIN_MODELS for name, r in admin_model_pages(label).items()},
     "admin:auth_user_password_change": route(GET=staff_only(403, 200), args={"id": "users.rater.pk"}),
+    # The audit log as CSV (the list's filters and search): whoever may read the log.
+    "admin:audit_auditevent_export": route(GET=staff_only(200, 200)),
     # Staff decisions in the admin (each a confirmation page first).
     **staff_decision("accounts.apitoken", "revoke", object_attr="tokens.platform.pk"),
     **staff_decision("axes.accessattempt", "unlock", object_attr=lambda w: w.objects["axes.accessattempt"]),

@@ -99,6 +99,8 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
 
     page.get_by_label("Accepted (reverse)").check()
     page.get_by_label("New verdict").select_option("true")
+    # Issue 29: what the claim page publishes is the fact-checker's rationale, apart from the note to the owner.
+    page.get_by_label("Public rationale").fill("The council's photo archive dates the picture to the flood of 12 May.")
     page.get_by_label("Reason").fill(REASON)
     screenshot("appeal-deciding")
     page.get_by_role("button", name="Save decision").click()

@@ -6,6 +6,7 @@ label that wraps on the owner's post page. No page is wider than the screen."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import pytest
@@ -162,6 +163,7 @@ def test_a_factchecker_decides_with_a_verdict_only_for_a_reversal_and_finds_the_
     summary = page.locator("#error-summary")
     expect(summary).to_be_focused()
     expect(summary.get_by_role("link")).to_have_text(["Choose the verdict that replaces the current rating.",
+                                                      re.compile("^Give the public rationale of the new rating"),
                                                       "Give the reason the owner will read."])
     expect(verdict).to_be_visible()
     fits(page)
@@ -170,6 +172,7 @@ def test_a_factchecker_decides_with_a_verdict_only_for_a_reversal_and_finds_the_
     assert focused_id(page) == "id_new_verdict"
 
     verdict.select_option("missing_context")
+    page.get_by_label("Public rationale").fill("The council's archive dates the photo to 12 May, not to this year.")
     page.get_by_label("Reason").fill("The council's archive dates the photo to 12 May.")
     page.get_by_role("button", name="Save decision").click()
     expect(page.get_by_text("reversed (accepted): the rating is now Missing context")).to_be_visible()

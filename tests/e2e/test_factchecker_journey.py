@@ -65,7 +65,10 @@ def test_a_factchecker_signs_in_claims_the_next_post_and_rates_it(live_server, p
     page.get_by_label("False", exact=True).check()
     page.get_by_label("Rationale").fill("Measles is a virus; no food cures it. The quoted doctors do not exist.")
     page.get_by_role("button", name="Save rating").click()
-    expect(page.get_by_text("Give at least one source URL.")).to_be_visible()
+    # Next to the field, and in the error summary at the top of the form (issue 29), which has the focus.
+    expect(page.locator("#id_sources_error")).to_have_text("Give at least one source URL.")
+    expect(page.locator("#error-summary")).to_be_focused()
+    expect(page.locator("#error-summary").get_by_role("link", name="Give at least one source URL.")).to_be_visible()
     assert not Rating.objects.exists()
     screenshot("post-with-errors")
 

@@ -65,14 +65,17 @@ def effect_of(html: str, verdict: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", match.group(1))).strip()
 
 
-# The current rating first, then "Change rating", then the timeline and appeals
+# The post with its current rating beside it, then "Change rating", then the timeline and appeals
 
 
-def test_a_rated_posts_page_opens_with_the_current_rating_then_change_rating_then_timeline(login, rater, colleague):
+def test_a_rated_posts_page_opens_with_the_post_and_its_current_rating_then_change_rating_then_timeline(
+    login, rater, colleague,
+):
     post = scenarios.rated_post(rater=rater, text="Lemon water cures measles", rating=SHOWN)
     html = html_of(login(colleague).get(f"/queue/posts/{post.pk}/"))
     current = html.index('id="current-rating"')
-    assert current < html.index("Lemon water cures measles") < html.index('id="timeline"')
+    # Issue 29: the post and its task side by side at a desk (the post first in the source, the rating beside it).
+    assert html.index("Lemon water cures measles") < current < html.index('id="timeline"')
     card = html[current:html.index("</section>", current)]
     assert "Current rating" in card and "False" in card
     assert "Maria Lopez" in card and "Verifica" in card
@@ -295,9 +298,28 @@ def test_a_rated_posts_page_renders_in_a_fixed_number_of_queries(login, rater, c
     client = login(rater)
     # session, user with their organisation, post with page/standing/distribution, claim, history, current
     # rating, flags by source, recent flags, pairs, whether an appeal is open; the preview (policy rows,
-    # repeat-offender numbers, strikes); the timeline (flags, ratings, actions, appeal events) and the appeals
-    with django_assert_max_num_queries(18):
+    # repeat-offender numbers, strikes); the timeline (flags, ratings, actions, appeal events) and the appeals;
+    # the reviewer's own rating draft
+    with django_assert_max_num_queries(20):  # +1: the navigation's counts (issue 29)
         response = client.get(f"/queue/posts/{post.pk}/")
     html = html_of(response)
     assert html.count("Open the appeal") == changes
     assert html.count("Appeal withdrawn") == changes
+
+
+def test_the_post_names_its_language_and_country_as_the_queue_does(login, rater):
+    post = PostFactory(language="de", country="AT")
+    html = html_of(login(rater).get(f"/queue/posts/{post.pk}/"))
+    assert "<dt>Language · country</dt><dd>German · Austria</dd>" in html
+    assert "<dd>DE · AT</dd>" not in html
+
+
+def test_the_countdown_counts_from_the_servers_seconds_left_not_the_browsers_clock(login, rater):
+    post = PostFactory()
+    claim = claim_post(reviewer=rater, post_id=post.pk)
+    Claim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() + timedelta(minutes=12))
+    client = login(rater)
+    seconds = int(re.search(r'data-seconds-left="(\d+)"', html_of(client.get(f"/queue/posts/{post.pk}/"))).group(1))
+    assert 12 * 60 - 30 <= seconds <= 12 * 60
+    extended = client.post(f"/queue/posts/{post.pk}/extend/", HTTP_ACCEPT="application/json").json()
+    assert 42 * 60 - 30 <= extended["seconds_left"] <= 42 * 60

@@ -71,8 +71,9 @@ def test_seed_demo_goes_through_ingest_so_flags_and_queue_entries_are_audited(se
     assert Post.objects.filter(queue_state=QueueState.GROUPED).exists()
     # Every post is flagged; those reported for harm only count no flag for the fact-checkers' queue.
     assert not Post.objects.filter(flags__isnull=True).exists()
+    # (demo-r005 also has a misinformation flag: it waits in both queues.)
     assert set(Post.objects.filter(flag_count=0).values_list("external_id", flat=True)) == {
-        "demo-r001", "demo-r002", "demo-r003", "demo-r004"}
+        "demo-r001", "demo-r002", "demo-r003", "demo-r004", "demo-r006"}
 
 
 def test_seed_demo_copies_of_a_rated_claim_carry_its_rating_and_copies_of_a_waiting_one_are_grouped(seeded):
@@ -102,8 +103,8 @@ def test_seed_demo_ratings_become_decisions_and_make_one_page_a_repeat_offender(
     assert RatingDecision.objects.filter(post_id=F("rating__post_id")).count() == Rating.objects.count()
     offender = PageStanding.objects.get(is_repeat_offender=True)
     assert offender.page.external_id == REPEAT_OFFENDER_PAGE
-    # Its three False ratings, and a copy of one of them that it posted again (a matched rating strikes too).
-    assert offender.active_strikes == 4
+    # Its three False ratings, and two copies of the pension one that it posted again (a matched rating strikes too).
+    assert offender.active_strikes == 5
     # Every post of the repeat offender is halved; its False-rated ones are at 0.2 x 0.5.
     multipliers = PostDistribution.objects.filter(post__page=offender.page).values_list("multiplier", flat=True)
     assert sorted({str(m) for m in multipliers}) == ["0.1000", "0.5000"]
@@ -206,6 +207,48 @@ def test_seed_demo_gives_the_staff_a_reports_queue_of_every_category(seeded):
     # The trusted flagger's overdue report of violence first; one post waits for fact-checkers too.
     assert rows[0]["post__external_id"] == "demo-r001" and rows[0]["trusted"]
     assert waiting_counts(now=timezone.now()).overdue == 1
-    mixed = Post.objects.get(flags__idempotency_key="demo-report-mixed")
+    mixed = Post.objects.get(external_id="demo-r005")
     assert mixed.queue_state == QueueState.QUEUED and mixed.pk in {row["post_id"] for row in rows}
     assert "reports of harm, for /staff/reports/" in seeded
+
+
+def test_each_demo_rating_is_about_its_post(seeded):
+    """Break 12 of issue 29: a pension-law post carried a rationale about hospitals. Each rated post and its
+    rating are written as one pair (factcheck.demo_checks); the words of its topic are in both."""
+    from factcheck.demo_checks import CHECKED, external_id_of
+
+    ratings = {r.post.external_id: r for r in Rating.objects.filter(is_current=True).select_related("post")}
+    assert set(ratings) == {external_id_of(number) for number in range(1, len(CHECKED) + 1)}
+    for number, spec in enumerate(CHECKED, start=1):
+        rating = ratings[external_id_of(number)]
+        assert spec.topic, spec.text
+        for word in spec.topic:
+            assert word in rating.post.text.lower(), (word, rating.post.text)
+            assert word in rating.rationale.lower(), (word, rating.rationale)
+        assert (rating.verdict, rating.sources) == (spec.verdict, list(spec.sources))
+    pension = Rating.objects.get(is_current=True, post__text__startswith="New law: from June pensioners")
+    assert "pension" in pension.rationale and "hospital" not in pension.rationale
+    assert {r.verdict for r in ratings.values()} == {
+        "false", "partly_false", "altered", "missing_context", "satire", "true"}
+
+
+def test_the_demo_appeals_and_the_removal_are_about_their_posts(seeded):
+    from moderation.models import Appeal
+
+    dispute = Appeal.objects.select_related("post").get(kind="dispute")
+    for word in ("clinic", "vaccine", "fertility"):
+        assert word in dispute.post.text.lower() and word in dispute.statement.lower(), word
+    removal = Appeal.objects.select_related("post", "action").get(kind="removal")
+    assert removal.post.external_id == "demo-r006"
+    for text in (removal.post.text, removal.action.reason, removal.statement):
+        assert "councillor" in text.lower() and "tom hale" in text.lower(), text
+
+
+def test_staff_have_reports_of_harm_waiting_and_the_removed_posts_reports_are_answered(seeded):
+    from moderation.report_queue import queue_page, waiting_counts
+
+    rows, counts = queue_page(start=0, stop=20, now=timezone.now())
+    waiting = {row["post__external_id"] for row in rows}
+    assert waiting == {"demo-r001", "demo-r002", "demo-r003", "demo-r004", "demo-r005"}
+    assert counts.open == 5 and waiting_counts(now=timezone.now()).open == 5
+    assert not Flag.objects.filter(post__external_id="demo-r006", status="open").exists()

@@ -173,6 +173,8 @@ def test_a_failed_decision_lists_every_error_in_the_summary_and_saves_nothing(lo
     page = html(client.post(f"/queue/appeals/{appeal.pk}/", {"outcome": "reversed", "reason": ""}))
     # In the page's order: the verdict sits with the outcome, above the reason.
     assert summary(page) == [("id_new_verdict", "Choose the verdict that replaces the current rating."),
+                             ("id_public_rationale", "Give the public rationale of the new rating: the claim page "
+                              "and ClaimReview publish it (the reason to the owner is not published)."),
                              ("id_reason", "Give the reason the owner will read.")]
     assert Appeal.objects.get(pk=appeal.pk).status == AppealStatus.OPEN
 
@@ -201,7 +203,7 @@ def test_a_removal_appeal_decision_has_no_verdict_and_reports_its_errors_in_a_su
 def test_the_owner_is_told_in_plain_words_whether_the_appeal_was_accepted(login, owner, factchecker, colleague):
     accepted = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker, external_id="post-accepted"))
     decide_appeal(appeal_id=accepted.pk, reviewer=colleague, outcome="reversed", reason="The study is real.",
-                  new_verdict="missing_context")
+                  public_rationale="New evidence.", new_verdict="missing_context")
     refused = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker, external_id="post-refused"))
     decide_appeal(appeal_id=refused.pk, reviewer=colleague, outcome="upheld", reason="The study was retracted.")
     subjects = set(Notification.objects.filter(user=owner, kind=NotificationKind.APPEAL_DECIDED)
@@ -241,7 +243,8 @@ def test_one_reversal_sends_the_owner_one_notice_and_one_email_even_when_the_pos
 
     with django_capture_on_commit_callbacks(execute=True):
         response = login(colleague).post(f"/queue/appeals/{appeal.pk}/", {
-            "outcome": "reversed", "reason": "The study exists.", "new_verdict": "missing_context",
+            "outcome": "reversed", "reason": "The study exists.",
+                "public_rationale": "New evidence.", "new_verdict": "missing_context",
             "version": appeal.version})
     assert response.status_code == 302
     run_worker()
@@ -279,7 +282,7 @@ def desk(owner, factchecker, colleague):
     reversed_ = dispute(other, scenarios.rated_post(owner=other, rater=factchecker, text="The bridge closed on Monday.",
                                                     external_id="p-rev"))
     decide_appeal(appeal_id=reversed_.pk, reviewer=colleague, outcome="reversed", reason="It did.",
-                  new_verdict="true")
+                  public_rationale="New evidence.", new_verdict="true")
     return {"open": waiting, "upheld": upheld, "reversed": reversed_}
 
 
@@ -336,8 +339,9 @@ def test_every_view_of_the_appeals_queue_renders_in_a_fixed_number_of_queries(
         elif i % 3 == 0:
             start_review(appeal_id=appeal.pk, reviewer=colleague)
     client = login(colleague)
-    # Session, user with their organisation, the appeals with their posts, pages, ratings and reviewers.
-    with django_assert_max_num_queries(3):
+    # Session, user with their organisation, the appeals with their posts, pages, ratings and reviewers; the
+    # navigation's counts (issue 29).
+    with django_assert_max_num_queries(4):
         response = client.get("/queue/appeals/", params)
     assert len(shown(html(response))) == {"": (appeals + 1) // 2, "decided": appeals // 2}.get(
         params.get("view", ""), appeals)
@@ -351,7 +355,7 @@ def test_the_staff_desk_has_the_same_views(login, owner, staff_user, django_asse
         appeal = file_appeal(owner=owner, post_id=target.pk, kind="removal", statement="No threat meant.")
     decide_appeal(appeal_id=appeal.pk, reviewer=StaffFactory(), outcome="upheld", reason="Stands.")
     client = login(StaffFactory())
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(4):  # and the navigation's counts (issue 29)
         page = html(client.get("/staff/appeals/", {"view": "decided"}))
     assert shown(page) == ["removed-1"] and '<a href="?view=decided" aria-current="page">Decided</a>' in page
     assert shown(html(client.get("/staff/appeals/"))) == ["removed-0"]

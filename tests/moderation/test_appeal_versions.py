@@ -65,7 +65,8 @@ def test_a_decision_posted_from_a_stale_page_is_refused_with_a_clear_message(app
     assert Appeal.objects.get(pk=appeal.pk).version == version + 1
     response = signed_in(second).post(
         f"/queue/appeals/{appeal.pk}/",
-        {"outcome": "reversed", "reason": "The quote is real.", "new_verdict": "true", "version": version},
+        {"outcome": "reversed", "reason": "The quote is real.",
+            "public_rationale": "New evidence.", "new_verdict": "true", "version": version},
     )
     assert response.status_code == 409
     assert "This appeal changed since you opened it" in response.content.decode()

@@ -99,7 +99,9 @@ def test_a_reversed_dispute_never_defaults_its_new_verdict(owner, rated_post, co
     appeal = dispute(owner, rated_post)
     with pytest.raises(ValidationError) as refused:
         decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The video is authentic.")
-    assert refused.value.message_dict == {"new_verdict": ["Choose the verdict that replaces the current rating."]}
+    assert refused.value.message_dict["new_verdict"] == ["Choose the verdict that replaces the current rating."]
+    # Issue 29: a reversal also publishes its own rationale, never the note to the owner.
+    assert list(refused.value.message_dict) == ["new_verdict", "public_rationale"]
     appeal.refresh_from_db()
     assert appeal.status == AppealStatus.OPEN and appeal.new_rating is None
     assert Rating.objects.get(post=rated_post, is_current=True).verdict == "false"
@@ -115,7 +117,7 @@ def test_the_rater_cannot_decide_but_a_colleague_can_reverse_and_distribution_is
         decide_appeal(appeal_id=appeal.pk, reviewer=FactCheckerFactory(), outcome="reversed", reason="x")
     start_review(appeal_id=appeal.pk, reviewer=colleague)
     decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
-                            new_verdict="true", reason="The video is authentic.")
+                            public_rationale="New evidence.", new_verdict="true", reason="The video is authentic.")
     assert decided.status == AppealStatus.REVERSED and decided.new_rating.verdict == "true"
     distribution = PostDistribution.objects.get(post=rated_post)
     assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
@@ -139,7 +141,7 @@ def test_an_accepted_correction_needs_and_applies_the_new_verdict(owner, rated_p
     with pytest.raises(ValidationError):
         decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="ok")
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Corrected.",
-                  new_verdict="missing_context")
+                  public_rationale="New evidence.", new_verdict="missing_context")
     assert PostDistribution.objects.get(post=rated_post).labels == ["Missing context."]
 
 
@@ -177,7 +179,7 @@ def test_reversal_drops_a_page_below_the_repeat_offender_threshold(owner, factch
     assert PageStanding.objects.get(page=page).is_repeat_offender
     appeal = dispute(owner, posts[0])
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
-                  new_verdict="true", reason="Accurate after all.")
+                  public_rationale="New evidence.", new_verdict="true", reason="Accurate after all.")
     assert not PageStanding.objects.get(page=page).is_repeat_offender
     assert PostDistribution.objects.get(post=posts[1]).multiplier == Decimal("0.2")
 
@@ -199,7 +201,7 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_is_told():
         try:
             barrier.wait()
             decide_appeal(appeal_id=appeal.pk, reviewer=reviewer, outcome=outcome, reason=f"{name} decided",
-                          new_verdict="true" if outcome == "reversed" else "")
+                          public_rationale="New evidence.", new_verdict="true" if outcome == "reversed" else "")
             outcomes[name] = "won"
         except AppealConflict as exc:
             outcomes[name] = str(exc)
@@ -230,7 +232,7 @@ def test_while_a_dispute_is_open_only_its_decision_changes_the_rating(owner, rat
                           rationale="Mixed.", sources=["https://b.example"], change_reason="New evidence.")
     assert list(Rating.objects.filter(post=rated_post).values_list("pk", flat=True)) == [rating.pk]
     decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The quote is real.",
-                            new_verdict="true")
+                            public_rationale="New evidence.", new_verdict="true")
     assert decided.new_rating.is_current and decided.new_rating.change_reason.endswith("The quote is real.")
 
 

@@ -124,7 +124,8 @@ def test_a_decided_appeal_is_emailed_to_the_owner(
     mailoutbox.clear()
 
     with django_capture_on_commit_callbacks(execute=True):
-        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", new_verdict="true",
+        decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+            public_rationale="New evidence.", new_verdict="true",
                       reason="The full video confirms the quote.")
     with django_capture_on_commit_callbacks(execute=True):
         run_worker()

@@ -148,7 +148,8 @@ def test_a_dispute_of_the_claim_reversed_on_appeal_reaches_its_copies_as_reverse
     appeal = dispute(owner, source)
     assert appeal.action is None  # the claim's own rating: its organisation decides
     decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
-                            reason="The post quotes the study fairly.", new_verdict="missing_context")
+                            reason="The post quotes the study fairly.", public_rationale="New evidence.",
+                            new_verdict="missing_context")
     run_worker()
     for name in COPIES:
         assert Action.objects.get(pk=before[name]).end_reason == "reversed"

@@ -37,7 +37,7 @@ def test_statement_of_reasons_says_what_why_automation_and_how_to_appeal(story, 
     assert sor.automated_detection and not sor.automated_decision
     assert "classifier" in sor.automation and "a person" in sor.automation
     assert f"{sor.appeal_by.day} {sor.appeal_by:%b %Y}" in sor.how_to_appeal
-    assert sor.scope == "Applies in the EU and the EEA (all 30 countries)."  # the default scope, in words
+    assert sor.scope == "Applies in the United Kingdom."  # from the post's country (the factories' posts are GB)
 
 
 def test_timeline_names_the_organisation_for_owners_and_the_person_for_staff(story, factchecker):

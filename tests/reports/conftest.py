@@ -150,7 +150,8 @@ def build_history(*, org_fr, reviewer, colleague, staff, owner) -> History:
     copy2 = Post.objects.get(pk=p["copy2"].pk)
     assert (copy2.duplicate_of_id, copy2.queue_state) == (p["claim2"].pk, QueueState.GROUPED)
     decide_appeal(appeal_id=h.appeals["fr1"].pk, reviewer=colleague, outcome="reversed",
-                  new_verdict="missing_context", reason="The decree is real but misread.", now=at(1, 11))
+                  public_rationale="New evidence.", new_verdict="missing_context",
+                  reason="The decree is real but misread.", now=at(1, 11))
     DecisionFactory(reviewer=h.en_b, post=p["en1"], verdict="false", change_reason="The robber was identified.",
                     created_at=at(1, 14), decided_at=at(1, 14, 1))
     h.appeals["en1"] = file_appeal(owner=owner, post_id=p["en1"].pk, kind="correction", statement="Fixed it.",
@@ -171,7 +172,8 @@ def build_history(*, org_fr, reviewer, colleague, staff, owner) -> History:
     propagate_rating(rating_id=claim2_decision.rating_id, now=at(3, 8, 10))  # the rating's job reaches the copy
     decide_appeal(appeal_id=h.appeals["de1"].pk, reviewer=h.staff_2, outcome="upheld", reason="Hate.",
                   now=at(3, 9))
-    decide_appeal(appeal_id=h.appeals["en1"].pk, reviewer=h.en_a, outcome="reversed", new_verdict="true",
+    decide_appeal(appeal_id=h.appeals["en1"].pk, reviewer=h.en_a, outcome="reversed",
+        public_rationale="New evidence.", new_verdict="true",
                   reason="The correction fixes it.", now=at(3, 10))
     DecisionFactory(reviewer=reviewer, post=p["fr3"], verdict="altered", created_at=at(3, 11), decided_at=at(3, 11, 1))
     DecisionFactory(reviewer=reviewer, post=p["fr2"], verdict="satire",

@@ -172,7 +172,7 @@ def test_a_dispute_reversed_on_appeal(factchecker, colleague, owner, post):
                          evidence_urls=["https://video.example/full"])
     watch = Watch()
     decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
-                            new_verdict="true", reason="The video is authentic.")
+                            public_rationale="New evidence.", new_verdict="true", reason="The video is authentic.")
 
     new_rating = decided.new_rating
     assert (new_rating.verdict, new_rating.reviewer_id, new_rating.is_current) == ("true", colleague.pk, True)
@@ -209,6 +209,7 @@ def test_a_correction_accepted_with_a_new_verdict(factchecker, colleague, owner,
                          correction_details="Second paragraph now says 12%, not 40%.")
     watch = Watch()
     decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="Corrected.",
+                            public_rationale="The corrected post gives 12%; one figure is still wrong.",
                             new_verdict=Verdict.PARTLY_FALSE)
 
     new = the_action(post, rating=decided.new_rating)
@@ -223,7 +224,8 @@ def test_a_correction_accepted_with_a_new_verdict(factchecker, colleague, owner,
     assert watch.feed() == [(post.pk, D("0.5"), [PARTLY_LABEL], False, "rated Partly false")]
     [sor] = watch.statements()
     check_statement(sor, new, visibility=[VISIBILITY_DEMOTED, VISIBILITY_LABELLED], category=CATEGORY_CIVIC_DISCOURSE)
-    assert "Correction appeal reversed: Corrected." in sor.facts
+    # Issue 29: the facts relied on are the new rating's public rationale, not the note to the owner.
+    assert "The corrected post gives 12%; one figure is still wrong." in sor.facts and "Corrected." not in sor.facts
     assert watch.verbs(post) == Counter({
         V.APPEAL_CHANGED: 1, V.RATING_SUPERSEDED: 1, V.RATING_RECORDED: 1,
         V.ACTION_ENDED: 1, V.STRIKE_ENDED: 1, V.DECISION_APPLIED: 1, V.ACTION_CREATED: 1,

@@ -90,7 +90,7 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
     appeal = file_appeal(owner=owner, post_id=posts[0].pk, kind="dispute", statement="It is a real quote.")
     watch = Watch()
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
-                  new_verdict="true", reason="The quote is real.")
+                  public_rationale="New evidence.", new_verdict="true", reason="The quote is real.")
 
     assert standing_of(page) == (2, False, D("1"))
     assert not PageStanding.objects.get(page=page).monetisation_suspended

@@ -78,19 +78,27 @@ def test_a_page_owner_lands_on_the_portal_from_the_start_page(login, owner):
 # What the portal shows
 
 
-def test_the_portal_lists_decided_posts_with_distribution_rating_and_reasons(login, owner, rated_post, factchecker):
+def test_the_portal_lists_decided_posts_compactly_and_their_page_gives_rating_and_reasons(
+    login, owner, rated_post, factchecker
+):
+    # Issue 29: the list is compact (distribution, verdict, who rated it, where it applies); the rationale,
+    # sources and statement of reasons are one click away, on the post's own page.
     PostFactory(page=rated_post.page, external_id="never-decided")
-    response = login(owner).get("/appeals/")
+    client = login(owner)
+    response = client.get("/appeals/")
     html = text(response)
     assert response.status_code == 200
     assert rated_post.external_id in html and "never-decided" not in html
     assert "Shown about 80% less in news feeds (×0.2)" in html
     assert "False information. Checked by independent fact-checkers." in html
-    assert organisation_of(factchecker).name in html and "The quote is invented." in html
-    assert "https://source.example/evidence" in html and "https://factorg.example/miracle-cure" in html
-    assert "Statement of reasons: Your post stays up, but" in html
-    assert "Detection: an automated classifier flagged it." in html
-    assert "You can appeal until" in html
+    assert f"rated by {organisation_of(factchecker).name}" in html and "Applies in the United Kingdom." in html
+    listed = html[html.index('id="posts-title"'):]
+    assert "The quote is invented." not in listed and "Detection: an automated classifier" not in listed
+    detail = text(client.get(f"/appeals/posts/{rated_post.pk}/"))
+    assert "The quote is invented." in detail
+    assert "https://source.example/evidence" in detail and "https://factorg.example/miracle-cure" in detail
+    assert "Your post stays up, but" in detail and "Detection: an automated classifier flagged it." in detail
+    assert "You can appeal until" in detail
 
 
 def test_the_portal_shows_repeat_offender_state_with_the_day_each_strike_ages_out(login, owner, page, factchecker):
@@ -110,12 +118,12 @@ def test_a_page_in_good_standing_and_a_removal_are_shown_as_such(login, owner, r
     assert "In good standing" in html and "monetisation active" in html
     assert "1 community-standards strike" in html
     assert "Removed</span> Not shown to anyone." in html
-    assert "Community standards: Harassment" in html
+    assert "Community standards: Harassment" in text(login(owner).get(f"/appeals/posts/{removed_post.pk}/"))
 
 
 def test_the_post_page_shows_reasons_the_filing_form_and_the_timeline(login, owner, rated_post, factchecker):
     html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
-    assert "Your post stays up, but your post is shown about 80% less in news feeds" in html
+    assert "Your post stays up, but it is shown about 80% less in news feeds" in html
     assert "Misinformation policy" in html
     assert f"Rated False by {organisation_of(factchecker).name}: The quote is invented." in html
     assert "You can appeal until" in html

@@ -134,7 +134,7 @@ def test_the_owner_reads_the_outcome_and_the_restored_distribution(login, owner,
     appeal = file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="The video is authentic.")
     colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
     decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
-                  new_verdict="true", reason="The full video shows it.")
+                  public_rationale="New evidence.", new_verdict="true", reason="The full video shows it.")
     html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
     assert "Full distribution" in html
     assert "Your appeal was accepted: the rating was changed to True." in html and "The full video shows it." in html
@@ -181,7 +181,7 @@ def test_notices_repeating_an_explanation_show_it_once_and_each_notices_own_fact
     # Each notice's own facts stay in view: which post, what happened, until when it can be appealed.
     for post in posts:
         sor = Post.objects.get(pk=post.pk).actions.get().statement
-        assert (f"rated your post {post.external_id} on Daily Wonders False. "
+        assert (f"rated your post {post.external_id} on Daily Wonders as False. "
                 f"You can appeal until {sor.appeal_by.day} {sor.appeal_by:%b %Y}.") in visible
     # The explanation they share (what the decision does, the rationale, how to appeal) is read once.
     what = Post.objects.get(pk=posts[0].pk).actions.get().statement.what

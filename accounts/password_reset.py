@@ -1,0 +1,114 @@
+"""Password reset by e-mail: asking for a link, how often one address and one client may ask, and sending it.
+
+Django's own views take the request and the new password (accounts.views). The request does the same work
+whether or not an account has the address: it counts the request, and once it commits a job on the
+`notices` queue (accounts.jobs.send_reset_link) looks the address up and sends the link, or nothing. So
+neither the answer nor the time it takes says whether an account exists, and a slow or stuck SMTP server
+holds up a worker, not the person asking. (In the embedded default, without Redis, every job runs in the
+request right after commit, this one too.) These limits keep the form from being a way to flood
+someone's inbox, or to try addresses in bulk: each request is counted against the address asked for and
+against the client's address (accounts.security.client_ip, as the sign-in lockout counts it), whether or
+not the address belongs to anyone, so a refusal says nothing about accounts either. django-axes covers
+sign-in only.
+
+Counts live in the cache (Redis with REDIS_URL, shared by every process; each process's memory otherwise
+or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SECONDS from the first request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.tokens import default_token_generator
+from django.core.cache import cache
+from django.core.mail import send_mail
+from django.template import loader
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from core.jobs import enqueue_on_commit
+from core.public_site import public_reverse
+from core.refusals import Refusal
+
+PER_ADDRESS = 3  # links asked for one e-mail address within the window
+PER_CLIENT = 10  # requests from one client address within the window
+WINDOW_SECONDS = 3600
+
+SUBJECT_TEMPLATE = "registration/password_reset_subject.txt"
+EMAIL_TEMPLATE = "registration/password_reset_email.txt"
+
+
+class TooManyResetRequests(Refusal):
+    """Too many reset links asked for one address, or from one client, within the hour."""
+
+    code = "throttled"
+
+
+def _count(key: str) -> int:
+    """One more request under `key`; returns the count within the key's window (started by its first)."""
+    cache.add(key, 0, WINDOW_SECONDS)
+    try:
+        return cache.incr(key)
+    except ValueError:  # the window ended between the two calls
+        cache.set(key, 1, WINDOW_SECONDS)
+        return 1
+
+
+def address_key(email: str) -> str:
+    # A digest: no e-mail address is written into the cache's keys.
+    return "password-reset:address:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()
+
+
+def count_reset_request(*, email: str, client: str) -> None:
+    """Count a request for a reset link; raises TooManyResetRequests past either limit (nothing is sent then)."""
+    from_client = _count(f"password-reset:client:{client}")
+    for_address = _count(address_key(email))
+    if from_client > PER_CLIENT:
+        raise TooManyResetRequests(
+            f"More than {PER_CLIENT} reset requests came from your connection within an hour. Try again in an hour."
+        )
+    if for_address > PER_ADDRESS:
+        raise TooManyResetRequests(
+            f"A reset link has been asked for this address {PER_ADDRESS} times within an hour. Use the newest "
+            "e-mail, or try again in an hour."
+        )
+
+
+def request_reset_link(*, email: str, client: str) -> None:
+    """Ask for a reset link to `email`: counted (raises TooManyResetRequests past either limit, and nothing
+    is sent), then the link is sent by a job once the request commits, whether or not anyone has the address.
+
+    No reconciler stands behind the job: the request writes no row to re-drive it from, and a lost job
+    (Redis down, a worker killed mid-send) costs the person asking no more than asking again.
+    """
+    count_reset_request(email=email, client=client)
+    enqueue_on_commit("accounts.jobs.send_reset_link", email)
+
+
+def send_reset_link(*, email: str) -> int:
+    """E-mail a reset link to each account that may reset its password by `email` (Django's
+    PasswordResetForm.get_users: active, a usable password, the address matching without regard to case);
+    nothing to an unknown or inactive address. Returns how many were sent; raises on SMTP errors (RQ retries,
+    each try with a fresh link; any one of them works, once).
+
+    The token is made here, when the e-mail goes: the link works once (the token dies with the password)
+    and for PASSWORD_RESET_TIMEOUT from now.
+    """
+    email_field = get_user_model().get_email_field_name()
+    sent = 0
+    for user in PasswordResetForm().get_users(email):
+        context = {
+            "user": user,
+            "reset_url": public_reverse("accounts:password_reset_confirm", kwargs={
+                "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+                "token": default_token_generator.make_token(user),
+            }),
+        }
+        subject = "".join(loader.render_to_string(SUBJECT_TEMPLATE, context).splitlines())  # one line
+        send_mail(subject, loader.render_to_string(EMAIL_TEMPLATE, context), settings.DEFAULT_FROM_EMAIL,
+                  [getattr(user, email_field)])
+        sent += 1
+    return sent

@@ -1,0 +1,119 @@
+"""What waits for each person at work: the counts in the main navigation and the notifications list.
+
+Fact-checkers: the open disputes and corrections of their organisation's ratings, the suggested copies
+waiting for their organisation (factcheck.selectors.waiting_suggestions_everywhere) and their unread notifications
+(an appeal filed against their organisation's rating notifies its members: moderation.appeals.file_appeal).
+Trust-and-safety staff: the open removal appeals, the posts with open reports of harm
+(moderation.report_queue) and their unread notifications (a removal appeal notifies them). Page owners:
+their unread notifications. Each person's counts cost one query whatever the number of rows (each count
+capped, so it never walks more than COUNT_CAP + 1 index entries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Q, QuerySet
+
+from factcheck import selectors
+from factcheck.members import organisation_of
+from moderation.models import Appeal, AppealKind, Notification
+from moderation.report_queue import open_rows
+
+# A count past this is shown as "99+": a number in the navigation is a nudge, not a report.
+COUNT_CAP = 99
+FACT_CHECK_APPEALS = (AppealKind.DISPUTE, AppealKind.CORRECTION)
+
+
+def organisation_appeals(*, organisation_id: int | None) -> QuerySet[Appeal]:
+    """Disputes and corrections of an organisation's ratings (a matched copy's too: they name the claim's
+    rating): what its fact-checkers decide, and all they may see of appeals."""
+    return Appeal.objects.filter(kind__in=FACT_CHECK_APPEALS, rating__organisation_id=organisation_id)
+
+
+def removal_appeals() -> QuerySet[Appeal]:
+    """Every removal appeal: trust-and-safety staff decide them."""
+    return Appeal.objects.filter(Q(kind=AppealKind.REMOVAL))
+
+
+def unread_notifications(*, user) -> QuerySet[Notification]:
+    return Notification.objects.filter(user=user, read_at__isnull=True)
+
+
+def _count_all(**querysets: QuerySet) -> dict[str, int]:
+    """Each queryset's count, up to COUNT_CAP + 1, all in one statement (a scalar subquery each over a
+    LIMITed subquery, as moderation.report_queue counts its desk): the navigation costs one query. An empty
+    queryset (`none()`) is left out: its count stays None."""
+    parts, params = [], []
+    querysets = {name: queryset for name, queryset in querysets.items() if not queryset.query.is_empty()}
+    if not querysets:
+        return {}
+    for name, queryset in querysets.items():
+        sql, found = queryset.order_by().values("pk")[: COUNT_CAP + 1].query.sql_with_params()
+        parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS {name})")
+        params.extend(found)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(parts)}", params)
+        return dict(zip(querysets, cursor.fetchone(), strict=True))
+
+
+def shown(count: int | None) -> str:
+    return "" if not count else (f"{COUNT_CAP}+" if count > COUNT_CAP else str(count))
+
+
+@dataclass(frozen=True)
+class WorkCounts:
+    """What waits for one person; None where their role has no such work."""
+
+    unread: int | None = None
+    appeals: int | None = None
+    suggestions: int | None = None
+    removal_appeals: int | None = None
+    reports: int | None = None
+
+    @property
+    def unread_shown(self) -> str:
+        return shown(self.unread)
+
+    @property
+    def appeals_shown(self) -> str:
+        return shown(self.appeals)
+
+    @property
+    def suggestions_shown(self) -> str:
+        return shown(self.suggestions)
+
+    @property
+    def removal_appeals_shown(self) -> str:
+        return shown(self.removal_appeals)
+
+    @property
+    def reports_shown(self) -> str:
+        return shown(self.reports)
+
+
+def work_counts(*, user) -> WorkCounts:
+    """The counts of what waits for `user`, by role, in one query (none for a visitor or a role without
+    a desk). `user.membership` is read as the page header reads it (accounts.backends loads it)."""
+    if not getattr(user, "is_authenticated", False):
+        return WorkCounts()
+    if user.is_factchecker:
+        organisation = organisation_of(user)
+        if organisation is None:
+            return WorkCounts(**_count_all(unread=unread_notifications(user=user)))
+        stored, turned = selectors.waiting_suggestions_everywhere(organisation=organisation)
+        counts = _count_all(
+            unread=unread_notifications(user=user),
+            appeals=organisation_appeals(organisation_id=organisation.pk).open(),
+            stored=stored, turned=turned,
+        )
+        suggestions = counts.pop("stored") + counts.pop("turned")
+        return WorkCounts(**counts, suggestions=suggestions)
+    if user.is_trust_safety:
+        return WorkCounts(**_count_all(
+            unread=unread_notifications(user=user), removal_appeals=removal_appeals().open(), reports=open_rows(),
+        ))
+    if user.is_page_owner:
+        return WorkCounts(**_count_all(unread=unread_notifications(user=user)))
+    return WorkCounts()

@@ -1,0 +1,186 @@
+/* The fact-checker's post page (templates/factcheck/post.html); the page works without it.
+ *
+ * - Countdown: `[data-claim-countdown]` (data-seconds-left: the server's seconds left when it rendered the
+ *   page, data-warning-minutes) shows the time left each second, counted on the page's own monotonic clock
+ *   (performance.now) from when it loaded, so a browser whose clock is wrong still warns on time; under the warning minutes, `[data-claim-warning]` (a live region) says so once, and
+ *   again when the claim has run out. Without script the page shows the end time.
+ * - One-click extension: the `[data-claim-extend]` form is posted in the background (JSON from the extend
+ *   view); the countdown starts again from the new end. Without script the form posts and reloads.
+ * - Draft: what is typed into the rating form (`[data-draft-url]`) is saved to the server a moment after
+ *   typing stops (and when the page is left), so nothing is lost to a lapsed claim or a reload.
+ *
+ * CSP: script-src 'self'; loaded with `defer` from the post page's head.
+ */
+(function () {
+  "use strict";
+
+  // "replaces": the rating the form saw as current; the server refuses a draft from a form that is out of date.
+  var DRAFT_FIELDS = ["verdict", "rationale", "sources", "article_url", "change_reason", "replaces"];
+  var DRAFT_DELAY = 800; // ms after the last key
+
+  function csrfToken(form) {
+    var input = form.querySelector("input[name='csrfmiddlewaretoken']");
+    return input ? input.value : "";
+  }
+
+  function post(url, form, body, keepalive) {
+    return fetch(url, {
+      method: "POST",
+      body: body,
+      credentials: "same-origin",
+      keepalive: Boolean(keepalive),
+      headers: { "X-CSRFToken": csrfToken(form), "Accept": "application/json" },
+    });
+  }
+
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+
+  function left(ms) {
+    var minutes = Math.floor(ms / 60000);
+    if (minutes >= 60) {
+      var hours = Math.floor(minutes / 60);
+      return plural(hours, "hour") + (minutes % 60 ? ", " + plural(minutes % 60, "minute") : "");
+    }
+    if (minutes >= 1) return plural(minutes, "minute");
+    return plural(Math.max(0, Math.ceil(ms / 1000)), "second");
+  }
+
+  function countdown() {
+    var box = document.querySelector("[data-claim-countdown]");
+    if (!box) return null;
+    var leftEl = box.querySelector("[data-claim-left]");
+    var endsEl = box.querySelector("strong");
+    var warning = document.querySelector("[data-claim-warning]");
+    var warnMs = parseInt(box.getAttribute("data-warning-minutes") || "5", 10) * 60000;
+    // Never the browser's wall clock (Date.now): it may be minutes or hours off the server's.
+    var secondsLeft = parseInt(box.getAttribute("data-seconds-left") || "0", 10);
+    var state = { expires: performance.now() + secondsLeft * 1000, warned: false, ended: false };
+    // Warned already by the server (under the warning time at load): not said twice.
+    state.warned = Boolean(warning && warning.textContent.trim());
+
+    function say(text, kind) {
+      if (!warning) return;
+      warning.replaceChildren();
+      if (!text) return;
+      var p = document.createElement("p");
+      p.className = kind === "ok" ? "message success" : "notice";
+      p.textContent = text;
+      warning.append(p);
+    }
+
+    function tick() {
+      var ms = state.expires - performance.now();
+      if (ms <= 0) {
+        if (leftEl) leftEl.textContent = "no time";
+        if (!state.ended) {
+          state.ended = true;
+          box.classList.add("claim-ended");
+          say("Your claim has run out. What you typed is kept as your draft; saving claims the post again if nobody else has taken it.");
+        }
+        return;
+      }
+      if (leftEl) leftEl.textContent = left(ms);
+      if (ms <= warnMs && !state.warned) {
+        state.warned = true;
+        say("Your claim runs out in " + left(ms) + ": extend it to keep working.");
+      }
+    }
+
+    tick();
+    setInterval(tick, 1000);
+    return {
+      extended: function (seconds, ends, message) {
+        state.expires = performance.now() + seconds * 1000;
+        state.warned = false;
+        state.ended = false;
+        box.classList.remove("claim-ended");
+        if (endsEl && ends) endsEl.textContent = ends;
+        say(message, "ok");
+        tick();
+      },
+      say: say,
+    };
+  }
+
+  function extension(clock) {
+    var form = document.querySelector("form[data-claim-extend]");
+    if (!form || !clock) return;
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var button = form.querySelector("button");
+      if (button) button.disabled = true;
+      post(form.action, form, new FormData(form))
+        .then(function (response) { return response.json(); })
+        .then(function (data) {
+          if (data.extended) clock.extended(data.seconds_left, data.ends, data.message);
+          else clock.say(data.message || "The claim could not be extended.");
+        })
+        .catch(function () { form.submit(); }) // the page's own way, without script
+        .finally(function () { if (button) button.disabled = false; });
+    });
+  }
+
+  function drafts() {
+    var form = document.querySelector("form[data-draft-url]");
+    if (!form) return;
+    var url = form.getAttribute("data-draft-url");
+    var status = form.querySelector("[data-draft-status]");
+    var timer = null;
+    var dirty = false;
+
+    function body() {
+      var data = new FormData();
+      DRAFT_FIELDS.forEach(function (name) {
+        var field = form.elements[name];
+        if (!field) return;
+        var value = field.value; // a RadioNodeList's value is the checked radio's
+        data.append(name, value == null ? "" : value);
+      });
+      return data;
+    }
+
+    function save(keepalive) {
+      clearTimeout(timer);
+      if (!dirty) return;
+      dirty = false;
+      post(url, form, body(), keepalive)
+        .then(function (response) { return response.json().then(function (data) { return [response.ok, data]; }); })
+        .then(function (result) {
+          if (!status) return;
+          if (result[0]) status.textContent = result[1].saved ? "Draft saved at " + result[1].at : "";
+          else status.textContent = "Draft not saved: " + Object.values(result[1].errors || {}).join(" ");
+        })
+        .catch(function () {
+          dirty = true;
+          if (status) status.textContent = "Draft not saved (no connection); it is tried again as you type.";
+        });
+    }
+
+    function changed() {
+      dirty = true;
+      clearTimeout(timer);
+      timer = setTimeout(function () { save(false); }, DRAFT_DELAY);
+    }
+
+    form.addEventListener("input", changed);
+    form.addEventListener("change", changed);
+    // Saving the rating sends what was typed anyway; a failed save keeps it as the draft on the server.
+    form.addEventListener("submit", function () { clearTimeout(timer); dirty = false; });
+    // Discarding the draft: nothing is left to save, or the pagehide save below would write it again.
+    document.querySelectorAll("form[data-draft-discard]").forEach(function (discard) {
+      discard.addEventListener("submit", function () { clearTimeout(timer); dirty = false; });
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "hidden") save(true);
+    });
+    window.addEventListener("pagehide", function () { save(true); });
+  }
+
+  function start() {
+    extension(countdown());
+    drafts();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

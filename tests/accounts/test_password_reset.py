@@ -1,0 +1,247 @@
+"""Password reset by e-mail (issue 29), with Django's own views under /accounts/.
+
+The link goes to the account's address, is built from FACTDESK_PUBLIC_URL (a path prefix and all), works
+once and sets a password that AUTH_PASSWORD_VALIDATORS accept; an unknown address gets the same answer, and
+the request does the same work for it: the e-mail is sent by a job on the `notices` queue, which looks the
+address up; requests are limited per address and per client (accounts.password_reset) without telling
+whether an account exists.
+"""
+
+from __future__ import annotations
+
+import re
+
+import django_rq
+import pytest
+from django.contrib.auth import authenticate
+from django.core import mail
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import set_script_prefix
+
+from accounts import jobs
+from accounts.password_reset import PER_ADDRESS, PER_CLIENT
+from tests.factories import PASSWORD, FactCheckerFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+NEW_PASSWORD = "a long walk to the harbour lights"
+RESET = "/accounts/password-reset/"
+
+
+@pytest.fixture
+def rita():
+    return FactCheckerFactory(username="rita", email="rita@verifact.example")
+
+
+@pytest.fixture(autouse=True)
+def public_url(settings):
+    settings.FACTDESK_PUBLIC_URL = "https://factdesk.example.org"
+
+
+@pytest.fixture
+def ask(django_capture_on_commit_callbacks):
+    """Ask for a link as the form does; the request's transaction commits (its jobs are enqueued)."""
+    def post(client: Client, email: str, *, ip: str = "10.2.2.2", **headers):
+        with django_capture_on_commit_callbacks(execute=True):
+            return client.post(RESET, {"email": email}, REMOTE_ADDR=ip, **headers)
+
+    return post
+
+
+@pytest.fixture
+def sent(run_worker):
+    """The e-mails sent once the queued jobs have run."""
+    def run() -> list:
+        run_worker()
+        return mail.outbox
+
+    return run
+
+
+def queued_notices() -> list[tuple[str, tuple]]:
+    return [(job.func_name, job.args) for job in django_rq.get_queue("notices").get_jobs()]
+
+
+def link_in(message) -> str:
+    found = re.search(r"https://factdesk\.example\.org(/accounts/reset/\S+/)", message.body)
+    assert found, message.body
+    return found.group(1)
+
+
+def set_password(client: Client, link: str, password: str = NEW_PASSWORD):
+    """Follow the e-mailed link (Django swaps the token for a session key) and submit the new password."""
+    form_page = client.get(link, follow=True)
+    assert form_page.status_code == 200
+    return client.post(form_page.redirect_chain[-1][0], {"new_password1": password, "new_password2": password})
+
+
+def sign_in(password: str) -> int:
+    response = Client().post("/accounts/login/", {"username": "rita", "password": password})
+    return response.status_code
+
+
+def test_a_forgotten_password_is_reset_through_the_emailed_link_and_the_new_one_signs_in(client, rita, ask, sent):
+    asked = ask(client, "Rita@Verifact.example")
+
+    assert asked.status_code == 302 and asked["Location"] == "/accounts/password-reset/sent/"
+    assert "Check your e-mail" in client.get(asked["Location"]).content.decode()
+    (message,) = sent()
+    assert message.to == ["rita@verifact.example"] and message.subject == "Reset your Factdesk password"
+    assert "rita" in message.body
+
+    done = set_password(client, link_in(message))
+
+    assert done.status_code == 302 and done["Location"] == "/accounts/reset/done/"
+    assert "Your password is changed" in client.get(done["Location"]).content.decode()
+    assert sign_in(NEW_PASSWORD) == 302
+    assert sign_in(PASSWORD) == 200  # the old one no longer works
+
+
+def test_the_request_enqueues_the_same_job_for_a_known_and_an_unknown_address_and_sends_nothing_itself(
+    rita, ask, sent
+):
+    """The request neither looks the address up nor talks to the mail server: it does the same work, and
+    takes the same time, whether or not an account has the address."""
+    with CaptureQueriesContext(connection) as for_known:
+        known = ask(Client(), rita.email, ip="10.3.3.3")
+    with CaptureQueriesContext(connection) as for_unknown:
+        unknown = ask(Client(), "nobody@nowhere.example", ip="10.4.4.4")
+
+    assert (unknown.status_code, unknown["Location"]) == (known.status_code, known["Location"])
+    assert len(for_unknown) == len(for_known)
+    assert queued_notices() == [
+        ("accounts.jobs.send_reset_link", (rita.email,)),
+        ("accounts.jobs.send_reset_link", ("nobody@nowhere.example",)),
+    ]
+    assert mail.outbox == []
+
+    assert [m.to for m in sent()] == [[rita.email]]
+
+
+def test_the_job_sends_nothing_to_an_inactive_account_or_one_without_a_usable_password(ask, sent):
+    UserFactory(username="gone", email="gone@verifact.example", is_active=False)
+    keyless = UserFactory(username="keyless", email="keyless@verifact.example")
+    keyless.set_unusable_password()
+    keyless.save(update_fields=["password"])
+
+    for address in ("gone@verifact.example", "keyless@verifact.example"):
+        assert ask(Client(), address).status_code == 302
+
+    assert len(queued_notices()) == 2
+    assert sent() == []
+
+
+def test_the_link_works_once(client, rita, ask, sent):
+    ask(client, rita.email)
+    link = link_in(sent()[0])
+    set_password(client, link)
+
+    again = Client().get(link, follow=True)
+
+    assert again.status_code == 200
+    assert "This link does not work" in again.content.decode()
+    assert "Choose a new password" not in again.content.decode()
+    assert authenticate(username="rita", password=NEW_PASSWORD) is not None
+
+
+def test_the_link_is_built_from_the_public_url_whatever_host_the_request_named(client, rita, settings, ask, sent):
+    settings.ALLOWED_HOSTS = ["*"]
+
+    ask(client, rita.email, HTTP_HOST="attacker.example")
+
+    (message,) = sent()
+    assert "attacker.example" not in message.body
+    assert link_in(message).startswith("/accounts/reset/")
+
+
+def test_a_path_prefix_in_the_public_url_is_kept_in_the_link(client, rita, settings, ask, sent):
+    settings.FACTDESK_PUBLIC_URL = "https://example.org/factdesk/"
+
+    ask(client, rita.email)
+
+    (message,) = sent()
+    found = re.search(r"https://example\.org/factdesk(/accounts/reset/\S+/)", message.body)
+    assert found, message.body
+    assert set_password(client, found.group(1)).status_code == 302  # the path under the prefix is the link's
+
+
+def test_a_job_run_under_a_script_prefix_does_not_write_the_prefix_twice(rita, settings):
+    """In-process (the embedded default) the job runs inside the request, whose SCRIPT_NAME Django has made
+    the script prefix; a worker with FORCE_SCRIPT_NAME has it too. FACTDESK_PUBLIC_URL carries it already."""
+    settings.FACTDESK_PUBLIC_URL = "https://example.org/factdesk"
+    set_script_prefix("/factdesk/")
+    try:
+        assert jobs.send_reset_link(rita.email) == 1
+    finally:
+        set_script_prefix("/")
+
+    assert "https://example.org/factdesk/accounts/reset/" in mail.outbox[0].body
+    assert "/factdesk/factdesk/" not in mail.outbox[0].body
+
+
+def test_the_new_password_must_pass_the_password_validators_and_errors_are_summarised(client, rita, ask, sent):
+    ask(client, rita.email)
+
+    refused = set_password(client, link_in(sent()[0]), password="rita12")
+
+    assert refused.status_code == 200
+    page = refused.content.decode()
+    assert 'class="error-summary"' in page and "There is a problem" in page
+    assert 'href="#id_new_password2"' in page
+    assert "This password is too short. It must contain at least 12 characters." in page
+    assert 'aria-invalid="true"' in page
+    assert authenticate(username="rita", password=PASSWORD) is not None
+
+
+def test_links_for_one_address_are_limited_and_the_limit_says_nothing_of_accounts(client, rita, ask, sent):
+    for number in range(PER_ADDRESS):
+        assert ask(client, rita.email, ip=f"10.5.5.{number}").status_code == 302
+        assert ask(client, "nobody@nowhere.example", ip=f"10.6.6.{number}").status_code == 302
+
+    known = ask(client, rita.email, ip="10.5.5.99")
+    unknown = ask(client, "nobody@nowhere.example", ip="10.6.6.99")
+
+    assert known.status_code == unknown.status_code == 429
+    for response in (known, unknown):
+        assert f"A reset link has been asked for this address {PER_ADDRESS} times within an hour" in (
+            response.content.decode())
+        assert 'class="error-summary"' in response.content.decode()
+    assert len(queued_notices()) == 2 * PER_ADDRESS  # a refused request enqueues nothing
+    assert len(sent()) == PER_ADDRESS
+
+
+def test_requests_from_one_client_are_limited_and_another_client_is_not(client, rita, ask, sent):
+    for number in range(PER_CLIENT):
+        assert ask(client, f"someone{number}@nowhere.example", ip="10.7.7.7").status_code == 302
+
+    refused = ask(client, rita.email, ip="10.7.7.7")
+    other = ask(Client(), rita.email, ip="10.8.8.8")
+
+    assert refused.status_code == 429
+    assert f"More than {PER_CLIENT} reset requests came from your connection" in refused.content.decode()
+    assert other.status_code == 302
+    assert [m.to for m in sent()] == [[rita.email]]
+
+
+def test_the_login_page_offers_a_reset_and_summarises_a_failed_sign_in(client, rita):
+    page = client.get("/accounts/login/").content.decode()
+    assert 'href="/accounts/password-reset/"' in page and "Forgot your password?" in page
+
+    failed = client.post("/accounts/login/", {"username": "rita", "password": "not it"})
+
+    text = failed.content.decode()
+    assert failed.status_code == 200
+    assert 'class="error-summary"' in text and "There is a problem" in text
+    assert "Please enter a correct username and password" in text
+    assert "<title>Error: Sign in" in text
+
+
+def test_a_reset_request_without_an_address_is_summarised_at_its_field(client):
+    response = client.post(RESET, {"email": ""})
+
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert 'href="#id_email"' in text and "Enter the e-mail address of your account." in text
+    assert not mail.outbox
