@@ -4,8 +4,10 @@ Django's own views take the request and the new password (accounts.views). The r
 whether or not an account has the address: it counts the request, and once it commits a job on the
 `notices` queue (accounts.jobs.send_reset_link) looks the address up and sends the link, or nothing. So
 neither the answer nor the time it takes says whether an account exists, and a slow or stuck SMTP server
-holds up a worker, not the person asking. (In the embedded default, without Redis, every job runs in the
-request right after commit, this one too.) These limits keep the form from being a way to flood
+holds up a worker, not the person asking. In the embedded default, without Redis, every job runs in the
+request right after commit, this one too: there the time taken does tell a known address from an unknown
+one (a few milliseconds with the console backend, an SMTP exchange with a real one), so a deployment that
+sends real e-mail runs with REDIS_URL and workers. These limits keep the form from being a way to flood
 someone's inbox, or to try addresses in bulk: each request is counted against the address asked for and
 against the client's address (accounts.security.client_ip, as the sign-in lockout counts it), whether or
 not the address belongs to anyone, so a refusal says nothing about accounts either. django-axes covers

@@ -272,13 +272,16 @@ RECLAIMABLE_STATES = (QueueState.QUEUED, QueueState.CLAIMED)
 
 def lapsed_claim_of(*, reviewer, post: Post, now: datetime) -> Claim | None:
     """The reviewer's claim on the post that ran out with nobody holding the post since, or None: the post is
-    still waiting (RECLAIMABLE_STATES) and its newest claim is theirs and is no longer live (`Claim.is_live`)
-    without having been released or completed. Their post page then keeps the form, and the browser's save
-    takes the claim again under the post's lock (factcheck.ratings.record_rating, `reclaim_lapsed`)."""
+    still waiting (RECLAIMABLE_STATES) and its newest claim is theirs, no longer live (`Claim.is_live`) for
+    at most one lease length, and neither released nor completed. Their post page then keeps the form, and
+    the browser's save takes the claim again under the post's lock (factcheck.ratings.record_rating,
+    `reclaim_lapsed`)."""
     if post.queue_state not in RECLAIMABLE_STATES:
         return None
     newest = post.claims.order_by("-claimed_at", "-id").first()
     if newest is None or newest.reviewer_id != reviewer.pk or newest.is_live(now):
+        return None
+    if now - newest.expires_at > lease_length():  # lapsed long ago: a new claim, not the same work resumed
         return None
     return newest if newest.status in (ClaimStatus.ACTIVE, ClaimStatus.EXPIRED) else None
 

@@ -40,8 +40,13 @@ class DraftValues:
 def bound_draft(*, verdict: str, rationale: str, sources: str, article_url: str, change_reason: str) -> DraftValues:
     """The draft's values, or ValidationError keyed by field when one is past the rating form's limits."""
     errors: dict[str, list[str]] = {}
+    typed = {"verdict": verdict, "rationale": rationale, "sources": sources, "article_url": article_url,
+             "change_reason": change_reason}
+    for name, value in typed.items():
+        if "\x00" in (value or ""):  # PostgreSQL's text refuses NUL, as the rating form does
+            errors[name] = ["Null characters are not allowed."]
     verdict = (verdict or "").strip()
-    if verdict and verdict not in Verdict.values:
+    if verdict and verdict not in Verdict.values and "verdict" not in errors:
         errors["verdict"] = [f"Choose one of: {', '.join(Verdict.values)}."]
     if len(rationale or "") > MAX_RATIONALE:
         errors["rationale"] = [f"Keep the rationale under {MAX_RATIONALE:,} characters."]
@@ -73,18 +78,22 @@ def save_rating_draft(
     with the draft (None: not sent, taken as the current one). The write takes the post's row lock, as a
     rating of the post does (docs/concurrency.md), so a draft request that lands while that reviewer's
     rating is being saved waits for it, then finds the form out of date and is refused (ValidationError):
-    a saved rating never leaves its draft behind, whatever the order of the requests. `refuse_stale=False`
-    (a save that was refused as stale) keeps the draft anyway, marked with the rating it was typed against,
-    so the page shows it as stale (`draft_is_stale`), never in the form."""
+    a saved rating never leaves its draft behind, whatever the order of the requests. Typed over another
+    reviewer's newer rating, or with `refuse_stale=False` (a save that was refused as stale), the draft is
+    kept, marked with the rating it was typed against, so the page shows it as stale (`draft_is_stale`),
+    never in the form."""
     if not getattr(reviewer, "is_factchecker", False):
         raise PermissionError("Only fact-checkers keep rating drafts.")
     values = bound_draft(verdict=verdict, rationale=rationale, sources=sources, article_url=article_url,
                          change_reason=change_reason)
     # The post's row first, as ratings and claims lock it: a rating of the post in progress commits first.
     Post.objects.select_for_update(no_key=True, of=("self",)).filter(pk=post.pk).values_list("id").first()
-    current = Rating.objects.filter(post_id=post.pk, is_current=True).values_list("id", flat=True).first()
+    current, rated_by = Rating.objects.filter(post_id=post.pk, is_current=True).values_list(
+        "id", "reviewer_id").first() or (None, None)
     seen = current if replaces is None else _rating_id(replaces, post=post)
-    if seen != current and refuse_stale:
+    # Only the reviewer's own saved rating makes a late draft request pointless; typed over someone else's
+    # newer rating, it is kept against the rating it was typed for, and shown apart as out of date.
+    if seen != current and refuse_stale and rated_by == reviewer.pk:
         raise ValidationError({"replaces": ["The post was rated since this form was loaded: reload the page."]})
     if values.is_empty():
         discard_rating_draft(reviewer=reviewer, post_id=post.pk)
@@ -113,7 +122,9 @@ def _rating_id(replaces: str, *, post: Post) -> int | None:
 def keep_failed_save(*, reviewer, post: Post, typed: dict[str, str]) -> RatingDraft | None:
     """A save that was refused or invalid: keep what was typed as the draft, with the rating the form was
     typed against, where it fits its bounds (past them, the earlier draft stays; the page shows the typed
-    text again anyway)."""
+    text again anyway). An empty form never deletes a draft here: another tab may have typed one."""
+    if DraftValues(**{name: typed.get(name, "") or "" for name in DRAFT_FIELDS}).is_empty():
+        return None
     try:
         return save_rating_draft(
             reviewer=reviewer, post=post, replaces=typed.get("replaces") or "", refuse_stale=False,

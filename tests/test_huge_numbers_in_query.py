@@ -75,3 +75,8 @@ def test_the_admin_post_list_filtered_by_an_organisation_of_5000_digits_is_the_w
     staff = UserFactory(is_staff=True, is_superuser=True)
     client.force_login(staff)
     assert client.get("/admin/factcheck/post/", {"rated_by": HUGE}).status_code == 200
+
+
+def test_a_fact_checker_marking_notifications_read_with_a_5000_digit_id_is_answered(login, factchecker):
+    response = login(factchecker).post("/notifications/read/", {"notification": [HUGE, "9" * 19]}, follow=True)
+    assert response.status_code == 200 and "0 notifications marked as read." in text(response)

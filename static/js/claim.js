@@ -139,12 +139,30 @@
       return data;
     }
 
-    function save(keepalive) {
+    // One save at a time: a later one waits for the earlier one's answer, so the server never writes an
+    // older text after a newer one (a save can wait behind the post's row lock).
+    var saving = false;
+
+    function size(data) {
+      var total = 0;
+      data.forEach(function (value) { total += String(value).length; });
+      return total;
+    }
+
+    function save(leaving) {
       clearTimeout(timer);
-      if (!dirty) return;
+      timer = null;
+      if (!dirty || (saving && !leaving)) return;
       dirty = false;
-      post(url, form, body(), keepalive)
-        .then(function (response) { return response.json().then(function (data) { return [response.ok, data]; }); })
+      saving = true;
+      var data = body();
+      // A keepalive request may carry at most 64 KB; a longer draft goes as an ordinary request.
+      post(url, form, data, leaving && size(data) < 60000)
+        .then(function (response) {
+          var json = (response.headers.get("Content-Type") || "").indexOf("application/json") === 0;
+          if (!json) return [false, { errors: { form: ["the server refused it: reload the page."] } }];
+          return response.json().then(function (answer) { return [response.ok, answer]; });
+        })
         .then(function (result) {
           if (!status) return;
           if (result[0]) status.textContent = result[1].saved ? "Draft saved at " + result[1].at : "";
@@ -153,13 +171,17 @@
         .catch(function () {
           dirty = true;
           if (status) status.textContent = "Draft not saved (no connection); it is tried again as you type.";
+        })
+        .finally(function () {
+          saving = false;
+          if (dirty && !timer) save(false);
         });
     }
 
     function changed() {
       dirty = true;
       clearTimeout(timer);
-      timer = setTimeout(function () { save(false); }, DRAFT_DELAY);
+      timer = setTimeout(function () { timer = null; save(false); }, DRAFT_DELAY);
     }
 
     form.addEventListener("input", changed);

@@ -314,3 +314,39 @@ def test_a_discarded_draft_is_not_saved_again_when_the_page_is_left(live_server,
         assert not RatingDraft.objects.exists()
     finally:
         context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_draft_saves_go_one_at_a_time_so_the_newest_text_is_the_one_kept(live_server, browser):
+    """A draft save can wait behind the post's row lock (an import batch holds it for seconds): the script
+    sends the next save only when the last one answered, so an older text never lands after a newer one."""
+    maria = reviewer()
+    best, _ = seed()
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    held, sent = [], []
+
+    def hold(route):
+        sent.append(route.request.post_data or "")
+        held.append(route)
+
+    try:
+        sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
+        page.get_by_role("button", name="Claim", exact=True).click()
+        page.route("**/draft/", hold)
+        page.get_by_label("Rationale").fill("First words.")
+        page.wait_for_timeout(1_500)  # past the script's pause: the first save goes, and waits
+        page.get_by_label("Rationale").fill(RATIONALE)
+        page.wait_for_timeout(1_500)  # a second pause: a second save would be due, but the first has no answer
+        assert len(sent) == 1 and "First words." in sent[0]  # multipart form data
+        held.pop().continue_()
+        page.wait_for_timeout(1_500)
+        assert len(sent) == 2 and "Measles" in sent[1]  # sent once the first answered, with the newest text
+        with page.expect_response("**/draft/") as answered:
+            held.pop().continue_()
+        assert answered.value.ok
+        assert RatingDraft.objects.get(reviewer=maria, post=best).rationale == RATIONALE
+    finally:
+        context.close()
