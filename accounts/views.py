@@ -101,4 +101,5 @@ def profile(request: HttpRequest) -> HttpResponse:
         request.user.save(update_fields=["time_zone"])
         messages.success(request, f"Saved: times are shown in {request.user.time_zone}.")
         return redirect("accounts:profile")
-    return render(request, "accounts/profile.html", {"form": form})
+    return render(request, "accounts/profile.html",
+                  {"form": form, "errors": error_summary(form) if form.is_bound else []})

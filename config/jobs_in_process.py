@@ -17,22 +17,6 @@ from django.utils import timezone
 
 from reports.periodic import SCHEDULE, Periodic
 
-# What each periodic job covers, in words for staff; tests/test_embedded_jobs_page.py checks that every
-# job of the schedule has its line here.
-COVERS = {
-    "factcheck.jobs.expire_claims": "returns posts whose claim ran out to the queue",
-    "factcheck.jobs.match_unmatched": "matches posts whose matching was missed (copies of rated or waiting claims)",
-    "factcheck.jobs.refresh_priorities": "keeps the queue's order fresh as posts spread and wait",
-    "moderation.jobs.reconcile_decisions": "applies every rating that has no decision yet",
-    "moderation.jobs.reconcile_matches": "gives linked copies their claim's rating where it was missed",
-    "moderation.jobs.age_out_strikes": "ages strikes out and recomputes repeat-offender standings",
-    "moderation.jobs.send_unsent_emails": "e-mails the notifications that were not e-mailed",
-    "webhooks.jobs.deliver_due": "sends webhook retries that are due, and deliveries that were missed",
-    "webhooks.jobs.notify_disabled_endpoints": "tells the owners of webhook endpoints disabled after a day of failures",
-    "webhooks.jobs.keep_history_months": "keeps webhook history by month: new months made, old ones dropped",
-    "reports.jobs.roll_up_figures": "rolls up the dashboard's daily figures",
-}
-
 
 @dataclass(frozen=True)
 class PeriodicJob:
@@ -58,7 +42,7 @@ def every(seconds: int) -> str:
 
 
 def periodic_jobs(schedule: tuple[Periodic, ...] = SCHEDULE) -> list[PeriodicJob]:
-    return [PeriodicJob(name=job.name, every=every(job.interval), covers=COVERS.get(job.name, ""))
+    return [PeriodicJob(name=job.name, every=every(job.interval), covers=job.covers)
             for job in schedule]
 
 

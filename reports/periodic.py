@@ -22,6 +22,7 @@ from webhooks import jobs as webhooks_jobs
 class Periodic:
     func: Callable[[], int]
     interval: int  # seconds
+    covers: str  # what it does, in words for staff (the embedded default's jobs page shows it)
 
     @property
     def name(self) -> str:
@@ -34,26 +35,28 @@ class Periodic:
 
 
 SCHEDULE = (
-    # Return expired claim leases to the queue.
-    Periodic(factcheck_jobs.expire_claims, 60),
-    # Match posts whose matching job was lost (near-duplicates: factcheck.matching).
-    Periodic(factcheck_jobs.match_unmatched, 60),
-    # Keep queue priorities fresh: spread velocity and waiting time change with the clock.
-    Periodic(factcheck_jobs.refresh_priorities, 300),
-    # Apply any committed rating that has no decision yet (its job was lost or failed).
-    Periodic(moderation_jobs.reconcile_decisions, 60),
-    # Give linked copies their claim's rating where the job was lost (bulk work, after the copies' own jobs).
-    Periodic(moderation_jobs.reconcile_matches, 60),
-    # Strikes age out: recompute repeat-offender standings and the distributions they affect.
-    Periodic(moderation_jobs.age_out_strikes, 3600),
-    # E-mail the notifications whose job was lost (Redis down when they were made).
-    Periodic(moderation_jobs.send_unsent_emails, 120),
-    # Webhook retries that are due (the first within 30 s of a failure) and deliveries whose job was lost.
-    Periodic(webhooks_jobs.deliver_due, 10),
-    # Tell owners of webhook endpoints disabled after 24 hours of failures (if the e-mail job was lost).
-    Periodic(webhooks_jobs.notify_disabled_endpoints, 300),
-    # Webhook history by month: partitions made ahead, months past FACTDESK_WEBHOOK_RETENTION_DAYS dropped.
-    Periodic(webhooks_jobs.keep_history_months, 3600),
-    # The dashboard's daily figures (reports.rollup): today's so far, yesterday's to its end, missing recent days.
-    Periodic(reports_jobs.roll_up_figures, 300),
+    Periodic(factcheck_jobs.expire_claims, 60, "returns posts whose claim ran out to the queue"),
+    # Near-duplicates: factcheck.matching.
+    Periodic(factcheck_jobs.match_unmatched, 60,
+             "matches posts whose matching was missed (copies of rated or waiting claims)"),
+    # Spread velocity and waiting time change with the clock.
+    Periodic(factcheck_jobs.refresh_priorities, 300, "keeps the queue's order fresh as posts spread and wait"),
+    # A committed rating whose decision job was lost or failed.
+    Periodic(moderation_jobs.reconcile_decisions, 60, "applies every rating that has no decision yet"),
+    # Bulk work, after the copies' own jobs.
+    Periodic(moderation_jobs.reconcile_matches, 60, "gives linked copies their claim's rating where it was missed"),
+    # ... and the distributions the standings affect.
+    Periodic(moderation_jobs.age_out_strikes, 3600, "ages strikes out and recomputes repeat-offender standings"),
+    # Their job was lost (Redis down when they were made).
+    Periodic(moderation_jobs.send_unsent_emails, 120, "e-mails the notifications that were not e-mailed"),
+    # The first retry within 30 s of a failure.
+    Periodic(webhooks_jobs.deliver_due, 10, "sends webhook retries that are due, and deliveries that were missed"),
+    # After 24 hours of failures, if the e-mail job was lost.
+    Periodic(webhooks_jobs.notify_disabled_endpoints, 300,
+             "tells the owners of webhook endpoints disabled after a day of failures"),
+    # Months past FACTDESK_WEBHOOK_RETENTION_DAYS dropped.
+    Periodic(webhooks_jobs.keep_history_months, 3600,
+             "keeps webhook history by month: new months made, old ones dropped"),
+    # reports.rollup: today's so far, yesterday's to its end, missing recent days.
+    Periodic(reports_jobs.roll_up_figures, 300, "rolls up the dashboard's daily figures"),
 )

@@ -64,7 +64,7 @@ def test_the_embedded_jobs_page_lists_every_periodic_job_with_what_it_covers(emb
         row = text.split(f"<code>{job.name}</code>", 1)
         assert len(row) == 2, job.name
         covers = row[1].split("</tr>", 1)[0]
-        assert "<td></td>" not in covers, f"{job.name} has no description (config/jobs_in_process.COVERS)"
+        assert "<td></td>" not in covers, f"{job.name} has no description (reports/periodic.py)"
 
 
 def test_the_embedded_jobs_page_counts_ratings_still_without_a_decision(embedded, staff_client):

@@ -78,7 +78,7 @@ def test_rqcron_registers_every_job_of_the_schedule_on_its_queue_at_its_interval
 
 def test_both_schedulers_read_the_one_schedule(monkeypatch, caplog):
     ran = []
-    only = Periodic(lambda: ran.append("ran") or 1, 5)
+    only = Periodic(lambda: ran.append("ran") or 1, 5, "a test job")
     monkeypatch.setattr(periodic, "SCHEDULE", (only,))
     registered = []
     monkeypatch.setattr("rq.cron.register", lambda func, queue_name, interval=None, **kw: registered.append(func))
