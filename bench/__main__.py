@@ -43,6 +43,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="posts of the dashboard's 90-day history (written by SQL)")
     parser.add_argument("--reports", type=int, default=100_000,
                         help="open reports of harm of the reports queue's figure (written by SQL)")
+    parser.add_argument("--suggested-pairs", type=int, default=100_000,
+                        help="suggested matches of the navigation counts' figure (written by SQL)")
+    parser.add_argument("--navigation-requests", type=int, default=100,
+                        help="measured requests per page and way of the navigation counts' figure")
     parser.add_argument("--copy-ratings", type=int, default=100,
                         help="ratings timed to their decisions-feed entry, without and with the copy-heavy load")
     parser.add_argument("--copy-batch", type=int, default=500, help="flags per POST /api/v1/flags of the copy load")
@@ -56,7 +60,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--copy-phase-seconds", type=float, default=600.0,
                         help="at most this long sending ratings under load (then the figure is over those measured)")
     parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "claims", "dashboard",
-                                           "reports", "copyload"],
+                                           "reports", "copyload", "navigation"],
                         help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
@@ -189,6 +193,10 @@ def main(argv: list[str]) -> int:
             "by SQL after the other figures (before the importers), rolled up, then the dashboard and the stats API.",
             "Reports of harm (bench/reports_page.py; `--only reports`): --reports open reports written by SQL, then "
             "/staff/reports/ as a trust-and-safety member over HTTP, taking turns with the signed-in floor.",
+            "Navigation counts (bench/navigation.py; `--only navigation`): --suggested-pairs suggested matches "
+            "written by SQL among the loaded posts, then, for a fact-checker of a narrow organisation and of one "
+            "covering everything, the queue page and /notifications/ in-process and over HTTP, taking turns with "
+            "the signed-in floor, and work_counts() alone.",
             "Webhooks (bench/webhooks.py; `--only webhooks`): after the decision figures, a local receiver in the "
             "bench process; change-to-delivery latency with one long-running worker, then deliveries/s drained by "
             "1 and 2 burst workers from a committed backlog.",
@@ -202,7 +210,7 @@ def main(argv: list[str]) -> int:
     reviewers, rater = checkers[: args.reviewers], checkers[args.reviewers]
 
     try:
-        if args.only in (None, "matching", "webhooks", "queue", "claims", "copyload"):
+        if args.only in (None, "matching", "webhooks", "queue", "claims", "copyload", "navigation"):
             print(f"1/6 ingest: {args.posts:,} posts in batches of {args.batch:,}", flush=True)
             flags = make_flags(posts=args.posts, pages=args.pages, now=timezone.now())
             run.figures.append(bench_ingest(flags=flags, batch_size=args.batch, submitted_by=platform,
@@ -213,7 +221,7 @@ def main(argv: list[str]) -> int:
             django_rq.get_queue("default").connection.flushdb()
             from bench.matching import index_loaded_posts
 
-            if args.only not in ("queue", "claims"):  # those figures need the posts, not their band keys
+            if args.only not in ("queue", "claims", "navigation"):  # these need the posts, not their band keys
                 print(f"band keys of the {args.posts:,} posts, as their match jobs would write them", flush=True)
                 index_loaded_posts()
             vacuum_analyze()
@@ -253,6 +261,13 @@ def main(argv: list[str]) -> int:
 
             print("refresh_priorities: one pass over the whole queue, against one UPDATE of it", flush=True)
             run.figures.append(bench_refresh_priorities())
+        if args.only in (None, "navigation"):
+            from accounts.models import Role
+            from bench.navigation import bench_navigation
+
+            owner = bench_user("bench-owner", Role.PAGE_OWNER)
+            run.figures += bench_navigation(pairs=args.suggested_pairs, owner=owner, warmup=min(args.warmup, 10),
+                                            requests=args.navigation_requests)
         if args.only in (None, "webhooks"):
             from bench.webhooks import bench_webhooks
 
