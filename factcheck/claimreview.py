@@ -29,9 +29,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import IO, Any
 
-from django.urls import reverse
-
-from core.public_site import public_url  # its home; factcheck.rated imports it from here too
+from core.public_site import public_reverse
 from factcheck.models import Post, Rating, Verdict
 
 SCHEMA_ORG = "https://schema.org"
@@ -48,7 +46,7 @@ PUBLISHED_VERDICTS: tuple[str, ...] = tuple(v for v in Verdict.values if v != Ve
 
 
 def claim_page_url(rating: Rating) -> str:
-    return public_url(reverse("moderation:claim", args=[rating.pk]))
+    return public_reverse("moderation:claim", kwargs={"rating_id": rating.pk})
 
 
 def _date(moment: datetime) -> str:

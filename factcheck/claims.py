@@ -286,6 +286,17 @@ def lapsed_claim_of(*, reviewer, post: Post, now: datetime) -> Claim | None:
     return newest if newest.status in (ClaimStatus.ACTIVE, ClaimStatus.EXPIRED) else None
 
 
+def shown_state(post: Post, *, live_claim: Claim | None) -> str:
+    """The post's queue state as a page shows it: a claimed post whose claim lapsed reads as waiting, before
+    the periodic expiry reaches it (`live_claim`: its claim if still live, else None)."""
+    return QueueState.QUEUED if post.queue_state == QueueState.CLAIMED and live_claim is None else post.queue_state
+
+
+def seconds_left(claim: Claim, *, now: datetime) -> int:
+    """Whole seconds until the claim runs out (0 once it has): what the page's countdown starts from."""
+    return max(0, int((claim.expires_at - now).total_seconds()))
+
+
 def expire_claim(claim: Claim, *, now: datetime, return_to_queue: bool = True) -> None:
     """End a claim whose lease ran out (the caller holds the post's row lock)."""
     _end(claim, status=ClaimStatus.EXPIRED, now=now, actor=None, reason="lease ran out",

@@ -4,8 +4,8 @@ trust-and-safety accounts (sam, tariq) have a reports queue to work on `make run
 Sent as the platform sends them (factcheck.ingest.ingest_flags, the platform account as sender), some a day
 and a half ago so that they are overdue, one from a trusted flagger, one on a post that also waits for
 fact-checkers (it is in both queues), the rest on posts reported for harm only (which never enter the
-fact-checkers' queue). The texts are fixed: the same queue every seed. MIXED is the post in both queues (a
-misinformation flag and a report of imminent harm); REMOVED was decided already: sam removed it
+fact-checkers' queue). The texts are fixed: the same queue every seed. The last but one is the post in both
+queues (a misinformation flag and a report of imminent harm); REMOVED was decided already: sam removed it
 (moderation.demo, which has its reason and its owner's appeal).
 """
 
@@ -85,7 +85,7 @@ REPORTED = (
 )
 # The last two: the borax post, waiting for fact-checkers and for staff, and the London Ledger's post that sam
 # removed for harassment (olivia appeals it: moderation.demo).
-MIXED, REMOVED = (f"demo-r{number:03d}" for number in (len(REPORTED) - 1, len(REPORTED)))
+REMOVED = f"demo-r{len(REPORTED):03d}"
 # Of their flags, the reports of harm (the others are misinformation flags, for the fact-checkers).
 HARM_REPORTS = sum(category != FlagCategory.MISINFORMATION for spec in REPORTED for category, _, _ in spec.reports)
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
+from django.db.models import OuterRef, QuerySet
 from django.utils import timezone
 
 from audit.models import AuditVerb
@@ -37,7 +38,6 @@ from factcheck.eligibility import is_removed, may_be_fact_checked, rated_state
 from factcheck.matching.matcher import mark_group_rated, unlink_copy
 from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
-from factcheck.rated import open_appeals_against
 from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES
 from factcheck.signals import rating_recorded
 
@@ -136,8 +136,15 @@ def carried_rating(post: Post) -> Rating | None:
     return Rating.objects.filter(post_id=post.duplicate_of_id, is_current=True).select_related("organisation").first()
 
 
+def open_appeals_against(rating: Rating | OuterRef) -> QuerySet:
+    """The open appeals against a rating (a Rating, or `OuterRef` to one in a subquery): the one home of
+    "under appeal", for the refusal to re-rate and the rated list's mark (factcheck.rated). Not a matched copy's
+    appeal, which names its matched action: that one is against the match, not this rating."""
+    appeals = Rating._meta.get_field("appeals").related_model._default_manager
+    return appeals.open().filter(rating=rating, action__isnull=True)
+
+
 def _has_open_appeal(rating: Rating) -> bool:
-    # "Under appeal" has one home, factcheck.rated (the "Rated posts" list marks ratings by it too).
     return open_appeals_against(rating).exists()
 
 

@@ -40,8 +40,8 @@ def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
     except Refusal as exc:
         messages.error(request, str(exc))
     else:
-        # Read back: a pair confirmed the other way round names its posts the other way round now.
-        copy = Post.objects.only("external_id", "queue_state").get(pk=confirmed.post_id)
+        # The match as confirmed: a pair confirmed the other way round names its posts the other way round now.
+        copy = confirmed.post
         follows = ("it now carries that claim's rating" if copy.queue_state == QueueState.MATCHED
                    else "it will be reviewed once, with that claim")
         messages.success(

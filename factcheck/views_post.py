@@ -33,11 +33,19 @@ from core.error_summary import error_summary
 from core.place_names import country_name, language_name
 from core.refusals import Refusal
 from factcheck.claimreview import PUBLISHED_VERDICTS
-from factcheck.claims import AlreadyClaimed, claim_next, extend_claim, lapsed_claim_of, lease_length
+from factcheck.claims import (
+    AlreadyClaimed,
+    claim_next,
+    extend_claim,
+    lapsed_claim_of,
+    lease_length,
+    seconds_left,
+    shown_state,
+)
 from factcheck.drafts import DRAFT_FIELDS, draft_is_stale, keep_failed_save, rating_draft_of
 from factcheck.forms import VERDICT_GUIDE, RatingForm
 from factcheck.members import organisation_id_of, organisation_of
-from factcheck.models import FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
+from factcheck.models import Claim, FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
 from factcheck.queue import covers
@@ -81,9 +89,9 @@ def extend_view(request: HttpRequest, post_id: int) -> HttpResponse:
         message = f"Claim extended: you hold this post until {clock(claim.expires_at)}."
         if wants_json(request):
             # seconds_left: the page counts down from it on its own clock, never the browser's wall clock.
-            seconds_left = max(0, int((claim.expires_at - timezone.now()).total_seconds()))
             return JsonResponse({"extended": True, "message": message, "expires_at": claim.expires_at.isoformat(),
-                                 "seconds_left": seconds_left, "ends": clock(claim.expires_at)})
+                                 "seconds_left": seconds_left(claim, now=timezone.now()),
+                                 "ends": clock(claim.expires_at)})
         messages.success(request, message)
     return redirect("factcheck:post", post_id=post_id)
 
@@ -170,10 +178,10 @@ def _stale_rating_page(request: HttpRequest, *, post_id: int, form: RatingForm, 
     return render(request, "factcheck/post.html", context, status=409)
 
 
-def _refused_message(refused: Refusal, *, post: Post, now) -> str:
-    """Why the save was refused; for a claim someone else holds, who holds it and until when."""
-    claim = active_claim(post)
-    if isinstance(refused, AlreadyClaimed) and claim is not None and claim.is_live(now):
+def _refused_message(refused: Refusal, *, claim: Claim | None) -> str:
+    """Why the save was refused; for a claim someone else holds (`claim`: the post's live claim, if any), who
+    holds it and until when."""
+    if isinstance(refused, AlreadyClaimed) and claim is not None:
         holder = claim.reviewer.get_full_name() or claim.reviewer.username
         return (f"Not saved: {holder} holds this post until {clock(claim.expires_at)}. Everything you typed is "
                 "kept here and as your draft; save again once their claim ends.")
@@ -259,8 +267,9 @@ def _post_context(
     changing = form.is_bound or stale is not None or draft is not None or request.GET.get("change") == "1"
     errors = error_summary(form) if form.is_bound and form.errors else []
     if refused is not None:
-        errors.insert(0, {"message": _refused_message(refused, post=post, now=now), "target": ""})
+        errors.insert(0, {"message": _refused_message(refused, claim=claim), "target": ""})
     story = post_story(post) if post.queue_state in DECIDED_STATES else None
+    state = shown_state(post, live_claim=claim)
     return {
         "post": post,
         "page": post.page,
@@ -272,19 +281,17 @@ def _post_context(
         "claim_left": timeuntil(claim.expires_at, now) if claim is not None else "",
         "claim_soon": held and claim.expires_at - now <= CLAIM_WARNING,
         # Counted down from when the page loaded (static/js/claim.js), not from the browser's clock.
-        "claim_seconds": max(0, int((claim.expires_at - now).total_seconds())) if claim is not None else 0,
+        "claim_seconds": seconds_left(claim, now=now) if claim is not None else 0,
         "warning_minutes": int(CLAIM_WARNING.total_seconds() // 60),
         "lapsed": lapsed,
         "lapsed_at": clock(lapsed.expires_at) if lapsed is not None else "",
         "lease_minutes": int(lease_length().total_seconds() // 60),
         "refusal": refusal,
         "politician": politician,
-        # A claimed post whose claim lapsed reads as waiting (the periodic expiry has not reached it yet).
-        "state_label": QueueState.QUEUED.label if post.queue_state == QueueState.CLAIMED and claim is None
-        else post.get_queue_state_display(),
-        "state": QueueState.QUEUED if post.queue_state == QueueState.CLAIMED and claim is None else post.queue_state,
+        "state_label": QueueState(state).label,
+        "state": state,
         # Offer the claim only where it can succeed: a waiting post (or one whose claim lapsed) it covers.
-        "queued": claim is None and post.queue_state in (QueueState.QUEUED, QueueState.CLAIMED)
+        "queued": claim is None and state == QueueState.QUEUED
         and covers(organisation_of(request.user), language=post.language, country=post.country),
         "draft": draft,
         "draft_at": clock(draft.updated_at) if draft is not None else "",

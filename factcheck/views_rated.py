@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from core.csv_download import csv_download
@@ -41,8 +40,7 @@ def rated_posts(request: HttpRequest) -> HttpResponse:
     ), under_appeal_only=under_appeal)
     filters = {k: v for k, v in (("who", who), ("q", query), ("appeal", UNDER_APPEAL if under_appeal else "")) if v}
     if request.GET.get("format") == "csv":
-        claim_path = reverse("moderation:claim", args=[987654321]).replace("987654321", "{id}")
-        return csv_download(name="rated-posts", header=CSV_HEADER, rows=csv_rows(ratings, claim_path=claim_path))
+        return csv_download(name="rated-posts", header=CSV_HEADER, rows=csv_rows(ratings))
     rows = list(ratings.annotate(list_total=capped_total(ratings))[first - 1 : first - 1 + PAGE_SIZE + 1])
     if rows:
         total = rows[0].list_total

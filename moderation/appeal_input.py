@@ -9,7 +9,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from factcheck.models import Verdict
-from factcheck.ratings import MAX_RATIONALE, clean_http_urls, http_url
+from factcheck.rating_limits import MAX_RATIONALE
+from factcheck.ratings import clean_http_urls, http_url
 from moderation.models import AppealKind, AppealStatus
 
 MAX_STATEMENT = 2000

@@ -179,8 +179,7 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     # Not the person whose decision is appealed: they may not decide it.
     made_by = action.created_by_id if removal else rating.reviewer_id
     send_notice(
-        Notice("appeal_received", {"appeal": appeal, "kind_name": appeal.get_kind_display().split(" (")[0].lower()},
-               kind=NotificationKind.APPEAL_RECEIVED, appeal=appeal),
+        Notice("appeal_received", {"appeal": appeal}, kind=NotificationKind.APPEAL_RECEIVED, appeal=appeal),
         users=[u for u in deciders if u.pk != made_by], post=post, now=now,
     )
     publish_appeal(appeal, external_id=post.external_id)

@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import Case, Count, IntegerField, Max, Min, When
 from django.db.models.expressions import RawSQL
 
+from core.counting import capped_count_sql, capped_counts
 from factcheck.models import HARM_CATEGORIES, OPEN_HARM_REPORTS, Flag, FlagCategory, FlagSource, Post
 from factcheck.priority import compute_priority
 from moderation.deadlines import DECISION_TARGET
@@ -107,23 +107,18 @@ def capped(count: int) -> str:
 def _counted(now: datetime) -> dict[str, RawSQL]:
     """The two counts, each at most COUNT_CAP + 1 entries of a partial index (report_queue_order,
     report_queue_opened), as scalar subqueries, which PostgreSQL runs once per statement."""
-    waiting = open_rows().order_by().values("pk")[: COUNT_CAP + 1]
-    late = open_rows().filter(opened_at__lt=now - DECISION_TARGET).order_by().values("pk")[: COUNT_CAP + 1]
     counts = {}
-    for name, qs in (("waiting", waiting), ("late", late)):
-        sql, params = qs.query.sql_with_params()
-        counts[name] = RawSQL(f"SELECT COUNT(*) FROM ({sql}) AS {name}", params, output_field=IntegerField())
+    for name, qs in (("waiting", open_rows()), ("late", open_rows().filter(opened_at__lt=now - DECISION_TARGET))):
+        sql, params = capped_count_sql(qs, cap=COUNT_CAP, name=name)
+        counts[name] = RawSQL(sql, params, output_field=IntegerField())
     return counts
 
 
 def waiting_counts(*, now: datetime) -> WaitingCounts:
     """Both counts in one statement (the admin index; the page reads them with its rows: `queue_page`)."""
-    counts = _counted(now)
-    sql = ", ".join(f"({raw.sql})" for raw in counts.values())
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {sql}", [param for raw in counts.values() for param in raw.params])
-        found, overdue = cursor.fetchone()
-    return WaitingCounts(open=found, overdue=overdue)
+    counts = capped_counts(cap=COUNT_CAP, waiting=open_rows(),
+                           late=open_rows().filter(opened_at__lt=now - DECISION_TARGET))
+    return WaitingCounts(open=counts["waiting"], overdue=counts["late"])
 
 
 # What a row of the page shows: plain values, not models (building 26 posts, pages and users cost more than the

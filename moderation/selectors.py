@@ -38,21 +38,21 @@ def current_ratings() -> QuerySet[Rating]:
     return Rating.objects.filter(is_current=True).select_related("organisation")
 
 
-def _active_removals() -> QuerySet[Action]:
+def active_removals() -> QuerySet[Action]:
     """Removals while they stand: what "a post is removed" means, written once."""
     return Action.objects.filter(kind=ActionKind.REMOVAL, ended_at__isnull=True)
 
 
 def _active_removal() -> QuerySet[Action]:
     """The outer row's post's standing removal, for an Exists() (removed content is not republished)."""
-    return _active_removals().filter(post=OuterRef("post_id"))
+    return active_removals().filter(post=OuterRef("post_id"))
 
 
 def active_removal(post: Post) -> Action | None:
     """The post's removal, while it stands (at most one: moderation.staff_actions refuses a second), with who
     made it (the admin's banner names them; the join costs no query of its own). Reads no lock:
     a caller that decides on the answer holds the post's lock (moderation.pipeline.lock_post)."""
-    return _active_removals().filter(post=post).select_related("created_by").first()
+    return active_removals().filter(post=post).select_related("created_by").first()
 
 
 def published_ratings() -> QuerySet[Rating]:
@@ -261,3 +261,18 @@ def owner_posts(*, page_ids: list[int], state: str) -> QuerySet[Post]:
     elif state == PostState.APPEALED:
         posts = posts.filter(Exists(Appeal.objects.open().filter(post=OuterRef("pk"))))
     return posts.order_by("-posted_at", "-id")
+
+
+# Which appeals each desk holds: its queue, its CSV and the navigation's count (moderation.workday).
+FACT_CHECK_APPEALS = (AppealKind.DISPUTE, AppealKind.CORRECTION)
+
+
+def organisation_appeals(*, organisation_id: int | None) -> QuerySet[Appeal]:
+    """Disputes and corrections of an organisation's ratings (a matched copy's too: they name the claim's
+    rating): what its fact-checkers decide, and all they may see of appeals."""
+    return Appeal.objects.filter(kind__in=FACT_CHECK_APPEALS, rating__organisation_id=organisation_id)
+
+
+def removal_appeals() -> QuerySet[Appeal]:
+    """Every removal appeal: trust-and-safety staff decide them."""
+    return Appeal.objects.filter(kind=AppealKind.REMOVAL)

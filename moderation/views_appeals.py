@@ -43,8 +43,8 @@ from moderation.appeals import (
 from moderation.deadlines import due_label
 from moderation.forms import DecideForm, error_summary
 from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
+from moderation.selectors import organisation_appeals, removal_appeals
 from moderation.timeline import post_timeline
-from moderation.workday import organisation_appeals, removal_appeals
 
 PAGE_SIZE = 50
 STATEMENT_PREVIEW_WORDS = 25
@@ -76,11 +76,10 @@ QUEUE_VIEWS = (
 
 @dataclass(frozen=True)
 class Desk:
-    """Who works a queue of appeals, which kinds it holds, and where its pages live."""
+    """Who works a queue of appeals and where its pages live (which appeals it holds: `appeals`)."""
 
     key: str
     title: str
-    kinds: tuple[str, ...]
     role_label: str
     queue_url: str
     detail_url: str
@@ -92,19 +91,19 @@ class Desk:
 
     def appeals(self, user) -> QuerySet[Appeal]:
         # A fact-checker sees the appeals against their own organisation's ratings only;
-        # trust-and-safety staff see every removal appeal (moderation.workday: the navigation counts them too).
+        # trust-and-safety staff see every removal appeal (moderation.selectors: the navigation counts them too).
         if self.key == "factcheck":
             return organisation_appeals(organisation_id=organisation_id_of(user))
         return removal_appeals()
 
 
 FACTCHECK_DESK = Desk(
-    key="factcheck", title="Appeals", kinds=(AppealKind.DISPUTE, AppealKind.CORRECTION), role_label="fact-checkers",
+    key="factcheck", title="Appeals", role_label="fact-checkers",
     queue_url="moderation:factchecker_appeals", detail_url="moderation:factchecker_appeal",
     review_url="moderation:factchecker_appeal_review",
 )
 STAFF_DESK = Desk(
-    key="staff", title="Removal appeals", kinds=(AppealKind.REMOVAL,), role_label="trust-and-safety staff",
+    key="staff", title="Removal appeals", role_label="trust-and-safety staff",
     queue_url="moderation:staff_appeals", detail_url="moderation:staff_appeal",
     review_url="moderation:staff_appeal_review",
 )

@@ -43,7 +43,6 @@ from moderation.models import (
     Notification,
     RepeatOffenderPolicy,
 )
-from moderation.notice_delivery import mark_read
 from moderation.notices import fold_repeats
 from moderation.policy import restricts
 from moderation.selectors import (
@@ -59,6 +58,7 @@ from moderation.selectors import (
 )
 from moderation.statements.scope import place_of
 from moderation.timeline import post_timeline
+from moderation.views_notifications import mark_posted_read
 
 PAGE_SIZE = 20
 NOTIFICATIONS_SHOWN = 20
@@ -172,11 +172,7 @@ def portal(request: HttpRequest) -> HttpResponse:
 @page_owner_required
 @require_POST
 def mark_notifications_read(request: HttpRequest) -> HttpResponse:
-    # "Mark all as read" sends the ids that were shown, so one arriving meanwhile stays unread.
-    raw = request.POST.getlist("shown") if request.POST.get("all") else request.POST.getlist("notification")
-    ids = [number for value in raw if (number := plain_number(value)) is not None]
-    count = mark_read(user=request.user, notification_ids=ids)
-    messages.success(request, f"{count} notification{'s' if count != 1 else ''} marked as read.")
+    mark_posted_read(request)
     return redirect(f"{reverse('moderation:portal')}?notifications=open#notifications")
 
 

@@ -48,7 +48,7 @@ from moderation.views_appeals import Desk, desk_member_required
 # As the fact-checkers' queue: staff decide one post at a time, from the top.
 PAGE_SIZE = 25
 REPORTS_DESK = Desk(
-    key="staff", title="Reports of harm", kinds=(), role_label="trust-and-safety staff",
+    key="staff", title="Reports of harm", role_label="trust-and-safety staff",
     queue_url="moderation:staff_reports", detail_url="moderation:staff_report",
     review_url="moderation:staff_report_claim", what="reports of harm",
 )

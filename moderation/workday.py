@@ -14,49 +14,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
+from core.counting import capped_counts
 from factcheck import selectors
 from factcheck.members import organisation_of
-from moderation.models import Appeal, AppealKind, Notification
+from moderation.models import Notification
 from moderation.report_queue import open_rows
+from moderation.selectors import organisation_appeals, removal_appeals
 
 # A count past this is shown as "99+": a number in the navigation is a nudge, not a report.
 COUNT_CAP = 99
-FACT_CHECK_APPEALS = (AppealKind.DISPUTE, AppealKind.CORRECTION)
-
-
-def organisation_appeals(*, organisation_id: int | None) -> QuerySet[Appeal]:
-    """Disputes and corrections of an organisation's ratings (a matched copy's too: they name the claim's
-    rating): what its fact-checkers decide, and all they may see of appeals."""
-    return Appeal.objects.filter(kind__in=FACT_CHECK_APPEALS, rating__organisation_id=organisation_id)
-
-
-def removal_appeals() -> QuerySet[Appeal]:
-    """Every removal appeal: trust-and-safety staff decide them."""
-    return Appeal.objects.filter(Q(kind=AppealKind.REMOVAL))
 
 
 def unread_notifications(*, user) -> QuerySet[Notification]:
     return Notification.objects.filter(user=user, read_at__isnull=True)
 
 
-def _count_all(**querysets: QuerySet) -> dict[str, int]:
-    """Each queryset's count, up to COUNT_CAP + 1, all in one statement (a scalar subquery each over a
-    LIMITed subquery, as moderation.report_queue counts its desk): the navigation costs one query. An empty
-    queryset (`none()`) is left out: its count stays None."""
-    parts, params = [], []
-    querysets = {name: queryset for name, queryset in querysets.items() if not queryset.query.is_empty()}
-    if not querysets:
-        return {}
-    for name, queryset in querysets.items():
-        sql, found = queryset.order_by().values("pk")[: COUNT_CAP + 1].query.sql_with_params()
-        parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS {name})")
-        params.extend(found)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {', '.join(parts)}", params)
-        return dict(zip(querysets, cursor.fetchone(), strict=True))
+def _capped(**querysets: QuerySet) -> dict[str, int]:
+    """Each count up to COUNT_CAP + 1, all in one statement: the navigation costs one query."""
+    return capped_counts(cap=COUNT_CAP, **querysets)
 
 
 def shown(count: int | None) -> str:
@@ -111,7 +88,7 @@ def work_counts(*, user) -> WorkCounts:
     if user.is_factchecker:
         organisation = organisation_of(user)
         if organisation is None:
-            return WorkCounts(**_count_all(unread=unread_notifications(user=user)))
+            return WorkCounts(**_capped(unread=unread_notifications(user=user)))
         key = f"suggestions-waiting:{organisation.pk}"
         suggestions = cache.get(key)
         counting = {"unread": unread_notifications(user=user),
@@ -119,15 +96,15 @@ def work_counts(*, user) -> WorkCounts:
         if suggestions is None:
             stored, turned = selectors.waiting_suggestions_everywhere(organisation=organisation)
             counting.update(stored=stored, turned=turned)
-        counts = _count_all(**counting)
+        counts = _capped(**counting)
         if suggestions is None:
             suggestions = counts.pop("stored") + counts.pop("turned")
             cache.set(key, suggestions, SUGGESTION_COUNT_SECONDS)
         return WorkCounts(**counts, suggestions=suggestions)
     if user.is_trust_safety:
-        return WorkCounts(**_count_all(
+        return WorkCounts(**_capped(
             unread=unread_notifications(user=user), removal_appeals=removal_appeals().open(), reports=open_rows(),
         ))
     if user.is_page_owner:
-        return WorkCounts(**_count_all(unread=unread_notifications(user=user)))
+        return WorkCounts(**_capped(unread=unread_notifications(user=user)))
     return WorkCounts()

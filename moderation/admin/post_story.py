@@ -17,7 +17,7 @@ from moderation.admin_actions import PostRemoval
 from moderation.appeals import is_overdue
 from moderation.models import Action, Appeal, PostDistribution, Strike
 from moderation.report_queue import open_report_counts
-from moderation.selectors import _active_removals, published_ratings
+from moderation.selectors import active_removals, published_ratings
 from moderation.timeline import post_timeline
 
 LATEST_STRIKES_SHOWN = 50
@@ -49,7 +49,7 @@ class RemovedFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         if self.value() in ("yes", "no"):
-            removed = Exists(_active_removals().filter(post=OuterRef("pk")))
+            removed = Exists(active_removals().filter(post=OuterRef("pk")))
             return queryset.filter(removed if self.value() == "yes" else ~removed)
         return queryset
 

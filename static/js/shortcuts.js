@@ -249,9 +249,6 @@
     document.addEventListener("keydown", onKeydown);
   }
 
-  // Exposed for pages that add shortcut elements later (optional).
-  window.factdeskShortcuts = { open: openList, enabled: enabled };
-
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

@@ -15,17 +15,11 @@ from django.utils import timezone
 from factcheck.claims import claim_post, lease_length
 from factcheck.models import Claim, Rating, RatingDraft, Verdict
 from factcheck.ratings import record_rating
+from tests.factcheck.test_claim_lapse import TYPED
 from tests.factories import FactCheckerFactory, MatchFactory, OrganisationFactory, PostFactory, RatingFactory
 
 pytestmark = pytest.mark.django_db
 
-TYPED = {
-    "verdict": Verdict.FALSE,
-    "rationale": "The video is from a 2014 drill in another country; the agency's archive shows the same frames.",
-    "sources": "https://agency.example/archive/2014-drill",
-    "article_url": "",
-    "replaces": "",
-}
 
 
 def text(response) -> str:
