@@ -24,6 +24,9 @@ class User(AbstractUser):
     role = models.CharField(max_length=20, choices=Role.choices, blank=True, db_index=True)
     # An IANA name ("Europe/Paris"): pages show times in it (accounts.middleware activates it per request).
     time_zone = models.CharField(max_length=64, default="UTC", help_text="Times are shown in this time zone.")
+    # Posts' images are shown blurred and in grey until clicked (reviewer wellness, as ROOST's Coop does);
+    # on, they are shown as they are.
+    show_media = models.BooleanField(default=False, help_text="Show posts' images as they are, not blurred.")
 
     class Meta:
         constraints = [

@@ -7,6 +7,7 @@ right after the transaction commits (see config/jobs.py).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -193,6 +194,7 @@ CONTENT_SECURITY_POLICY = {
         "script-src": ["'self'"],
         # Swagger UI and the admin set a few style attributes; no script can run from them.
         "style-src": ["'self'", "'unsafe-inline'"],
+        # Posts' images, from the platform's media hosts only (FACTDESK_MEDIA_HOSTS, set below).
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'"],
         "connect-src": ["'self'"],
@@ -308,6 +310,21 @@ if FACTDESK_MATCH_SUGGEST > FACTDESK_MATCH_AUTO:
         f"FACTDESK_MATCH_SUGGEST ({FACTDESK_MATCH_SUGGEST}) must not be above "
         f"FACTDESK_MATCH_AUTO ({FACTDESK_MATCH_AUTO})."
     )
+# Media (PRODUCT.md, "Media: images and video"): the hosts the platform serves posts' images from, the only ones
+# the pages load images from (the CSP's img-src names them, https only); and how many of PDQ's 256 bits two
+# images may differ by and still match (31, HMA's). The index finds every pair within it up to 47
+# (factcheck.models_media: 16 chunks, each probed with its neighbours of up to distance // 16 bits).
+FACTDESK_MEDIA_HOSTS = [host.lower() for host in env_list("FACTDESK_MEDIA_HOSTS", "")]
+for _host in FACTDESK_MEDIA_HOSTS:
+    if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+(:\d{1,5})?", _host):
+        raise ImproperlyConfigured(
+            f"FACTDESK_MEDIA_HOSTS must list host names (media.example.com, *.cdn.example.com), not {_host!r}."
+        )
+FACTDESK_MEDIA_MATCH_DISTANCE = int(os.environ.get("FACTDESK_MEDIA_MATCH_DISTANCE", "31"))
+if not 0 <= FACTDESK_MEDIA_MATCH_DISTANCE <= 47:
+    raise ImproperlyConfigured(
+        f"FACTDESK_MEDIA_MATCH_DISTANCE must be between 0 and 47 bits, not {FACTDESK_MEDIA_MATCH_DISTANCE}."
+    )
 # ISO 3166 codes of EU and EEA countries only (the Transparency Database takes no others; checked
 # by moderation.checks when the project starts).
 FACTDESK_TERRITORIAL_SCOPE = [code.upper() for code in env_list(
@@ -347,3 +364,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# The page's CSP lets images come from the platform's media hosts, over https only.
+CONTENT_SECURITY_POLICY["DIRECTIVES"]["img-src"] += [f"https://{host}" for host in FACTDESK_MEDIA_HOSTS]

@@ -355,11 +355,11 @@ class Rating(models.Model):
         raise AppendOnlyError("ratings are never deleted; a new rating supersedes them")
 
 
-
 class MatchMethod(models.TextChoices):
     URL = "url", "Same normalised URL"
     TEXT = "text", "Same normalised text"
     MINHASH = "minhash", "Near-duplicate text"
+    MEDIA = "media", "Same or similar image"
 
 
 class MatchState(models.TextChoices):
@@ -384,7 +384,6 @@ class MatchGuard(models.TextChoices):
 
 class Match(models.Model):
     """That `post` is a copy of `source`, the first post of a claim, with how it was found.
-
     Never deleted: a rejected pair stays, so that it is never suggested or matched again.
     The only transitions are factcheck.matching.matcher's (suggested -> confirmed | rejected,
     auto | confirmed -> rejected when a reversal unlinks the copy), each audited.
@@ -446,5 +445,6 @@ class RatedBand(models.Model):
         return f"{self.band} of rated {self.post_id}"
 
 # Their own modules only because this one is at its length; imported here so Django registers them.
+import factcheck.models_media  # noqa: E402,F401  (PostMedia, MediaBand, RatedMediaBand: import them from there)
 from factcheck.models_drafts import RatingDraft as RatingDraft  # noqa: E402
 from factcheck.models_membership import Membership as Membership  # noqa: E402

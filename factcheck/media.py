@@ -1,0 +1,110 @@
+"""Posts' media: the items a flag carries, stored per item, and the arithmetic of their PDQ hashes.
+
+PRODUCT.md, "Media: images and video". The platform hashes its images (PDQ, MD5) as it does for HMA;
+Factdesk stores the hashes and never fetches a URL. A PDQ hash is kept as its 64 hex characters (the
+form ThreatExchange and HMA exchange: the first bit of pdqhash's vector is the highest bit of the first
+hex digit) and compared as a Python int: the distance of two hashes is the number of bits they differ by.
+
+The keys (factcheck.models_media says why 16 chunks of 16 bits): `band_keys` are an image's own chunks, as
+stored; `probe_keys` are every chunk value within `radius` bits of the image's, as looked up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from django.conf import settings
+
+from core.bulk import insert_rows, insert_rows_returning_ids
+from factcheck.models_media import MediaBand, PostMedia
+
+BITS = 256
+CHUNKS = 16
+CHUNK_BITS = BITS // CHUNKS
+_CHUNK_MASK = (1 << CHUNK_BITS) - 1
+# PDQ's own bar: a hash of a flat or tiny image (quality under 50) says little and matches too much.
+MIN_QUALITY = 50
+MAX_ITEMS = 10
+
+
+@dataclass(frozen=True)
+class MediaInput:
+    """One media item of a flag's post, validated (factcheck.flag_input): hashes lower-case hex or ""."""
+
+    kind: str
+    url: str
+    pdq: str = ""
+    md5: str = ""
+    alt_text: str = ""
+    quality: int | None = None
+    still_url: str = ""
+
+
+MEDIA_COLUMNS = ("post", "position", "kind", "url", "still_url", "pdq", "quality", "md5", "alt_text", "swept_at")
+
+
+def pdq_int(pdq: str) -> int:
+    return int(pdq, 16)
+
+
+def pdq_hex(value: int) -> str:
+    return f"{value:064x}"
+
+
+def distance(a: int, b: int) -> int:
+    """How many of the 256 bits two PDQ hashes differ by."""
+    return (a ^ b).bit_count()
+
+
+def similarity(bits_apart: int) -> float:
+    """A match's score: the share of the 256 bits two hashes agree on (1.0 for the same file)."""
+    return round(1 - bits_apart / BITS, 4)
+
+
+def matchable(pdq: str, quality: int | None) -> bool:
+    """Whether a hash takes part in matching: sent, and not of low quality (a hash sent without its quality is
+    the platform's own, which it hashed as HMA does, refusing low-quality images itself)."""
+    return bool(pdq) and (quality is None or quality >= MIN_QUALITY)
+
+
+def search_radius() -> int:
+    """Bits each chunk is probed within: two hashes FACTDESK_MEDIA_MATCH_DISTANCE apart agree to within this
+    many bits on at least one of the 16 chunks (pigeonhole)."""
+    return settings.FACTDESK_MEDIA_MATCH_DISTANCE // CHUNKS
+
+
+def _chunks(value: int) -> list[int]:
+    return [(value >> (CHUNK_BITS * (CHUNKS - 1 - i))) & _CHUNK_MASK for i in range(CHUNKS)]
+
+
+def band_keys(value: int) -> list[int]:
+    """The image's 16 chunks, each as one integer key: its place (0-15) in the high bits, its value below."""
+    return [(i << CHUNK_BITS) | chunk for i, chunk in enumerate(_chunks(value))]
+
+
+_FLIPS = {r: [sum(1 << bit for bit in bits) for n in range(r + 1) for bits in combinations(range(CHUNK_BITS), n)]
+          for r in range(3)}
+
+
+def probe_keys(value: int, *, radius: int | None = None) -> list[int]:
+    """Every key within `radius` bits (default `search_radius()`) of each of the image's chunks: 16 x 17 keys
+    at radius 1, among which any image within FACTDESK_MEDIA_MATCH_DISTANCE has at least one of its own."""
+    flips = _FLIPS[search_radius() if radius is None else radius]
+    return [(i << CHUNK_BITS) | (chunk ^ flip) for i, chunk in enumerate(_chunks(value)) for flip in flips]
+
+
+def store_media(items: Mapping[int, Sequence[MediaInput]]) -> list[int]:
+    """Store posts' media (post id -> its items, in order), with the band keys of their hashes; the caller
+    has removed what the posts carried before. Returns the new items' ids."""
+    rows = [(post_id, position, item.kind, item.url, item.still_url, item.pdq, item.quality, item.md5,
+             item.alt_text, None)
+            for post_id, post_items in items.items() for position, item in enumerate(post_items)]
+    if not rows:
+        return []
+    ids = insert_rows_returning_ids(PostMedia, MEDIA_COLUMNS, rows)
+    insert_rows(MediaBand, ("band", "media"), sorted(
+        {(key, pk) for pk, row in zip(ids, rows, strict=True) if matchable(row[5], row[6])
+         for key in band_keys(pdq_int(row[5]))}))
+    return ids
