@@ -14,8 +14,6 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from factcheck.models import Post
-
 
 class MediaKind(models.TextChoices):
     IMAGE = "image", "Image"
@@ -25,7 +23,7 @@ class MediaKind(models.TextChoices):
 class PostMedia(models.Model):
     """One picture or video of a post, as the platform describes it: Factdesk never fetches it itself."""
 
-    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="media")
+    post = models.ForeignKey("factcheck.Post", on_delete=models.CASCADE, related_name="media")
     position = models.PositiveSmallIntegerField()  # 0 to 9, in the order the platform sent them
     kind = models.CharField(max_length=10, choices=MediaKind.choices)
     url = models.URLField(max_length=2000)
