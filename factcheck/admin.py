@@ -155,6 +155,7 @@ class PostAdmin(PostSearch, ReadOnlyAdmin):
                         "(slower: it reads posts until it finds matches).")
     fieldsets = (
         (None, {"fields": POST_FIELDS}),
+        ("Media", {"fields": ("media_items",)}),
         ("Ratings", {"fields": ("ratings",)}),
         ("Queue", {"fields": QUEUE_FIELDS}),
         ("Claims", {"fields": ("claims",)}),
@@ -162,8 +163,8 @@ class PostAdmin(PostSearch, ReadOnlyAdmin):
         ("Flags", {"fields": ("flags_summary",)}),
         ("Audit log", {"fields": ("audit_log",)}),
     )
-    readonly_fields = (*POST_FIELDS, *QUEUE_FIELDS, "ratings", "claims", "copy_of", "copies", "flags_summary",
-                       "audit_log")
+    readonly_fields = (*POST_FIELDS, *QUEUE_FIELDS, "media_items", "ratings", "claims", "copy_of", "copies",
+                       "flags_summary", "audit_log")
 
     posted = shown_as(when, "posted_at", "posted")
     views_shown = shown_as(number, "views", "views")
@@ -196,6 +197,17 @@ class PostAdmin(PostSearch, ReadOnlyAdmin):
     @admin.display(description="page")
     def page_link(self, post: Post):
         return admin_link(post.page, f"{post.page.name} ({post.page.external_id})")
+
+    @admin.display(description="media, as the platform sent them")
+    def media_items(self, post: Post):
+        # The addresses as text, not links: staff open a post's image knowingly, not by a stray click.
+        return html_table(
+            ("#", "kind", "address", "alt text", "PDQ (quality)", "MD5"),
+            ((m.position + 1, m.get_kind_display(), m.url, m.alt_text or EMPTY,
+              f"{m.pdq} ({EMPTY if m.quality is None else m.quality})" if m.pdq else EMPTY, m.md5 or EMPTY)
+             for m in post.media.order_by("position")),
+            empty="No media: a text post.",
+        )
 
     @admin.display(description="ratings, newest first")
     def ratings(self, post: Post):
