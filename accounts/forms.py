@@ -23,10 +23,18 @@ class ProfileForm(forms.Form):
         label="Time zone", choices=time_zone_choices,
         help_text="Claims, ratings and timelines show their times in this zone.",
     )
+    # Reviewer wellness (PRODUCT.md, "Media"): pictures start blurred and grey unless the person chooses this.
+    show_media = forms.BooleanField(
+        label="Show posts' images as they are", required=False,
+        help_text="Off, images on the post page and in the queue are blurred and grey until you click one.",
+    )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, reviews_media: bool = True, **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+        if not reviews_media:  # page owners see their own posts' images as they are; API clients see no pages
+            del self.fields["show_media"]
+        describe_by_help(self)
 
 
 class BoundedUsername:

@@ -94,12 +94,21 @@ def welcome(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def profile(request: HttpRequest) -> HttpResponse:
-    """The signed-in person's own settings: the time zone their pages show times in."""
-    form = ProfileForm(request.POST or None, initial={"time_zone": request.user.time_zone})
+    """The signed-in person's own settings: the time zone their pages show times in, and, for those who review
+    posts (fact-checkers, trust-and-safety staff), whether posts' images are shown as they are or blurred."""
+    user = request.user
+    form = ProfileForm(request.POST or None, reviews_media=user.is_factchecker or user.is_trust_safety,
+                       initial={"time_zone": user.time_zone, "show_media": user.show_media})
     if request.method == "POST" and form.is_valid():
-        request.user.time_zone = form.cleaned_data["time_zone"]
-        request.user.save(update_fields=["time_zone"])
-        messages.success(request, f"Saved: times are shown in {request.user.time_zone}.")
+        changed = {name: form.cleaned_data[name] for name in ("time_zone", "show_media") if name in form.fields}
+        for name, value in changed.items():
+            setattr(user, name, value)
+        user.save(update_fields=list(changed))
+        saved = f"Saved: times are shown in {user.time_zone}."
+        if "show_media" in changed:
+            saved += (" Posts' images are shown as they are." if user.show_media
+                      else " Posts' images are blurred until you click one.")
+        messages.success(request, saved)
         return redirect("accounts:profile")
     return render(request, "accounts/profile.html",
                   {"form": form, "errors": error_summary(form) if form.is_bound else []})

@@ -60,9 +60,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--copy-phase-seconds", type=float, default=600.0,
                         help="at most this long sending ratings under load (then the figure is over those measured)")
     parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "claims", "dashboard",
-                                           "reports", "copyload", "navigation"],
+                                           "reports", "copyload", "navigation", "media"],
                         help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
+    from bench.media import add_arguments as add_media_arguments
+
+    add_media_arguments(parser)
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
     return parser.parse_args(argv)
@@ -302,6 +305,10 @@ def main(argv: list[str]) -> int:
                 rounds=args.copy_rounds, round_seconds=args.copy_round_seconds, drain_timeout=args.copy_drain_timeout,
                 phase_seconds=args.copy_phase_seconds,
             )
+        if args.only in (None, "media"):
+            from bench.media import run_media_figures
+
+            run_media_figures(run, args)
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())

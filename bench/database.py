@@ -14,6 +14,10 @@ FILLED_MODELS = (
     "factcheck.Match",
     "factcheck.PostBand",
     "factcheck.RatedBand",
+    # Media keys have no foreign key to cascade through (db_constraint=False): emptied by name.
+    "factcheck.MediaBand",
+    "factcheck.RatedMediaBand",
+    "factcheck.PostMedia",
     "factcheck.Flag",
     "factcheck.Rating",
     "factcheck.Claim",

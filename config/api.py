@@ -6,8 +6,8 @@ whatever produced it: an endpoint, ninja's own validation, auth, throttling, Dja
 limit, a domain refusal (REFUSAL_STATUS, the one table from refusal to HTTP status), an unknown
 route under /api/ or a wrong method. Endpoints live in each app's router: factcheck/api.py (flags,
 ratings), moderation/api.py (posts, appeals, decisions, statements of reasons),
-moderation/api_claims.py (ClaimReview), accounts/api.py (tokens), webhooks/api.py (webhook
-endpoints) and reports/api.py (stats). What they share is core/api_errors.py (the error shape,
+moderation/api_claims.py (ClaimReview), factcheck/api_media.py (image hashing), accounts/api.py (tokens),
+webhooks/api.py (webhook endpoints) and reports/api.py (stats). What they share is core/api_errors.py (the error shape,
 body parsing) and accounts/api_auth.py (the bearer token).
 """
 
@@ -37,8 +37,11 @@ from core.api_errors import ApiError, TooLarge, check_body_size, read_json_objec
 from core.refusals import Refusal
 from factcheck.api import REQUEST_SCHEMAS
 from factcheck.api import router as factcheck_router
+from factcheck.api_media import check_upload_length, hash_media
+from factcheck.api_media import router as media_router
 from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage, PostRemoved
 from factcheck.ingest import IdempotencyConflict
+from factcheck.media_hashing import EmptyImage, MediaTooLarge
 from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused, StaleRating
 from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
@@ -78,9 +81,11 @@ offset (`Z` or `+01:00`); naive datetimes are refused. Requests are limited per 
 (by default 20 a minute; past it, every request from that address is `429` for a minute or two).
 By default a URL (path and query) over 8,000 bytes
 is refused with `414` (`uri_too_long`), request headers over 16 KiB or 100 fields with `431`
-(`headers_too_large`), and a body over 5 MiB with `413`, chunked bodies included.
+(`headers_too_large`), and a body over 5 MiB with `413`, chunked bodies included (an image sent to
+`POST /api/v1/media/hash` may have 10 MiB: send it with Content-Length).
 A JSON body must be sent with `Content-Type: application/json` (or another `application/*+json`);
-any other, or none, is refused with `400` (`unsupported_content_type`). No text anywhere in a body may
+any other, or none, is refused with `400` (`unsupported_content_type`); an image's raw bytes are judged by
+their content, whatever their Content-Type. No text anywhere in a body may
 hold NUL (`\\u0000`) or an unpaired surrogate (`422`). Refusals that depend on the state of things or on
 two fields together are listed in each operation's description; the schemas say everything else.
 """
@@ -125,14 +130,22 @@ def error_response(request: HttpRequest, status: int, code: str, message: str, d
     )
 
 
+# Operations whose body has a limit of its own (raw uploads): their view function -> its check of Content-Length.
+OWN_BODY_LIMITS: dict[Callable[..., Any], Callable[[HttpRequest], None]] = {hash_media: check_upload_length}
+
+
 def refuse_oversized_body(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Check Content-Length before authentication, throttling or parsing touch the body."""
+    # ninja passes each operation's bound `run`; its operation knows the view function it calls.
+    check = OWN_BODY_LIMITS.get(getattr(getattr(run, "__self__", None), "view_func", None), check_body_size)
 
     def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
-            check_body_size(request)
+            check(request)
         except ApiError as exc:
             return on_api_error(request, exc)
+        except Refusal as exc:
+            return on_refusal(request, exc)
         return run(request, *args, **kwargs)
 
     return checked
@@ -207,6 +220,7 @@ api.add_decorator(refuse_oversized_body, mode="view")
 api.add_router("v1/", factcheck_router)
 api.add_router("v1/", moderation_router)
 api.add_router("v1/", claimreview_router)
+api.add_router("v1/", media_router)
 api.add_router("v1/", accounts_router)
 api.add_router("v1/", webhooks_router)
 api.add_router("v1/", reports_router)
@@ -245,6 +259,8 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     EndpointNotFound: 404,
     EndpointRefused: 422,
     NoFigures: 403,
+    MediaTooLarge: 413,
+    EmptyImage: 400,  # as an empty JSON body is (core.api_errors, `empty_body`)
 }
 
 

@@ -159,9 +159,12 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# The demo's pictures, drawn by `seed_demo` (factcheck.demo_media), are served as /static/demo-media/.
+DEMO_MEDIA_DIR = VAR_DIR / "demo-media"
+STATICFILES_DIRS = [BASE_DIR / "static", ("demo-media", DEMO_MEDIA_DIR)]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise expects it before collectstatic has run
+DEMO_MEDIA_DIR.mkdir(parents=True, exist_ok=True)  # a static directory must exist (staticfiles.W004)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

@@ -56,6 +56,10 @@ JOBS: dict[str, JobSpec] = {
     # A rating reaching its claim's copies: a viral claim's thousands of copies are tens of seconds of work, which
     # must not hold the urgent workers (a rating's own decision is apply_rating's); before any bulk work.
     "moderation.jobs.propagate_rating": JobSpec(COPIES),
+    # A rating reaching the posts that already carry its post's images (factcheck.matching.sweep): the same
+    # kind of work, and its reconciler beside it.
+    "factcheck.jobs.sweep_rated_media": JobSpec(COPIES),
+    "factcheck.jobs.reconcile_media_sweeps": JobSpec(COPIES),
     "moderation.jobs.reconcile_decisions": JobSpec(DECISIONS),
     # What people are told: e-mails of notifications, and of disabled webhook endpoints.
     "moderation.jobs.send_notification_email": JobSpec(NOTICES),

@@ -18,6 +18,20 @@ On the truth scale `ratingValue` is 1 = False or Altered, 2 = Partly false, 3 = 
 label alone. The `Claim`'s `author` is the page (its name), its `datePublished` the post's, its
 `appearance` the post's URL and its `identifier` the post's external id.
 
+An `altered` rating of a post with media is also published as schema.org `MediaReview` (PRODUCT.md,
+"Media"), beside its ClaimReview on `/claims/{id}/` and in the same DataFeedItem of the export:
+
+| MediaReview | from |
+| --- | --- |
+| `url`, `datePublished`, `author` | as the ClaimReview's |
+| `mediaAuthenticityCategory` | `TransformedContent`: the verdict's "edited or synthesised in a way that misleads" |
+| `originalMediaContextDescription` | the rationale (what the media was before it was altered) |
+| `itemReviewed` | `MediaReviewItem`: `creator` the page, `mediaItemAppearance` an `ImageObject` or `VideoObject` each |
+
+Each media object has the platform's `contentUrl`, its alt text as `caption`, the post's date as
+`uploadDate` and, for a video, its still as `thumbnailUrl`. The API's claimreview endpoint stays one
+ClaimReview (its clients read one object; the platform has the media already).
+
 Which ratings are published (current, a verdict other than Not eligible, the post not removed)
 is the decision side's call: moderation.selectors.published_ratings.
 """
@@ -31,6 +45,7 @@ from typing import IO, Any
 
 from core.public_site import public_reverse
 from factcheck.models import Post, Rating, Verdict
+from factcheck.models_media import MediaKind
 
 SCHEMA_ORG = "https://schema.org"
 WORST, BEST = 1, 4
@@ -41,6 +56,9 @@ TRUTH_SCALE: dict[str, int] = {
     Verdict.MISSING_CONTEXT: 3,
     Verdict.TRUE: 4,
 }
+# What an `altered` verdict says of the media, in schema.org's MediaManipulationRatingEnumeration.
+ALTERED_MEDIA = f"{SCHEMA_ORG}/TransformedContent"
+MEDIA_OBJECTS = {MediaKind.IMAGE: "ImageObject", MediaKind.VIDEO: "VideoObject"}
 # Not eligible is no verdict on a claim: nothing to publish.
 PUBLISHED_VERDICTS: tuple[str, ...] = tuple(v for v in Verdict.values if v != Verdict.NOT_ELIGIBLE)
 
@@ -60,11 +78,15 @@ def review_rating(verdict: str) -> dict[str, Any]:
     return rating
 
 
-def claim_review(rating: Rating, *, post: Post) -> dict[str, Any]:
-    """The rating as one ClaimReview object; `rating.organisation` and `post.page` are read."""
+def _organisation(rating: Rating) -> dict[str, Any]:
     organisation: dict[str, Any] = {"@type": "Organization", "name": rating.organisation.name}
     if rating.organisation.url:
         organisation["url"] = rating.organisation.url
+    return organisation
+
+
+def claim_review(rating: Rating, *, post: Post) -> dict[str, Any]:
+    """The rating as one ClaimReview object; `rating.organisation` and `post.page` are read."""
     claim: dict[str, Any] = {
         "@type": "Claim",
         "identifier": post.external_id,
@@ -79,24 +101,65 @@ def claim_review(rating: Rating, *, post: Post) -> dict[str, Any]:
         "url": rating.article_url or claim_page_url(rating),
         "claimReviewed": post.text.strip() or post.url or post.external_id,
         "datePublished": _date(rating.published_at or rating.created_at),
-        "author": organisation,
+        "author": _organisation(rating),
         "reviewRating": review_rating(rating.verdict),
         "reviewBody": rating.rationale,
         "itemReviewed": claim,
     }
 
 
-def write_data_feed(reviews: Iterable[dict[str, Any]], *, out: IO[str], created: datetime) -> int:
-    """Write a schema.org DataFeed of ClaimReviews to `out`, one item at a time; returns how many.
+def media_review(rating: Rating, *, post: Post) -> dict[str, Any] | None:
+    """The rating as one MediaReview object when it is `altered` and the post has media, else None.
 
-    Each element is a `DataFeedItem` holding one ClaimReview, as in Data Commons' fact-check feed.
-    Written incrementally, so an export of every rating never holds them all in memory.
+    The post's media are read only for an `altered` rating (`post.media`, prefetched by a caller of many)."""
+    if rating.verdict != Verdict.ALTERED:
+        return None
+    items = list(post.media.all())  # in their order (PostMedia.Meta.ordering)
+    if not items:
+        return None
+    appearances = []
+    for item in items:
+        appearance: dict[str, Any] = {"@type": MEDIA_OBJECTS[item.kind], "contentUrl": item.url,
+                                      "uploadDate": _date(post.posted_at)}
+        if item.alt_text:
+            appearance["caption"] = item.alt_text
+        if item.still_url:
+            appearance["thumbnailUrl"] = item.still_url
+        appearances.append(appearance)
+    return {
+        "@context": SCHEMA_ORG,
+        "@type": "MediaReview",
+        "url": rating.article_url or claim_page_url(rating),
+        "datePublished": _date(rating.published_at or rating.created_at),
+        "author": _organisation(rating),
+        "mediaAuthenticityCategory": ALTERED_MEDIA,
+        "originalMediaContextDescription": rating.rationale,
+        "itemReviewed": {
+            "@type": "MediaReviewItem",
+            "creator": {"@type": "Organization", "name": post.page.name},
+            "mediaItemAppearance": appearances,
+        },
+    }
+
+
+def published_reviews(rating: Rating, *, post: Post) -> list[dict[str, Any]]:
+    """What a published rating is published as: its ClaimReview, and its MediaReview when it has one."""
+    review = media_review(rating, post=post)
+    return [claim_review(rating, post=post), *([review] if review else [])]
+
+
+def write_data_feed(reviews: Iterable[list[dict[str, Any]]], *, out: IO[str], created: datetime) -> int:
+    """Write a schema.org DataFeed to `out`, one rating at a time; returns how many ratings.
+
+    Each element is a `DataFeedItem` holding one rating's reviews (published_reviews: its ClaimReview, then
+    any MediaReview), as in Data Commons' fact-check feed. Written incrementally, so an export of every
+    rating never holds them all in memory.
     """
     head = {"@context": SCHEMA_ORG, "@type": "DataFeed", "dateCreated": created.isoformat()}
     out.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "dataFeedElement": [')
     count = 0
     for review in reviews:
-        item = {"@type": "DataFeedItem", "dateCreated": review["datePublished"], "item": [review]}
+        item = {"@type": "DataFeedItem", "dateCreated": review[0]["datePublished"], "item": review}
         out.write(("," if count else "") + "\n  " + json.dumps(item, ensure_ascii=False))
         count += 1
     out.write("\n]}\n")

@@ -25,6 +25,7 @@ from accounts.models import Role, User
 from accounts.services import issue_token
 from factcheck.claims import claim_post
 from factcheck.demo_checks import CHECKED, checked_flags, external_id_of
+from factcheck.demo_media import ALTERED_COPIES, altered_copy_flags, generated_media
 from factcheck.demo_reports import HARM_REPORTS, REPORTED, seed_demo_reports
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.members import create_user, organisation_of
@@ -232,10 +233,14 @@ def _flags_for_page(
             "name": fake.name(), "company": fake.company(), "city": rng.choice(CITIES[spec.country]),
             "n": rng.randint(2, 9), **{key: rng.choice(values) for key, values in words.items()},
         }
+        media = None
         if spec.is_politician:
             media_type, template = MediaType.TEXT, rng.choice(POLITICIAN_TEMPLATES)
         else:
             media_type, template = rng.choice(TEMPLATES[spec.language])
+            # Its picture, drawn for it (factcheck.demo_media), for the claims about a photo or a document.
+            media = generated_media(number=number, language=spec.language,
+                                    template_index=TEMPLATES[spec.language].index((media_type, template))) or None
         # Reach spreads over orders of magnitude: most posts are small, a few go viral.
         views = int(10 ** rng.uniform(1.7, 6.4))
         posted_at = now - timedelta(hours=rng.uniform(1, 6 * 24))
@@ -250,6 +255,7 @@ def _flags_for_page(
             media_type=media_type,
             views=views,
             shares=int(views * rng.uniform(0.001, 0.06)),
+            media=media,
         )
         for index in range(rng.choices((1, 2, 3, 4, 6, 9), weights=(40, 25, 15, 10, 6, 4))[0]):
             # The first posts take one source each, so every source is in the demo whatever the draw.
@@ -324,10 +330,9 @@ def seed_demo_data(*, now: datetime | None = None) -> SeedSummary:
         Organisation.objects.create(
             name=spec.name, url=spec.url, languages=list(spec.languages), countries=list(spec.countries)
         )
-    checked = checked_flags(
-        page_names={spec.external_id: spec.name for spec in PAGES},
-        languages={spec.external_id: (spec.language, spec.country) for spec in PAGES}, now=now,
-    )
+    page_names = {spec.external_id: spec.name for spec in PAGES}
+    languages = {spec.external_id: (spec.language, spec.country) for spec in PAGES}
+    checked = checked_flags(page_names=page_names, languages=languages, now=now)
     # The platform account submits the flags; the other accounts come after the ingest has
     # created the pages, so the page owner's pages carry their real names.
     users = _create_accounts(tuple(a for a in ACCOUNTS if a.role == Role.PLATFORM))
@@ -336,14 +341,15 @@ def seed_demo_data(*, now: datetime | None = None) -> SeedSummary:
     users |= _create_accounts(tuple(a for a in ACCOUNTS if a.role != Role.PLATFORM))
     ratings = _record_demo_ratings(users, now)
     # The other posts arrive once those are rated: a copy of a rated claim among them is matched to it on
-    # arrival and takes its rating, instead of waiting in the queue as the root of a group of its own.
-    generated = _demo_flags(now)
+    # arrival and takes its rating, instead of waiting in the queue as the root of a group of its own; the
+    # copies of the altered picture are matched by their picture (factcheck.demo_media).
+    generated = _demo_flags(now) + altered_copy_flags(page_names=page_names, languages=languages, now=now)
     ingest_flags(flags=generated, submitted_by=platform, now=now)
     sent = seed_demo_reports(platform=platform, now=now)
     return SeedSummary(
         organisations=len(ORGANISATIONS),
         pages=len(PAGES),
-        posts=sum(spec.posts for spec in PAGES) + len(CHECKED) + len(REPORTED),
+        posts=sum(spec.posts for spec in PAGES) + len(CHECKED) + len(REPORTED) + len(ALTERED_COPIES),
         flags=len(checked) + len(generated) + sent,
         ratings=ratings,
         reports=HARM_REPORTS,

@@ -7,8 +7,10 @@ post as the platform sends it, the flags it got, and the fact-checker's verdict,
 them), and a disputed rating carries its owner's statement, about the same post.
 
 The mix: four False (three on Health Truth Daily, which makes it a repeat offender), two Partly false,
-one each of Altered, Missing context, Satire and True. Some posts are worded like the generated
-posts of factcheck.demo, so that their copies there inherit the rating once matching runs.
+two Altered (a video, and the picture of a shark on a flooded motorway whose copies factcheck.demo_media
+posts later), one each of Missing context, Satire and True. Some posts are worded like the generated
+posts of factcheck.demo, so that their copies there inherit the rating once matching runs. `media` names
+the post's picture, or a video's still (factcheck.demo_media draws them).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from factcheck.demo_media import ALTERED, checked_media
 from factcheck.ingest import FlagInput, PageInput, PostInput
 from factcheck.models import FlagSource, MediaType, Verdict
 
@@ -38,6 +41,7 @@ class CheckedPostSpec:
     views: int
     dispute: str = ""  # the page owner's statement disputing the rating (moderation.demo files it)
     evidence: tuple[str, ...] = ()
+    media: str = ""  # a picture of factcheck.demo_media (a "-still.jpg" one: the still of the post's video)
 
 
 HTD = "health-truth-daily"
@@ -61,6 +65,7 @@ CHECKED = (
         "answers \"yes\" to in the clip was about another treatment.",
         ("https://www.nhs.uk/conditions/covid-19/covid-19-vaccination/", "https://www.hfea.gov.uk/"),
         topic=("clinic", "vaccine", "fertility"), posted_hours_ago=100, rated_hours_ago=90, views=88_000,
+        media="clinic-interview-still.jpg",
         dispute="The video is the clinic director's own words. The full interview is linked: at minute 31 she "
                 "says the vaccine's effect on fertility was never studied, and the rating leaves that out.",
         evidence=("https://video.example/interviews/clinic-director-full",),
@@ -93,6 +98,7 @@ CHECKED = (
         "no such arrest.",
         ("https://www.cbp.gov/newsroom", "https://tineye.com/"),
         topic=("airport", "gold"), posted_hours_ago=40, rated_hours_ago=33, views=510_000,
+        media="airport-gold-still.jpg",
     ),
     CheckedPostSpec(
         "bob", "dublin-community-news", Verdict.PARTLY_FALSE, MediaType.TEXT,
@@ -122,6 +128,7 @@ CHECKED = (
         "die Trinkwasserverordnung erlaubt keine solchen Zusätze.",
         ("https://www.umweltbundesamt.de/themen/wasser/trinkwasser", "https://www.gesetze-im-internet.de/trinkwv_2023/"),
         topic=("trinkwasser", "beruhigungsmittel", "köln"), posted_hours_ago=60, rated_hours_ago=52, views=74_000,
+        media="trinkwasser-dokument.jpg",
     ),
     CheckedPostSpec(
         "claire", "le-vrai-journal", Verdict.PARTLY_FALSE, MediaType.TEXT,
@@ -143,6 +150,18 @@ CHECKED = (
         ("https://www.lyon.fr/",),
         topic=("bouchons", "lyon", "mairie"), posted_hours_ago=16, rated_hours_ago=12, views=9_000,
     ),
+    CheckedPostSpec(
+        "bob", "patriot-eagle-wire", Verdict.ALTERED, MediaType.IMAGE,
+        "PHOTO: sharks are swimming on the flooded I-45 in Houston tonight. Stay out of the water!",
+        ((FlagSource.PARTNER, "Partner newsroom: manipulated image"), (FlagSource.USER_REPORT, "Fake news")),
+        "Altered: the shark was pasted into a photo of the flooded I-45. The same fin and tail have been added "
+        "to pictures of flooded roads after storms since 2011; no shark was seen on the I-45, and the photo "
+        "it was added to shows no animal at all. Every copy of this picture, whatever its caption, is altered "
+        "media.",
+        ("https://www.snopes.com/fact-check/shark-highway-hurricane/", "https://tineye.com/"),
+        topic=("shark", "flooded", "i-45"), posted_hours_ago=36, rated_hours_ago=30, views=320_000,
+        media=ALTERED,
+    ),
 )
 
 
@@ -162,7 +181,7 @@ def checked_flags(*, page_names: dict[str, str], languages: dict[str, tuple[str,
             external_id=external_id_of(number), page=PageInput(external_id=spec.page, name=page_names[spec.page]),
             posted_at=posted, url=POST_URL.format(page=spec.page, number=number), text=spec.text,
             language=language, country=country, media_type=spec.media_type, views=spec.views,
-            shares=spec.views // 25,
+            shares=spec.views // 25, media=checked_media(external_id_of(number), spec.media) or None,
         )
         flags += [
             FlagInput(idempotency_key=f"demo-check-{number:03d}-{index}", source=source, reason=reason, post=post,

@@ -8,12 +8,14 @@ constraints the OpenAPI document shows (factcheck.api lists them in REQUEST_SCHE
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import URLValidator
 from django.utils import timezone
 from pydantic import (
     AwareDatetime,
@@ -23,13 +25,16 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StringConstraints,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
 )
 from pydantic import ValidationError as PydanticValidationError
 
 from factcheck.ingest import FlagInput, PageInput, PostInput, flag_fingerprint
+from factcheck.media import MAX_ITEMS, MediaInput
 from factcheck.models import FlagCategory, FlagSource, MediaType
+from factcheck.models_media import MediaKind
 from factcheck.ratings import http_url
 from factcheck.timestamps import timestamp_problem
 
@@ -40,9 +45,18 @@ TWO_LETTERS = r"^\s*([A-Za-z]{2})?\s*$"
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _HOST = (rf"(?:localhost|{_OCTET}(?:\.{_OCTET}){{3}}"
          r"|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\.?)")
-_URL = rf"[Hh][Tt][Tt][Pp][Ss]?://{_HOST}(?::\d{{1,5}})?(?:[/?#][!-~]*)?"
+_REST = r"(?::\d{1,5})?(?:[/?#][!-~]*)?"
+_URL = rf"[Hh][Tt][Tt][Pp][Ss]?://{_HOST}{_REST}"
 HTTP_URL = rf"^\s*{_URL}\s*$"
 HTTP_URL_OR_EMPTY = rf"^\s*(?:{_URL})?\s*$"
+# Media are loaded by reviewers' browsers from the platform's hosts: https only.
+_HTTPS_URL = rf"[Hh][Tt][Tt][Pp][Ss]://{_HOST}{_REST}"
+HTTPS_URL = rf"^\s*{_HTTPS_URL}\s*$"
+HTTPS_URL_OR_EMPTY = rf"^\s*(?:{_HTTPS_URL})?\s*$"
+https_url = URLValidator(schemes=["https"])
+# Hashes as the platform's hasher writes them: hex digits only, nothing around them (any case; stored lower-case).
+PDQ_HEX = r"^(?:[0-9A-Fa-f]{64})?$"
+MD5_HEX = r"^(?:[0-9A-Fa-f]{32})?$"
 # A timestamp as factcheck.timestamps takes it, for the document: 2000-01-01 up to a day ahead of the
 # server's clock, with an offset from -12:00 to +14:00. A pattern cannot follow the clock, so the document
 # admits the years 2001 to last year (days 01-28; the server takes every real day from 2000-01-01T00:00Z, and
@@ -81,6 +95,7 @@ MAX_REASON = 5000
 # Facebook's own limit for a post's text.
 MAX_POST_TEXT = 63_206
 MAX_TOPIC = 100
+MAX_ALT_TEXT = 5000
 # A post's views or shares: at most the largest integer every JSON reader holds exactly (JavaScript's
 # Number.MAX_SAFE_INTEGER), so that their sum, the reach that the priority (factcheck.priority), the queue's
 # "most reach" order and a copy group's combined reach (factcheck.queue) add up in PostgreSQL's bigint,
@@ -130,6 +145,97 @@ class PageIn(BaseModel):
     is_politician: StrictBool = False
 
 
+def _https(value: str, *, optional: bool = False) -> str:
+    value = value.strip()
+    if value or not optional:
+        try:
+            https_url(value)
+        except DjangoValidationError:
+            raise ValueError("must be an https:// URL") from None
+    return value
+
+
+# What one item's kind rules out, said in the document as the server refuses it (JSON Schema's if/then).
+_MEDIA_RULES = {"allOf": [
+    {"if": {"properties": {"kind": {"const": MediaKind.VIDEO}}, "required": ["kind"]},
+     "then": {"properties": {"pdq": {"maxLength": 0}, "quality": {"type": "null"}}}},
+    {"if": {"properties": {"kind": {"const": MediaKind.IMAGE}}, "required": ["kind"]},
+     "then": {"properties": {"still_url": {"pattern": r"^\s*$"}}}},
+]}
+
+
+class MediaIn(BaseModel):
+    """One picture or video of the post, as the platform hashed it (Factdesk never fetches it)."""
+
+    kind: MediaKind
+    url: Annotated[str, Field(max_length=2000, description="Where the platform serves it: https only.",
+                              json_schema_extra=documented(pattern=HTTPS_URL))]
+    pdq: Annotated[str, Field(
+        description="An image's PDQ hash, 64 hex characters (stored lower-case); not for a video.",
+        json_schema_extra=null_is_blank(pattern=PDQ_HEX),
+    )] = ""
+    md5: Annotated[str, Field(
+        description="The file's MD5, 32 hex characters (stored lower-case).",
+        json_schema_extra=null_is_blank(pattern=MD5_HEX),
+    )] = ""
+    alt_text: Annotated[str, Field(max_length=MAX_ALT_TEXT, json_schema_extra=null_is_blank())] = ""
+    quality: Annotated[StrictInt, Field(ge=0, le=100), BeforeValidator(whole_number)] | None = Field(
+        None, description="PDQ's quality of `pdq` (0-100), as POST /api/v1/media/hash answers it; below 50 the "
+        "hash is not matched. Not for a video.",
+    )
+    still_url: Annotated[str, Field(
+        max_length=2000, description="A video's still image: https only; not for an image.",
+        json_schema_extra=null_is_blank(pattern=HTTPS_URL_OR_EMPTY),
+    )] = ""
+
+    model_config = {"json_schema_extra": _MEDIA_RULES}
+
+    @field_validator("pdq", "md5", "alt_text", "still_url", mode="before")
+    @classmethod
+    def blank_for_null(cls, value: Any) -> Any:
+        return _blank_if_none(value)
+
+    @field_validator("url")
+    @classmethod
+    def https_only(cls, value: str) -> str:
+        return _https(value)
+
+    @field_validator("pdq")
+    @classmethod
+    def pdq_hex(cls, value: str, info: ValidationInfo) -> str:
+        if not re.fullmatch(PDQ_HEX, value):
+            raise ValueError("must be a PDQ hash: 64 hex characters")
+        if value and info.data.get("kind") == MediaKind.VIDEO:
+            raise ValueError("only an image has a PDQ hash")
+        return value.lower()
+
+    @field_validator("md5")
+    @classmethod
+    def md5_hex(cls, value: str) -> str:
+        if not re.fullmatch(MD5_HEX, value):
+            raise ValueError("must be an MD5 hash: 32 hex characters")
+        return value.lower()
+
+    @field_validator("quality")
+    @classmethod
+    def image_quality(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("kind") == MediaKind.VIDEO:
+            raise ValueError("only an image's PDQ hash has a quality")
+        return value
+
+    @field_validator("still_url")
+    @classmethod
+    def video_still(cls, value: str, info: ValidationInfo) -> str:
+        value = _https(value, optional=True)
+        if value and info.data.get("kind") == MediaKind.IMAGE:
+            raise ValueError("only a video has a still image")
+        return value
+
+    def to_input(self) -> MediaInput:
+        return MediaInput(kind=self.kind.value, url=self.url, pdq=self.pdq, md5=self.md5, alt_text=self.alt_text,
+                          quality=self.quality, still_url=self.still_url)
+
+
 class PostIn(BaseModel):
     external_id: ExternalId
     url: Annotated[
@@ -153,6 +259,10 @@ class PostIn(BaseModel):
     views: Count = 0
     shares: Count = 0
     page: PageIn
+    media: Annotated[list[MediaIn], Field(max_length=MAX_ITEMS)] | None = Field(
+        None, description=f"Up to {MAX_ITEMS} pictures or videos, in the post's order. Omitted or null: the "
+        "post's stored media stay as they are; a list (even empty) replaces them.",
+    )
 
     @field_validator("url", "text", "language", "country", "topic", mode="before")
     @classmethod
@@ -222,6 +332,13 @@ class FlagIn(BaseModel):
     def real_flagging_time(cls, value: datetime | None) -> datetime | None:
         return None if value is None else _real_timestamp(value)
 
+    def _media_type(self) -> str:
+        """The post's `media_type`; left out, it is the first media item's kind, else `text`."""
+        post = self.post
+        if "media_type" not in post.model_fields_set and post.media:
+            return post.media[0].kind.value
+        return post.media_type.value
+
     def to_input(self, *, now: datetime, clock_times: bool = False) -> FlagInput:
         """The flag for factcheck.ingest, with the fingerprint of its content as sent (`flagged_at` as given).
         `clock_times`: the times are an importer's clock, not the record's, and are left out of the fingerprint."""
@@ -240,10 +357,11 @@ class FlagIn(BaseModel):
                 text=post.text,
                 language=post.language,
                 country=post.country,
-                media_type=post.media_type.value,
+                media_type=self._media_type(),
                 topic=post.topic,
                 views=post.views,
                 shares=post.shares,
+                media=None if post.media is None else tuple(item.to_input() for item in post.media),
             ),
         )
         sent = (None, None) if clock_times else (self.flagged_at, post.posted_at)

@@ -31,7 +31,9 @@ from core.jobs import enqueue_on_commit
 from core.races import ATTEMPTS, lost_a_race
 from core.refusals import Refusal
 from factcheck.eligibility import REVIEW_FLAGS, PostFacts, asks_for_fact_check, queue_states_for, removed_posts
+from factcheck.ingest_media import replace_media
 from factcheck.matching.matcher import match_posts
+from factcheck.media import MediaInput
 from factcheck.models import (
     HARM_CATEGORIES,
     NORMALISED_FIELDS,
@@ -70,6 +72,8 @@ class PostInput:
     topic: str = ""
     views: int = 0
     shares: int = 0
+    # None: the flag does not say (the stored media stay); a tuple, even empty, replaces them.
+    media: tuple[MediaInput, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ def flag_fingerprint(flag: FlagInput, *, flagged_at: datetime | None, posted_at:
     post, page = flag.post, flag.post.page
     content = [flag.source, flag.category, flag.reason, _utc(flagged_at), post.external_id, _utc(posted_at),
                *_post_values(post), page.external_id, page.name, page.is_politician]
+    if post.media:  # appended only when sent, so that flags from before media keep their fingerprints
+        content.append([[m.kind, m.url, m.pdq, m.md5, m.alt_text, m.quality, m.still_url] for m in post.media])
     return hashlib.sha256(json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -368,6 +374,10 @@ def _write(
                  tally.first, *_scores(given, tally, now), now)
             )
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
+    # Each post's media as its last flag that sends them has them; a flag without `media` leaves them alone.
+    sent_media = {ids[f.post.external_id]: f.post.media for f in new_flags.values() if f.post.media is not None}
+    if sent_media:
+        replace_media(sent=sent_media, new_post_ids={ids[key] for key in new_keys})
     if reported or decided:
         # The decision side queues the reports of harm for staff (its rows take the posts' reach as stored just
         # above, so after the update), and tells the senders of the answered flags.

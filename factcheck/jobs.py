@@ -1,7 +1,7 @@
 """Job entry points of the review side: thin, idempotent, safe to run twice."""
 
 from factcheck.claims import expire_claims as _expire_claims
-from factcheck.matching import matcher
+from factcheck.matching import matcher, sweep
 from factcheck.queue import refresh_priorities as _refresh_priorities
 
 
@@ -22,3 +22,14 @@ def match_new_posts(post_ids: list[int]) -> int:
 def match_unmatched() -> int:
     """The reconciler of matching: posts whose job was lost, or that arrived while matching was off."""
     return matcher.match_unmatched()
+
+
+def sweep_rated_media(post_ids: list[int]) -> int:
+    """A rating reaches the posts that already carry its post's images (linked if altered, else suggested)."""
+    result = sweep.sweep_rated_media(post_ids=post_ids)
+    return len(result.linked) + result.suggested
+
+
+def reconcile_media_sweeps() -> int:
+    """The reconciler of the media sweep: rated posts whose sweep's job was lost, or whose worker died."""
+    return sweep.reconcile_media_sweeps()

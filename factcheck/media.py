@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from django.conf import settings
+from django.utils import timezone
 
 from core.bulk import insert_rows, insert_rows_returning_ids
 from factcheck.models_media import MediaBand, PostMedia
@@ -97,9 +98,14 @@ def probe_keys(value: int, *, radius: int | None = None) -> list[int]:
 
 def store_media(items: Mapping[int, Sequence[MediaInput]]) -> list[int]:
     """Store posts' media (post id -> its items, in order), with the band keys of their hashes; the caller
-    has removed what the posts carried before. Returns the new items' ids."""
+    has removed what the posts carried before. Returns the new items' ids.
+
+    Stored as swept (`swept_at` now): a post's items wait to be swept only once it is rated
+    (factcheck.matching.media.index_rated_media), so the partial index of unswept items stays as small as the
+    sweeps that are due, which the reconciler reads every minute."""
+    swept_at = timezone.now()
     rows = [(post_id, position, item.kind, item.url, item.still_url, item.pdq, item.quality, item.md5,
-             item.alt_text, None)
+             item.alt_text, swept_at)
             for post_id, post_items in items.items() for position, item in enumerate(post_items)]
     if not rows:
         return []

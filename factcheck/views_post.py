@@ -44,6 +44,7 @@ from factcheck.claims import (
 )
 from factcheck.drafts import DRAFT_FIELDS, draft_is_stale, keep_failed_save, rating_draft_of
 from factcheck.forms import VERDICT_GUIDE, RatingForm
+from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
@@ -273,6 +274,9 @@ def _post_context(
     return {
         "post": post,
         "page": post.page,
+        # Its pictures and videos, blurred unless the reviewer chose to see them as they are (User.show_media).
+        "media": media_of(post.pk),
+        "media_shown": request.user.show_media,
         "standing": getattr(post.page, "standing", None),
         "distribution": getattr(post, "distribution", None),
         "claim": claim,

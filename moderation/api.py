@@ -20,6 +20,7 @@ from accounts.models import Role
 from core.api_errors import MAX_ID, NotFound, errors_for
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.models import MatchGuard, MatchMethod, MatchState, MediaType, Post, QueueState
+from factcheck.models_media import MediaKind
 from factcheck.selectors import current_rating, flag_counts, may_read_post, post_matches
 from moderation.appeal_input import MAX_EVIDENCE_URLS, MAX_STATEMENT
 from moderation.appeals import NotAllowed, can_file, file_appeal
@@ -31,6 +32,7 @@ from moderation.report_queue import open_report_counts
 from moderation.statements import transparency as tdb
 
 MAX_FEED_PAGE = 1000
+MEDIA_FIELDS = ("kind", "url", "pdq", "md5", "alt_text", "quality", "still_url")
 
 router = Router(tags=["decisions"])
 
@@ -131,6 +133,16 @@ class MatchOut(Schema):
     )
 
 
+class MediaOut(Schema):
+    kind: MediaKind
+    url: str
+    pdq: str = Field(description="64 lower-case hex characters; \"\" when the platform sent none.")
+    md5: str = Field(description="32 lower-case hex characters; \"\" when the platform sent none.")
+    alt_text: str
+    quality: int | None = Field(description="PDQ's quality of `pdq` (0-100); null when not sent.")
+    still_url: str = Field(description="A video's still image; \"\" when none.")
+
+
 class PostOut(Schema):
     external_id: str
     url: str
@@ -138,6 +150,7 @@ class PostOut(Schema):
     language: str
     country: str
     media_type: MediaType
+    media: list[MediaOut] = Field(description="Its pictures and videos, in the order the platform sent them.")
     topic: str
     posted_at: datetime
     views: int
@@ -184,6 +197,7 @@ def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
         "language": post.language,
         "country": post.country,
         "media_type": post.media_type,
+        "media": list(post.media.order_by("position").values(*MEDIA_FIELDS)),
         "topic": post.topic,
         "posted_at": post.posted_at,
         "views": post.views,

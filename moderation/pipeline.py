@@ -37,6 +37,7 @@ from audit.services import build_event
 from core.bulk import update_rows
 from factcheck.eligibility import asks_for_fact_check
 from factcheck.models import HARM_CATEGORIES, Flag, Post, Rating
+from factcheck.models_media import PostMedia
 from moderation.distribution import recompute_distributions
 from moderation.feed import append_to_feed
 from moderation.models import (
@@ -277,10 +278,15 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
 
     page_ids = {change.post.page_id for change, _ in restricting}
     standings = {s.page_id: s for s in PageStanding.objects.filter(page_id__in=page_ids)}
+    # The kinds of each post's media (the statement's content_type), read once for the chunk.
+    media_kinds: dict[int, set[str]] = {pk: set() for pk in post_ids}
+    for post_id, kind in PostMedia.objects.filter(post_id__in=post_ids).values_list("post_id", "kind").distinct():
+        media_kinds[post_id].add(kind)
     statements = StatementOfReasons.objects.bulk_create([
         build_statement(
             action=action, post=change.post, flag_sources=flag_sources(action, change.post.pk),
             standing=standings.get(change.post.page_id), notice_at=change.notice_at or action.created_at,
+            media_kinds=media_kinds[change.post.pk],
         )
         for change, action in restricting
     ])

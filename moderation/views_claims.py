@@ -1,4 +1,5 @@
-"""`/claims/{id}/`: the public, read-only page of a published rating, with its ClaimReview JSON-LD.
+"""`/claims/{id}/`: the public, read-only page of a published rating, with its ClaimReview JSON-LD (and its
+MediaReview, for an `altered` rating of a post with media).
 
 Anyone may read it, signed in or not: it shows what the rating's organisation published (the
 claim, the verdict, the rationale and the sources) and nothing about the people involved. Which
@@ -15,7 +16,7 @@ from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
-from factcheck.claimreview import claim_page_url, claim_review
+from factcheck.claimreview import claim_page_url, published_reviews
 from moderation.selectors import published_rating
 
 # What may not appear raw inside <script>: the JSON stays the same JSON, the HTML cannot end early.
@@ -38,7 +39,8 @@ def claim(request: HttpRequest, rating_id: int) -> HttpResponse:
         "stands": found.stands,
         "canonical_url": claim_page_url(rating),
         "replaced_by": found.replaced_by,
-        # Only the rating that stands is published as ClaimReview; an older one points to what replaced it.
-        "claim_review": ld_json(claim_review(rating, post=post)) if found.stands else None,
+        # Only the rating that stands is published as ClaimReview (and MediaReview); an older one points to what
+        # replaced it. Each review is a JSON-LD block of its own, as Google's Fact Check Markup Tool writes them.
+        "reviews": [ld_json(review) for review in published_reviews(rating, post=post)] if found.stands else [],
     }
     return render(request, "moderation/claim.html", context)

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.error_summary import error_summary
 from core.paging import page_number, plain_number
+from factcheck.media_display import media_by_post, media_of
 from factcheck.models import Match, Post
 from moderation.appeals import (
     AppealConflict,
@@ -120,10 +121,13 @@ def portal(request: HttpRequest) -> HttpResponse:
         Prefetch("appeals", queryset=Appeal.objects.order_by("-created_at"), to_attr="all_appeals"),
     )
     post_url = _url_for_ids("moderation:portal_post")
+    # The posts' own pictures, in one query for the page (never another page's: these are the owner's posts).
+    media = media_by_post(post.pk for post in posts)
     post_rows = [
         {
             "post": post,
             "url": post_url(post.pk),
+            "media": media.get(post.pk, []),
             "distribution": owner_distribution(post),
             "rating": post.current_ratings[0] if post.current_ratings else None,
             # A copy of a rated claim has no rating of its own: the claim's, through its matched action.
@@ -225,6 +229,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         {
             "post": post,
             "page": post.page,
+            # The post's own pictures, as they are: the owner posted them (the blur is for reviewers, who see
+            # strangers' pictures all day). Never the matched claim's: that is another page's post.
+            "media": media_of(post.pk),
             "standing": getattr(post.page, "standing", None),
             "distribution": owner_distribution(post),
             "rating": rating,

@@ -39,6 +39,9 @@ SCHEDULE = (
     # Near-duplicates: factcheck.matching.
     Periodic(factcheck_jobs.match_unmatched, 60,
              "matches posts whose matching was missed (copies of rated or waiting claims)"),
+    # A rating carried to the posts that already carry its images (factcheck.matching.sweep), when missed.
+    Periodic(factcheck_jobs.reconcile_media_sweeps, 60,
+             "carries ratings to posts with the same images where a sweep was missed"),
     # Spread velocity and waiting time change with the clock.
     Periodic(factcheck_jobs.refresh_priorities, 300, "keeps the queue's order fresh as posts spread and wait"),
     # A committed rating whose decision job was lost or failed.

@@ -11,6 +11,12 @@ by its item number (its place in the list or feed, from 1). Each review becomes 
   `claimreview:<sha1 of url and claim>`; `itemReviewed.firstAppearance` or the first
   `appearance` as its URL (dropped unless http/https); `inLanguage` when it is a two-letter code;
   posted at `itemReviewed.datePublished`, else the review's `datePublished`;
+- its images: `itemReviewed.firstAppearance` and `appearance` entries that are images (an `ImageObject`, by
+  its `contentUrl` else `url`, or any entry whose `contentUrl` or `url` path ends in .jpg, .jpeg, .png,
+  .gif or .webp), each once, in that order, at most 10, as image media items with their URL alone; an
+  entry that is not an https URL the API takes is skipped, as a non-http URL is for the post. They are
+  left out of the flag's fingerprint (and the post's `media_type` is then `image`): a review imported
+  before media is the same flag, a duplicate, when it is imported again, not a conflict of its key;
 - its page: `itemReviewed.author` (`claimreview-author:<its url>`, else `<slug of its name>`;
   "Unknown author" when none is named), never marked a politician's page;
 - the flag: source `partner`, key `claimreview:<sha1 of url and claim>`;
@@ -27,12 +33,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 import ijson
 from django.utils.text import slugify
+from pydantic import ValidationError
 
+from factcheck.flag_input import MediaIn
 from factcheck.importing.records import (
     FileProblem,
     RatedPost,
@@ -45,6 +55,8 @@ from factcheck.importing.records import (
     valid_flag,
 )
 from factcheck.importing.verdicts import verdict_for_name, verdict_for_value
+from factcheck.media import MAX_ITEMS, MediaInput
+from factcheck.models_media import MediaKind
 from factcheck.ratings import MAX_RATIONALE
 
 UNIT = "item"
@@ -53,6 +65,7 @@ _HTTP = re.compile(r"^https?://\S+$", re.IGNORECASE)
 _OPENING = ("start_map", "start_array")
 _CLOSING = ("end_map", "end_array")
 PAGE_PREFIX = "claimreview-author:"
+_IMAGE_FILE = re.compile(r"\.(?:jpe?g|png|gif|webp)$", re.IGNORECASE)
 
 
 def _one_line(exc: Exception) -> str:
@@ -157,10 +170,12 @@ def _http(value: Any, *, most: int) -> str:
 
 
 def _reviews(element: Any) -> list[Any]:
-    """The ClaimReview(s) of a feed element: itself, or a DataFeedItem's `item`(s)."""
+    """The ClaimReview(s) of a feed element: itself, or a DataFeedItem's `item`(s). A MediaReview beside a
+    ClaimReview (our own export publishes one for an Altered rating of a post with media) says nothing more
+    to import: the ClaimReview carries the verdict, and the post's media come from its appearances."""
     if _is(element, "DataFeedItem"):
         item = element.get("item")
-        return item if isinstance(item, list) else [item]
+        return [each for each in (item if isinstance(item, list) else [item]) if not _is(each, "MediaReview")]
     return [element]
 
 
@@ -195,6 +210,36 @@ def _page(author: dict[str, Any]) -> tuple[str, str]:
     url = _http(author.get("url"), most=200 - len(PAGE_PREFIX))
     slug = slugify(name)[:100]
     return PAGE_PREFIX + (url or slug or digest(name)), name
+
+
+def _image_url(appearance: Any) -> str:
+    """The URL of an appearance that is an image, or ""."""
+    if isinstance(appearance, str):
+        url, image = appearance, False
+    elif isinstance(appearance, dict):
+        url, image = appearance.get("contentUrl") or appearance.get("url"), _is(appearance, "ImageObject")
+    else:
+        return ""
+    url = url.strip() if isinstance(url, str) else ""
+    try:
+        path = urlsplit(url).path
+    except ValueError:  # a malformed URL (an unclosed IPv6 bracket): not an image anyone can load
+        return ""
+    return url if image or _IMAGE_FILE.search(path) else ""
+
+
+def _images(item: dict[str, Any]) -> tuple[MediaInput, ...]:
+    """The claim's appearances that are images, as the API's image media items (each URL once, at most 10)."""
+    appearances = item.get("appearance")
+    urls = dict.fromkeys(url for url in map(_image_url, [
+        item.get("firstAppearance"), *(appearances if isinstance(appearances, list) else [appearances])]) if url)
+    images = []
+    for url in urls:
+        try:
+            images.append(MediaIn(kind=MediaKind.IMAGE, url=url).to_input())
+        except ValidationError:  # not https, too long, not a URL: skipped, as a bad post URL is dropped
+            continue
+    return tuple(images[:MAX_ITEMS])
 
 
 def rated_post(review: Any, *, now: datetime) -> RatedPost | str:
@@ -260,6 +305,9 @@ def rated_post(review: Any, *, now: datetime) -> RatedPost | str:
     }, now=now)
     if isinstance(flag, str):
         return flag
+    images = _images(item)
+    if images:  # after the fingerprint is taken (see the module's docstring)
+        flag = replace(flag, post=replace(flag.post, media=images, media_type=images[0].kind))
     return RatedPost(flag=flag, rating=RatingInput(
         organisation=organisation, organisation_url=_http(author.get("url"), most=200), verdict=verdict[0],
         rationale=rationale, sources=[url], article_url=url, published_at=published_at, via="ClaimReview",

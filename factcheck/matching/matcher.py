@@ -9,6 +9,11 @@ against another copy, so a chain of small edits cannot drift into another claim.
   claims only, inside the ingest transaction, so a copy of a rated claim never enters the queue;
   right after commit, a job matches it to every post (`match_new_posts`), which groups copies of a
   claim that is still waiting. The reconciler re-drives posts whose job was lost (`matched_at` NULL).
+- Media (factcheck.matching.media): a post carrying an image that matches a rated claim's (PDQ distance or
+  MD5) is paired with that claim, on arrival and in the job, whatever their texts: linked when the claim is
+  `altered`, suggested for any other verdict, and by the text rules when the texts match too. A rated claim
+  may be newer than the post (factcheck.matching.sweep reaches the posts that carried its images before it
+  was rated); a waiting claim's first post is always older than its copies.
 - A copy of a rated claim is `matched` (out of the queue; the decision side gives it the claim's
   rating as a `matched_rating` action, announced by `posts_matched`); a copy of a waiting claim is
   `grouped` (reviewed once, with its root); `mark_group_rated` moves a group's copies from grouped
@@ -41,6 +46,7 @@ from factcheck.matching.candidates import Row, candidates_for, index_bands, rows
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
 from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
+from factcheck.matching.media import index_rated_media, judge_with_media, rated_media_hits
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import Judgement, judge
 from factcheck.models import (
@@ -53,6 +59,7 @@ from factcheck.models import (
     Page,
     Post,
     QueueState,
+    Rating,
 )
 from factcheck.signals import posts_matched
 
@@ -110,6 +117,12 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
     known = {row.id: row for found in candidates.values() for row in found}
     missing_roots = {row.duplicate_of_id for row in known.values() if row.duplicate_of_id} - known.keys()
     known.update({row.id: row for row in rows(missing_roots)})
+    # Posts carrying a matching image: rated claims only, in both modes (factcheck.matching.media).
+    media_hits = rated_media_hits(ids)
+    media_roots = {pk for hits in media_hits.values() for pk in hits}
+    known.update({row.id: row for row in rows(media_roots - known.keys(), rated_only=True)})
+    verdicts = dict(Rating.objects.filter(post_id__in_array=sorted(media_roots), is_current=True)
+                    .values_list("post_id", "verdict")) if media_roots else {}
     politicians = set(
         Page.objects.filter(id__in_array=list({p.page_id for p in posts} | {r.page_id for r in known.values()}),
                             is_politician=True).values_list("id", flat=True)
@@ -127,9 +140,15 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
         if post.page_id in politicians:
             continue  # posts of politicians' pages are not fact-checked, so they inherit no rating
         roots: dict[int, Row] = {}
-        for row in candidates.get(post.id, ()):
+        hits = media_hits.get(post.id, {})
+        for row in [*candidates.get(post.id, ()), *(known[pk] for pk in hits if pk in known)]:
             root = known.get(linked_now.get(row.id, row.root_id))
-            if root is not None and root.id < post.id and root.duplicate_of_id is None:
+            # A waiting claim's first post is older than its copies (which keeps grouped links pointing down,
+            # docs/concurrency.md); a rated claim may be newer (a sweep of its images reaches older posts), but
+            # not for a post rated itself, which takes no other claim's rating.
+            if root is None or root.id == post.id or root.duplicate_of_id is not None:
+                continue
+            if root.id < post.id or (root.queue_state == QueueState.RATED and post.queue_state != QueueState.RATED):
                 roots[root.id] = root
         judged = []
         for root in roots.values():
@@ -137,7 +156,9 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
                 continue
             if root.page_id in politicians:
                 continue
-            judgement = judge(post.features, root.features, auto=auto, suggest=suggest)
+            judgement = judge_with_media(
+                judge(post.features, root.features, auto=auto, suggest=suggest), distance=hits.get(root.id),
+                verdict=verdicts.get(root.id) if root.queue_state == QueueState.RATED else None)
             if judgement is not None:
                 judged.append((judgement, root))
         if not judged:
@@ -236,13 +257,16 @@ def regroup_rated(*, now: datetime | None = None) -> int:
 def mark_group_rated(*, post: Post, now: datetime) -> int:
     """The root was rated: its waiting copies are now copies of a rated claim (the decision side
     applies the rating to them), and new copies are matched to it on arrival from now on (its band
-    keys join RatedBand). In the rating's transaction, which holds the root's row lock; returns how many
-    copies moved.
+    keys join RatedBand, its images' RatedMediaBand); after commit a job carries the rating to the posts
+    that already carry its images (factcheck.matching.sweep). In the rating's transaction, which holds the
+    root's row lock; returns how many copies moved.
 
     Not a copy whose page became a politician's after it was grouped: such posts are not fact-checked; nor
     a removed copy, which takes no rating while removed (regroup_rated matches it once the removal is lifted)."""
     if settings.FACTDESK_MATCHING:
         index_bands(rows([post.pk]), rated=True)
+    # Whether or not matching is on: its reconciler sweeps what waits once it is back on.
+    index_rated_media(post_ids=[post.pk])
     return Post.objects.filter(
         fact_checkable(), duplicate_of=post, queue_state__in=[QueueState.GROUPED, *LINKABLE]
     ).exclude(removed_posts()).update(queue_state=QueueState.MATCHED, updated_at=now)

@@ -9,12 +9,14 @@ any of them never rewrites what the owner was told. No personal data goes into e
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import UTC, datetime
 
 from django.conf import settings
 
 from core.formatting import day, sentence
 from factcheck.models import FlagSource, MediaType, Post
+from factcheck.models_media import MediaKind
 from moderation.models import Action, ActionKind, AppealKind, PageStanding, RemovalGround, StatementOfReasons
 from moderation.models.appeals import FILING_WINDOW
 from moderation.statements import transparency as tdb
@@ -46,18 +48,31 @@ CATEGORY_BY_GROUND = {ground: str(taxonomy["category"]) for ground, taxonomy in 
 FACT_CHECK_TAXONOMY = {
     "category": tdb.CATEGORY_CIVIC_DISCOURSE, "category_specification": [tdb.KEYWORD_MISINFORMATION],
 }
+# A post without media items: its `media_type` word, as before posts carried media (PRODUCT.md, "Media").
 CONTENT_TYPES = {
     MediaType.TEXT: [tdb.CONTENT_TEXT],
     MediaType.LINK: [tdb.CONTENT_TEXT],
     MediaType.IMAGE: [tdb.CONTENT_IMAGE],
     MediaType.VIDEO: [tdb.CONTENT_VIDEO],
 }
+CONTENT_BY_MEDIA_KIND = {MediaKind.IMAGE: tdb.CONTENT_IMAGE, MediaKind.VIDEO: tdb.CONTENT_VIDEO}
 SOURCE_TYPES = {FlagSource.TRUSTED_FLAGGER: tdb.SOURCE_TRUSTED_FLAGGER, FlagSource.USER_REPORT: tdb.SOURCE_ARTICLE_16}
 MAX_GROUND = tdb.MAX_LENGTH["incompatible_content_ground"]
 MAX_EXPLANATION = tdb.MAX_LENGTH["incompatible_content_explanation"]
 MAX_FACTS = tdb.MAX_LENGTH["decision_facts"]
 
 logger = logging.getLogger(__name__)
+
+
+def content_types(post: Post, media_kinds: Collection[str] | None = None) -> list[str]:
+    """The statement's `content_type`: the post's media (an image, a video), and text when it has text; a post
+    without media items, by its `media_type`. `media_kinds`: the kinds of the post's items, when the caller read
+    them for many posts at once (moderation.pipeline); else they are read here."""
+    kinds = set(post.media.values_list("kind", flat=True) if media_kinds is None else media_kinds)
+    if not kinds:
+        return CONTENT_TYPES.get(post.media_type, [tdb.CONTENT_TEXT])
+    types = [content for kind, content in CONTENT_BY_MEDIA_KIND.items() if kind in kinds]
+    return types + [tdb.CONTENT_TEXT] if post.text.strip() else types
 
 
 def appeal_deadline(appeal_by: datetime) -> str:
@@ -124,9 +139,11 @@ def _day(moment: datetime) -> str:
 
 
 def build_statement(
-    *, action: Action, post: Post, flag_sources: set[str], standing: PageStanding | None, notice_at: datetime
+    *, action: Action, post: Post, flag_sources: set[str], standing: PageStanding | None, notice_at: datetime,
+    media_kinds: Collection[str] | None = None,
 ) -> StatementOfReasons:
-    """The statement of reasons for a restricting action, unsaved. `notice_at`: when the appeal window opens."""
+    """The statement of reasons for a restricting action, unsaved. `notice_at`: when the appeal window opens;
+    `media_kinds`: see content_types."""
     matched = action.kind == ActionKind.MATCHED_RATING
     # PRODUCT.md: detection is automated when a classifier flag started it. A matched rating is
     # decided partly by automated means (a person rated the source, the matcher judged this a copy).
@@ -191,7 +208,7 @@ def build_statement(
         "incompatible_content_illegal": "No",
         "decision_facts": _public(facts, most=MAX_FACTS),
         **taxonomy,
-        "content_type": CONTENT_TYPES.get(post.media_type, [tdb.CONTENT_TEXT]),
+        "content_type": content_types(post, media_kinds),
         "content_date": _day(post.posted_at),
         "application_date": _day(action.created_at),
         "source_type": _source_type(flag_sources),

@@ -76,7 +76,9 @@ def test_every_operation_has_schemas_auth_and_each_error_response(document):
             for name in re.findall(r"{(\w+)}", path):
                 assert any(p["name"] == name and p["in"] == "path" for p in operation["parameters"]), (where, name)
             if method in ("post", "put", "patch"):
-                assert operation["requestBody"]["content"]["application/json"]["schema"], where
+                # A JSON body, or raw bytes (an image to hash: application/octet-stream, format binary).
+                content = operation["requestBody"]["content"]
+                assert content.get("application/json", content.get("application/octet-stream"))["schema"], where
                 assert "413" in responses and "400" in responses, where
 
 

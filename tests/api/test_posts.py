@@ -128,9 +128,9 @@ def test_reading_a_post_takes_a_fixed_number_of_queries(page_owner, django_asser
     client = bearer_client(page_owner)
     # A token's first use in a minute also records it (one UPDATE); the requests after it do not write.
     assert client.get(f"/api/v1/posts/{post.external_id}").status_code == 200
-    # token, post (+ page, distribution), ownership, flags, rating (+ organisation), actions, appeals,
+    # token, post (+ page, distribution), ownership, flags, rating (+ organisation), media, actions, appeals,
     # matches (+ the other posts), open reports of harm
-    with django_assert_max_num_queries(9):
+    with django_assert_max_num_queries(10):
         response = client.get(f"/api/v1/posts/{post.external_id}")
     assert response.status_code == 200
     assert response.json()["flags"]["count"] == 30

@@ -106,6 +106,7 @@ OWN_ROLE = {
     "/api/v1/webhooks": "platform",
     "/api/v1/webhooks/{id}": "platform",
     "/api/v1/stats": "staff",
+    "/api/v1/media/hash": "platform",
 }
 
 

@@ -397,6 +397,10 @@ TABLE: dict[str, Route] = {
         args={"id": "action.pk"},
     ),
     "api:list_decisions": route(GET=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200)),
+    # Hashing an image: the platform's. The matrix sends an empty form, which is not an image.
+    "api:hash_media": route(
+        GET=every(NOT_ALLOWED), POST=row(UNAUTHORIZED, *[FORBIDDEN] * 7, ApiError(422, "unsupported_media")),
+    ),
     # Figures: staff the program, fact-checkers their organisation (reports.figures.scope_of).
     "api:stats": route(GET=row(UNAUTHORIZED, 200, 200, 200, FORBIDDEN, FORBIDDEN, 200, FORBIDDEN, FORBIDDEN)),
     "api:list_tokens": route(GET=row(UNAUTHORIZED, *[200] * 8)),

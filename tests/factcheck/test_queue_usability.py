@@ -126,7 +126,7 @@ def test_search_sort_and_grouping_together_keep_the_queue_page_at_four_queries(l
         PostFactory.create_batch(2, duplicate_of=root, queue_state=QueueState.GROUPED, views=10, shares=0)
     client = login(reviewer)
     # session, user with their organisation, my claims, the page with its total and copy groups
-    with django_assert_max_num_queries(5):  # +1: the navigation's counts (issue 29)
+    with django_assert_max_num_queries(6):  # +1: the navigation's counts (issue 29); +1: the rows' media (issue 30)
         response = client.get("/queue/", {"q": "miracle", "sort": "reach", "source": "user_report", "page": 2})
     assert response.status_code == 200
     assert total_of(response) == f"{PAGE_SIZE + 1}–30 of 30"

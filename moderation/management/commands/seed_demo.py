@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from factcheck import demo
+from factcheck.demo_media import stored_picture_names, write_pictures
 from moderation.demo import decide_demo_ratings, seed_demo_appeals
 
 
@@ -19,6 +20,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         if demo.demo_seeded():
+            # The pictures are files beside the database: drawn again if var/ was emptied since the seed.
+            if drawn := write_pictures(stored_picture_names()):
+                self.stdout.write(f"Drew the demo's {drawn} missing pictures again.")
             self.stdout.write("Demo data already present; nothing to do.")
             self.write_accounts()
             self.stdout.write("A new API token for the platform account: manage.py issue_token platform")
