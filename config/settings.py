@@ -319,7 +319,9 @@ if FACTDESK_MATCH_SUGGEST > FACTDESK_MATCH_AUTO:
 # (factcheck.models_media: 16 chunks, each probed with its neighbours of up to distance // 16 bits).
 FACTDESK_MEDIA_HOSTS = [host.lower() for host in env_list("FACTDESK_MEDIA_HOSTS", "")]
 for _host in FACTDESK_MEDIA_HOSTS:
-    if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+(:\d{1,5})?", _host):
+    # A host name of two labels or more (a wildcard stands for one label in front of at least two), and a port.
+    _label = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+    if not re.fullmatch(rf"(?:\*\.)?{_label}(?:\.{_label})+(?::(?:[1-9]\d{{0,4}}))?", _host):
         raise ImproperlyConfigured(
             f"FACTDESK_MEDIA_HOSTS must list host names (media.example.com, *.cdn.example.com), not {_host!r}."
         )

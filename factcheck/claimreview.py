@@ -125,6 +125,8 @@ def media_review(rating: Rating, *, post: Post) -> dict[str, Any] | None:
             appearance["caption"] = item.alt_text
         if item.still_url:
             appearance["thumbnailUrl"] = item.still_url
+        if post.url:  # where it was shared, as Google's MediaReview guidance asks
+            appearance["sharedOn"] = {"@type": "SocialMediaPosting", "url": post.url}
         appearances.append(appearance)
     return {
         "@context": SCHEMA_ORG,
@@ -132,8 +134,9 @@ def media_review(rating: Rating, *, post: Post) -> dict[str, Any] | None:
         "url": rating.article_url or claim_page_url(rating),
         "datePublished": _date(rating.published_at or rating.created_at),
         "author": _organisation(rating),
+        # The rationale is the ClaimReview's reviewBody: schema.org keeps originalMediaContextDescription for
+        # media shown out of context (DecontextualizedContent), not for altered media.
         "mediaAuthenticityCategory": ALTERED_MEDIA,
-        "originalMediaContextDescription": rating.rationale,
         "itemReviewed": {
             "@type": "MediaReviewItem",
             "creator": {"@type": "Organization", "name": post.page.name},

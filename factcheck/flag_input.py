@@ -146,12 +146,17 @@ class PageIn(BaseModel):
 
 
 def _https(value: str, *, optional: bool = False) -> str:
+    """A media address: Django's URL rule and the document's pattern both, so that what is accepted is what the
+    document says: an ASCII host name (no look-alike or direction-reversing characters to misread), and no user
+    name or password (a media address is shown to reviewers and published in MediaReview)."""
     value = value.strip()
     if value or not optional:
         try:
             https_url(value)
         except DjangoValidationError:
             raise ValueError("must be an https:// URL") from None
+        if not re.fullmatch(HTTPS_URL, value):
+            raise ValueError("must be an https:// URL with an ASCII host name and no user name or password")
     return value
 
 

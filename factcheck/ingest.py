@@ -96,7 +96,7 @@ def flag_fingerprint(flag: FlagInput, *, flagged_at: datetime | None, posted_at:
     post, page = flag.post, flag.post.page
     content = [flag.source, flag.category, flag.reason, _utc(flagged_at), post.external_id, _utc(posted_at),
                *_post_values(post), page.external_id, page.name, page.is_politician]
-    if post.media:  # appended only when sent, so that flags from before media keep their fingerprints
+    if post.media is not None:  # appended only when sent (even []), so that flags from before media keep theirs
         content.append([[m.kind, m.url, m.pdq, m.md5, m.alt_text, m.quality, m.still_url] for m in post.media])
     return hashlib.sha256(json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
@@ -376,15 +376,16 @@ def _write(
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
     # Each post's media as its last flag that sends them has them; a flag without `media` leaves them alone.
     sent_media = {ids[f.post.external_id]: f.post.media for f in new_flags.values() if f.post.media is not None}
-    if sent_media:
-        replace_media(sent=sent_media, new_post_ids={ids[key] for key in new_keys})
+    # Posts we had whose media changed are matched to rated claims by them, as a new post is.
+    new_media = replace_media(sent=sent_media, new_post_ids={ids[key] for key in new_keys}) if sent_media else set()
+    media_keys = [key for key in existing if ids[key] in new_media]
     if reported or decided:
         # The decision side queues the reports of harm for staff (its rows take the posts' reach as stored just
         # above, so after the update), and tells the senders of the answered flags.
         flags_stored.send(sender=Flag, reported_post_ids=sorted(reported), decided_flag_ids=decided, now=now)
 
-    if new_keys and settings.FACTDESK_MATCHING:
-        _match_on_arrival(new_keys=new_keys, ids=ids, states=states, now=now, system=system)
+    if (new_keys or media_keys) and settings.FACTDESK_MATCHING:
+        _match_on_arrival(new_keys=new_keys, media_keys=media_keys, ids=ids, states=states, now=now, system=system)
 
     audit = []
     flag_label, post_label = Flag._meta.label_lower, Post._meta.label_lower
@@ -410,13 +411,16 @@ def _write(
     return states
 
 
-def _match_on_arrival(*, new_keys: list[str], ids: dict[str, int], states: dict[str, str], now: datetime,
-                      system: str) -> None:
+def _match_on_arrival(*, new_keys: list[str], media_keys: list[str], ids: dict[str, int], states: dict[str, str],
+                      now: datetime, system: str) -> None:
     """New posts that copy a rated claim are matched to it now, in this transaction, so they never
-    enter the queue; after commit a job matches every new post to every post (factcheck.matching)."""
-    arrived = [ids[key] for key in new_keys if states[key] in (QueueState.QUEUED, QueueState.UNFLAGGED)]
+    enter the queue; after commit a job matches every new post to every post (factcheck.matching). Posts we
+    had whose media this batch changed (`media_keys`, locked by the batch) are matched to rated claims too."""
+    keys = [*new_keys, *media_keys]
+    arrived = [ids[key] for key in keys if states[key] in (QueueState.QUEUED, QueueState.UNFLAGGED)]
     linked = set(match_posts(post_ids=arrived, rated_only=True, now=now, system=system).linked) if arrived else set()
-    for key in new_keys:
+    for key in keys:
         if ids[key] in linked:
             states[key] = QueueState.MATCHED
-    enqueue_on_commit("factcheck.jobs.match_new_posts", [ids[key] for key in new_keys])
+    if new_keys:
+        enqueue_on_commit("factcheck.jobs.match_new_posts", [ids[key] for key in new_keys])

@@ -64,10 +64,20 @@ def similarity(bits_apart: int) -> float:
     return round(1 - bits_apart / BITS, 4)
 
 
+# PDQ sets a bit where a frequency is above the median of all 256: an image's hash has about half its bits set.
+# A hash far from that is of a flat or blank picture (all zeros, say), which would match every other one.
+BALANCED_BITS = range(BITS // 2 - 28, BITS // 2 + 29)
+
+
 def matchable(pdq: str, quality: int | None) -> bool:
-    """Whether a hash takes part in matching: sent, and not of low quality (a hash sent without its quality is
-    the platform's own, which it hashed as HMA does, refusing low-quality images itself)."""
-    return bool(pdq) and (quality is None or quality >= MIN_QUALITY)
+    """Whether a hash takes part in matching: sent, and not of low quality. A hash sent without its quality is
+    the platform's own, which it hashed as HMA does, refusing low-quality images itself; it is still refused when
+    it cannot be a real picture's (BALANCED_BITS)."""
+    if not pdq:
+        return False
+    if quality is not None:
+        return quality >= MIN_QUALITY
+    return pdq_int(pdq).bit_count() in BALANCED_BITS
 
 
 def search_radius() -> int:

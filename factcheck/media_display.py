@@ -57,7 +57,7 @@ class ShownMedia:
 def _host_allowed(host: str, port: int | None) -> bool:
     for entry in settings.FACTDESK_MEDIA_HOSTS:
         name, _, entry_port = entry.partition(":")
-        if (int(entry_port) if entry_port else 443) != (port or 443):
+        if (int(entry_port) if entry_port else 443) != (443 if port is None else port):
             continue
         if name.startswith("*."):  # the subdomains only, as CSP's https://*.host
             if host.endswith(name[1:]):
@@ -93,7 +93,8 @@ def display_url(url: str) -> str:
         return ""
     if parts.scheme != "https" or not parts.hostname or "@" in parts.netloc:
         return ""
-    return url if _host_allowed(parts.hostname.lower().rstrip("."), port) else ""
+    # The host as CSP compares it: a trailing dot ("media.example.") is another host to the browser.
+    return url if _host_allowed(parts.hostname.lower(), port) else ""
 
 
 def host_of(url: str) -> str:

@@ -17,7 +17,10 @@ Measured on scikit-image's sample photographs scaled up to 4-40 MP (JPEG and PNG
 3.8 bits on average from the full-size one (90th percentile 10, at most 12), far inside the match distance
 of 31, and a 38 MP JPEG takes 0.14 s of CPU instead of 2.1 s. The worst cases the limits allow, 50 MP files of
 well under 10 MiB, take 0.2 s (JPEG) to 0.85 s (WebP, whose decoder cannot shrink) of CPU on the 2-CPU
-development machine under load (README, "Media"); decoding is the cost, and the pixel limit bounds it.
+development machine under load (README, "Media"); decoding is the cost, and the pixel limit bounds it. So it
+is for memory: a frame is shrunk before its palette, 1-bit or 16-bit pixels are widened to RGB (a band at a
+time, _shrunk), so a 50 MP palette, 1-bit or GIF file peaks at +80-90 MB (50 MB of it the decoded frame), a
+16-bit one at +128 MB; Pillow's WebP decoder alone holds about 760 MB for a 50 MP frame with alpha.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ HASH_PIXELS = 4_000_000
 # A progressive JPEG decodes every scan over the whole image; encoders write about ten. Thousands of tiny
 # scans in a small file would keep a worker busy for seconds, so a file with more is refused.
 MAX_JPEG_SCANS = 100
+# An image shrunk by _shrunk is converted this many of its pixels at a time (a few MB whatever the mode).
+BAND_PIXELS = 1_000_000
 
 # Format by magic bytes -> its media type (the names the refusals and the API document give).
 MEDIA_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
@@ -145,10 +150,9 @@ def _decoded_rgb(data: bytes, fmt: str) -> np.ndarray:
                 # libjpeg decodes at 1/2, 1/4 or 1/8 scale, no smaller than asked: most of the work saved.
                 image.draft("RGB", (math.ceil(width / factor), math.ceil(height / factor)))
             image.load()  # the first frame only, for an animated GIF or WebP
-            # Shrunk before it is flattened to RGB: compositing or widening 50 MP would cost more than decoding.
-            frame = _reducible(image)
-            factor = math.ceil(math.sqrt(frame.width * frame.height / HASH_PIXELS))
-            return np.asarray(_as_rgb(frame.reduce(factor) if factor > 1 else frame))
+            factor = math.ceil(math.sqrt(image.width * image.height / HASH_PIXELS))
+            frame = _shrunk(image, factor) if factor > 1 else _reducible(image)
+            return np.asarray(_as_rgb(frame))
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         # Pillow's own bound (about 89 MP), met first only if warnings are errors; the size is in the header.
         raise TooManyPixels(f"The image has more than {MAX_PIXELS:,} pixels.",
@@ -172,6 +176,24 @@ def _check_pixels(width: int, height: int, fmt: str) -> None:
         )
 
 
+def _shrunk(image: Image.Image, factor: int) -> Image.Image:
+    """The frame reduced `factor` times (each pixel the mean of a factor x factor box), in a mode of _reducible.
+    Any other mode is converted a band of rows at a time, each band shrunk before the next: a palette, 1-bit or
+    16-bit frame widened whole would take 3-8 bytes a pixel (+200-400 MB at 50 MP, decoded in 50-100 MB), and
+    Pillow premultiplies a whole LA or RGBA frame before shrinking it. Bands are whole boxes high, so the
+    result is the same, pixel for pixel, as converting the whole frame first."""
+    if image.mode in ("L", "RGB"):
+        return image.reduce(factor)
+    rows = factor * max(1, BAND_PIXELS // (image.width * factor))
+    shrunk = None
+    for top in range(0, image.height, rows):
+        band = _reducible(image.crop((0, top, image.width, min(top + rows, image.height)))).reduce(factor)
+        if shrunk is None:
+            shrunk = Image.new(band.mode, (math.ceil(image.width / factor), math.ceil(image.height / factor)))
+        shrunk.paste(band, (0, top // factor))
+    return shrunk
+
+
 def _reducible(image: Image.Image) -> Image.Image:
     """The frame in a mode Pillow can shrink (L, LA, RGB, RGBA): 16-bit grey scaled (not clipped) to 8 bits,
     a palette looked up (ThreatExchange would read a palette's index numbers as grey levels), CMYK converted."""
@@ -181,8 +203,10 @@ def _reducible(image: Image.Image) -> Image.Image:
         return image.convert("RGBA" if "transparency" in image.info else "RGB")
     if image.mode == "PA":
         return image.convert("RGBA")
+    if image.mode == "1":
+        return image.convert("L")  # 0 or 255, as RGB would have it in every channel
     if image.mode not in ("L", "LA", "RGB", "RGBA"):
-        return image.convert("RGB")  # 1, CMYK, YCbCr: Pillow's conversions are exact for these
+        return image.convert("RGB")  # CMYK, YCbCr: Pillow's conversions are exact for these
     return image
 
 

@@ -20,6 +20,7 @@ a minute after their rating: a sweep run twice records nothing new.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -31,6 +32,8 @@ from factcheck.matching.matcher import BATCH, MatchResult, match_posts
 from factcheck.matching.media import carriers_of
 from factcheck.models import Post, QueueState, Rating
 from factcheck.models_media import PostMedia
+
+logger = logging.getLogger(__name__)
 
 # Posts a rating cannot reach: they have a rating (or a Not eligible verdict) of their own.
 OWN_VERDICT = (QueueState.RATED, QueueState.NOT_ELIGIBLE)
@@ -46,11 +49,21 @@ def sweep_rated_media(*, post_ids: list[int], now: datetime | None = None) -> Ma
     total = MatchResult()
     if not settings.FACTDESK_MATCHING:
         return total
+    failed: list[Exception] = []
     for post_id in sorted(set(post_ids)):
-        result = sweep_post(post_id=post_id, now=now)
+        # One post's failure (a bug, a lost connection) does not hold up the others: the rest are swept, then the
+        # job fails (RQ retries it) and the failed post stays unswept for the reconciler.
+        try:
+            result = sweep_post(post_id=post_id, now=now)
+        except Exception as exc:
+            logger.exception("sweeping the media of rated post %s failed", post_id)
+            failed.append(exc)
+            continue
         total.linked += result.linked
         total.grouped += result.grouped
         total.suggested += result.suggested
+    if failed:
+        raise failed[0]
     return total
 
 

@@ -100,14 +100,17 @@ def check_media_review(review: dict, *, claim_review: dict, post, rating) -> Non
                                                           "url": "https://fullfact.org/"}
     assert ISO_DATE.match(review["datePublished"]) and review["datePublished"] == claim_review["datePublished"]
     assert review["mediaAuthenticityCategory"] == "https://schema.org/TransformedContent"
-    assert review["originalMediaContextDescription"] == RATIONALE
+    assert "originalMediaContextDescription" not in review  # schema.org's, for media out of context only
     item = review["itemReviewed"]
     assert item["@type"] == "MediaReviewItem"
     assert item["creator"] == {"@type": "Organization", "name": "Storm Watch"}
     posted = post.posted_at.date().isoformat()
+    shared_on = {"@type": "SocialMediaPosting", "url": post.url}
     assert item["mediaItemAppearance"] == [
-        {"@type": "ImageObject", "contentUrl": IMAGE.url, "uploadDate": posted, "caption": IMAGE.alt_text},
-        {"@type": "VideoObject", "contentUrl": VIDEO.url, "uploadDate": posted, "thumbnailUrl": VIDEO.still_url},
+        {"@type": "ImageObject", "contentUrl": IMAGE.url, "uploadDate": posted, "caption": IMAGE.alt_text,
+         "sharedOn": shared_on},
+        {"@type": "VideoObject", "contentUrl": VIDEO.url, "uploadDate": posted, "thumbnailUrl": VIDEO.still_url,
+         "sharedOn": shared_on},
     ]
     assert date.fromisoformat(item["mediaItemAppearance"][0]["uploadDate"])
 

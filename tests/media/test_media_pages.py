@@ -107,7 +107,7 @@ def test_an_image_on_another_host_is_never_loaded_nor_linked_only_told(login, fa
     assert not tags(response, "img")
     assert not [a for a in tags(response, "a") if "evil.example" in a.get("href", "") or "user:pw" in a.get("href", "")]
     assert "Image not shown" in page and "not one of the media hosts" in page
-    assert "Alt text: The leaked memo" in page
+    assert "Alt text: <bdi>The leaked memo</bdi>" in page
     assert url in page  # the URL as text, to copy
 
 
