@@ -16,5 +16,5 @@ def sign_in(page, base_url: str, username: str, next_url: str = "/", *, password
     page.get_by_role("button", name="Sign in").click()
     if next_url != "/":
         expect(page).to_have_url(f"{base_url}{next_url}")
-    else:
-        page.wait_for_load_state()
+    # Loaded, deferred scripts run: a key pressed next reaches the page's shortcuts (the URL changes first).
+    page.wait_for_load_state()
