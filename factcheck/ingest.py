@@ -33,7 +33,7 @@ from core.refusals import Refusal
 from factcheck.eligibility import REVIEW_FLAGS, PostFacts, asks_for_fact_check, queue_states_for, removed_posts
 from factcheck.ingest_media import replace_media
 from factcheck.matching.matcher import match_posts
-from factcheck.media import MediaInput
+from factcheck.media import MediaInput, item_values
 from factcheck.models import (
     HARM_CATEGORIES,
     NORMALISED_FIELDS,
@@ -97,7 +97,7 @@ def flag_fingerprint(flag: FlagInput, *, flagged_at: datetime | None, posted_at:
     content = [flag.source, flag.category, flag.reason, _utc(flagged_at), post.external_id, _utc(posted_at),
                *_post_values(post), page.external_id, page.name, page.is_politician]
     if post.media is not None:  # appended only when sent (even []), so that flags from before media keep theirs
-        content.append([[m.kind, m.url, m.pdq, m.md5, m.alt_text, m.quality, m.still_url] for m in post.media])
+        content.append([item_values(m) for m in post.media])
     return hashlib.sha256(json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 

@@ -18,13 +18,12 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from factcheck.matching.media import index_rated_media
-from factcheck.media import MediaInput, store_media
+from factcheck.media import ITEM_FIELDS, MediaInput, store_media
 from factcheck.models import Post, QueueState
 from factcheck.models_media import PostMedia
 
 # A post whose rating (its own, or its claim's) was made on the media it carries.
 DECIDED_STATES = (QueueState.RATED, QueueState.MATCHED)
-_FIELDS = ("kind", "url", "pdq", "md5", "alt_text", "quality", "still_url")
 
 
 def replace_media(*, sent: Mapping[int, tuple[MediaInput, ...]], new_post_ids: set[int]) -> set[int]:
@@ -36,8 +35,8 @@ def replace_media(*, sent: Mapping[int, tuple[MediaInput, ...]], new_post_ids: s
     stored_ids: dict[int, list[int]] = defaultdict(list)
     if had:
         for pk, post_id, *values in (PostMedia.objects.filter(post_id__in_array=had)
-                                     .order_by("post_id", "position").values_list("id", "post_id", *_FIELDS)):
-            stored[post_id].append(MediaInput(**dict(zip(_FIELDS, values, strict=True))))
+                                     .order_by("post_id", "position").values_list("id", "post_id", *ITEM_FIELDS)):
+            stored[post_id].append(MediaInput(**dict(zip(ITEM_FIELDS, values, strict=True))))
             stored_ids[post_id].append(pk)
     # What was decided about a rated post or a matched copy was decided about the media it carried then: a later
     # flag may give such a post its first media (an imported review's post, say), never other media.

@@ -12,7 +12,7 @@ stored; `probe_keys` are every chunk value within `radius` bits of the image's, 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from itertools import combinations
 
 from django.conf import settings
@@ -41,6 +41,16 @@ class MediaInput:
     alt_text: str = ""
     quality: int | None = None
     still_url: str = ""
+
+
+# An item's fields as the flag sends them, in this order: its fingerprint (factcheck.ingest), the comparison with
+# what is stored (factcheck.ingest_media) and the API's answer (moderation.api) all read them from here.
+ITEM_FIELDS = tuple(field.name for field in fields(MediaInput))
+
+
+def item_values(item: MediaInput) -> list:
+    """The item's values in ITEM_FIELDS order."""
+    return [getattr(item, name) for name in ITEM_FIELDS]
 
 
 MEDIA_COLUMNS = ("post", "position", "kind", "url", "still_url", "pdq", "quality", "md5", "alt_text", "swept_at")
@@ -86,13 +96,13 @@ def search_radius() -> int:
     return settings.FACTDESK_MEDIA_MATCH_DISTANCE // CHUNKS
 
 
-def _chunks(value: int) -> list[int]:
+def _chunk_values(value: int) -> list[int]:
     return [(value >> (CHUNK_BITS * (CHUNKS - 1 - i))) & _CHUNK_MASK for i in range(CHUNKS)]
 
 
 def band_keys(value: int) -> list[int]:
     """The image's 16 chunks, each as one integer key: its place (0-15) in the high bits, its value below."""
-    return [(i << CHUNK_BITS) | chunk for i, chunk in enumerate(_chunks(value))]
+    return [(i << CHUNK_BITS) | chunk for i, chunk in enumerate(_chunk_values(value))]
 
 
 _FLIPS = {r: [sum(1 << bit for bit in bits) for n in range(r + 1) for bits in combinations(range(CHUNK_BITS), n)]
@@ -103,7 +113,7 @@ def probe_keys(value: int, *, radius: int | None = None) -> list[int]:
     """Every key within `radius` bits (default `search_radius()`) of each of the image's chunks: 16 x 17 keys
     at radius 1, among which any image within FACTDESK_MEDIA_MATCH_DISTANCE has at least one of its own."""
     flips = _FLIPS[search_radius() if radius is None else radius]
-    return [(i << CHUNK_BITS) | (chunk ^ flip) for i, chunk in enumerate(_chunks(value)) for flip in flips]
+    return [(i << CHUNK_BITS) | (chunk ^ flip) for i, chunk in enumerate(_chunk_values(value)) for flip in flips]
 
 
 def store_media(items: Mapping[int, Sequence[MediaInput]]) -> list[int]:

@@ -19,6 +19,7 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import MAX_ID, NotFound, errors_for
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
+from factcheck.media import ITEM_FIELDS
 from factcheck.models import MatchGuard, MatchMethod, MatchState, MediaType, Post, QueueState
 from factcheck.models_media import MediaKind
 from factcheck.selectors import current_rating, flag_counts, may_read_post, post_matches
@@ -32,7 +33,6 @@ from moderation.report_queue import open_report_counts
 from moderation.statements import transparency as tdb
 
 MAX_FEED_PAGE = 1000
-MEDIA_FIELDS = ("kind", "url", "pdq", "md5", "alt_text", "quality", "still_url")
 
 router = Router(tags=["decisions"])
 
@@ -197,7 +197,7 @@ def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
         "language": post.language,
         "country": post.country,
         "media_type": post.media_type,
-        "media": list(post.media.order_by("position").values(*MEDIA_FIELDS)),
+        "media": list(post.media.order_by("position").values(*ITEM_FIELDS)),
         "topic": post.topic,
         "posted_at": post.posted_at,
         "views": post.views,
