@@ -330,6 +330,13 @@ if not 0 <= FACTDESK_MEDIA_MATCH_DISTANCE <= 47:
     raise ImproperlyConfigured(
         f"FACTDESK_MEDIA_MATCH_DISTANCE must be between 0 and 47 bits, not {FACTDESK_MEDIA_MATCH_DISTANCE}."
     )
+# Same claim, other words, other languages (factcheck.semantic, factcheck.matching.semantic): each post's text
+# gets a multilingual sentence embedding after its ingest commits, and a post whose embedding is at least
+# FACTDESK_SEMANTIC_SUGGEST (cosine) from a claim's is suggested as its copy, never matched automatically.
+# The threshold was chosen by measurement on the labelled pairs of bench/semantic_pairs.tsv:
+# docs/performance.md, "Semantic matching". Off: no embeddings are made; back on, the reconciler makes them.
+FACTDESK_SEMANTIC = env_bool("FACTDESK_SEMANTIC", True)
+FACTDESK_SEMANTIC_SUGGEST = env_share("FACTDESK_SEMANTIC_SUGGEST", "0.7")
 # ISO 3166 codes of EU and EEA countries only (the Transparency Database takes no others; checked
 # by moderation.checks when the project starts).
 FACTDESK_TERRITORIAL_SCOPE = [code.upper() for code in env_list(

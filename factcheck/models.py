@@ -116,8 +116,7 @@ class Organisation(models.Model):
 class Page(models.Model):
     external_id = models.CharField(max_length=200, unique=True)
     name = models.CharField(max_length=300)
-    # Posts and ads from politicians are not fact-checked.
-    is_politician = models.BooleanField(default=False)
+    is_politician = models.BooleanField(default=False)  # posts and ads from politicians are not fact-checked
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="pages")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -360,6 +359,7 @@ class MatchMethod(models.TextChoices):
     TEXT = "text", "Same normalised text"
     MINHASH = "minhash", "Near-duplicate text"
     MEDIA = "media", "Same or similar image"
+    SEMANTIC = "semantic", "Same claim in other words"
 
 
 class MatchState(models.TextChoices):
@@ -394,7 +394,8 @@ class Match(models.Model):
     method = models.CharField(max_length=10, choices=MatchMethod.choices)
     score = models.FloatField()
     state = models.CharField(max_length=10, choices=MatchState.choices)
-    # What held a pair that scored above the automatic threshold at suggestion.
+    # What held a pair that scored above the automatic threshold at suggestion; on a semantic pair (never automatic),
+    # what its reviewer is warned of ("this copy negates the claim").
     guard = models.CharField(max_length=12, choices=MatchGuard.choices, blank=True)
     created_at = models.DateTimeField()
     decided_by = models.ForeignKey(
@@ -420,10 +421,8 @@ class Match(models.Model):
 
 
 class PostBand(models.Model):
-    """One MinHash band key of a post: near-duplicates share one. Written when the post is matched.
-
-    The composite primary key is the only index: looking up a batch's keys is a B-tree probe each.
-    """
+    """One MinHash band key of a post: near-duplicates share one. Written when the post is matched. The
+    composite primary key is the only index: looking up a batch's keys is a B-tree probe each."""
 
     pk = models.CompositePrimaryKey("band", "post")
     band = models.IntegerField()
@@ -446,5 +445,6 @@ class RatedBand(models.Model):
 
 # Their own modules only because this one is at its length; imported here so Django registers them.
 import factcheck.models_media  # noqa: E402,F401  (PostMedia, MediaBand, RatedMediaBand: import them from there)
+import factcheck.models_semantic  # noqa: E402,F401  (PostEmbedding, SemanticBand)
 from factcheck.models_drafts import RatingDraft as RatingDraft  # noqa: E402
 from factcheck.models_membership import Membership as Membership  # noqa: E402
