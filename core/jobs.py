@@ -77,6 +77,7 @@ JOBS: dict[str, JobSpec] = {
     "moderation.jobs.reconcile_matches": JobSpec(BULK),
     "moderation.jobs.distribute_new_posts": JobSpec(BULK, chunk=BULK_CHUNK),
     "factcheck.jobs.match_unmatched": JobSpec(BULK),
+    "factcheck.jobs.embed_missed_posts": JobSpec(BULK),
     "factcheck.jobs.refresh_priorities": JobSpec(BULK),
     "factcheck.jobs.expire_claims": JobSpec(BULK),  # pages expire a claim they show at once anyway
     "moderation.jobs.age_out_strikes": JobSpec(BULK),

@@ -1,7 +1,7 @@
 """Job entry points of the review side: thin, idempotent, safe to run twice."""
 
 from factcheck.claims import expire_claims as _expire_claims
-from factcheck.matching import matcher, sweep
+from factcheck.matching import matcher, semantic_backfill, sweep
 from factcheck.queue import refresh_priorities as _refresh_priorities
 
 
@@ -22,6 +22,11 @@ def match_new_posts(post_ids: list[int]) -> int:
 def match_unmatched() -> int:
     """The reconciler of matching: posts whose job was lost, or that arrived while matching was off."""
     return matcher.match_unmatched()
+
+
+def embed_missed_posts() -> int:
+    """The reconciler of semantic matching: posts matched without an embedding (semantic matching was off)."""
+    return semantic_backfill.embed_missed_posts()
 
 
 def sweep_rated_media(post_ids: list[int]) -> int:

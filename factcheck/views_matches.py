@@ -16,6 +16,7 @@ from core.refusals import Refusal
 from factcheck.forms import MatchRejectForm
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.matcher import confirm_match, reject_match
+from factcheck.matching.reading import guard_warning, pair_languages
 from factcheck.models import Match, MatchState, Post, QueueState
 from factcheck.selectors import PostMatch
 from factcheck.views import factchecker_required, preview, url_for_ids
@@ -90,8 +91,9 @@ def match_rows(post: Post, pairs: list[PostMatch], *, reviewer, now: datetime) -
     reject_url = url_for_ids("factcheck:reject_match")
     suggested = [pair for pair in pairs if pair.match.state == MatchState.SUGGESTED]
     facts = facts_of({post.pk, *(pair.other.pk for pair in suggested)}, now=now) if suggested else {}
-    answers = {pair.match.pk: confirmation(state=pair.match.state, post=facts[pair.match.post_id],
-                                           source=facts[pair.match.source_id], reviewer=reviewer)
+    answers = {pair.match.pk: confirmation(state=pair.match.state, method=pair.match.method,
+                                           post=facts[pair.match.post_id], source=facts[pair.match.source_id],
+                                           reviewer=reviewer)
                for pair in suggested}
     ordered = sorted(pairs, key=lambda pair: _rank(answers.get(pair.match.pk)))[:MATCHES_SHOWN]
     rows = []
@@ -102,12 +104,18 @@ def match_rows(post: Post, pairs: list[PostMatch], *, reviewer, now: datetime) -
             relation = "copy" if relation == "source" else "source"  # the way round confirming would link them
         offered = answer is not None and answer.confirmable
         rejectable = answer is not None and answer.offers_reject
+        # The claim's language, then the copy's, the way round confirming would link them (or did).
+        language = {post.pk: post.language, other.pk: other.language}
+        claim_id, copy_id = (answer.root.id, answer.copy.id) if answer is not None else (match.source_id, match.post_id)
         rows.append({
             "match": match,
             "other": other,
             "url": post_url(other.pk),
             "preview": preview(other.text or other.external_id, MATCH_PREVIEW_WORDS),
             "page_name": other.page.name,
+            "languages": pair_languages(method=match.method, claim_language=language[claim_id],
+                                        copy_language=language[copy_id]),
+            "guard_warning": guard_warning(match.guard),
             "relation": relation,
             "relation_label": RELATION_LABELS[relation, answer is not None],
             "score": f"{match.score:.2f}",

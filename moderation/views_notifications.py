@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.paging import plain_number
+from factcheck.matching.reading import guard_warning, pair_languages
 from factcheck.members import organisation_of
 from factcheck.selectors import newest_waiting_suggestions
 from factcheck.views import url_for_ids
@@ -69,7 +70,10 @@ def notifications(request: HttpRequest) -> HttpResponse:
     if organisation is not None:
         post_url = url_for_ids("factcheck:post")
         suggestions = [
-            {"match": pair.match, "copy": pair.copy, "claim": pair.claim, "url": post_url(pair.copy.pk)}
+            {"match": pair.match, "copy": pair.copy, "claim": pair.claim, "url": post_url(pair.copy.pk),
+             "languages": pair_languages(method=pair.match.method, claim_language=pair.claim.language,
+                                         copy_language=pair.copy.language),
+             "guard": guard_warning(pair.match.guard)}
             for pair in newest_waiting_suggestions(organisation=organisation, limit=SUGGESTIONS_SHOWN)
         ]
     return render(request, "moderation/notifications.html", {

@@ -39,6 +39,9 @@ SCHEDULE = (
     # Near-duplicates: factcheck.matching.
     Periodic(factcheck_jobs.match_unmatched, 60,
              "matches posts whose matching was missed (copies of rated or waiting claims)"),
+    # Same claim in other words (factcheck.matching.semantic_backfill): posts matched while it was off.
+    Periodic(factcheck_jobs.embed_missed_posts, 60,
+             "embeds posts matched without an embedding and suggests the claims they say in other words"),
     # A rating carried to the posts that already carry its images (factcheck.matching.sweep), when missed.
     Periodic(factcheck_jobs.reconcile_media_sweeps, 60,
              "carries ratings to posts with the same images where a sweep was missed"),

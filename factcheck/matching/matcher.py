@@ -14,6 +14,9 @@ against another copy, so a chain of small edits cannot drift into another claim.
   `altered`, suggested for any other verdict, and by the text rules when the texts match too. A rated claim
   may be newer than the post (factcheck.matching.sweep reaches the posts that carried its images before it
   was rated); a waiting claim's first post is always older than its copies.
+- Other words, other languages (factcheck.matching.semantic): with FACTDESK_SEMANTIC, the job also embeds its
+  posts (never the request that ingests them) and suggests, never links, the claims whose embeddings are close
+  (method `semantic`); factcheck.matching.semantic_backfill embeds what was matched without.
 - A copy of a rated claim is `matched` (out of the queue; the decision side gives it the claim's
   rating as a `matched_rating` action, announced by `posts_matched`); a copy of a waiting claim is
   `grouped` (reviewed once, with its root); `mark_group_rated` moves a group's copies from grouped
@@ -47,6 +50,7 @@ from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
 from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
 from factcheck.matching.media import index_rated_media, judge_with_media, rated_media_hits
+from factcheck.matching.semantic import Embedded, embed_posts, semantic_pairs, store_embeddings
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import Judgement, judge
 from factcheck.models import (
@@ -181,18 +185,24 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
             post.duplicate_of_id, post.queue_state = best_root.id, new_state
             linked_now[post.id] = best_root.id
             (result.linked if rated else result.grouped).append(post.id)
-    if matches:
-        # Plain rows through core.bulk (binary COPY, ids reserved up front), as ingest writes its own: the ORM's
-        # bulk_create of a copy-heavy batch's ~400 matches and their audit events took 13% of a web worker's CPU.
-        ids = insert_rows_returning_ids(Match, MATCH_COLUMNS, matches)
-        recorded_at, label = timezone.now(), Match._meta.label_lower
-        insert_events([
-            event_row(at=recorded_at, actor=None, verb=AuditVerb.MATCH_RECORDED, target_type=label, target_id=pk,
-                      post_id=post_id, system=system, reason=f"{MatchMethod(method).label}, score {score:.2f}",
-                      data={"source": source_id, "method": method, "score": score, "state": state, "guard": guard})
-            for pk, (post_id, source_id, method, score, state, guard, *_) in zip(ids, matches, strict=True)
-        ])
+    _record_matches(matches, system=system)
     update_rows(Post, ["duplicate_of", "queue_state", "updated_at"], updates)
+
+
+def _record_matches(matches: list[tuple], *, system: str) -> None:
+    """Write new matches (rows in MATCH_COLUMNS order) and their audit events."""
+    if not matches:
+        return
+    # Plain rows through core.bulk (binary COPY, ids reserved up front), as ingest writes its own: the ORM's
+    # bulk_create of a copy-heavy batch's ~400 matches and their audit events took 13% of a web worker's CPU.
+    ids = insert_rows_returning_ids(Match, MATCH_COLUMNS, matches)
+    recorded_at, label = timezone.now(), Match._meta.label_lower
+    insert_events([
+        event_row(at=recorded_at, actor=None, verb=AuditVerb.MATCH_RECORDED, target_type=label, target_id=pk,
+                  post_id=post_id, system=system, reason=f"{MatchMethod(method).label}, score {score:.2f}",
+                  data={"source": source_id, "method": method, "score": score, "state": state, "guard": guard})
+        for pk, (post_id, source_id, method, score, state, guard, *_) in zip(ids, matches, strict=True)
+    ])
 
 
 # A new Match as a plain row (core.bulk), in this order; decided_by and decided_at stay NULL.
@@ -205,23 +215,44 @@ def _new_match(post_id: int, source_id: int, judgement: Judgement, state: str, n
 
 def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> MatchResult:
     """The job after an ingest batch commits: match its posts to every post, BATCH at a time, each
-    batch in its own transaction. Idempotent: a post matched already is left as it is."""
+    batch in its own transaction. Idempotent: a post matched already is left as it is.
+
+    With FACTDESK_SEMANTIC, each batch's embeddings are computed first, outside its transaction (no lock is
+    held while the encoder runs), then stored in it, and the posts' semantic pairs recorded after the lexical
+    ones (factcheck.matching.semantic). Posts linked as copies on arrival get none: their claim's first post
+    has one."""
     total = MatchResult()
     if not settings.FACTDESK_MATCHING:
         return total
     pending = list(Post.objects.filter(id__in_array=post_ids, matched_at__isnull=True)
                    .order_by("id").values_list("id", flat=True))
     for start in range(0, len(pending), BATCH):
+        batch = pending[start : start + BATCH]
+        embedded = embed_posts(post_ids=batch) if settings.FACTDESK_SEMANTIC else []
         with transaction.atomic(durable=True):
             # Lock the batch's posts (id order) so a claim or a rating of one of them waits for its matching.
             locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
-                          .filter(id__in_array=pending[start : start + BATCH], matched_at__isnull=True)
+                          .filter(id__in_array=batch, matched_at__isnull=True)
                           .order_by("id").values_list("id", flat=True))
             result = match_posts(post_ids=locked, rated_only=False, now=now)
+            result.suggested += match_semantically(embedded, post_ids=locked, now=now)
         total.linked += result.linked
         total.grouped += result.grouped
         total.suggested += result.suggested
     return total
+
+
+def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: datetime | None = None,
+                       system: str = "matching") -> int:
+    """Store the embeddings of these posts (computed by embed_posts, before the transaction) and record their
+    semantic pairs, always as suggestions; returns how many. In the caller's transaction, which holds the locks
+    of `post_ids` (those of `embedded` outside it are left to the run that locks them)."""
+    now, locked = now or timezone.now(), set(post_ids)
+    stored = store_embeddings([e for e in embedded if e.post_id in locked], now=now)
+    pairs = semantic_pairs(stored)
+    _record_matches([_new_match(post_id, root_id, judgement, MatchState.SUGGESTED, now)
+                     for post_id, root_id, judgement in pairs], system=system)
+    return len(pairs)
 
 
 def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
@@ -285,8 +316,8 @@ def _locked_pair(match_id: int, *, reviewer, now: datetime) -> tuple[dict[int, P
     # post and source are the columns of its unique constraint) keeps nobody waiting.
     match = Match.objects.select_for_update(no_key=True, of=("self",)).get(pk=match_id)
     facts = facts_of(pair, now=now)
-    answer = confirmation(state=match.state, post=facts[match.post_id], source=facts[match.source_id],
-                          reviewer=reviewer)
+    answer = confirmation(state=match.state, method=match.method, post=facts[match.post_id],
+                          source=facts[match.source_id], reviewer=reviewer)
     return posts, match, answer
 
 

@@ -86,9 +86,10 @@ NUMBER_WORDS = frozenset(
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
     "million billion trillion half twice double triple dozen".split()
 )
-NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-# A thousands separator: "5,000" and "5.000" are 5000, but "1.5" is not 15.
-THOUSANDS = re.compile(r"[.,](?=\d{3}(?!\d))")
+# A number; French, Polish or Swedish "25 000" (a space, often a no-break one, between groups of three) too.
+NUMBER = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)*")
+# A thousands separator: "5,000", "5.000" and "5 000" are 5000, but "1.5" is not 15.
+THOUSANDS = re.compile(r"[.,\u0020\u00a0\u202f](?=\d{3}(?!\d))")
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def polarity_of(tokens: list[str]) -> tuple[tuple[str, int], ...]:
 
 
 def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
-    """The numbers a post states: digits from its text (URLs left out; "5,000" and "5000" alike, "1.5"
+    """The numbers a post states: digits from its text (URLs left out; "5,000", "5 000" and "5000" alike, "1.5"
     and "15" not) and number words."""
     digits = [THOUSANDS.sub("", n).replace(",", ".") for n in NUMBER.findall(URL_IN_TEXT.sub(" ", text or ""))]
     return _counted(digits + [t for t in tokens if t in NUMBER_WORDS])

@@ -299,6 +299,13 @@ TABLE: dict[str, Route] = {
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
+    # Conflicting verdicts: each fact-checker sees their own organisation's (tests/test_conflicts.py has a
+    # conflict's two organisations and a third); the world's suggestion is no conflict, so marking it says so.
+    "factcheck:conflicts": route(GET=factcheckers(200)),
+    "factcheck:not_same_claim": route(
+        GET=factcheckers(405), POST=factcheckers(Redirect("/queue/conflicts/")),
+        args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
+    ),
     # ---- the page owners' portal: another page's post is a 404, not a 403 -----------------------
     "moderation:portal": route(GET=owners(200, 200)),
     "moderation:portal_notifications_read": route(

@@ -128,7 +128,8 @@ def test_waiting_suggestions_counts_exactly_the_pairs_a_member_could_confirm(org
     facts = facts_of({pk for m in Match.objects.all() for pk in (m.post_id, m.source_id)}, now=now)
     colleague = FactCheckerFactory(organisation=org)
     by_page = {m.pk for m in Match.objects.all() if confirmation(
-        state=m.state, post=facts[m.post_id], source=facts[m.source_id], reviewer=colleague).confirmable}
+        state=m.state, method=m.method, post=facts[m.post_id], source=facts[m.source_id],
+        reviewer=colleague).confirmable}
     assert by_page == waiting - {confirmable["held by a colleague"].pk}
     # One post's pairs, either way round (what the rating's "next steps" count).
     turned = confirmable["turned round"]

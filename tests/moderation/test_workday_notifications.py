@@ -147,7 +147,8 @@ def test_a_page_with_the_navigation_counts_in_one_query_whatever_waits(login, ow
 
 def test_the_suggestions_badge_is_counted_once_a_minute_per_organisation(login, factchecker):
     """Counting the suggestions walks the suggested pairs (bench/navigation.py): the navigation counts them
-    in its one statement at most once a minute per organisation, and reads the cache in between."""
+    in its one statement at most once a minute per organisation, and reads the cache in between. (On the rated
+    posts' page, which reads no pairs of its own: the queue's reads the pending suggestions that fold variants.)"""
     from django.core.cache import cache
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -158,11 +159,11 @@ def test_the_suggestions_badge_is_counted_once_a_minute_per_organisation(login, 
     MatchFactory(post=PostFactory(**covered), source=PostFactory(**covered))
     client = login(factchecker)
     with CaptureQueriesContext(connection) as first:
-        assert "Suggestions 1" in nav(client.get("/queue/"))
+        assert "Suggestions 1" in nav(client.get("/queue/rated/"))
     assert any("factcheck_match" in query["sql"] for query in first.captured_queries)
     MatchFactory(post=PostFactory(**covered), source=PostFactory(**covered))
     with CaptureQueriesContext(connection) as again:
-        assert "Suggestions 1" in nav(client.get("/queue/"))  # the minute is not over: the cached count
+        assert "Suggestions 1" in nav(client.get("/queue/rated/"))  # the minute is not over: the cached count
     assert not any("factcheck_match" in query["sql"] for query in again.captured_queries)
     cache.delete(f"suggestions-waiting:{factchecker.membership.organisation_id}")  # the minute is over
-    assert "Suggestions 2" in nav(client.get("/queue/"))
+    assert "Suggestions 2" in nav(client.get("/queue/rated/"))

@@ -1,0 +1,281 @@
+"""Semantic matching (PRODUCT.md, "Same claim, other words, other languages"): which stored posts say a post's
+claim in other words or another language, the embeddings' rows, and the guards shown on such a pair.
+
+- `nearest`: for each query vector, the posts whose stored embedding is at or above a cosine threshold, best
+  first. Candidates come from PostgreSQL: the SemanticBand rows under the queries' LSH probe keys
+  (factcheck.semantic.probe_keys), a batch's queries in one statement; the candidates sharing the most keys with
+  a query (MAX_CANDIDATES_PER_QUERY) have their PostEmbedding read and are re-ranked by their exact cosine on the
+  stored int8 vectors. The keys find candidates, the cosine decides: nothing under the threshold is returned.
+- `embed_posts` (outside any transaction: the encoder takes some 1.5 ms a text, and no lock is held meanwhile)
+  and `store_embeddings` (in the matching transaction): the embeddings of posts that have none by the current
+  model, their band keys, and the language detected for a post the platform sent without one.
+- `semantic_pairs`: the claims close to newly embedded posts, always suggestions (never linked: negations and
+  changed numbers score high in every embedding model), under the lexical matcher's rules, each with its guard
+  (`semantic_guard`: short text, negation, numbers, from factcheck.matching.similarity's readings of the texts).
+
+factcheck.matching.matcher runs these in its job (match_new_posts, match_semantically); the ingest request never
+does. factcheck.matching.semantic_backfill embeds what was matched without.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import chain
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
+from core.bulk import insert_rows, update_rows
+from factcheck import semantic
+from factcheck.matching.candidates import rows
+from factcheck.matching.similarity import MIN_AUTO_WORDS, NEGATIONS, NUMBER_WORDS, Features, Guard, Judgement
+from factcheck.models import Match, MatchMethod, Page, Post, QueueState
+from factcheck.models_semantic import PostEmbedding, SemanticBand
+
+# The candidates re-ranked by cosine per query at most, those sharing the most probe keys with it first: a close
+# post shares several keys, an unrelated one that fell into a probed bucket by chance one. Bounds the vectors a
+# query reads (512 bytes each) whatever a bucket holds.
+MAX_CANDIDATES_PER_QUERY = 200
+# Queries looked up per statement: a batch's keys and candidate vectors in bounded pieces.
+QUERY_CHUNK = 100
+# Keys per statement on SQLite, under its limit of host parameters.
+SQLITE_CHUNK = 900
+# Post ids fit in this many bits (a query's index is packed above them while candidates are counted).
+POST_BITS = 40
+# The nearest posts a new post's pairs are chosen from: some are its own group's, paired already, or too new.
+NEIGHBOURS = 20
+# Semantic pairs recorded per post at most, the closest first (as the lexical matcher's MAX_PAIRS_PER_POST).
+MAX_PAIRS_PER_POST = 3
+
+
+def nearest(vectors: np.ndarray, *, limit: int = 10, threshold: float | None = None) -> list[list[tuple[int, float]]]:
+    """For each row of `vectors` (unit length, factcheck.semantic.embed), up to `limit` stored posts whose
+    embedding's cosine with it is at least `threshold` (FACTDESK_SEMANTIC_SUGGEST when None), as (post id,
+    cosine), best first (ties by post id)."""
+    threshold = settings.FACTDESK_SEMANTIC_SUGGEST if threshold is None else threshold
+    vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, semantic.DIMENSIONS)
+    found: list[list[tuple[int, float]]] = []
+    for start in range(0, len(vectors), QUERY_CHUNK):
+        found += _nearest_chunk(vectors[start : start + QUERY_CHUNK], limit=limit, threshold=threshold)
+    return found
+
+
+def _nearest_chunk(queries: np.ndarray, *, limit: int, threshold: float) -> list[list[tuple[int, float]]]:
+    # Each (probe key, query) pair, by key: a band row found is mapped back to every query that probed its key.
+    probes = [semantic.probe_keys(query) for query in queries]
+    probe_key = np.fromiter(chain.from_iterable(probes), dtype=np.int64)
+    probe_query = np.repeat(np.arange(len(queries), dtype=np.int64), [len(keys) for keys in probes])
+    by_key = np.argsort(probe_key, kind="stable")
+    probe_key, probe_query = probe_key[by_key], probe_query[by_key]
+    bands, posts = _band_holders(np.unique(probe_key).tolist())
+    first, last = np.searchsorted(probe_key, bands, "left"), np.searchsorted(probe_key, bands, "right")
+    askers = last - first  # how many queries probed each row's key (one, but for queries close to each other)
+    at = np.repeat(first, askers) + (np.arange(askers.sum()) - np.repeat(np.cumsum(askers) - askers, askers))
+    pairs, shared = np.unique((probe_query[at] << POST_BITS) | np.repeat(posts, askers), return_counts=True)
+    query_of, post_of = pairs >> POST_BITS, pairs & ((1 << POST_BITS) - 1)
+    # Per query, the candidates that share the most probe keys with it, at most MAX_CANDIDATES_PER_QUERY.
+    order = np.lexsort((post_of, -shared, query_of))
+    query_of, post_of = query_of[order], post_of[order]
+    rank = np.arange(len(query_of)) - np.searchsorted(query_of, query_of, "left")
+    query_of, post_of = query_of[rank < MAX_CANDIDATES_PER_QUERY], post_of[rank < MAX_CANDIDATES_PER_QUERY]
+    ids, matrix = _vectors_of(np.unique(post_of).tolist())
+    row = np.minimum(np.searchsorted(ids, post_of), max(len(ids) - 1, 0))
+    stored = (ids[row] == post_of) if len(ids) else np.zeros(len(post_of), dtype=bool)  # embedded by this model
+    query_of, post_of, row = query_of[stored], post_of[stored], row[stored]
+    bounds = np.searchsorted(query_of, np.arange(len(queries) + 1), "left")
+    result = []
+    for index, query in enumerate(queries):
+        span = slice(bounds[index], bounds[index + 1])
+        vectors, candidates = matrix[row[span]].astype(np.float32), post_of[span]
+        # The stored vectors as from_bytes gives them (unit length), all at once.
+        scores = np.round((vectors @ query) / np.maximum(np.linalg.norm(vectors, axis=1), 1e-9), 4)
+        keep = scores >= threshold
+        hits = sorted(zip((-scores[keep]).tolist(), candidates[keep].tolist(), strict=True))[:limit]
+        result.append([(int(pk), -score) for score, pk in hits])
+    return result
+
+
+def _band_holders(keys: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The SemanticBand rows under these keys, as (keys, post ids) arrays: one statement on PostgreSQL."""
+    if not keys:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if connection.vendor == "postgresql":
+        # One array parameter, probed as a semi-join on unnest: one B-tree descent of the primary key per key
+        # (core.bulk, factcheck.matching.candidates say why not a GIN index nor `= ANY`). Written out rather than
+        # through `band__in_array`, which prepares each key in Python (a batch of 100 new posts probes 12,800).
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT band, post_id FROM {SemanticBand._meta.db_table} "
+                           "WHERE band IN (SELECT unnest(%s::integer[]))", [keys])
+            found = cursor.fetchall()
+    else:
+        found = [pair for start in range(0, len(keys), SQLITE_CHUNK) for pair in SemanticBand.objects.filter(
+            band__in=keys[start : start + SQLITE_CHUNK]).values_list("band", "post_id")]
+    table = np.array(found, dtype=np.int64).reshape(-1, 2)
+    return table[:, 0], table[:, 1]
+
+
+def _vectors_of(post_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The embeddings of these posts by the current model: their ids, ascending, and their int8 vectors."""
+    if connection.vendor == "postgresql":
+        # Written out too: the ORM's statement for 200 ids took 3.4 ms (p90 8 ms) against 1.9 (2.0) for this one.
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT post_id, vector FROM {PostEmbedding._meta.db_table} "
+                           "WHERE post_id IN (SELECT unnest(%s::bigint[])) AND model = %s ORDER BY post_id",
+                           [post_ids, semantic.MODEL_NAME])
+            found = cursor.fetchall()
+    else:
+        current = PostEmbedding.objects.filter(model=semantic.MODEL_NAME)
+        found = sorted(pair for start in range(0, len(post_ids), SQLITE_CHUNK) for pair in current.filter(
+            post_id__in=post_ids[start : start + SQLITE_CHUNK]).values_list("post_id", "vector"))
+    ids = np.array([pk for pk, _ in found], dtype=np.int64)
+    matrix = np.frombuffer(b"".join(bytes(vector) for _, vector in found), dtype=np.int8)
+    return ids, matrix.reshape(len(found), semantic.DIMENSIONS)
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """A post's embedding as computed outside the transaction, waiting to be stored."""
+
+    post_id: int
+    vector: np.ndarray  # unit length, float32
+    language: str  # the post's own, or detected
+    detected: bool  # `language` was detected (the platform sent none)
+
+
+def embed_posts(*, post_ids: Iterable[int]) -> list[Embedded]:
+    """The embeddings of these posts that have none by the current model, computed now: in no transaction (the
+    encoder takes ~1.5 ms a text, and a lock held meanwhile would keep reviewers waiting). Posts linked as copies
+    are left out (their claim's first post has one, and semantic pairs are a claim's), and so are texts without
+    words (factcheck.semantic.has_words)."""
+    ids = sorted(set(post_ids))
+    if not ids:
+        return []
+    done = set(PostEmbedding.objects.filter(post_id__in_array=ids, model=semantic.MODEL_NAME)
+               .values_list("post_id", flat=True))
+    todo = [pk for pk in ids if pk not in done]
+    if not todo:
+        return []
+    wanted: list[tuple[int, str, str, bool]] = []
+    for pk, text, language in (Post.objects.filter(id__in_array=todo, duplicate_of__isnull=True)
+                               .order_by("id").values_list("id", "text", "language")):
+        words = semantic.embeddable_text(text)
+        if not semantic.has_words(words):
+            continue
+        detected = not language
+        wanted.append((pk, words, semantic.detect_language(words) if detected else language, detected))
+    vectors = semantic.embed([words for _, words, _, _ in wanted])
+    return [Embedded(post_id=pk, vector=vector, language=language, detected=detected)
+            for (pk, _, language, detected), vector in zip(wanted, vectors, strict=True)]
+
+
+def store_embeddings(embedded: list[Embedded], *, now: datetime) -> list[Embedded]:
+    """Write these embeddings (replacing a post's by an older model), their band keys, and each detected language
+    to its post while the post's is still blank; returns those written (not those another run stored first).
+
+    In the matching transaction, which holds the posts' locks (factcheck.matching.matcher)."""
+    if not embedded:
+        return []
+    ids = [e.post_id for e in embedded]
+    stored = dict(PostEmbedding.objects.filter(post_id__in_array=ids).values_list("post_id", "model"))
+    fresh = [e for e in embedded if stored.get(e.post_id) != semantic.MODEL_NAME]
+    if not fresh:
+        return []
+    older = [e.post_id for e in fresh if e.post_id in stored]
+    if older:  # another model's keys and vector: neither compares with this model's
+        PostEmbedding.objects.filter(post_id__in_array=older).delete()
+        SemanticBand.objects.filter(post_id__in_array=older).delete()
+    insert_rows(PostEmbedding, ("post", "vector", "language", "language_detected", "model", "embedded_at"),
+                [(e.post_id, semantic.to_bytes(e.vector), e.language, e.detected, semantic.MODEL_NAME, now)
+                 for e in fresh])
+    keys = semantic.band_keys(np.stack([e.vector for e in fresh]))
+    insert_rows(SemanticBand, ("band", "post"),
+                sorted((int(key), e.post_id) for e, row in zip(fresh, keys, strict=True) for key in row))
+    detected = {e.post_id: e.language for e in fresh if e.detected and e.language}
+    if detected:
+        blank = Post.objects.filter(id__in_array=sorted(detected), language="").values_list("id", flat=True)
+        update_rows(Post, ["language"], [(pk, detected[pk]) for pk in sorted(blank)])
+    return fresh
+
+
+def _negated(features: Features) -> bool:
+    """Whether a text says "not" an odd number of times, in any language of similarity.NEGATIONS: French "ne"
+    is not counted ("ne ... pas" is one negation, counted by its "pas")."""
+    count = sum(n for word, n in features.polarity if word == "not" or (word in NEGATIONS and word != "ne"))
+    return count % 2 == 1
+
+
+def _digits(features: Features) -> tuple[tuple[str, int], ...]:
+    return tuple(item for item in features.numbers if item[0] not in NUMBER_WORDS)
+
+
+def semantic_guard(a: Features, b: Features, *, same_language: bool) -> Guard:
+    """What a semantic pair's reviewer is warned of (PRODUCT.md: negations and changed numbers score high in
+    every embedding model): `short_text` (either under 8 words), `polarity` (one is negated and the other not),
+    `numbers` (the digits differ, as similarity.numbers_of reads them; number words too when both posts are in
+    one language, since NUMBER_WORDS are English words)."""
+    if min(a.words, b.words) < MIN_AUTO_WORDS:
+        return "short_text"
+    if _negated(a) != _negated(b):
+        return "polarity"
+    if (a.numbers != b.numbers) if same_language else (_digits(a) != _digits(b)):
+        return "numbers"
+    return ""
+
+
+def semantic_pairs(embedded: list[Embedded]) -> list[tuple[int, int, Judgement]]:
+    """The claims these posts may say in other words: (post id, claim's first post id, judgement), each a
+    suggestion (never automatic) at or above FACTDESK_SEMANTIC_SUGGEST, by the lexical matcher's rules
+    (factcheck.matching.matcher._match): no politicians' pages, no pair recorded before in either direction and
+    any state (a lexical link or suggestion stays as it is, a rejected pair is never suggested again), a waiting
+    claim older than the post or a rated one of any age, no Not eligible claim, not the post's own group, the
+    best MAX_PAIRS_PER_POST at most.
+
+    In the matching transaction, after the lexical pairs and these posts' embeddings are written (the posts of
+    one batch find each other); reads the posts as they now stand (a post the lexical step linked is skipped)."""
+    posts = {row.id: row for row in rows(e.post_id for e in embedded)}
+    embedded = [e for e in embedded if e.post_id in posts and posts[e.post_id].duplicate_of_id is None]
+    if not embedded:
+        return []
+    hits = nearest(np.stack([e.vector for e in embedded]), limit=NEIGHBOURS)
+    near = {pk for found in hits for pk, _ in found}
+    known = {row.id: row for row in rows(near - posts.keys())} | posts
+    known |= {row.id: row for row in rows({r.duplicate_of_id for r in known.values() if r.duplicate_of_id}
+                                          - known.keys())}
+    ids = [e.post_id for e in embedded]
+    politicians = set(Page.objects.filter(id__in_array=sorted({r.page_id for r in known.values()}),
+                                          is_politician=True).values_list("id", flat=True))
+    paired = {frozenset(pair) for field in ("post_id", "source_id")
+              for pair in Match.objects.filter(**{f"{field}__in_array": ids}).values_list("post_id", "source_id")}
+    # As shown on the suggestion: the platform's, or the one detected for the post when it sent none.
+    languages = dict(Post.objects.filter(id__in_array=sorted(known)).values_list("id", "language"))
+    pairs = []
+    for e, found in zip(embedded, hits, strict=True):
+        post = posts[e.post_id]
+        if post.page_id in politicians:
+            continue  # posts of politicians' pages are not fact-checked
+        scores: dict[int, float] = {}  # claim's first post -> the best cosine of its group's posts
+        for pk, score in found:
+            root = known.get(known[pk].root_id) if pk in known else None
+            if root is None or root.id == post.id or root.duplicate_of_id is not None:
+                continue
+            if root.id < post.id or (root.queue_state == QueueState.RATED and post.queue_state != QueueState.RATED):
+                scores[root.id] = max(score, scores.get(root.id, score))
+        chosen = []
+        for root_id, score in sorted(scores.items(), key=lambda item: (-item[1], item[0])):
+            root = known[root_id]
+            if (frozenset((post.id, root_id)) in paired or root.queue_state == QueueState.NOT_ELIGIBLE
+                    or root.page_id in politicians):
+                continue
+            own, other = languages.get(post.id, ""), languages.get(root_id, "")
+            guard = semantic_guard(post.features, root.features, same_language=bool(own) and own == other)
+            chosen.append((post.id, root_id, Judgement(method=MatchMethod.SEMANTIC.value, score=score,
+                                                       automatic=False, guard=guard)))
+            paired.add(frozenset((post.id, root_id)))
+            if len(chosen) == MAX_PAIRS_PER_POST:
+                break
+        pairs += chosen
+    return pairs
