@@ -27,6 +27,7 @@ from factcheck.claims import claim_post
 from factcheck.demo_checks import CHECKED, checked_flags, external_id_of
 from factcheck.demo_media import ALTERED_COPIES, altered_copy_flags, generated_media
 from factcheck.demo_reports import HARM_REPORTS, REPORTED, seed_demo_reports
+from factcheck.demo_semantic import RETOLD, retold_flags
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.members import create_user, organisation_of
 from factcheck.models import FlagSource, MediaType, Organisation, Post
@@ -343,13 +344,15 @@ def seed_demo_data(*, now: datetime | None = None) -> SeedSummary:
     # The other posts arrive once those are rated: a copy of a rated claim among them is matched to it on
     # arrival and takes its rating, instead of waiting in the queue as the root of a group of its own; the
     # copies of the altered picture are matched by their picture (factcheck.demo_media).
-    generated = _demo_flags(now) + altered_copy_flags(page_names=page_names, languages=languages, now=now)
+    generated = (_demo_flags(now) + altered_copy_flags(page_names=page_names, languages=languages, now=now)
+                 + retold_flags(page_names=page_names, languages=languages, now=now))
     ingest_flags(flags=generated, submitted_by=platform, now=now)
     sent = seed_demo_reports(platform=platform, now=now)
     return SeedSummary(
         organisations=len(ORGANISATIONS),
         pages=len(PAGES),
-        posts=sum(spec.posts for spec in PAGES) + len(CHECKED) + len(REPORTED) + len(ALTERED_COPIES),
+        posts=(sum(spec.posts for spec in PAGES) + len(CHECKED) + len(REPORTED) + len(ALTERED_COPIES)
+               + len(RETOLD)),
         flags=len(checked) + len(generated) + sent,
         ratings=ratings,
         reports=HARM_REPORTS,

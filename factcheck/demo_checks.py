@@ -6,9 +6,11 @@ post as the platform sends it, the flags it got, and the fact-checker's verdict,
 `topic` names words that the post and its rationale share (tests/factcheck/test_seed_demo.py checks
 them), and a disputed rating carries its owner's statement, about the same post.
 
-The mix: four False (three on Health Truth Daily, which makes it a repeat offender), two Partly false,
+The mix: five False (three on Health Truth Daily, which makes it a repeat offender), two Partly false,
 two Altered (a video, and the picture of a shark on a flooded motorway whose copies factcheck.demo_media
-posts later), one each of Missing context, Satire and True. Some posts are worded like the generated
+posts later), one each of Missing context, Satire and True. Two of them disagree on one claim in two
+languages: alice's Missing context of the paper bags, claire's False of the same claim in French (the
+conflicts page shows them side by side once semantic matching pairs the posts). Some posts are worded like the generated
 posts of factcheck.demo, so that their copies there inherit the rating once matching runs. `media` names
 the post's picture, or a video's still (factcheck.demo_media draws them).
 """
@@ -161,6 +163,16 @@ CHECKED = (
         ("https://www.snopes.com/fact-check/shark-highway-hurricane/", "https://tineye.com/"),
         topic=("shark", "flooded", "i-45"), posted_hours_ago=36, rated_hours_ago=30, views=320_000,
         media=ALTERED,
+    ),
+    CheckedPostSpec(
+        "claire", "le-vrai-journal", Verdict.FALSE, MediaType.TEXT,
+        "Les sacs en papier sont meilleurs pour la planète que les sacs plastiques. Changez dès aujourd'hui !",
+        ((FlagSource.USER_REPORT, "Fausse information"),),
+        "Faux : fabriquer un sac en papier demande plus d'énergie et d'eau qu'un sac plastique, et il faut le "
+        "réutiliser trois fois ou plus pour faire mieux pour la planète. Dire qu'il est meilleur, sans condition, "
+        "est faux.",
+        ("https://www.ademe.fr/",),
+        topic=("papier", "plastique", "planète"), posted_hours_ago=14, rated_hours_ago=10, views=12_000,
     ),
 )
 
