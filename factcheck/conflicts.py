@@ -183,14 +183,15 @@ def mark_not_same_claim(*, match_id: int, reviewer, reason: str = "", now: datet
     match = Match.objects.select_for_update(no_key=True, of=("self",)).get(pk=match_id)
     ratings = current_ratings(set(pair))
     rating, other = ratings.get(match.post_id), ratings.get(match.source_id)
+    # Who asks first: to anyone outside the two organisations, any pair is simply not theirs (whether it is a
+    # live conflict of others is none of their business).
+    raters = {r.organisation_id for r in (rating, other) if r is not None}
+    if not getattr(reviewer, "is_factchecker", False) or organisation_id_of(reviewer) not in raters:
+        raise NotYourConflict("Only fact-checkers of the two organisations whose ratings disagree can decide "
+                              "whether the posts make the same claim.")
     if not is_conflict(state=match.state, rating=rating, other=other):
         raise ConflictResolved("This conflict was already resolved: the pair was marked not the same claim, or one "
                                "side was re-rated so that the verdicts agree. Nothing was changed.")
-    organisation_id = organisation_id_of(reviewer)
-    if not getattr(reviewer, "is_factchecker", False) or organisation_id not in {rating.organisation_id,
-                                                                                  other.organisation_id}:
-        raise NotYourConflict("Only fact-checkers of the two organisations whose ratings disagree can decide "
-                              "whether the posts make the same claim.")
     linked = match.linked
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
     match.reason = (reason or "").strip()[:MAX_REASON]

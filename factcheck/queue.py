@@ -94,6 +94,11 @@ class QueueFilters:
     # Words of the post's text or external id (factcheck.search.matching_text).
     q: str = ""
 
+    @property
+    def narrowing(self) -> bool:
+        """Whether any filter or a search is set: the reviewer asks for every post that meets it."""
+        return any((self.language, self.country, self.source, self.topic, self.q))
+
     def apply(self, qs: QuerySet[Post]) -> QuerySet[Post]:
         if self.q:
             qs = matching_text(qs, self.q)
@@ -177,9 +182,11 @@ def queued_posts(
     *, organisation: Organisation | None, filters: QueueFilters = QueueFilters(), sort: str = QueueSort.PRIORITY,
 ) -> QuerySet[Post]:
     """Posts waiting for a reviewer of `organisation`, best first (or in the `sort` order asked for); not the
-    variants folded under a claim this queue lists (`folded_under_waiting_claim`)."""
+    variants folded under a claim this queue lists (`folded_under_waiting_claim`), unless a filter or a search
+    narrows the queue: it lists every post that meets it, as a variant's claim may not."""
     qs = Post.objects.filter(covered_by(organisation), queue_state=QueueState.QUEUED)
-    qs = qs.filter(~folded_under_waiting_claim(organisation))
+    if not filters.narrowing:
+        qs = qs.filter(~folded_under_waiting_claim(organisation))
     return filters.apply(qs).order_by(*SORT_ORDERS.get(sort, QUEUE_ORDER))
 
 
@@ -187,15 +194,24 @@ def queued_posts(
 WAITING_CLAIM_STATES = (QueueState.QUEUED, QueueState.CLAIMED)
 
 
-def _under_waiting_claims(organisation: Organisation | None) -> QuerySet[Match]:
-    """Pending semantic suggestions whose source is a claim still waiting in `organisation`'s queue (queued or
-    claimed, and in its coverage; a rated claim's suggestion is one like any) and older than their post, so that
-    two posts never fold under each other and vanish together. A claim outside the coverage is not in this queue,
-    so its variants are listed here on their own."""
+def _variant_pairs(organisation: Organisation | None) -> QuerySet[Match]:
+    """Pending semantic suggestions that fold their post under their source: no guard (a copy that negates the
+    claim, changes its numbers or is too short to judge may be another claim, so it is listed on its own); a source
+    still waiting in `organisation`'s queue (queued or claimed, and in its coverage; a rated claim's suggestion is
+    one like any, and a claim outside the coverage is not in this queue) and older than the post, so that two posts
+    never fold under each other and vanish together; and a post that no copy is linked to (a group's first post is
+    reviewed with its copies, from its own row)."""
     return Match.objects.filter(
         covered_by(organisation, prefix="source__"), method=MatchMethod.SEMANTIC, state=MatchState.SUGGESTED,
-        source__queue_state__in=WAITING_CLAIM_STATES, source_id__lt=F("post_id"),
-    )
+        guard="", source__queue_state__in=WAITING_CLAIM_STATES, source_id__lt=F("post_id"),
+    ).exclude(Exists(Post.objects.filter(duplicate_of_id=OuterRef("post_id"))))
+
+
+def _under_waiting_claims(organisation: Organisation | None) -> QuerySet[Match]:
+    """`_variant_pairs` whose source is listed itself, not a variant of an older claim: a variant of a variant is
+    listed on its own, where a reviewer sees it, rather than under a row nobody lists."""
+    pairs = _variant_pairs(organisation)
+    return pairs.exclude(Exists(_variant_pairs(organisation).filter(post_id=OuterRef("source_id"))))
 
 
 class _Probe(Exists):

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, Q, QuerySet, When
 from django.utils import timezone
 
 from accounts.models import Role
 from factcheck.matching.confirmable import confirmable_by, confirmable_ways
-from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Match, Organisation, Post, Rating
+from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Match, MatchState, Organisation, Post, Rating
 from factcheck.search import matching_text
 
 
@@ -58,10 +58,13 @@ MAX_MATCHES_SHOWN = 100
 
 
 def post_matches(post: Post) -> list[PostMatch]:
-    """The post's near-duplicate pairs, both ways, best first (at most MAX_MATCHES_SHOWN): what the post
-    page and the API list."""
+    """The post's near-duplicate pairs, both ways, those waiting for a decision first, then best first (at most
+    MAX_MATCHES_SHOWN): what the post page and the API list. Waiting pairs first, so that a claim's hundred
+    automatic copies (score 1.0) never push the variants a reviewer must decide off its page."""
+    waiting_first = Case(When(state=MatchState.SUGGESTED, then=0), default=1)
     pairs = (Match.objects.filter(Q(post=post) | Q(source=post))
-             .select_related("post__page", "source__page", "decided_by").order_by("-score", "id")[:MAX_MATCHES_SHOWN])
+             .select_related("post__page", "source__page", "decided_by")
+             .order_by(waiting_first, "-score", "id")[:MAX_MATCHES_SHOWN])
     return [
         PostMatch(match=m, other=m.source, relation="source") if m.post_id == post.pk
         else PostMatch(match=m, other=m.post, relation="copy")

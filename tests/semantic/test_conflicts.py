@@ -289,3 +289,16 @@ def test_the_page_reads_a_fixed_number_of_queries(checker_a, checker_b, django_a
     with django_assert_max_num_queries(len(one.captured_queries)):
         response = client.get(PAGE)
     assert response.content.decode().count('class="card conflict"') == 7
+
+
+def test_an_outsider_cannot_tell_a_live_conflict_of_others_from_any_other_pair(conflict, checker_c):
+    """Whose pair it is is asked first: to a third organisation every pair answers the same 404, a live conflict
+    of two others and an ordinary suggestion alike (no "already resolved" for the one and not the other)."""
+    plain = MatchFactory(method=MatchMethod.SEMANTIC, score=0.9)
+    client = signed_in(checker_c)
+
+    live = client.post(mark_url(conflict), {"reason": "x"})
+    other = client.post(mark_url(plain), {"reason": "x"})
+
+    assert live.status_code == other.status_code == 404
+    assert Match.objects.filter(pk__in=[conflict.pk, plain.pk], state=MatchState.SUGGESTED).count() == 2
