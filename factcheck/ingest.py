@@ -130,6 +130,16 @@ class IdempotencyConflict(Refusal):
 
 
 _post_values = attrgetter(*POST_FIELDS)
+_LANGUAGE = POST_FIELDS.index("language")
+
+
+def _kept_values(given: PostInput, post: Post) -> tuple:
+    """A later flag's post fields for a post we have; a flag without a language keeps the post's (sent by an
+    earlier flag, or detected by factcheck.matching.semantic), as "not said" is not "no language"."""
+    values = list(_post_values(given))
+    if not given.language:
+        values[_LANGUAGE] = post.language
+    return tuple(values)
 
 
 @dataclass
@@ -291,7 +301,7 @@ def _write(
         p.external_id: p
         for p in Post.objects.select_for_update(no_key=True, of=("self",))
         .filter(external_id__in_array=list(latest_post))
-        .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id")
+        .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id", "language")
         .order_by("id")
     }
 
@@ -369,7 +379,7 @@ def _write(
         for key, post in existing.items():
             given, tally = latest_post[key], recount[post.pk]
             updates.append(
-                (post.pk, *_post_values(given), *normalised[key],
+                (post.pk, *_kept_values(given, post), *normalised[key],
                  states[key], tally.count, tally.weight,
                  tally.first, *_scores(given, tally, now), now)
             )

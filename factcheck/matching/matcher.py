@@ -131,11 +131,18 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
         Page.objects.filter(id__in_array=list({p.page_id for p in posts} | {r.page_id for r in known.values()}),
                             is_politician=True).values_list("id", flat=True)
     )
-    # Two lookups, not one with OR: each is an index probe per id (an OR of two semi-joins is a scan).
-    paired = {
-        frozenset(pair) for field in ("post_id", "source_id")
-        for pair in Match.objects.filter(**{f"{field}__in_array": ids}).values_list("post_id", "source_id")
-    }
+    # Two lookups, not one with OR: each is an index probe per id (an OR of two semi-joins is a scan). A pending
+    # semantic suggestion gives way to what the words or the picture say (an Altered picture links its copy
+    # whatever language its caption is in): it is rewritten as the new judgement (`replacing`), not kept beside it.
+    paired, semantic_pending = set(), {}
+    for side in ("post_id", "source_id"):
+        for pk, *pair, method, state in (Match.objects.filter(**{f"{side}__in_array": ids})
+                                         .values_list("id", "post_id", "source_id", "method", "state")):
+            if method == MatchMethod.SEMANTIC and state == MatchState.SUGGESTED:
+                semantic_pending[frozenset(pair)] = pk
+            else:
+                paired.add(frozenset(pair))
+    replacing: dict[int, tuple] = {}  # pending semantic suggestion -> the new match's row
     # A post that is already some claim's root keeps its copies: it is never linked under another.
     has_copies = set(Post.objects.filter(duplicate_of_id__in_array=ids).values_list("duplicate_of_id", flat=True))
     linked_now: dict[int, int] = {}  # posts this call links, to their roots (a later post of the batch may copy one)
@@ -174,8 +181,12 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
         link = best.automatic and post.queue_state in LINKABLE and post.id not in has_copies
         for judgement, root in judged:
             state = MatchState.AUTO if link and root is best_root else MatchState.SUGGESTED
-            matches.append(_new_match(post.id, root.id, judgement, state, now))
-            paired.add(frozenset((post.id, root.id)))
+            row, pair = _new_match(post.id, root.id, judgement, state, now), frozenset((post.id, root.id))
+            if pair in semantic_pending:
+                replacing[semantic_pending.pop(pair)] = row
+            else:
+                matches.append(row)
+            paired.add(pair)
             result.suggested += state == MatchState.SUGGESTED
         if link:
             rated = best_root.queue_state == QueueState.RATED
@@ -186,7 +197,21 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
             linked_now[post.id] = best_root.id
             (result.linked if rated else result.grouped).append(post.id)
     _record_matches(matches, system=system)
+    _replace_suggestions(replacing, system=system)
     update_rows(Post, ["duplicate_of", "queue_state", "updated_at"], updates)
+
+
+def _replace_suggestions(replacing: dict[int, tuple], *, system: str) -> None:
+    """Rewrite pending semantic suggestions as the lexical or media judgement of the same pair (rows in
+    MATCH_COLUMNS order), each audited as recorded anew, with the suggestion it replaces."""
+    for pk, row in replacing.items():
+        values = dict(zip(MATCH_COLUMNS, row, strict=True))
+        Match.objects.filter(pk=pk).update(**{f"{name}_id" if name in ("post", "source") else name: value
+                                              for name, value in values.items()})
+        record_event(actor=None, verb=AuditVerb.MATCH_RECORDED, target=Match(pk=pk), post_id=values["post"],
+                     system=system, reason=f"{MatchMethod(values['method']).label}, score {values['score']:.2f}",
+                     data={"source": values["source"], "method": values["method"], "score": values["score"],
+                           "state": values["state"], "guard": values["guard"], "replaces": "semantic"})
 
 
 def _record_matches(matches: list[tuple], *, system: str) -> None:
@@ -248,7 +273,11 @@ def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: da
     semantic pairs, always as suggestions; returns how many. In the caller's transaction, which holds the locks
     of `post_ids` (those of `embedded` outside it are left to the run that locks them)."""
     now, locked = now or timezone.now(), set(post_ids)
-    stored = store_embeddings([e for e in embedded if e.post_id in locked], now=now)
+    # Not the posts the lexical step just linked: a copy is its claim's, and thousands of a viral claim's copies
+    # would fill the candidates of every retelling of it.
+    linked = set(Post.objects.filter(id__in_array=sorted(locked), duplicate_of__isnull=False)
+                 .values_list("id", flat=True))
+    stored = store_embeddings([e for e in embedded if e.post_id in locked and e.post_id not in linked], now=now)
     pairs = semantic_pairs(stored)
     _record_matches([_new_match(post_id, root_id, judgement, MatchState.SUGGESTED, now)
                      for post_id, root_id, judgement in pairs], system=system)
@@ -379,8 +408,9 @@ def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | Non
     source_id = post.duplicate_of_id
     post.duplicate_of = None
     post.queue_state = returning_state(flagged=post.flag_count > 0, removed=is_removed(post=post))
-    post.updated_at = now
-    post.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
+    # A claim of its own now: the reconciler matches it again, and embeds it (a linked copy has no embedding).
+    post.updated_at, post.matched_at = now, None
+    post.save(update_fields=["duplicate_of", "queue_state", "updated_at", "matched_at"])
     record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk,
                  reason=reason[:1000], data={"source": source_id})
     return match
@@ -405,6 +435,8 @@ def release_group(*, root_ids: list[int], reason: str, now: datetime) -> int:
     for is_out in (False, True):
         ids = [pk for pk in copies if (pk in removed) == is_out]
         if ids:
+            # Claims of their own now: the reconciler matches them again, and embeds them (copies have no embedding).
             changed += Post.objects.filter(id__in=ids).update(
-                duplicate_of=None, queue_state=returning_state(flagged=True, removed=is_out), updated_at=now)
+                duplicate_of=None, queue_state=returning_state(flagged=True, removed=is_out), updated_at=now,
+                matched_at=None)
     return changed
