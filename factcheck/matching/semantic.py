@@ -3,9 +3,10 @@ claim in other words or another language, the embeddings' rows, and the guards s
 
 - `nearest`: for each query vector, the posts whose stored embedding is at or above a cosine threshold, best
   first. Candidates come from PostgreSQL: the SemanticBand rows under the queries' LSH probe keys
-  (factcheck.semantic.probe_keys), a batch's queries in one statement; the candidates sharing the most keys with
-  a query (MAX_CANDIDATES_PER_QUERY) have their PostEmbedding read and are re-ranked by their exact cosine on the
-  stored int8 vectors. The keys find candidates, the cosine decides: nothing under the threshold is returned.
+  (factcheck.semantic.probe_keys), a batch's queries in one statement, each row with its post's 128-bit sketch;
+  the candidates whose sketches are nearest a query's (MAX_CANDIDATES_PER_QUERY) have their PostEmbedding read and
+  are re-ranked by their exact cosine on the stored int8 vectors. The keys find candidates, the cosine decides:
+  nothing under the threshold is returned.
 - `embed_posts` (outside any transaction: the encoder takes some 1.5 ms a text, and no lock is held meanwhile)
   and `store_embeddings` (in the matching transaction): the embeddings of posts that have none by the current
   model, their band keys, and the language detected for a post the platform sent without one.
@@ -36,9 +37,8 @@ from factcheck.matching.similarity import MIN_AUTO_WORDS, NEGATIONS, NUMBER_WORD
 from factcheck.models import Match, MatchMethod, Page, Post, QueueState
 from factcheck.models_semantic import PostEmbedding, SemanticBand
 
-# The candidates re-ranked by cosine per query at most, those sharing the most probe keys with it first: a close
-# post shares several keys, an unrelated one that fell into a probed bucket by chance one. Bounds the vectors a
-# query reads (512 bytes each) whatever a bucket holds.
+# The candidates re-ranked by cosine per query at most, those whose sketch is nearest the query's first (a close post
+# has a close sketch, whatever bucket it shares). Bounds the vectors a query reads (512 bytes each).
 MAX_CANDIDATES_PER_QUERY = 200
 # Band rows read per probed key at most (factcheck.matching.semantic._band_holders).
 ROWS_PER_KEY = 100
@@ -73,14 +73,17 @@ def _nearest_chunk(queries: np.ndarray, *, limit: int, threshold: float) -> list
     probe_query = np.repeat(np.arange(len(queries), dtype=np.int64), [len(keys) for keys in probes])
     by_key = np.argsort(probe_key, kind="stable")
     probe_key, probe_query = probe_key[by_key], probe_query[by_key]
-    bands, posts = _band_holders(np.unique(probe_key).tolist())
+    bands, posts, sketches = _band_holders(np.unique(probe_key).tolist())
     first, last = np.searchsorted(probe_key, bands, "left"), np.searchsorted(probe_key, bands, "right")
     askers = last - first  # how many queries probed each row's key (one, but for queries close to each other)
     at = np.repeat(first, askers) + (np.arange(askers.sum()) - np.repeat(np.cumsum(askers) - askers, askers))
-    pairs, shared = np.unique((probe_query[at] << POST_BITS) | np.repeat(posts, askers), return_counts=True)
+    pairs, where = np.unique((probe_query[at] << POST_BITS) | np.repeat(posts, askers), return_index=True)
     query_of, post_of = pairs >> POST_BITS, pairs & ((1 << POST_BITS) - 1)
-    # Per query, the candidates that share the most probe keys with it, at most MAX_CANDIDATES_PER_QUERY.
-    order = np.lexsort((post_of, -shared, query_of))
+    # Per query, the candidates whose sketches differ least from its own, at most MAX_CANDIDATES_PER_QUERY: the
+    # sketch's 128 bits tell the angle well enough to keep every close candidate (ranked by the keys they shared
+    # instead, a million posts' crowded buckets pushed a quarter of them past the cap).
+    differ = semantic.sketch_distance(np.repeat(sketches, askers, axis=0)[where], semantic.sketch(queries)[query_of])
+    order = np.lexsort((post_of, differ, query_of))
     query_of, post_of = query_of[order], post_of[order]
     rank = np.arange(len(query_of)) - np.searchsorted(query_of, query_of, "left")
     query_of, post_of = query_of[rank < MAX_CANDIDATES_PER_QUERY], post_of[rank < MAX_CANDIDATES_PER_QUERY]
@@ -101,10 +104,12 @@ def _nearest_chunk(queries: np.ndarray, *, limit: int, threshold: float) -> list
     return result
 
 
-def _band_holders(keys: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """The SemanticBand rows under these keys, as (keys, post ids) arrays: one statement on PostgreSQL."""
+def _band_holders(keys: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The SemanticBand rows under these keys, as (keys, post ids, sketches: n x 2) arrays: one statement on
+    PostgreSQL, an index-only scan of the primary key, which carries the sketch (migration 0023)."""
     if not keys:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64)
+    table = SemanticBand._meta.db_table
     if connection.vendor == "postgresql":
         # One array parameter, probed as a semi-join on unnest: one B-tree descent of the primary key per key
         # (core.bulk, factcheck.matching.candidates say why not a GIN index nor `= ANY`). Written out rather than
@@ -113,15 +118,16 @@ def _band_holders(keys: list[int]) -> tuple[np.ndarray, np.ndarray]:
         # thousands of retellings fell into cost 381 ms for 20 queries with 5,000 of them, 1.6 s with 20,000, read
         # whole; a claim's first post is older than its retellings.
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT probe.band, held.post_id FROM unnest(%s::integer[]) AS probe(band) "
-                           f"CROSS JOIN LATERAL (SELECT post_id FROM {SemanticBand._meta.db_table} "
-                           "WHERE band = probe.band ORDER BY post_id LIMIT %s) AS held", [keys, ROWS_PER_KEY])
+            cursor.execute(f"SELECT probe.band, held.post_id, held.sketch_high, held.sketch_low "
+                           f"FROM unnest(%s::integer[]) AS probe(band) CROSS JOIN LATERAL ("
+                           f"SELECT post_id, sketch_high, sketch_low FROM {table} WHERE band = probe.band "
+                           "ORDER BY post_id LIMIT %s) AS held", [keys, ROWS_PER_KEY])
             found = cursor.fetchall()
     else:
-        found = [pair for start in range(0, len(keys), SQLITE_CHUNK) for pair in SemanticBand.objects.filter(
-            band__in=keys[start : start + SQLITE_CHUNK]).values_list("band", "post_id")]
-    table = np.array(found, dtype=np.int64).reshape(-1, 2)
-    return table[:, 0], table[:, 1]
+        found = [row for start in range(0, len(keys), SQLITE_CHUNK) for row in SemanticBand.objects.filter(
+            band__in=keys[start : start + SQLITE_CHUNK]).values_list("band", "post_id", "sketch_high", "sketch_low")]
+    rows = np.array(found, dtype=np.int64).reshape(-1, 4)
+    return rows[:, 0], rows[:, 1], rows[:, 2:]
 
 
 def _vectors_of(post_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -198,8 +204,10 @@ def store_embeddings(embedded: list[Embedded], *, now: datetime) -> list[Embedde
                 [(e.post_id, semantic.to_bytes(e.vector), e.language, e.detected, semantic.MODEL_NAME, now)
                  for e in fresh])
     keys = semantic.band_keys(np.stack([e.vector for e in fresh]))
-    insert_rows(SemanticBand, ("band", "post"),
-                sorted((int(key), e.post_id) for e, row in zip(fresh, keys, strict=True) for key in row))
+    sketches = semantic.sketch(np.stack([e.vector for e in fresh]))
+    insert_rows(SemanticBand, ("band", "post", "sketch_high", "sketch_low"),
+                sorted((int(key), e.post_id, int(high), int(low))
+                       for e, row, (high, low) in zip(fresh, keys, sketches, strict=True) for key in row))
     detected = {e.post_id: e.language for e in fresh if e.detected and e.language}
     if detected:
         blank = Post.objects.filter(id__in_array=sorted(detected), language="").values_list("id", flat=True)
