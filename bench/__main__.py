@@ -60,12 +60,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--copy-phase-seconds", type=float, default=600.0,
                         help="at most this long sending ratings under load (then the figure is over those measured)")
     parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "claims", "dashboard",
-                                           "reports", "copyload", "navigation", "media"],
+                                           "reports", "copyload", "navigation", "media", "semantic"],
                         help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     from bench.media import add_arguments as add_media_arguments
 
     add_media_arguments(parser)
+    from bench.semantic import add_arguments as add_semantic_arguments
+
+    add_semantic_arguments(parser)
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
     return parser.parse_args(argv)
@@ -309,6 +312,10 @@ def main(argv: list[str]) -> int:
             from bench.media import run_media_figures
 
             run_media_figures(run, args)
+        if args.only in (None, "semantic"):
+            from bench.semantic import run_semantic_figures
+
+            run_semantic_figures(run, args, platform=platform)
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())

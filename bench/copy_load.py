@@ -19,6 +19,7 @@ bench process, not timed). Then, over HTTP only (bench/copy_clients.py):
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import time
@@ -107,10 +108,12 @@ class Round:
 
 
 def ingest_round(*, matching: bool, label: str, tokens: list[str], claims: list[str], share: float, size: int,
-                 seconds: float) -> Round:
-    """The app restarted with matching on or off; the clients ingest for `seconds` after each has had a batch
-    answered; flags/s over that window, and the RQ backlog at its end."""
-    app = start_app(matching=matching)
+                 seconds: float, cron: bool = True, environ: dict[str, str] | None = None) -> Round:
+    """The app restarted with matching on or off (and `environ` set for it: app_env passes the environment on);
+    the clients ingest for `seconds` after each has had a batch answered; flags/s over that window, and the RQ
+    backlog at its end."""
+    os.environ.update(environ or {})
+    app = start_app(matching=matching, cron=cron)
     try:
         clients = Clients(app=app, tokens=tokens, label=label, claims=claims, share=share, size=size)
         clients.start()
@@ -122,6 +125,8 @@ def ingest_round(*, matching: bool, label: str, tokens: list[str], claims: list[
         app.check_alive()
     finally:
         app.stop()
+        for name in environ or {}:
+            os.environ.pop(name, None)
     if not matching:
         mark_matched(label)
     return Round(matching, done * size / window, window, done, [ms for r in runs for ms in r.batch_ms],

@@ -18,6 +18,7 @@ FILLED_MODELS = (
     "factcheck.MediaBand",
     "factcheck.RatedMediaBand",
     "factcheck.PostMedia",
+    "factcheck.SemanticBand",
     "factcheck.Flag",
     "factcheck.Rating",
     "factcheck.Claim",
@@ -92,3 +93,24 @@ def vacuum_analyze() -> None:
     """Fresh statistics after the bulk load, as autovacuum would give a long-running database."""
     with psycopg.connect(conninfo(), autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
+
+
+def insert_bench_posts(cursor, *, prefix: str, count: int, media_type: str = "text") -> list[int]:
+    """`count` queued posts on one page of their own, matched already, written by one INSERT ... SELECT (the index
+    benchmarks' millions of rows; no ingest), their external ids `{prefix}-1` on; returns their ids in order. Posts
+    of an earlier run with the prefix are deleted first."""
+    cursor.execute("""INSERT INTO factcheck_page (external_id, name, is_politician, created_at)
+                      VALUES (%s, %s, false, now()) ON CONFLICT (external_id) DO NOTHING""",
+                   [f"{prefix}-page", f"{prefix.replace('-', ' ').capitalize()} page"])
+    cursor.execute("DELETE FROM factcheck_post WHERE external_id LIKE %s", [f"{prefix}-%"])
+    cursor.execute(
+        """INSERT INTO factcheck_post (external_id, page_id, url, text, language, country, media_type, topic,
+               posted_at, views, shares, normalised_url, url_key, normalised_text, text_key, signature,
+               queue_state, flag_count, flag_weight, first_flagged_at, priority, velocity_score, flag_score,
+               age_score, created_at, updated_at, matched_at)
+           SELECT %s || n, (SELECT id FROM factcheck_page WHERE external_id = %s),
+               '', 'Bench post ' || n, 'en', 'GB', %s, '', now(), 100, 10, '', '', '', '', '',
+               'queued', 1, 1.0, now(), 1.0, 0, 0, 0, now(), now(), now()
+           FROM generate_series(1, %s) n""", [f"{prefix}-", f"{prefix}-page", media_type, count])
+    cursor.execute("SELECT id FROM factcheck_post WHERE external_id LIKE %s ORDER BY id", [f"{prefix}-%"])
+    return [row[0] for row in cursor.fetchall()]

@@ -20,6 +20,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
+from bench.database import insert_bench_posts
 from bench.report import Figure, percentile, summary_ms
 from core.bulk import insert_rows_returning_ids
 from factcheck.media import MEDIA_COLUMNS, pdq_hex, probe_keys
@@ -63,21 +64,7 @@ def load_hashes(values: list[int]) -> tuple[list[int], float]:
     with transaction.atomic(), connection.cursor() as cursor:
         # Nothing refers to PostMedia by a constraint (the band tables' keys have none).
         cursor.execute("TRUNCATE factcheck_mediaband, factcheck_ratedmediaband, factcheck_postmedia")
-        cursor.execute("""INSERT INTO factcheck_page (external_id, name, is_politician, created_at)
-                          VALUES ('media-bench-page', 'Media bench page', false, now())
-                          ON CONFLICT (external_id) DO NOTHING""")
-        cursor.execute("DELETE FROM factcheck_post WHERE external_id LIKE 'media-bench-%%'")
-        cursor.execute(
-            """INSERT INTO factcheck_post (external_id, page_id, url, text, language, country, media_type, topic,
-                   posted_at, views, shares, normalised_url, url_key, normalised_text, text_key, signature,
-                   queue_state, flag_count, flag_weight, first_flagged_at, priority, velocity_score, flag_score,
-                   age_score, created_at, updated_at, matched_at)
-               SELECT 'media-bench-' || n, (SELECT id FROM factcheck_page WHERE external_id = 'media-bench-page'),
-                   '', 'Media bench post ' || n, 'en', 'GB', 'image', '', now(), 100, 10, '', '', '', '', '',
-                   'queued', 1, 1.0, now(), 1.0, 0, 0, 0, now(), now(), now()
-               FROM generate_series(1, %s) n""", [posts])
-        cursor.execute("SELECT id FROM factcheck_post WHERE external_id LIKE 'media-bench-%%' ORDER BY id")
-        post_ids = [row[0] for row in cursor.fetchall()]
+        post_ids = insert_bench_posts(cursor, prefix="media-bench", count=posts, media_type="image")
         rows = [(post_ids[n // PER_POST], n % PER_POST, "image", f"https://media.example/{n}.jpg", "", pdq_hex(v),
                  100, "", "", None) for n, v in enumerate(values)]
         ids = insert_rows_returning_ids(PostMedia, MEDIA_COLUMNS, rows)
