@@ -44,7 +44,7 @@ RETOLD = (
     RetoldSpec("demo-s004", "patriot-eagle-wire",
                "Two cloves of raw garlic daily will protect you from influenza, according to doctors.", 9, 7_200),
     RetoldSpec("demo-s005", "dublin-community-news",
-               "Doctors now admit that eating two raw garlic cloves every day protects you against the flu.", 7,
+               "Doctors finally admit it: two raw garlic cloves every day keep the flu away.", 7,
                3_100),
     RetoldSpec("demo-s006", "the-london-ledger",
                "Eating two cloves of raw garlic a day does not protect you from the flu, doctors say.", 5, 2_400),
