@@ -12,6 +12,7 @@ capped, so it never walks more than COUNT_CAP + 1 index entries).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.cache import cache
@@ -92,6 +93,18 @@ SUGGESTION_COUNT_SECONDS = 60
 CONFLICT_COUNT_SECONDS = 60
 
 
+def _counted_a_minute(organisation) -> dict[str, tuple[str, Callable[[], tuple[QuerySet, QuerySet]], int]]:
+    """The fact-checkers' counts kept in the cache between counts: name -> (cache key, its two halves as querysets,
+    counted in the navigation's one statement and added up, and how many seconds it is kept)."""
+    return {
+        "suggestions": (f"suggestions-waiting:{organisation.pk}",
+                        lambda: selectors.waiting_suggestions_everywhere(organisation=organisation),
+                        SUGGESTION_COUNT_SECONDS),
+        "conflicts": (conflict_count_key(organisation.pk), lambda: conflicts_of(organisation_id=organisation.pk),
+                      CONFLICT_COUNT_SECONDS),
+    }
+
+
 def work_counts(*, user) -> WorkCounts:
     """The counts of what waits for `user`, by role, in one query (none for a visitor or a role without a
     desk; a fact-checker's suggestions are counted in it once a minute, and read from the cache between).
@@ -102,25 +115,20 @@ def work_counts(*, user) -> WorkCounts:
         organisation = organisation_of(user)
         if organisation is None:
             return WorkCounts(**_capped(unread=unread_notifications(user=user)))
-        key, conflicts_key = f"suggestions-waiting:{organisation.pk}", conflict_count_key(organisation.pk)
-        cached = cache.get_many([key, conflicts_key])
-        suggestions, conflicts = cached.get(key), cached.get(conflicts_key)
+        minute = _counted_a_minute(organisation)
+        cached = cache.get_many([key for key, _, _ in minute.values()])
+        known = {name: cached[key] for name, (key, _, _) in minute.items() if key in cached}
         counting = {"unread": unread_notifications(user=user),
                     "appeals": organisation_appeals(organisation_id=organisation.pk).open()}
-        if suggestions is None:
-            stored, turned = selectors.waiting_suggestions_everywhere(organisation=organisation)
-            counting.update(stored=stored, turned=turned)
-        if conflicts is None:
-            ours_post, ours_source = conflicts_of(organisation_id=organisation.pk)
-            counting.update(conflicts_post=ours_post, conflicts_source=ours_source)
+        for name, (_, halves, _) in minute.items():
+            if name not in known:
+                counting[f"{name}_0"], counting[f"{name}_1"] = halves()
         counts = _capped(**counting)
-        if suggestions is None:
-            suggestions = counts.pop("stored") + counts.pop("turned")
-            cache.set(key, suggestions, SUGGESTION_COUNT_SECONDS)
-        if conflicts is None:
-            conflicts = counts.pop("conflicts_post") + counts.pop("conflicts_source")
-            cache.set(conflicts_key, conflicts, CONFLICT_COUNT_SECONDS)
-        return WorkCounts(**counts, suggestions=suggestions, conflicts=conflicts)
+        for name, (key, _, seconds) in minute.items():
+            if name not in known:
+                known[name] = counts.pop(f"{name}_0", 0) + counts.pop(f"{name}_1", 0)
+                cache.set(key, known[name], seconds)
+        return WorkCounts(**counts, **known)
     if user.is_trust_safety:
         return WorkCounts(**_capped(
             unread=unread_notifications(user=user), removal_appeals=removal_appeals().open(), reports=open_rows(),

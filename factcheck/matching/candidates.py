@@ -63,6 +63,19 @@ class Row:
         return set(keys_of(self.signature))
 
 
+def may_pair(post: Row, root: Row | None, *, politicians: set[int]) -> bool:
+    """Whether `post` may be recorded as a copy of `root`, the first post of a candidate's claim: the one rule of
+    text, media and semantic pairs. Not the post itself nor a copy (a group is a star), not a Not eligible claim
+    nor a politician's post (not fact-checked: they share no rating). A waiting claim's first post is older than
+    its copies (which keeps grouped links pointing down, docs/concurrency.md); a rated claim may be newer (a sweep
+    of its images reaches older posts), but not for a post rated itself, which takes no other claim's rating."""
+    if root is None or root.id == post.id or root.duplicate_of_id is not None:
+        return False
+    if root.queue_state == QueueState.NOT_ELIGIBLE or root.page_id in politicians:
+        return False
+    return root.id < post.id or (root.queue_state == QueueState.RATED and post.queue_state != QueueState.RATED)
+
+
 def rows(post_ids: Iterable[int], *, rated_only: bool = False) -> list[Row]:
     ids = list(post_ids)
     if not ids:

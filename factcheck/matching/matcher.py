@@ -45,7 +45,7 @@ from audit.models import AuditVerb
 from audit.services import event_row, insert_events, record_event
 from core.bulk import insert_rows_returning_ids, update_rows
 from factcheck.eligibility import fact_checkable, is_removed, removed_posts, returning_state
-from factcheck.matching.candidates import Row, candidates_for, index_bands, rows
+from factcheck.matching.candidates import Row, candidates_for, index_bands, may_pair, rows
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
 from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
@@ -154,18 +154,11 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
         hits = media_hits.get(post.id, {})
         for row in [*candidates.get(post.id, ()), *(known[pk] for pk in hits if pk in known)]:
             root = known.get(linked_now.get(row.id, row.root_id))
-            # A waiting claim's first post is older than its copies (which keeps grouped links pointing down,
-            # docs/concurrency.md); a rated claim may be newer (a sweep of its images reaches older posts), but
-            # not for a post rated itself, which takes no other claim's rating.
-            if root is None or root.id == post.id or root.duplicate_of_id is not None:
-                continue
-            if root.id < post.id or (root.queue_state == QueueState.RATED and post.queue_state != QueueState.RATED):
+            if may_pair(post, root, politicians=politicians):
                 roots[root.id] = root
         judged = []
         for root in roots.values():
-            if frozenset((post.id, root.id)) in paired or root.queue_state == QueueState.NOT_ELIGIBLE:
-                continue
-            if root.page_id in politicians:
+            if frozenset((post.id, root.id)) in paired:
                 continue
             judgement = judge_with_media(
                 judge(post.features, root.features, auto=auto, suggest=suggest), distance=hits.get(root.id),
@@ -204,14 +197,8 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
 def _replace_suggestions(replacing: dict[int, tuple], *, system: str) -> None:
     """Rewrite pending semantic suggestions as the lexical or media judgement of the same pair (rows in
     MATCH_COLUMNS order), each audited as recorded anew, with the suggestion it replaces."""
-    for pk, row in replacing.items():
-        values = dict(zip(MATCH_COLUMNS, row, strict=True))
-        Match.objects.filter(pk=pk).update(**{f"{name}_id" if name in ("post", "source") else name: value
-                                              for name, value in values.items()})
-        record_event(actor=None, verb=AuditVerb.MATCH_RECORDED, target=Match(pk=pk), post_id=values["post"],
-                     system=system, reason=f"{MatchMethod(values['method']).label}, score {values['score']:.2f}",
-                     data={"source": values["source"], "method": values["method"], "score": values["score"],
-                           "state": values["state"], "guard": values["guard"], "replaces": "semantic"})
+    update_rows(Match, MATCH_COLUMNS, [(pk, *row) for pk, row in replacing.items()])
+    _audit_recorded(replacing.keys(), replacing.values(), system=system, replaces="semantic")
 
 
 def _record_matches(matches: list[tuple], *, system: str) -> None:
@@ -220,12 +207,17 @@ def _record_matches(matches: list[tuple], *, system: str) -> None:
         return
     # Plain rows through core.bulk (binary COPY, ids reserved up front), as ingest writes its own: the ORM's
     # bulk_create of a copy-heavy batch's ~400 matches and their audit events took 13% of a web worker's CPU.
-    ids = insert_rows_returning_ids(Match, MATCH_COLUMNS, matches)
+    _audit_recorded(insert_rows_returning_ids(Match, MATCH_COLUMNS, matches), matches, system=system)
+
+
+def _audit_recorded(ids: Iterable[int], matches: Iterable[tuple], *, system: str, replaces: str = "") -> None:
+    """The `match.recorded` events of these matches (ids, and rows in MATCH_COLUMNS order), in one statement."""
     recorded_at, label = timezone.now(), Match._meta.label_lower
     insert_events([
         event_row(at=recorded_at, actor=None, verb=AuditVerb.MATCH_RECORDED, target_type=label, target_id=pk,
                   post_id=post_id, system=system, reason=f"{MatchMethod(method).label}, score {score:.2f}",
-                  data={"source": source_id, "method": method, "score": score, "state": state, "guard": guard})
+                  data={"source": source_id, "method": method, "score": score, "state": state, "guard": guard,
+                        **({"replaces": replaces} if replaces else {})})
         for pk, (post_id, source_id, method, score, state, guard, *_) in zip(ids, matches, strict=True)
     ])
 

@@ -11,8 +11,8 @@ claim in other words or another language, the embeddings' rows, and the guards s
   and `store_embeddings` (in the matching transaction): the embeddings of posts that have none by the current
   model, their band keys, and the language detected for a post the platform sent without one.
 - `semantic_pairs`: the claims close to newly embedded posts, always suggestions (never linked: negations and
-  changed numbers score high in every embedding model), under the lexical matcher's rules, each with its guard
-  (`semantic_guard`: short text, negation, numbers, from factcheck.matching.similarity's readings of the texts).
+  changed numbers score high in every embedding model), under the rule of every pair (candidates.may_pair), each
+  with its guard (`semantic_guard`: short text, negation, numbers, from factcheck.matching.similarity's readings).
 
 factcheck.matching.matcher runs these in its job (match_new_posts, match_semantically); the ingest request never
 does. factcheck.matching.semantic_backfill embeds what was matched without.
@@ -32,7 +32,7 @@ from django.db import connection
 import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
 from core.bulk import insert_rows, update_rows
 from factcheck import semantic
-from factcheck.matching.candidates import rows
+from factcheck.matching.candidates import may_pair, rows
 from factcheck.matching.similarity import MIN_AUTO_WORDS, NEGATIONS, NUMBER_WORDS, Features, Guard, Judgement
 from factcheck.models import Match, MatchMethod, Page, Post, QueueState
 from factcheck.models_semantic import PostEmbedding, SemanticBand
@@ -242,8 +242,8 @@ def semantic_guard(a: Features, b: Features, *, same_language: bool) -> Guard:
 
 def semantic_pairs(embedded: list[Embedded]) -> list[tuple[int, int, Judgement]]:
     """The claims these posts may say in other words: (post id, claim's first post id, judgement), each a
-    suggestion (never automatic) at or above FACTDESK_SEMANTIC_SUGGEST, by the lexical matcher's rules
-    (factcheck.matching.matcher._match): no politicians' pages, no pair recorded before in either direction and
+    suggestion (never automatic) at or above FACTDESK_SEMANTIC_SUGGEST, by the rule of every pair
+    (factcheck.matching.candidates.may_pair): no politicians' pages, no pair recorded before in either direction and
     any state (a lexical link or suggestion stays as it is, a rejected pair is never suggested again), a waiting
     claim older than the post or a rated one of any age, no Not eligible claim, not the post's own group, the
     best MAX_PAIRS_PER_POST at most.
@@ -274,9 +274,7 @@ def semantic_pairs(embedded: list[Embedded]) -> list[tuple[int, int, Judgement]]
         scores: dict[int, float] = {}  # claim's first post -> the best cosine of its group's posts
         for pk, score in found:
             root = known.get(known[pk].root_id) if pk in known else None
-            if root is None or root.id == post.id or root.duplicate_of_id is not None:
-                continue
-            if root.id < post.id or (root.queue_state == QueueState.RATED and post.queue_state != QueueState.RATED):
+            if may_pair(post, root, politicians=politicians):
                 scores[root.id] = max(score, scores.get(root.id, score))
         chosen = []
         # A rated claim first, then the closest: the rating is what a retelling's reviewer most needs to see,
@@ -285,8 +283,7 @@ def semantic_pairs(embedded: list[Embedded]) -> list[tuple[int, int, Judgement]]
                                                                -item[1], item[0]))
         for root_id, score in rated_first:
             root = known[root_id]
-            if (frozenset((post.id, root_id)) in paired or root.queue_state == QueueState.NOT_ELIGIBLE
-                    or root.page_id in politicians):
+            if frozenset((post.id, root_id)) in paired:
                 continue
             own, other = languages.get(post.id, ""), languages.get(root_id, "")
             guard = semantic_guard(post.features, root.features, same_language=bool(own) and own == other)
