@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from bench.database import insert_bench_posts
 from bench.report import Figure, percentile, summary_ms
 from core.bulk import insert_rows_returning_ids
-from factcheck.media import MEDIA_COLUMNS, pdq_hex, probe_keys
+from factcheck.media import MEDIA_COLUMNS, pdq_hex
 from factcheck.models_media import PostMedia
 
 TARGET_MS = 20.0
@@ -76,9 +76,11 @@ def load_hashes(values: list[int]) -> tuple[list[int], float]:
         cursor.execute("ALTER TABLE factcheck_mediaband DROP CONSTRAINT factcheck_mediaband_pkey")
         for name, _ in indexes:
             cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
+        # Each row with its item's post and hash as four signed 64-bit words (factcheck.media.band_rows).
+        words = ", ".join(f"('x' || substr(m.pdq, {16 * w + 1}, 16))::bit(64)::bigint" for w in range(4))
         cursor.execute(
-            """INSERT INTO factcheck_mediaband (band, media_id)
-               SELECT (i << 16) | ('x' || substr(m.pdq, 4 * i + 1, 4))::bit(16)::int, m.id
+            f"""INSERT INTO factcheck_mediaband (band, media_id, post_id, h1, h2, h3, h4)
+               SELECT (i << 16) | ('x' || substr(m.pdq, 4 * i + 1, 4))::bit(16)::int, m.id, m.post_id, {words}
                FROM factcheck_postmedia m, generate_series(0, 15) i WHERE m.pdq <> ''""")
         for _, definition in indexes:
             cursor.execute(definition)
@@ -147,45 +149,11 @@ def explain_lookup(query: int) -> str:
             + "; ".join(parts) + f" (shared_buffers {shared_buffers}).")
 
 
-COVERING = "bench_mediaband_covering"
-# What closes the gap, measured beside the app's lookup: each band key's row carries its item's post and hash (as
-# four bigints), all in the index (INCLUDE), and the distance is computed in the statement, so a lookup reads
-# only the index's leaf pages and answers only the matches.
-COVERING_SQL = f"""SELECT DISTINCT media_id, post_id, d FROM (SELECT media_id, post_id,
-    bit_count((h1 # %s)::bit(64)) + bit_count((h2 # %s)::bit(64)) + bit_count((h3 # %s)::bit(64))
-    + bit_count((h4 # %s)::bit(64)) AS d
-    FROM {COVERING} WHERE band IN (SELECT unnest(%s::int[]))) x WHERE d <= %s"""
-
-
-def build_covering() -> tuple[float, int]:
-    """The covering variant of MediaBand, from MediaBand and PostMedia; (seconds, bytes with its index)."""
-    started = time.perf_counter()
-    words = ", ".join(f"('x' || substr(m.pdq, {16 * i + 1}, 16))::bit(64)::bigint AS h{i + 1}" for i in range(4))
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS {COVERING}")
-        cursor.execute(f"CREATE TABLE {COVERING} AS SELECT b.band, b.media_id, m.post_id, {words} "
-                       "FROM factcheck_mediaband b JOIN factcheck_postmedia m ON m.id = b.media_id")
-        cursor.execute(f"CREATE INDEX {COVERING}_band ON {COVERING} (band) INCLUDE (media_id, post_id, h1, h2, h3, h4)")
-        cursor.execute(f"VACUUM ANALYZE {COVERING}")
-        cursor.execute(f"SELECT pg_total_relation_size('{COVERING}')")
-        size = cursor.fetchone()[0]
-        cursor.execute("CHECKPOINT")
-    return time.perf_counter() - started, size
-
-
-def covering_lookup(query: int, limit: int) -> set[int]:
-    raw = query.to_bytes(32, "big")
-    words = [int.from_bytes(raw[i:i + 8], "big", signed=True) for i in range(0, 32, 8)]
-    with connection.cursor() as cursor:
-        cursor.execute(COVERING_SQL, [*words, sorted(set(probe_keys(query))), limit])
-        return {row[0] for row in cursor.fetchall()}
-
-
 def bench_media_index(*, stored: int, queries: int) -> list[Figure]:
     from factcheck.matching.media import find_similar
 
     limit = settings.FACTDESK_MEDIA_MATCH_DISTANCE
-    print(f"media index 1/5: {stored:,} hashes into PostMedia and MediaBand", flush=True)
+    print(f"media index 1/4: {stored:,} hashes into PostMedia and MediaBand", flush=True)
     values, asked, planted_bits = make_hashes(stored=stored, queries=queries + WARMUP)
     ids, load_seconds = load_hashes(values)
     id_at = np.array(ids, dtype=np.int64)
@@ -194,7 +162,7 @@ def bench_media_index(*, stored: int, queries: int) -> list[Figure]:
                        "pg_total_relation_size('factcheck_postmedia'), count(*) FROM factcheck_mediaband")
         band_bytes, band_heap, media_bytes, band_rows = cursor.fetchone()
 
-    print(f"media index 2/5: brute-force truth for {len(asked)} queries", flush=True)
+    print(f"media index 2/4: brute-force truth for {len(asked)} queries", flush=True)
     words = as_words(values)
     truth, scan_ms = {}, []
     for q in asked:
@@ -203,7 +171,7 @@ def bench_media_index(*, stored: int, queries: int) -> list[Figure]:
         scan_ms.append((time.perf_counter() - started) * 1000)
     del words
 
-    print(f"media index 3/5: find_similar for {len(asked)} queries, taking turns with a primary-key read", flush=True)
+    print(f"media index 3/4: find_similar for {len(asked)} queries, taking turns with a primary-key read", flush=True)
     rng = random.Random(31)
     ours, floor, found_ours = [], [], {}
     for q in asked:
@@ -217,18 +185,7 @@ def bench_media_index(*, stored: int, queries: int) -> list[Figure]:
         floor.append((time.perf_counter() - started) * 1000)
     ours, floor = ours[WARMUP:], floor[WARMUP:]
     explained = explain_lookup(asked[-1])
-    print("media index 4/5: the same lookups with a covering band index (what would close the gap)", flush=True)
-    covering_seconds, covering_bytes = build_covering()
-    covering, found_covering = [], {}
-    for q in asked:
-        started = time.perf_counter()
-        found_covering[q] = covering_lookup(q, limit)
-        covering.append((time.perf_counter() - started) * 1000)
-    covering = covering[WARMUP:]
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE {COVERING}")
-
-    print("media index 5/5: threatexchange's PDQ index over the same hashes, same queries", flush=True)
+    print("media index 4/4: threatexchange's PDQ index over the same hashes, same queries", flush=True)
     import faiss
 
     index, index_cls, build_seconds = hma_index(values, ids)
@@ -255,7 +212,6 @@ def bench_media_index(*, stored: int, queries: int) -> list[Figure]:
     recall_hma = sum(len(found_hma[q] & truth[q]) for q in measured) / wanted
     extra_ours = sum(len(found_ours[q] - truth[q]) for q in measured)
     extra_hma = sum(len(found_hma[q] - truth[q]) for q in measured)
-    recall_covering = sum(len(found_covering[q] & truth[q]) for q in measured) / wanted
     within = sum(b <= limit for b in planted_bits[WARMUP * PLANTED:])
     p95, floor95, hma95 = percentile(ours, 95), percentile(floor, 95), percentile(hma, 95)
     per_million = 1_000_000 / stored
@@ -271,19 +227,16 @@ def bench_media_index(*, stored: int, queries: int) -> list[Figure]:
                       f"16 x 17 probe keys a query (factcheck.media.probe_keys, radius {limit // 16}) in MediaBand: "
                       f"{band_rows:,} rows, pg_total_relation_size {band_bytes / 2**20:,.0f} MiB "
                       f"({band_bytes * per_million / 2**30:.2f} GiB per million hashes; heap {band_heap / 2**20:,.0f} "
-                      f"MiB, the rest its two indexes); PostMedia {media_bytes / 2**20:,.0f} MiB "
+                      f"MiB, the rest its primary key, which INCLUDEs each row's post and hash, and its media "
+                      f"index); PostMedia {media_bytes / 2**20:,.0f} MiB "
                       f"({media_bytes * per_million / 2**30:.2f} GiB per million items, URLs included).",
                       explained,
-                      f"What would close it, measured on the same hashes and queries: each band row carrying its "
-                      f"item's post and hash (four bigints) inside the index (INCLUDE), the distance computed in the "
-                      f"statement ({COVERING}, built in {covering_seconds:.0f} s, "
-                      f"{covering_bytes * per_million / 2**30:.2f} GiB per million hashes with its index): "
-                      f"{summary_ms(covering)}, recall {recall_covering:.4f}.",
                       f"Brute-force scan of all {stored:,} hashes in numpy (XOR, popcount): {summary_ms(scan_ms)}."]),
         Figure(name="MediaBand per million hashes (pg_total_relation_size)", value=band_bytes * per_million / 2**30,
                unit="GiB", informational=True,
-               notes=[f"{band_rows:,} band keys of {stored:,} hashes: {band_bytes / 2**20:,.0f} MiB, heap and primary "
-                      f"key (band, media) and the media_id index; with it the items themselves, PostMedia "
+               notes=[f"{band_rows:,} band keys of {stored:,} hashes: {band_bytes / 2**20:,.0f} MiB, heap, primary "
+                      f"key (band, media) INCLUDE (post, the hash's four words) and the media_id index; with it "
+                      f"the items themselves, PostMedia "
                       f"{media_bytes * per_million / 2**30:.2f} GiB per million. Meta's in-memory index: "
                       f"{serialized * per_million / 2**30:.2f} GiB per million pickled."]),
         Figure(name="media candidates recall against a brute-force scan", value=recall_ours * 100, unit="%",

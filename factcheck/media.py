@@ -105,6 +105,30 @@ def band_keys(value: int) -> list[int]:
     return [(i << CHUNK_BITS) | chunk for i, chunk in enumerate(_chunk_values(value))]
 
 
+def hash_words(value: int) -> tuple[int, int, int, int]:
+    """The hash as four signed 64-bit words, highest first: how band rows carry it (factcheck.models_media)."""
+    words = [(value >> (64 * (3 - i))) & (2**64 - 1) for i in range(4)]
+    return tuple(word - 2**64 if word >= 2**63 else word for word in words)
+
+
+def words_value(words) -> int:
+    """The hash whose words (`hash_words`) these are."""
+    value = 0
+    for word in words:
+        value = (value << 64) | (word & (2**64 - 1))
+    return value
+
+
+# A band row of MediaBand or RatedMediaBand, in this order (`band_rows`).
+BAND_COLUMNS = ("band", "media", "post", "h1", "h2", "h3", "h4")
+
+
+def band_rows(media_id: int, post_id: int, value: int) -> list[tuple]:
+    """The rows of an item's hash in a band table: one per band key, each with the item's post and hash."""
+    words = hash_words(value)
+    return [(key, media_id, post_id, *words) for key in band_keys(value)]
+
+
 _FLIPS = {r: [sum(1 << bit for bit in bits) for n in range(r + 1) for bits in combinations(range(CHUNK_BITS), n)]
           for r in range(3)}
 
@@ -130,7 +154,7 @@ def store_media(items: Mapping[int, Sequence[MediaInput]]) -> list[int]:
     if not rows:
         return []
     ids = insert_rows_returning_ids(PostMedia, MEDIA_COLUMNS, rows)
-    insert_rows(MediaBand, ("band", "media"), sorted(
-        {(key, pk) for pk, row in zip(ids, rows, strict=True) if matchable(row[5], row[6])
-         for key in band_keys(pdq_int(row[5]))}))
+    insert_rows(MediaBand, BAND_COLUMNS, sorted(
+        {band for pk, row in zip(ids, rows, strict=True) if matchable(row[5], row[6])
+         for band in band_rows(pk, row[0], pdq_int(row[5]))}))
     return ids

@@ -31,16 +31,24 @@ import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
 from core.bulk import insert_rows
 from core.jobs import enqueue_on_commit
 from factcheck.matching.similarity import Judgement
-from factcheck.media import CHUNK_BITS, band_keys, matchable, pdq_int, probe_keys, similarity
+from factcheck.media import (
+    BAND_COLUMNS,
+    CHUNK_BITS,
+    band_keys,
+    band_rows,
+    hash_words,
+    matchable,
+    pdq_int,
+    probe_keys,
+    similarity,
+    words_value,
+)
 from factcheck.models import MatchMethod, QueueState, Verdict
 from factcheck.models_media import MediaBand, PostMedia, RatedMediaBand
 
 # Keys per statement on SQLite, under its limit of host parameters.
 SQLITE_CHUNK = 900
 CHUNK_MASK = (1 << CHUNK_BITS) - 1
-# Up to this many hashes looked up at once, a candidate is compared with each of them rather than with those
-# whose probe keys found it (fewer steps than mapping each of its keys back).
-DIRECT = 16
 # The distance of two items with the same MD5: the same file.
 SAME_FILE = 0
 
@@ -60,9 +68,40 @@ def find_similar(hashes: list[int], *, rated_only: bool) -> dict[int, list[tuple
     (RatedMediaBand: the images of posts when they were rated). Only matchable images are indexed, so only those
     are found; the caller passes matchable hashes (factcheck.media.matchable)."""
     wanted = sorted(set(hashes))
-    found: dict[int, dict[int, tuple[int, int, int]]] = {value: {} for value in wanted}
     if not wanted:
         return {}
+    bands = RatedMediaBand if rated_only else MediaBand
+    within = _within_in_sql if connection.vendor == "postgresql" else _within_in_python
+    found: dict[int, dict[int, tuple[int, int, int]]] = {value: {} for value in wanted}
+    for query, media_id, post_id, apart in within(wanted, bands, settings.FACTDESK_MEDIA_MATCH_DISTANCE):
+        found[query][media_id] = (media_id, post_id, apart)  # an image found by several keys is one hit
+    return {value: sorted(hits.values(), key=lambda hit: (hit[2], hit[0])) for value, hits in found.items()}
+
+
+def _within_in_sql(wanted: list[int], bands: type, limit: int) -> Iterable[tuple[int, int, int, int]]:
+    """(hash, media id, post id, distance) of the stored images within `limit` bits of each wanted hash, in one
+    statement: each hash's probe keys (with the hash's place in `wanted`) as two array parameters, its words as
+    four more; the band table's primary key is probed once per key and PostgreSQL counts the bits apart from the
+    words the key INCLUDEs (factcheck.models_media), so no item row is read and only the matches come back."""
+    probes = [(key, place) for place, value in enumerate(wanted, start=1) for key in probe_keys(value)]
+    words = list(zip(*(hash_words(value) for value in wanted), strict=True))
+    apart = " + ".join(f"bit_count((b.h{i} # q.h{i})::bit(64))" for i in range(1, 5))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT place, media_id, post_id, apart FROM (SELECT p.place, b.media_id, b.post_id, {apart} AS apart "
+            "FROM unnest(%s::integer[], %s::integer[]) AS p(band, place) "
+            "JOIN unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) WITH ORDINALITY AS q(h1, h2, h3, h4, "
+            f"place) ON q.place = p.place JOIN {connection.ops.quote_name(bands._meta.db_table)} b ON b.band = p.band"
+            ") AS near WHERE apart <= %s",
+            [[key for key, _ in probes], [place for _, place in probes], *(list(w) for w in words), limit],
+        )
+        for place, media_id, post_id, distance in cursor.fetchall():
+            yield wanted[place - 1], media_id, post_id, distance
+
+
+def _within_in_python(wanted: list[int], bands: type, limit: int) -> Iterable[tuple[int, int, int, int]]:
+    """`_within_in_sql` on SQLite (the embedded default): the band rows of the probe keys, in chunks under its limit
+    of parameters, each candidate's hash compared here with the hashes that probed it."""
     own: dict[int, list[int]] = defaultdict(list)  # a hash's own band key -> the hashes that have it
     for value in wanted:
         for key in band_keys(value):
@@ -71,47 +110,14 @@ def find_similar(hashes: list[int], *, rated_only: bool) -> dict[int, list[tuple
     # probed it through these, so no map of every probe key (272 a hash, 136,000 for a batch) is built.
     flips = sorted({key & CHUNK_MASK for key in probe_keys(0)})
     keys = sorted({key ^ flip for key in own for flip in flips})
-    limit = settings.FACTDESK_MEDIA_MATCH_DISTANCE
-    direct = len(wanted) <= DIRECT
-    stored: dict[str, int] = {}  # hex -> int, parsed once per candidate
-    checked: set[int] = set()
-    for band, media_id, post_id, pdq in _holders(keys, rated_only=rated_only):
-        if direct:  # a few hashes: each candidate compared with all of them, once (not once per key it shares)
-            if media_id in checked:
-                continue
-            checked.add(media_id)
-            queries: Iterable[int] = wanted
-        else:
-            queries = (query for flip in flips for query in own.get(band ^ flip, ()))
-        value = stored.get(pdq)
-        if value is None:
-            value = stored[pdq] = pdq_int(pdq)
-        for query in queries:
-            apart = (query ^ value).bit_count()
-            if apart <= limit:
-                found[query][media_id] = (media_id, post_id, apart)
-    return {value: sorted(hits.values(), key=lambda hit: (hit[2], hit[0])) for value, hits in found.items()}
-
-
-def _holders(keys: list[int], *, rated_only: bool) -> Iterable[tuple[int, int, int, str]]:
-    """(band key, media id, post id, pdq) of the stored images that have one of these keys."""
-    bands = RatedMediaBand if rated_only else MediaBand
-    if connection.vendor != "postgresql":
-        for chunk in _chunks(keys):
-            yield from bands.objects.filter(band__in=chunk).values_list("band", "media_id", "media__post_id",
-                                                                        "media__pdq")
-        return
-    # One statement, the keys as one array parameter: the band table's primary key probed once per key, joined to
-    # the items. Written out rather than through the ORM, which prepares each of a batch's keys one by one (500
-    # images probe 136,000 keys: 0.3 s of a worker's time before the query is even sent).
-    band_table, media_table = (connection.ops.quote_name(m._meta.db_table) for m in (bands, PostMedia))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT b.band, b.media_id, m.post_id, m.pdq FROM {band_table} b JOIN {media_table} m "
-            "ON m.id = b.media_id WHERE b.band IN (SELECT unnest(%s::integer[]))",
-            [keys],
-        )
-        yield from cursor.fetchall()
+    for chunk in _chunks(keys):
+        for band, media_id, post_id, *words in (bands.objects.filter(band__in=chunk)
+                                                .values_list("band", "media_id", "post_id", "h1", "h2", "h3", "h4")):
+            value = words_value(words)
+            for query in {query for flip in flips for query in own.get(band ^ flip, ())}:
+                distance = (query ^ value).bit_count()
+                if distance <= limit:
+                    yield query, media_id, post_id, distance
 
 
 def find_same_files(md5s: list[str], *, rated_only: bool) -> dict[str, list[tuple[int, int]]]:
@@ -196,11 +202,12 @@ def index_rated_media(*, post_ids: list[int]) -> list[int]:
     sweepable = [(pk, post_id) for pk, post_id, pdq, quality, md5 in items if matchable(pdq, quality) or md5]
     if not sweepable:
         return []
-    keys = {(key, pk) for pk, _, pdq, quality, _ in items if matchable(pdq, quality) for key in band_keys(pdq_int(pdq))}
-    if keys:
-        present = set(RatedMediaBand.objects.filter(media_id__in_array=sorted({pk for _, pk in keys}))
+    bands = [band for pk, post_id, pdq, quality, _ in items if matchable(pdq, quality)
+             for band in band_rows(pk, post_id, pdq_int(pdq))]
+    if bands:
+        present = set(RatedMediaBand.objects.filter(media_id__in_array=sorted({band[1] for band in bands}))
                       .values_list("band", "media_id"))
-        insert_rows(RatedMediaBand, ("band", "media"), sorted(keys - present))
+        insert_rows(RatedMediaBand, BAND_COLUMNS, sorted(band for band in bands if band[:2] not in present))
     PostMedia.objects.filter(id__in_array=[pk for pk, _ in sweepable]).update(swept_at=None)
     rated = sorted({post_id for _, post_id in sweepable})
     enqueue_on_commit("factcheck.jobs.sweep_rated_media", rated)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factcheck.media import band_keys, pdq_int
+from factcheck.media import BAND_COLUMNS, band_keys, band_rows, pdq_int
 from factcheck.models import Flag, Post
 from factcheck.models_media import MediaBand, PostMedia, RatedMediaBand
 from factcheck.ratings import record_rating
@@ -17,6 +17,7 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/flags"
 PDQ = "f8f8f0cee0f4a84f06370a22038f63f0b36e2ed596621e1d33e6b39c4e9c9b22"
 OTHER_PDQ = "0" * 63 + "1"
+BAND_FIELDS = [f"{name}_id" if name in ("media", "post") else name for name in BAND_COLUMNS]
 MD5 = "d41d8cd98f00b204e9800998ecf8427e"
 
 
@@ -127,8 +128,8 @@ def test_media_type_follows_the_first_item_unless_the_flag_names_it(platform_cli
 def _rated_band(external_id: str) -> None:
     """As if the post had been rated: its image's keys among the rated posts' (the rating side writes them)."""
     for item in PostMedia.objects.filter(post__external_id=external_id, kind="image").exclude(pdq=""):
-        RatedMediaBand.objects.bulk_create(
-            [RatedMediaBand(band=key, media_id=item.pk) for key in band_keys(pdq_int(item.pdq))])
+        RatedMediaBand.objects.bulk_create([RatedMediaBand(**dict(zip(BAND_FIELDS, row, strict=True)))
+                                            for row in band_rows(item.pk, item.post_id, pdq_int(item.pdq))])
 
 
 def test_a_later_flag_with_other_media_replaces_the_items_and_their_band_keys(platform_client):
