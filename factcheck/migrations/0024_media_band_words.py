@@ -3,6 +3,8 @@ import django.db.models.deletion
 
 # Each band row carries its item's post and hash (factcheck.models_media._HashWords); on PostgreSQL the primary key
 # INCLUDEs them, so that a probe reads every candidate's hash from the index alone (factcheck.matching.media).
+# On PostgreSQL it rewrites both band tables once and rebuilds their keys (16 rows an image: for a million images,
+# a few minutes, the tables locked meanwhile, so media matching waits: run it in a quiet hour).
 TABLES = ("factcheck_mediaband", "factcheck_ratedmediaband")
 
 
