@@ -123,6 +123,19 @@ if DATABASE_URL:
     # Health checks: a connection the server dropped (a database restart) is replaced at the start of the
     # next request instead of failing it.
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    # Read replicas, comma-separated: replica_0, replica_1, ... Only reads inside core.replicas' scope (the
+    # dashboard, the stats API, the portal's list, the exports) go to one, and never one lagging more than
+    # FACTDESK_REPLICA_MAX_LAG seconds (docs/operations.md). The test suite mirrors them onto its one database.
+    for _number, _url in enumerate(env_list("DATABASE_REPLICA_URL", "")):
+        _replica = dj_database_url.parse(_url, conn_max_age=60, conn_health_checks=True)
+        if "postgresql" not in _replica["ENGINE"] or "postgresql" not in DATABASES["default"]["ENGINE"]:
+            raise ImproperlyConfigured("DATABASE_REPLICA_URL needs PostgreSQL, for the replicas and DATABASE_URL.")
+        # A replica that does not answer costs a request 2 s at most (libpq's least), then it is skipped.
+        _replica.setdefault("OPTIONS", {}).setdefault("connect_timeout", 2)
+        _replica["TEST"] = {"MIRROR": "default"}
+        DATABASES[f"replica_{_number}"] = _replica
+    if len(DATABASES) > 1:
+        DATABASE_ROUTERS = ["core.replicas.ReplicaRouter"]
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -134,6 +147,13 @@ else:
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
     }
+# A replica further behind than this many seconds is skipped: its reads go to the primary (core.replicas).
+try:
+    FACTDESK_REPLICA_MAX_LAG = float(os.environ.get("FACTDESK_REPLICA_MAX_LAG") or 30)
+except ValueError:
+    FACTDESK_REPLICA_MAX_LAG = -1.0
+if not FACTDESK_REPLICA_MAX_LAG >= 0:  # also refuses nan
+    raise ImproperlyConfigured("FACTDESK_REPLICA_MAX_LAG must be a number of seconds, 0 or more.")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 
 from core.csv_download import csv_download
 from core.paging import page_number
+from core.replicas import reads_from_replica
 from factcheck.forms import RatedFilterForm
 from factcheck.members import organisation_id_of
 from factcheck.queue import capped_count, capped_total
@@ -25,6 +26,7 @@ UNDER_APPEAL = "open"
 
 @factchecker_required
 @require_http_methods(["GET", "HEAD"])
+@reads_from_replica(when=lambda request: request.GET.get("format") == "csv")  # the export; the page shows one's own
 def rated_posts(request: HttpRequest) -> HttpResponse:
     """ "Rated by me" and "Rated by my organisation": current ratings, newest first, with a search and the
     ratings under appeal marked (or only those); `?format=csv`: every row of the same list, as CSV."""

@@ -28,6 +28,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.csv_download import csv_download
 from core.formatting import moment
 from core.paging import page_number, plain_number
+from core.replicas import reads_from_replica
 from core.search_input import search_text
 from factcheck.members import organisation_id_of
 from factcheck.models import Verdict
@@ -157,6 +158,7 @@ def _search(appeals: QuerySet[Appeal], query: str) -> QuerySet[Appeal]:
 
 @desk_member_required
 @require_http_methods(["GET", "HEAD"])
+@reads_from_replica(when=lambda request: request.GET.get("format") == "csv")  # the export; the desk shows one's own
 def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
     now = timezone.now()
     view = next((v for v in QUEUE_VIEWS if v.key == request.GET.get("view")), QUEUE_VIEWS[0])

@@ -5,6 +5,12 @@ Thin callers of moderation.appeals, moderation.selectors, moderation.standing, m
 and moderation.notices; the rules are there. A post page answers 404 to anyone who does not
 own the post's page, so that the existence of other pages' posts does not leak. Every page
 renders in a fixed number of queries, whatever the number of pages, posts and appeals.
+
+With read replicas (core.replicas), the portal's list (`portal`) reads from one: summaries and decided posts
+that other people's decisions change, at most FACTDESK_REPLICA_MAX_LAG seconds late. Except right after the
+owner marked their notifications read (the redirect's `?notifications=open`): that page must show it done.
+A post's page (`post_detail`) reads the primary: it is where the owner files an appeal and lands after
+filing or withdrawing one, so it shows what they just did; the POST-only views write.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.error_summary import error_summary
 from core.paging import page_number, plain_number
+from core.replicas import reads_from_replica
 from factcheck.media_display import media_by_post, media_of
 from factcheck.models import Match, Post
 from moderation.appeals import (
@@ -97,6 +104,7 @@ def _filters(request: HttpRequest, page_ids: list[int]) -> tuple[int | None, str
 
 @page_owner_required
 @require_http_methods(["GET", "HEAD"])
+@reads_from_replica(when=lambda request: request.GET.get("notifications") != "open")
 def portal(request: HttpRequest) -> HttpResponse:
     """A summary per page first (restricted posts, strikes, standing, appeals open), then the decided posts,
     filtered by page and state, in a compact list; the notifications folded between them."""

@@ -6,10 +6,12 @@ from datetime import date, datetime
 
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
+from ninja.decorators import decorate_view
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import errors_for
+from core.replicas import reads_from_replica
 from factcheck.flag_input import DAY
 from moderation.appeals import DECISION_TARGET
 from reports.figures import (
@@ -179,6 +181,7 @@ def stats_out(figures: Figures) -> dict:
     by_alias=True,
     summary="The dashboard's figures for a range of days (staff: the program; fact-checkers: their organisation)",
 )
+@decorate_view(reads_from_replica)  # around the whole operation, its JSON included; the token is read on the primary
 def stats(
     request: HttpRequest,
     start: str | None = Query(None, alias="from", pattern=DAY_PATTERN, description="First day (UTC), YYYY-MM-DD; "

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db import connection
+from django.db import connections
 from django.db.models import Count, Q
 
 from factcheck.models import HARM_CATEGORIES, OPEN_HARM_REPORTS, Flag, FlagCategory, FlagSource, ReportOutcome
@@ -130,6 +130,8 @@ def _median_waits(since: datetime, until: datetime) -> dict[str, tuple[int, int 
     """Per category, the flags decided in the range and their median wait from receipt (seconds): computed by
     PostgreSQL (percentile_cont, one row per category, however many flags); in Python on SQLite."""
     decided = Flag.objects.filter(decided_at__gte=since, decided_at__lt=until)
+    # The database the ORM reads these flags from (a replica inside core.replicas' scope), for the statement too.
+    connection = connections[decided.db]
     if connection.vendor == "postgresql":
         sql, params = decided.values("category", "received_at", "decided_at").query.sql_with_params()
         with connection.cursor() as cursor:

@@ -1,6 +1,7 @@
 """/dashboard/: the program's figures as charts, tables and CSV files, for staff and fact-checkers.
 
-Thin: the scope rule and the figures are reports.figures, the charts reports.charts.
+Thin: the scope rule and the figures are reports.figures, the charts reports.charts. Every page here reads
+from a replica when there is one (core.replicas): figures, never what their reader has just done.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from core.replicas import reads_from_replica
 from reports.charts import all_charts
 from reports.dsa import report_csv
 from reports.figures import PRESETS, BadRange, NoFigures, Scope, date_range, figures_for, scope_of
@@ -42,6 +44,7 @@ def _range(request: HttpRequest):
 
 @require_GET
 @figures_required
+@reads_from_replica
 def dashboard(request: HttpRequest, scope: Scope) -> HttpResponse:
     today = datetime.now(UTC).date()
     typed = {"from": request.GET.get("from", "")[:40], "to": request.GET.get("to", "")[:40]}
@@ -69,6 +72,7 @@ def dashboard(request: HttpRequest, scope: Scope) -> HttpResponse:
 
 @require_GET
 @figures_required
+@reads_from_replica
 def chart_csv(request: HttpRequest, scope: Scope, slug: str) -> HttpResponse:
     try:
         start, end = _range(request)
@@ -85,6 +89,7 @@ def chart_csv(request: HttpRequest, scope: Scope, slug: str) -> HttpResponse:
 
 @require_GET
 @figures_required
+@reads_from_replica
 def transparency_report(request: HttpRequest, scope: Scope) -> HttpResponse:
     """The DSA transparency report for the range (staff: it covers the whole program)."""
     if scope.organisation is not None:

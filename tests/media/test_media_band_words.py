@@ -77,7 +77,8 @@ def flipped(value, bits):
     return value
 queries = [flipped(stored[n % 30], rng.choice([0, 9, 16, 25, 31, 32, 40])) for n in range(40)]
 found = find_similar(queries, rated_only=False)
-scan = {str(q): sorted([(q ^ v).bit_count(), m, p] for m, p, v in zip(media, posts, stored) if (q ^ v).bit_count() <= 31)
+scan = {str(q): sorted([(q ^ v).bit_count(), m, p] for m, p, v in zip(media, posts, stored)
+                       if (q ^ v).bit_count() <= 31)
         for q in queries}
 print(json.dumps({"found": {str(q): sorted([d, m, p] for m, p, d in found[q]) for q in queries}, "scan": scan}))
 """

@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.files import whole_file
+from core.replicas import reads_from_replica
 from factcheck.claimreview import published_reviews, write_data_feed
 from moderation.management.commands._dates import parse_day
 from moderation.selectors import published_ratings
@@ -26,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--since", required=True, type=str, help="YYYY-MM-DD: ratings published on or after it.")
         parser.add_argument("--out", type=Path, help="File to write; standard output when absent.")
 
+    @reads_from_replica
     def handle(self, *args, since: str, out: Path | None, **options) -> None:
         start = timezone.make_aware(datetime.combine(parse_day(since, option="--since"), time.min))
         ratings = (

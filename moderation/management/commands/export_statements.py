@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.replicas import reads_from_replica
 from moderation.management.commands._dates import parse_day
 from moderation.statements.export import ExportRefused, export_statements
 
@@ -22,6 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--until", help="last day, YYYY-MM-DD (default: up to now)")
         parser.add_argument("--out", required=True, type=Path, help="directory for statements-0001.json, ...")
 
+    @reads_from_replica
     def handle(self, *args, since: str, until: str | None, out: Path, **options) -> None:
         first = parse_day(since, option="--since")
         last = parse_day(until, option="--until")

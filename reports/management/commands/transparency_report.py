@@ -7,6 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.files import whole_file
+from core.replicas import reads_from_replica
 from reports.dsa import report_csv
 from reports.management.commands._days import day_range
 
@@ -20,6 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--to", dest="end", required=True, help="last day, YYYY-MM-DD")
         parser.add_argument("--out", type=Path, help="the CSV file to write (default: standard output)")
 
+    @reads_from_replica
     def handle(self, *args, start: str, end: str, out: Path | None, **options) -> None:
         first, last = day_range(start, end)
         text = report_csv(start=first, end=last)

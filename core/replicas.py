@@ -1,0 +1,225 @@
+"""Read replicas (`DATABASE_REPLICA_URL`): which database a query goes to.
+
+Every query goes to the primary (`default`) except reads inside an explicit scope: a view, API operation or
+command decorated with `reads_from_replica`, or a block in `replica_reads()`. Only pages that show figures or
+lists and never what their user has just done use it (the dashboard, the stats API, the owner portal's list,
+the exports: docs/operations.md). Even inside a scope these stay on the primary:
+
+- writes, always (`db_for_write`), so a row read from a replica is saved on the primary;
+- reads inside a transaction on the primary (`transaction.atomic`): it may have written, or locked rows;
+- who is asking and what they may do (sessions, users, their groups and permissions, their API tokens, the
+  sign-in lockout): a sign-in, a token or a right given a moment ago must work at once, before it reaches a
+  replica.
+
+A scope (one request) picks its replica at its first read: it takes the replicas in random order and asks
+each how far behind the primary it is (`LAG_QUERY`, one round trip on the replica's kept connection, 0.15 ms
+measured against a local replica) until one will do. A replica more than `FACTDESK_REPLICA_MAX_LAG` seconds
+behind, whose lag is unknown, or that does not answer is skipped; with none left the reads go to the
+primary. A skip is logged once (a warning when a replica is first skipped, a line when it is used again),
+never an error page. A replica that did not answer is not asked again for `UNREACHABLE_FOR_SECONDS` in this
+process, so a lost host costs each process one connection attempt (at most `connect_timeout`, 2 s) that
+often, not every request; lag is never remembered, as its check costs less than remembering would save.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
+from contextvars import ContextVar
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.http import HttpRequest, StreamingHttpResponse
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "replica_"  # config/settings.py names the replicas replica_0, replica_1, ... in the order given
+DEFAULT_MAX_LAG = 30.0
+UNREACHABLE_FOR_SECONDS = 5.0
+# Read on the primary even inside a scope (app labels): who is asking and what they may do.
+PRIMARY_ONLY_APPS = frozenset({"sessions", "accounts", "auth", "axes"})
+
+# Seconds the replica is behind: the standard query (0 when it has replayed all it received, else the age of
+# the last transaction it replayed), with two cases it gets wrong made explicit. A server that is not in
+# recovery has no lag (the standard query says NULL). A standby whose WAL receiver is not running (its stream
+# broke, or it reads an archive) says "received = replayed" while the primary moves on: its lag is unknown
+# (NULL), so it is skipped; pg_stat_wal_receiver shows its row (pid) to any role. `<=` rather than `=`: after a
+# standby restarts, the received position can sit behind the replayed one until new WAL arrives.
+LAG_QUERY = """
+SELECT CASE
+    WHEN NOT pg_is_in_recovery() THEN 0
+    WHEN NOT EXISTS (SELECT FROM pg_stat_wal_receiver) THEN NULL
+    WHEN pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
+    ELSE EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())
+END
+"""
+
+_lock = threading.Lock()
+_unreachable_until: dict[str, float] = {}  # alias -> time.monotonic() until which it is not asked again
+_skipped: dict[str, str] = {}  # alias -> why it was skipped, while it is (a skip is logged once)
+
+
+def replica_aliases() -> list[str]:
+    return [alias for alias in settings.DATABASES if alias.startswith(PREFIX)]
+
+
+def replica_lag(alias: str) -> float | None:
+    """How many seconds `alias` is behind the primary (None: unknown); raises DatabaseError if it does not answer."""
+    with connections[alias].cursor() as cursor:
+        cursor.execute(LAG_QUERY)
+        (lag,) = cursor.fetchone()
+    return None if lag is None else float(lag)
+
+
+def reset_replica_states() -> None:
+    """Forget which replicas were skipped or unreachable (the tests' fixtures; nothing else needs it)."""
+    with _lock:
+        _unreachable_until.clear()
+        _skipped.clear()
+
+
+def _skip(alias: str, why: str) -> None:
+    with _lock:
+        first = alias not in _skipped
+        _skipped[alias] = why
+    if first:
+        logger.warning("Read replica %s skipped, its reads go to the primary: %s.", alias, why)
+
+
+def _back(alias: str) -> None:
+    with _lock:
+        why = _skipped.pop(alias, None)
+    if why is not None:
+        logger.info("Read replica %s is used again (it was skipped: %s).", alias, why)
+
+
+def _usable(alias: str) -> bool:
+    now = time.monotonic()
+    with _lock:
+        if _unreachable_until.get(alias, 0.0) > now:
+            return False
+    max_lag = float(getattr(settings, "FACTDESK_REPLICA_MAX_LAG", DEFAULT_MAX_LAG))
+    try:
+        lag = replica_lag(alias)
+    except DatabaseError as exc:
+        with suppress(DatabaseError):
+            connections[alias].close()
+        with _lock:
+            _unreachable_until[alias] = now + UNREACHABLE_FOR_SECONDS
+        first_line = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+        _skip(alias, f"it does not answer ({first_line})")
+        return False
+    if lag is None:
+        _skip(alias, "its lag is unknown (it is not streaming from the primary)")
+        return False
+    if lag > max_lag:
+        _skip(alias, f"it is {lag:.1f} s behind the primary (FACTDESK_REPLICA_MAX_LAG is {max_lag:g} s)")
+        return False
+    _back(alias)
+    return True
+
+
+class _Scope:
+    """One request's reads: the replica they go to, chosen at the first read."""
+
+    __slots__ = ("alias",)
+
+    def __init__(self) -> None:
+        self.alias: str | None = None
+
+    def read_alias(self) -> str:
+        if self.alias is None:
+            candidates = replica_aliases()
+            random.shuffle(candidates)
+            self.alias = next((alias for alias in candidates if _usable(alias)), DEFAULT_DB_ALIAS)
+        return self.alias
+
+
+_current: ContextVar[_Scope | None] = ContextVar("factdesk_replica_scope", default=None)
+
+
+@contextmanager
+def _entered(scope: _Scope) -> Iterator[None]:
+    if _current.get() is not None:  # nested: the outer scope's replica holds
+        yield
+        return
+    token = _current.set(scope)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def replica_reads() -> AbstractContextManager[None]:
+    """A block whose reads may go to a replica (the rules above)."""
+    return _entered(_Scope())
+
+
+def _each_step_within(scope: _Scope, content: Iterable[bytes]) -> Iterator[bytes]:
+    """A streamed response's rows are read after the view returned: each step runs in the view's scope again
+    (entered and left around each chunk, so the scope never leaks into what the server does between them)."""
+    chunks = iter(content)
+    while True:
+        with _entered(scope):
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+        yield chunk
+
+
+def reads_from_replica(view: Callable[..., Any] | None = None, /, *,
+                       when: Callable[[HttpRequest], bool] | None = None) -> Any:
+    """Decorate a view (or an API operation through ninja's decorate_view, or a command's `handle`) whose reads
+    may go to a replica. `when(request)`: only for the requests it accepts (the others read the primary), for a
+    view that is a plain list on some requests and shows its user's own doing on others."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(func)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            request = next((arg for arg in args[:2] if isinstance(arg, HttpRequest)), None)
+            if when is not None and request is not None and not when(request):
+                return func(*args, **kwargs)
+            scope = _Scope()
+            with _entered(scope):
+                result = func(*args, **kwargs)
+            if isinstance(result, StreamingHttpResponse) and not result.is_async:
+                result.streaming_content = _each_step_within(scope, result.streaming_content)
+            return result
+
+        return wrapped
+
+    return decorate if view is None else decorate(view)
+
+
+def _in_transaction() -> bool:
+    """In a transaction the code opened on the primary. The test case's own wrapping transaction is not one
+    (Django's durable-block check skips it the same way), so the suite routes as production does."""
+    blocks = connections[DEFAULT_DB_ALIAS].atomic_blocks
+    return any(not getattr(block, "_from_testcase", False) for block in blocks)
+
+
+class ReplicaRouter:
+    """DATABASE_ROUTERS when DATABASE_REPLICA_URL is set (config/settings.py)."""
+
+    def db_for_read(self, model: type, **hints: Any) -> str:
+        scope = _current.get()
+        if scope is None or model._meta.app_label in PRIMARY_ONLY_APPS or _in_transaction():
+            return DEFAULT_DB_ALIAS
+        return scope.read_alias()
+
+    def db_for_write(self, model: type, **hints: Any) -> str:
+        return DEFAULT_DB_ALIAS
+
+    def allow_relation(self, obj1: Any, obj2: Any, **hints: Any) -> bool | None:
+        ours = {DEFAULT_DB_ALIAS, *replica_aliases()}
+        return True if obj1._state.db in ours and obj2._state.db in ours else None
+
+    def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints: Any) -> bool:
+        return db == DEFAULT_DB_ALIAS
