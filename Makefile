@@ -37,7 +37,7 @@ run: venv
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) bash bin/run
 
 test: dev-venv
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_REPLICA_URL= $(PY) -m pytest $(PYTEST_ARGS)
 
 # Its own database (created if missing, emptied of bench rows each run) and Redis db; writes bench/REPORT.md.
 bench: dev-venv

@@ -125,17 +125,30 @@ if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
     # Read replicas, comma-separated: replica_0, replica_1, ... Only reads inside core.replicas' scope (the
     # dashboard, the stats API, the portal's list, the exports) go to one, and never one lagging more than
-    # FACTDESK_REPLICA_MAX_LAG seconds (docs/operations.md). The test suite mirrors them onto its one database.
+    # FACTDESK_REPLICA_MAX_LAG seconds (docs/operations.md).
     for _number, _url in enumerate(env_list("DATABASE_REPLICA_URL", "")):
-        _replica = dj_database_url.parse(_url, conn_max_age=60, conn_health_checks=True)
+        try:
+            _replica = dj_database_url.parse(_url, conn_max_age=60, conn_health_checks=True)
+        except (ValueError, dj_database_url.UnknownSchemeError) as _error:
+            raise ImproperlyConfigured(f"DATABASE_REPLICA_URL: entry {_number + 1} is not a database URL.") from _error
         if "postgresql" not in _replica["ENGINE"] or "postgresql" not in DATABASES["default"]["ENGINE"]:
             raise ImproperlyConfigured("DATABASE_REPLICA_URL needs PostgreSQL, for the replicas and DATABASE_URL.")
-        # A replica that does not answer costs a request 2 s at most (libpq's least), then it is skipped.
-        _replica.setdefault("OPTIONS", {}).setdefault("connect_timeout", 2)
+        if not _replica.get("NAME"):
+            raise ImproperlyConfigured(f"DATABASE_REPLICA_URL: entry {_number + 1} names no database.")
+        # A replica that does not answer costs a request 2 s at most to connect (libpq's least), then it is skipped;
+        # a host that stops acknowledging under a kept connection is given up after about 5 s (tcp_user_timeout,
+        # keepalives) instead of the kernel's quarter of an hour (docs/operations.md, "Read replicas").
+        _options = _replica.setdefault("OPTIONS", {})
+        for _option, _value in (("connect_timeout", 2), ("tcp_user_timeout", 5000), ("keepalives", 1),
+                                ("keepalives_idle", 5), ("keepalives_interval", 2), ("keepalives_count", 2)):
+            _options.setdefault(_option, _value)
+        # The test suite runs without replicas: run it with DATABASE_REPLICA_URL unset (`make test` does).
         _replica["TEST"] = {"MIRROR": "default"}
         DATABASES[f"replica_{_number}"] = _replica
     if len(DATABASES) > 1:
         DATABASE_ROUTERS = ["core.replicas.ReplicaRouter"]
+        # A browser that has just written reads the primary for FACTDESK_REPLICA_MAX_LAG seconds (core.replicas).
+        MIDDLEWARE.insert(MIDDLEWARE.index("axes.middleware.AxesMiddleware"), "core.replicas.RecentWriteMiddleware")
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

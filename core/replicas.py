@@ -8,8 +8,11 @@ the exports: docs/operations.md). Even inside a scope these stay on the primary:
 - writes, always (`db_for_write`), so a row read from a replica is saved on the primary;
 - reads inside a transaction on the primary (`transaction.atomic`): it may have written, or locked rows;
 - who is asking and what they may do (sessions, users, their groups and permissions, their API tokens, the
-  sign-in lockout): a sign-in, a token or a right given a moment ago must work at once, before it reaches a
-  replica.
+  sign-in lockout, a fact-checker's organisation; the portal reads which pages are its user's on the primary
+  itself): a sign-in, a token or a right given or taken a moment ago must count at once, before it reaches a
+  replica;
+- every marked page a browser asks for within FACTDESK_REPLICA_MAX_LAG seconds of its own last write
+  (`RecentWriteMiddleware`): what its user just did shows.
 
 A scope (one request) picks its replica at its first read: it takes the replicas in random order and asks
 each how far behind the primary it is (`LAG_QUERY`, one round trip on the replica's kept connection, 0.15 ms
@@ -17,13 +20,15 @@ measured against a local replica) until one will do. A replica more than `FACTDE
 behind, whose lag is unknown, or that does not answer is skipped; with none left the reads go to the
 primary. A skip is logged once (a warning when a replica is first skipped, a line when it is used again),
 never an error page. A replica that did not answer is not asked again for `UNREACHABLE_FOR_SECONDS` in this
-process, so a lost host costs each process one connection attempt (at most `connect_timeout`, 2 s) that
-often, not every request; lag is never remembered, as its check costs less than remembering would save.
+process, so a lost host costs each process one connection attempt (at most `connect_timeout`, 2 s, or
+`tcp_user_timeout`, 5 s, for a host gone silent under a kept connection: config/settings.py) that often, not
+every request; lag is never remembered, as its check costs less than remembering would save.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 import time
@@ -42,8 +47,13 @@ logger = logging.getLogger(__name__)
 PREFIX = "replica_"  # config/settings.py names the replicas replica_0, replica_1, ... in the order given
 DEFAULT_MAX_LAG = 30.0
 UNREACHABLE_FOR_SECONDS = 5.0
-# Read on the primary even inside a scope (app labels): who is asking and what they may do.
+# Read on the primary even inside a scope: who is asking and what they may do (apps, and models by their label:
+# a fact-checker's organisation decides which figures their token may read).
 PRIMARY_ONLY_APPS = frozenset({"sessions", "accounts", "auth", "axes"})
+PRIMARY_ONLY_MODELS = frozenset({"factcheck.membership"})
+# Set on the answer to a browser's write (POST and the like, not refused): for FACTDESK_REPLICA_MAX_LAG seconds
+# its marked pages read the primary, so that the person who just filed an appeal or marked notices read sees it.
+RECENT_WRITE_COOKIE = "fd_recent_write"
 
 # Seconds the replica is behind: the standard query (0 when it has replayed all it received, else the age of
 # the last transaction it replayed), with two cases it gets wrong made explicit. A server that is not in
@@ -184,7 +194,8 @@ def reads_from_replica(view: Callable[..., Any] | None = None, /, *,
         @wraps(func)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             request = next((arg for arg in args[:2] if isinstance(arg, HttpRequest)), None)
-            if when is not None and request is not None and not when(request):
+            if request is not None and (RECENT_WRITE_COOKIE in request.COOKIES
+                                        or (when is not None and not when(request))):
                 return func(*args, **kwargs)
             scope = _Scope()
             with _entered(scope):
@@ -210,7 +221,8 @@ class ReplicaRouter:
 
     def db_for_read(self, model: type, **hints: Any) -> str:
         scope = _current.get()
-        if scope is None or model._meta.app_label in PRIMARY_ONLY_APPS or _in_transaction():
+        if (scope is None or model._meta.app_label in PRIMARY_ONLY_APPS
+                or model._meta.label_lower in PRIMARY_ONLY_MODELS or _in_transaction()):
             return DEFAULT_DB_ALIAS
         return scope.read_alias()
 
@@ -223,3 +235,21 @@ class ReplicaRouter:
 
     def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints: Any) -> bool:
         return db == DEFAULT_DB_ALIAS
+
+
+class RecentWriteMiddleware:
+    """MIDDLEWARE when DATABASE_REPLICA_URL is set: a browser whose request wrote (an unsafe method, answered
+    without an error) reads its marked pages from the primary for FACTDESK_REPLICA_MAX_LAG seconds, by a cookie
+    of that lifetime. A cookie rather than the session: no database write a request; a client that drops it only
+    sees its own lists up to that many seconds late."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> Any:
+        response = self.get_response(request)
+        if request.method not in ("GET", "HEAD", "OPTIONS", "TRACE") and response.status_code < 400:
+            seconds = max(1, math.ceil(float(getattr(settings, "FACTDESK_REPLICA_MAX_LAG", DEFAULT_MAX_LAG))))
+            response.set_cookie(RECENT_WRITE_COOKIE, "1", max_age=seconds, httponly=True, samesite="Lax",
+                                secure=settings.SESSION_COOKIE_SECURE)
+        return response

@@ -11,6 +11,7 @@ from datetime import datetime
 from decimal import Decimal
 from functools import cached_property
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, TextChoices
 
 from factcheck.claimreview import PUBLISHED_VERDICTS
@@ -213,8 +214,11 @@ class PageSummary:
 
 
 def page_summaries(*, owner, policy: RepeatOffenderPolicy, now: datetime) -> list[PageSummary]:
-    """The owner's pages by name, each summed up, in four queries whatever the number of pages and posts."""
-    pages = list(Page.objects.filter(owners=owner).select_related("standing").order_by("name", "id"))
+    """The owner's pages by name, each summed up, in four queries whatever the number of pages and posts. Which
+    pages are the owner's is who is asking and what they may see: read on the primary even where the rest may come
+    from a replica (core.replicas), so that an owner removed from a page a moment ago sees none of it."""
+    pages = list(Page.objects.using(DEFAULT_DB_ALIAS).filter(owners=owner).select_related("standing")
+                 .order_by("name", "id"))
     summaries = {page.pk: PageSummary(page=page, standing=getattr(page, "standing", None),
                                       threshold=policy.strike_threshold) for page in pages}
     counts = (

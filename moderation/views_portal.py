@@ -7,8 +7,9 @@ own the post's page, so that the existence of other pages' posts does not leak. 
 renders in a fixed number of queries, whatever the number of pages, posts and appeals.
 
 With read replicas (core.replicas), the portal's list (`portal`) reads from one: summaries and decided posts
-that other people's decisions change, at most FACTDESK_REPLICA_MAX_LAG seconds late. Except right after the
-owner marked their notifications read (the redirect's `?notifications=open`): that page must show it done.
+that other people's decisions change, at most FACTDESK_REPLICA_MAX_LAG seconds late; not which pages are the
+owner's (page_summaries reads that on the primary), and not for that long after the owner's own last write (an
+appeal filed, notices marked read: core.replicas.RecentWriteMiddleware), so the list shows what they just did.
 A post's page (`post_detail`) reads the primary: it is where the owner files an appeal and lands after
 filing or withdrawing one, so it shows what they just did; the POST-only views write.
 """
@@ -104,7 +105,7 @@ def _filters(request: HttpRequest, page_ids: list[int]) -> tuple[int | None, str
 
 @page_owner_required
 @require_http_methods(["GET", "HEAD"])
-@reads_from_replica(when=lambda request: request.GET.get("notifications") != "open")
+@reads_from_replica
 def portal(request: HttpRequest) -> HttpResponse:
     """A summary per page first (restricted posts, strikes, standing, appeals open), then the decided posts,
     filtered by page and state, in a compact list; the notifications folded between them."""

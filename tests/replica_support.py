@@ -28,6 +28,10 @@ def replica(settings, monkeypatch) -> Iterator[str]:
     monkeypatch.setattr(django_settings, "DATABASES", {**django_settings.DATABASES, REPLICA: config})
     connections[REPLICA] = load_backend(config["ENGINE"]).DatabaseWrapper(config, REPLICA)
     settings.DATABASE_ROUTERS = ["core.replicas.ReplicaRouter"]
+    # As config/settings.py installs it with replicas: a browser that has just written reads the primary.
+    middleware = list(settings.MIDDLEWARE)
+    middleware.insert(middleware.index("axes.middleware.AxesMiddleware"), "core.replicas.RecentWriteMiddleware")
+    settings.MIDDLEWARE = middleware
     settings.FACTDESK_REPLICA_MAX_LAG = 30
     reset_replica_states()
     yield REPLICA

@@ -70,7 +70,7 @@ def test_the_stats_api_reads_the_figures_from_the_replica_and_the_token_from_the
 
 
 @committed
-def test_the_portal_list_reads_from_the_replica_but_not_right_after_marking_notices_read(replica,  # noqa: F811
+def test_the_portal_list_reads_from_the_replica_but_not_whose_pages_nor_right_after_its_owner_wrote(replica,  # noqa: F811
                                                                                          factchecker):
     owner = UserFactory()
     page = PageFactory(name="Daily Wonders")
@@ -84,12 +84,22 @@ def test_the_portal_list_reads_from_the_replica_but_not_right_after_marking_noti
     assert listing.status_code == 200 and "A miracle cure was found." in listing.content.decode()
     assert reading("factcheck_post", seen[replica]) and not reading("factcheck_post", seen[PRIMARY])
 
-    # Where the owner lands after marking their notifications read, and a post's page (where they file an
-    # appeal, and land after filing or withdrawing one): what they just did, from the primary.
-    for url in ("/appeals/?notifications=open", f"/appeals/posts/{post.pk}/"):
+    # Which pages are the owner's is read on the primary: an owner removed a moment ago sees none of it.
+    assert reading("factcheck_page_owners", seen[PRIMARY]) and not reading("factcheck_page_owners", seen[replica])
+    # A post's page (where they file an appeal, and land after filing or withdrawing one): from the primary.
+    with queries_on(PRIMARY, replica) as seen:
+        assert client.get(f"/appeals/posts/{post.pk}/").status_code == 200
+    assert seen[replica] == [] and reading("factcheck_post", seen[PRIMARY])
+    # Having written (notices marked read), the owner reads the list from the primary for as long as a replica
+    # may lag, wherever they go next: what they just did shows.
+    marked = client.post("/appeals/notifications/read/")
+    assert marked.status_code == 302 and marked.cookies["fd_recent_write"]["max-age"] == 30
+    for url in ("/appeals/?notifications=open", "/appeals/?state=restricted"):
         with queries_on(PRIMARY, replica) as seen:
             assert client.get(url).status_code == 200
         assert seen[replica] == [] and reading("factcheck_post", seen[PRIMARY])
+    # A refused write sets nothing.
+    assert "fd_recent_write" not in signed_in(owner).post("/appeals/0/withdraw/").cookies
 
 
 @pytest.mark.django_db

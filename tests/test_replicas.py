@@ -152,7 +152,8 @@ def _settings_in_a_fresh_process(**env: str) -> str:
     script = ("from django.conf import settings as s\n"
               "print(sorted(s.DATABASES), getattr(s, 'DATABASE_ROUTERS', []), s.FACTDESK_REPLICA_MAX_LAG)\n"
               "r = s.DATABASES.get('replica_1')\n"
-              "print(r and (r['HOST'], r['CONN_MAX_AGE'], r['CONN_HEALTH_CHECKS'], r['TEST'], r['OPTIONS']))\n")
+              "print(r and (r['HOST'], r['CONN_MAX_AGE'], r['CONN_HEALTH_CHECKS'], r['TEST'], r['OPTIONS']))\n"
+              "print(s.MIDDLEWARE)\n")
     base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DATABASE_REPLICA_URL")}
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
                             env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **env})
@@ -164,7 +165,28 @@ def test_each_replica_url_becomes_an_alias_and_without_any_nothing_changes():
     many = _settings_in_a_fresh_process(DATABASE_URL=url, FACTDESK_REPLICA_MAX_LAG="5",
                                         DATABASE_REPLICA_URL="postgres://u@r0/factdesk, postgres://u@r1/factdesk")
     assert "['default', 'replica_0', 'replica_1'] ['core.replicas.ReplicaRouter'] 5.0" in many
-    assert "('r1', 60, True, {'MIRROR': 'default'}, {'connect_timeout': 2})" in many
+    assert ("('r1', 60, True, {'MIRROR': 'default'}, {'connect_timeout': 2, 'tcp_user_timeout': 5000, "
+            "'keepalives': 1, 'keepalives_idle': 5, 'keepalives_interval': 2, 'keepalives_count': 2})") in many
+    assert "RecentWriteMiddleware" not in _settings_in_a_fresh_process(DATABASE_URL=url, FACTDESK_REPLICA_MAX_LAG="5")
     assert "['default'] [] 30.0" in _settings_in_a_fresh_process(DATABASE_URL=url)
     assert "['default'] [] 30.0" in _settings_in_a_fresh_process(DATABASE_REPLICA_URL="postgres://u@r0/factdesk")
     assert "FACTDESK_REPLICA_MAX_LAG must be a number" in _settings_in_a_fresh_process(FACTDESK_REPLICA_MAX_LAG="x")
+    assert "RecentWriteMiddleware" in many
+
+
+@pytest.mark.parametrize(("urls", "said"), [
+    ("postgres://u@r0:5432", "DATABASE_REPLICA_URL: entry 1 names no database"),
+    ("postgres://u@r0/factdesk,garbage", "DATABASE_REPLICA_URL: entry 2 is not a database URL"),
+    ("mysql://u@r0/factdesk", "DATABASE_REPLICA_URL needs PostgreSQL"),
+])
+def test_a_replica_url_that_cannot_work_stops_the_start_naming_the_variable(urls, said):
+    assert said in _settings_in_a_fresh_process(DATABASE_URL="postgres://u@primary:5432/factdesk",
+                                                DATABASE_REPLICA_URL=urls)
+
+
+def test_a_fact_checkers_organisation_is_read_on_the_primary_inside_the_scope(replica):  # noqa: F811
+    from factcheck.models_membership import Membership
+
+    with replica_reads():
+        assert router.db_for_read(Membership) == DEFAULT_DB_ALIAS
+        assert router.db_for_read(Organisation) == replica

@@ -28,7 +28,7 @@ def test_a_hash_is_four_signed_words_and_back():
     assert hash_words(int("8" + "0" * 15 + "f" * 16 + "0" * 31 + "1", 16)) == (-(2**63), -1, 0, 1)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_migration_fills_each_band_rows_post_and_hash_and_the_key_includes_them():
     post = PostFactory()
     value = random.Random(1).getrandbits(256)
