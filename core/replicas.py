@@ -14,15 +14,16 @@ the exports: docs/operations.md). Even inside a scope these stay on the primary:
 - every marked page a browser asks for within FACTDESK_REPLICA_MAX_LAG seconds of its own last write
   (`RecentWriteMiddleware`): what its user just did shows.
 
-A scope (one request) picks its replica at its first read: it takes the replicas in random order and asks
-each how far behind the primary it is (`LAG_QUERY`, one round trip on the replica's kept connection, 0.15 ms
-measured against a local replica) until one will do. A replica more than `FACTDESK_REPLICA_MAX_LAG` seconds
-behind, whose lag is unknown, or that does not answer is skipped; with none left the reads go to the
-primary. A skip is logged once (a warning when a replica is first skipped, a line when it is used again),
-never an error page. A replica that did not answer is not asked again for `UNREACHABLE_FOR_SECONDS` in this
-process, so a lost host costs each process one connection attempt (at most `connect_timeout`, 2 s, or
-`tcp_user_timeout`, 5 s, for a host gone silent under a kept connection: config/settings.py) that often, not
-every request; lag is never remembered, as its check costs less than remembering would save.
+A scope (one request) picks its replica at its first read: it takes the replicas in random order and asks each
+how far behind the primary it is (`LAG_QUERY`: one round trip on the primary's kept connection for where its WAL
+is, one on the replica's, 0.15 ms measured against a local replica) until one will do. A replica more than
+`FACTDESK_REPLICA_MAX_LAG` seconds behind, whose lag is unknown, or that does not answer is skipped; with none
+left the reads go to the primary. A skip is logged once (a warning when a replica is first skipped, a line when
+it is used again), never an error page. A replica that did not answer is not asked again for
+`UNREACHABLE_FOR_SECONDS` in this process, so a lost host costs each process one connection attempt (at most
+`connect_timeout`, 2 s, or `tcp_user_timeout`, 5 s, for a host gone silent under a kept connection:
+config/settings.py) that often, not every request; lag is never remembered, as its check costs less than
+remembering would save.
 """
 
 from __future__ import annotations
@@ -55,20 +56,21 @@ PRIMARY_ONLY_MODELS = frozenset({"factcheck.membership"})
 # its marked pages read the primary, so that the person who just filed an appeal or marked notices read sees it.
 RECENT_WRITE_COOKIE = "fd_recent_write"
 
-# Seconds the replica is behind: the standard query (0 when it has replayed all it received, else the age of
-# the last transaction it replayed), with two cases it gets wrong made explicit. A server that is not in
-# recovery has no lag (the standard query says NULL). A standby whose WAL receiver is not running (its stream
-# broke, or it reads an archive) says "received = replayed" while the primary moves on: its lag is unknown
-# (NULL), so it is skipped; pg_stat_wal_receiver shows its row (pid) to any role. `<=` rather than `=`: after a
-# standby restarts, the received position can sit behind the replayed one until new WAL arrives.
+# Seconds the replica is behind, given the primary's WAL position when the check began (PRIMARY_POSITION): 0 when
+# it has replayed all of it (whatever its stream does: a standby that has everything is current), else the age of
+# the last transaction it replayed (NULL, so unknown and skipped, when it has replayed none since it started). A
+# server that is not in recovery has no lag. Compared with the primary rather than with what the standby received
+# (the common `pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()` check): a stream that stalls with its
+# connection open, or breaks, leaves received = replayed while the primary moves on, and would read as current.
 LAG_QUERY = """
 SELECT CASE
     WHEN NOT pg_is_in_recovery() THEN 0
-    WHEN NOT EXISTS (SELECT FROM pg_stat_wal_receiver) THEN NULL
-    WHEN pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
+    WHEN pg_last_wal_replay_lsn() >= %s::pg_lsn THEN 0
     ELSE EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())
 END
 """
+# Where the primary's WAL is now: one more round trip, on the primary's kept connection.
+PRIMARY_POSITION = "SELECT pg_current_wal_lsn()"
 
 _lock = threading.Lock()
 _unreachable_until: dict[str, float] = {}  # alias -> time.monotonic() until which it is not asked again
@@ -81,8 +83,11 @@ def replica_aliases() -> list[str]:
 
 def replica_lag(alias: str) -> float | None:
     """How many seconds `alias` is behind the primary (None: unknown); raises DatabaseError if it does not answer."""
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(PRIMARY_POSITION)
+        (position,) = cursor.fetchone()
     with connections[alias].cursor() as cursor:
-        cursor.execute(LAG_QUERY)
+        cursor.execute(LAG_QUERY, [position])
         (lag,) = cursor.fetchone()
     return None if lag is None else float(lag)
 

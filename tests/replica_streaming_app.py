@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import statistics
 import time
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from django.test.utils import override_settings, setup_test_environment
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from core.replicas import LAG_QUERY, replica_lag
+from core.replicas import LAG_QUERY, PRIMARY_POSITION, replica_lag
 from factcheck.members import create_user
 from reports.models import DailyFigure, Metric, RolledUpDay
 from tests.replica_support import REPLICA, queries_on, reading
@@ -120,7 +121,7 @@ position = write_figure(3)
 wait_until("the replica replayed the first figure", lambda: replayed(position))
 result["caught_up"] = ask(api, browser)
 with psycopg.connect(os.environ["DATABASE_REPLICA_URL"], user="reader", autocommit=True) as reader:
-    result["lag_for_a_plain_role"] = float(one(reader, LAG_QUERY))
+    result["lag_for_a_plain_role"] = float(one(reader, LAG_QUERY, one(primary, PRIMARY_POSITION)))
 timings = []
 for _ in range(200):
     started = time.perf_counter()
@@ -149,5 +150,19 @@ with queries_on("default", REPLICA) as seen:  # an export streams through a serv
     call_command("export_claimreview", since="2020-01-01", stdout=StringIO(), stderr=StringIO())
 result["export_read_on"] = sorted(alias for alias, sql in seen.items() if reading("factcheck_rating", sql))
 result["resumed"] = ask(api, browser)  # FACTDESK_REPLICA_MAX_LAG as configured (30 s): caught up, it is used
+
+# 4. The stream stalls with its connection open (the primary's WAL sender stopped): the standby has replayed all it
+# received, so comparing those two would call it current; compared with the primary's position it is behind.
+sender = one(primary, "SELECT pid FROM pg_stat_replication")
+os.kill(sender, signal.SIGSTOP)
+try:
+    write_figure(9)
+    with override_settings(FACTDESK_REPLICA_MAX_LAG=1):
+        wait_until("the stalled replica is more than 1 s behind", lambda: (replica_lag(REPLICA) or 0) > 1)
+        result["stalled_received_is_replayed"] = one(
+            standby, "SELECT pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()")
+        result["stalled"] = ask(api, browser)
+finally:
+    os.kill(sender, signal.SIGCONT)
 result["log"] = log.lines
 print("RESULT " + json.dumps(result))

@@ -33,10 +33,10 @@ def selects(statements: list[str]) -> list[str]:
 
 
 def figure_reads(statements: list[str]) -> list[str]:
-    """The reads that are not who is asking (the session, the user, their rights: always the primary). Nor the
-    notices' median waits (reports.notices._median_waits): raw SQL on `connection`, which is the primary."""
+    """The reads that are not who is asking (the session, the user, their rights: always the primary), nor the
+    lag check's question to the primary (where its WAL is)."""
     return [sql for sql in selects(statements) if not any(
-        mark in sql for mark in ('"accounts_', '"auth_', '"django_session"', "percentile_cont(0.5) WITHIN GROUP"))]
+        mark in sql for mark in ('"accounts_', '"auth_', '"django_session"', "pg_current_wal_lsn()"))]
 
 
 @committed
