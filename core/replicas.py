@@ -46,7 +46,6 @@ from django.http import HttpRequest, StreamingHttpResponse
 logger = logging.getLogger(__name__)
 
 PREFIX = "replica_"  # config/settings.py names the replicas replica_0, replica_1, ... in the order given
-DEFAULT_MAX_LAG = 30.0
 UNREACHABLE_FOR_SECONDS = 5.0
 # Read on the primary even inside a scope: who is asking and what they may do (apps, and models by their label:
 # a fact-checker's organisation decides which figures their token may read).
@@ -56,7 +55,7 @@ PRIMARY_ONLY_MODELS = frozenset({"factcheck.membership"})
 # its marked pages read the primary, so that the person who just filed an appeal or marked notices read sees it.
 RECENT_WRITE_COOKIE = "fd_recent_write"
 
-# Seconds the replica is behind, given the primary's WAL position when the check began (PRIMARY_POSITION): 0 when
+# Seconds the replica is behind, given the primary's WAL position when the check began (primary_position): 0 when
 # it has replayed all of it (whatever its stream does: a standby that has everything is current), else the age of
 # the last transaction it replayed (NULL, so unknown and skipped, when it has replayed none since it started). A
 # server that is not in recovery has no lag. Compared with the primary rather than with what the standby received
@@ -69,8 +68,6 @@ SELECT CASE
     ELSE EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())
 END
 """
-# Where the primary's WAL is now: one more round trip, on the primary's kept connection.
-PRIMARY_POSITION = "SELECT pg_current_wal_lsn()"
 
 _lock = threading.Lock()
 _unreachable_until: dict[str, float] = {}  # alias -> time.monotonic() until which it is not asked again
@@ -81,11 +78,16 @@ def replica_aliases() -> list[str]:
     return [alias for alias in settings.DATABASES if alias.startswith(PREFIX)]
 
 
-def replica_lag(alias: str) -> float | None:
-    """How many seconds `alias` is behind the primary (None: unknown); raises DatabaseError if it does not answer."""
+def primary_position() -> str:
+    """Where the primary's WAL is now (an LSN): one round trip on the primary's kept connection, once a scope."""
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(PRIMARY_POSITION)
-        (position,) = cursor.fetchone()
+        cursor.execute("SELECT pg_current_wal_lsn()::text")
+        return cursor.fetchone()[0]
+
+
+def replica_lag(alias: str, position: str) -> float | None:
+    """How many seconds `alias` is behind the primary at `position` (None: unknown); raises DatabaseError if the
+    replica does not answer."""
     with connections[alias].cursor() as cursor:
         cursor.execute(LAG_QUERY, [position])
         (lag,) = cursor.fetchone()
@@ -114,24 +116,25 @@ def _back(alias: str) -> None:
         logger.info("Read replica %s is used again (it was skipped: %s).", alias, why)
 
 
-def _usable(alias: str) -> bool:
-    now = time.monotonic()
+def _reachable(alias: str) -> bool:
     with _lock:
-        if _unreachable_until.get(alias, 0.0) > now:
-            return False
-    max_lag = float(getattr(settings, "FACTDESK_REPLICA_MAX_LAG", DEFAULT_MAX_LAG))
+        return _unreachable_until.get(alias, 0.0) <= time.monotonic()
+
+
+def _usable(alias: str, position: str) -> bool:
+    max_lag = settings.FACTDESK_REPLICA_MAX_LAG
     try:
-        lag = replica_lag(alias)
+        lag = replica_lag(alias, position)
     except DatabaseError as exc:
         with suppress(DatabaseError):
             connections[alias].close()
         with _lock:
-            _unreachable_until[alias] = now + UNREACHABLE_FOR_SECONDS
+            _unreachable_until[alias] = time.monotonic() + UNREACHABLE_FOR_SECONDS
         first_line = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
         _skip(alias, f"it does not answer ({first_line})")
         return False
     if lag is None:
-        _skip(alias, "its lag is unknown (it is not streaming from the primary)")
+        _skip(alias, "its lag is unknown (it is behind and has replayed nothing since it started)")
         return False
     if lag > max_lag:
         _skip(alias, f"it is {lag:.1f} s behind the primary (FACTDESK_REPLICA_MAX_LAG is {max_lag:g} s)")
@@ -150,9 +153,11 @@ class _Scope:
 
     def read_alias(self) -> str:
         if self.alias is None:
-            candidates = replica_aliases()
+            candidates = [alias for alias in replica_aliases() if _reachable(alias)]
             random.shuffle(candidates)
-            self.alias = next((alias for alias in candidates if _usable(alias)), DEFAULT_DB_ALIAS)
+            # Where the primary is, read once for every candidate, on the primary: its failure is not a replica's.
+            position = primary_position() if candidates else ""
+            self.alias = next((alias for alias in candidates if _usable(alias, position)), DEFAULT_DB_ALIAS)
         return self.alias
 
 
@@ -254,7 +259,7 @@ class RecentWriteMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         response = self.get_response(request)
         if request.method not in ("GET", "HEAD", "OPTIONS", "TRACE") and response.status_code < 400:
-            seconds = max(1, math.ceil(float(getattr(settings, "FACTDESK_REPLICA_MAX_LAG", DEFAULT_MAX_LAG))))
+            seconds = max(1, math.ceil(settings.FACTDESK_REPLICA_MAX_LAG))
             response.set_cookie(RECENT_WRITE_COOKIE, "1", max_age=seconds, httponly=True, samesite="Lax",
                                 secure=settings.SESSION_COOKIE_SECURE)
         return response

@@ -119,8 +119,9 @@ def words_value(words) -> int:
     return value
 
 
-# A band row of MediaBand or RatedMediaBand, in this order (`band_rows`).
-BAND_COLUMNS = ("band", "media", "post", "h1", "h2", "h3", "h4")
+# The columns of a band row that hold its hash's words, highest first; a whole band row, in this order (`band_rows`).
+WORD_COLUMNS = ("h1", "h2", "h3", "h4")
+BAND_COLUMNS = ("band", "media", "post", *WORD_COLUMNS)
 
 
 def band_rows(media_id: int, post_id: int, value: int) -> list[tuple]:

@@ -106,7 +106,7 @@ def test_migrations_run_on_the_primary_only_and_rows_of_both_may_be_related(repl
 def test_a_lagging_replica_is_skipped_for_the_primary_and_logged_once(replica, settings, monkeypatch,  # noqa: F811
                                                                        caplog):
     # The mirror is no standby: its lag is made up here; a real standby's is tests/test_replica_streaming.py.
-    monkeypatch.setattr(replicas, "replica_lag", lambda alias: 45.5)
+    monkeypatch.setattr(replicas, "replica_lag", lambda alias, position: 45.5)
     caplog.set_level(logging.INFO, logger="core.replicas")
     with queries_on(DEFAULT_DB_ALIAS, replica) as seen:
         for _ in range(2):
@@ -117,7 +117,7 @@ def test_a_lagging_replica_is_skipped_for_the_primary_and_logged_once(replica, s
     assert warnings == ["Read replica replica_0 skipped, its reads go to the primary: it is 45.5 s behind the "
                         "primary (FACTDESK_REPLICA_MAX_LAG is 30 s)."]
 
-    monkeypatch.setattr(replicas, "replica_lag", lambda alias: 29.5)  # caught up to within the limit
+    monkeypatch.setattr(replicas, "replica_lag", lambda alias, position: 29.5)  # caught up to within the limit
     with queries_on(replica) as seen, replica_reads():
         list(Organisation.objects.all())
     assert reading(ORGANISATIONS, seen[replica])
@@ -125,7 +125,7 @@ def test_a_lagging_replica_is_skipped_for_the_primary_and_logged_once(replica, s
 
 
 def test_a_replica_whose_lag_is_unknown_is_skipped(replica, monkeypatch, caplog):  # noqa: F811
-    monkeypatch.setattr(replicas, "replica_lag", lambda alias: None)
+    monkeypatch.setattr(replicas, "replica_lag", lambda alias, position: None)
     with queries_on(DEFAULT_DB_ALIAS, replica) as seen, replica_reads():
         list(Organisation.objects.all())
     assert reading(ORGANISATIONS, seen[DEFAULT_DB_ALIAS]) and not reading(ORGANISATIONS, seen[replica])
@@ -137,7 +137,8 @@ def test_an_unreachable_replica_is_skipped_and_not_asked_again_for_a_while(repli
     connections[replica].settings_dict["PORT"] = free_port()  # nothing listens there
     attempts = []
     real_lag = replicas.replica_lag
-    monkeypatch.setattr(replicas, "replica_lag", lambda alias: attempts.append(alias) or real_lag(alias))
+    monkeypatch.setattr(replicas, "replica_lag",
+                        lambda alias, position: attempts.append(alias) or real_lag(alias, position))
     with queries_on(DEFAULT_DB_ALIAS) as seen:
         for _ in range(3):
             with replica_reads():

@@ -34,6 +34,7 @@ from factcheck.matching.similarity import Judgement
 from factcheck.media import (
     BAND_COLUMNS,
     CHUNK_BITS,
+    WORD_COLUMNS,
     band_keys,
     band_rows,
     hash_words,
@@ -85,7 +86,7 @@ def _within_in_sql(wanted: list[int], bands: type, limit: int) -> Iterable[tuple
     words the key INCLUDEs (factcheck.models_media), so no item row is read and only the matches come back."""
     probes = [(key, place) for place, value in enumerate(wanted, start=1) for key in probe_keys(value)]
     words = list(zip(*(hash_words(value) for value in wanted), strict=True))
-    apart = " + ".join(f"bit_count((b.h{i} # q.h{i})::bit(64))" for i in range(1, 5))
+    apart = " + ".join(f"bit_count((b.{word} # q.{word})::bit(64))" for word in WORD_COLUMNS)  # h1 .. h4
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT place, media_id, post_id, apart FROM (SELECT p.place, b.media_id, b.post_id, {apart} AS apart "
@@ -112,7 +113,7 @@ def _within_in_python(wanted: list[int], bands: type, limit: int) -> Iterable[tu
     keys = sorted({key ^ flip for key in own for flip in flips})
     for chunk in _chunks(keys):
         for band, media_id, post_id, *words in (bands.objects.filter(band__in=chunk)
-                                                .values_list("band", "media_id", "post_id", "h1", "h2", "h3", "h4")):
+                                                .values_list("band", "media_id", "post_id", *WORD_COLUMNS)):
             value = words_value(words)
             for query in {query for flip in flips for query in own.get(band ^ flip, ())}:
                 distance = (query ^ value).bit_count()
