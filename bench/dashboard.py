@@ -99,7 +99,10 @@ def load_history(*, posts: int, pages: int, owner) -> dict[str, int]:
             {"reviewers": reviewer_ids, "per": REVIEWERS_PER_ORGANISATION, "organisations": organisation_ids,
              "languages": list(LANGUAGES), "now": now, "share": RATED_SHARE},
         )
-        cursor.execute("""UPDATE factcheck_post p SET queue_state = 'rated' FROM factcheck_rating r
+        # Rated posts left the queue when their decision was made (factcheck.waiting), as record_rating and the
+        # decision pipeline mark them.
+        cursor.execute("""UPDATE factcheck_post p SET queue_state = 'rated',
+                              left_queue_at = r.created_at + interval '5 seconds' FROM factcheck_rating r
                           WHERE r.post_id = p.id AND p.external_id LIKE 'dash-%%'""")
         cursor.execute(
             """INSERT INTO moderation_action (puid, post_id, kind, rating_id, verdict, feed_multiplier, label,
@@ -113,8 +116,9 @@ def load_history(*, posts: int, pages: int, owner) -> dict[str, int]:
         )
         # Each rating's decision on its post, as the decision job records it (the queue figure reads them).
         cursor.execute(
-            """INSERT INTO moderation_ratingdecision (rating_id, post_id, outcome, action_id, decided_at)
-               SELECT r.id, r.post_id, 'applied', a.id, r.created_at + interval '5 seconds'
+            """INSERT INTO moderation_ratingdecision (rating_id, rating_created_at, post_id, outcome, action_id,
+                   decided_at)
+               SELECT r.id, r.created_at, r.post_id, 'applied', a.id, r.created_at + interval '5 seconds'
                FROM factcheck_rating r JOIN factcheck_post p ON p.id = r.post_id
                LEFT JOIN moderation_action a ON a.rating_id = r.id
                WHERE p.external_id LIKE 'dash-%%'""",

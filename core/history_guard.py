@@ -72,7 +72,7 @@ def _check_table(cursor, model, found: Findings, *, now: datetime) -> None:
     if partitions.is_partitioned(cursor, table):
         cursor.execute("SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = to_regclass(%s)", [table])
         relations += sorted(row[0] for row in cursor.fetchall())
-        found.problems += [f"{missing}: TRUNCATE trigger missing (run webhooks.jobs.keep_history_months)"
+        found.problems += [f"{missing}: TRUNCATE trigger missing (run audit.jobs.make_history_months)"
                            for missing in partitions.missing_statement_triggers(cursor, table)]
         next_month = partitions.partition_name(table, partitions.add_months(partitions.month_start(now), 1))
         if next_month not in relations:

@@ -82,7 +82,8 @@ JOBS: dict[str, JobSpec] = {
     "factcheck.jobs.expire_claims": JobSpec(BULK),  # pages expire a claim they show at once anyway
     "moderation.jobs.age_out_strikes": JobSpec(BULK),
     "reports.jobs.roll_up_figures": JobSpec(BULK),
-    "webhooks.jobs.keep_history_months": JobSpec(BULK),  # partitions ahead, expired months dropped
+    "webhooks.jobs.keep_history_months": JobSpec(BULK),  # expired months of webhook history dropped
+    "audit.jobs.make_history_months": JobSpec(BULK),  # every partitioned history table's months made ahead
 }
 
 

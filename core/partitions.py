@@ -8,21 +8,30 @@ the same name (so `pgtrigger.ignore` of the parent's covers it), and puts back a
 
 History is never deleted row by row: what leaves, leaves as a whole month (`drop_partition`), and every row kept
 stays under its triggers. `convert_to_partitioned` turns plain tables into partitioned ones in a migration.
-Used by webhooks (docs/webhooks.md); issue 32 partitions the other history tables the same way. SQLite (the
-embedded default) has no partitions: every function here is PostgreSQL only, callers check `supported`.
+Used by webhooks (docs/webhooks.md) and the other history tables (audit events, the decisions feed, rating
+decisions, statements of reasons, appeal events: docs/history.md). `make_months_ahead` keeps partitioned tables
+a few months ahead (the periodic `audit.jobs.make_history_months`, for every history table). SQLite (the embedded
+default) has no partitions: every function here is PostgreSQL only, callers check `supported`.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from django.db import OperationalError, transaction
 from django.db import connection as default_connection
+
+logger = logging.getLogger(__name__)
 
 NAME = re.compile(r"^(?P<table>.+)_p(?P<year>\d{4})(?P<month>\d{2})$")
 # TRUNCATE, as a bit of pg_trigger.tgtype; ROW is bit 0 (statement triggers have it clear).
 TRUNCATE_BIT, ROW_BIT = 32, 1
+MONTHS_AHEAD = 3
+# Making a partition locks its parent: a maker waits this long, rather than queue every write of history behind it.
+LOCK_TIMEOUT = "5s"
 
 
 @dataclass(frozen=True, order=True)
@@ -65,6 +74,37 @@ def partitions(cursor, table: str) -> list[Partition]:
             start = datetime(int(match["year"]), int(match["month"]), 1, tzinfo=UTC)
             found.append(Partition(start, add_months(start, 1), name))
     return sorted(found)
+
+
+def partitioned_tables(cursor) -> list[str]:
+    """Every table of the database partitioned by range of one column (the history tables, once converted)."""
+    cursor.execute(
+        "SELECT p.partrelid::regclass::text FROM pg_partitioned_table p "
+        "WHERE p.partstrat = 'r' AND p.partnatts = 1 AND NOT EXISTS "
+        "(SELECT 1 FROM pg_inherits i WHERE i.inhrelid = p.partrelid) ORDER BY 1"
+    )
+    return [row[0] for row in cursor.fetchall()]
+
+
+def make_months_ahead(tables, *, now: datetime, ahead: int = MONTHS_AHEAD, connection=default_connection
+                      ) -> list[str]:
+    """The partitions of this month and the next `ahead` of each of `tables` that is partitioned, and any copy of
+    a TRUNCATE trigger a partition lacks; each table in a transaction of its own that waits at most LOCK_TIMEOUT
+    for the table's lock, so that a busy table is left to the next run (a month is made `ahead` months early) and
+    the others are made. Returns the partitions made."""
+    if not supported(connection):
+        return []
+    made = []
+    for table in tables:
+        try:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+                if is_partitioned(cursor, table):
+                    made += ensure_partitions(cursor, table, now=now, ahead=ahead)
+        except OperationalError:
+            logger.warning("history partitions of %s: the table was busy; the next run makes them", table,
+                           exc_info=True)
+    return made
 
 
 def partition_name(table: str, start: datetime) -> str:

@@ -128,6 +128,7 @@ class Page(models.Model):
 
 
 NORMALISED_FIELDS = ("normalised_url", "url_key", "normalised_text", "text_key", "signature")
+QUEUED = Q(queue_state="queued")  # the condition of the review queue's partial indexes
 
 
 class Post(models.Model):
@@ -168,6 +169,8 @@ class Post(models.Model):
     flag_count = models.PositiveIntegerField(default=0)
     flag_weight = models.FloatField(default=0)
     first_flagged_at = models.DateTimeField(null=True, blank=True)
+    # When it last stopped waiting for a rating, or later; empty while it waits (factcheck.waiting, reports.rollup).
+    left_queue_at = models.DateTimeField(null=True, blank=True)
     priority = models.FloatField(default=0)
     velocity_score = models.FloatField(default=0)
     flag_score = models.FloatField(default=0)
@@ -178,14 +181,8 @@ class Post(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(
-                fields=["-priority", "first_flagged_at"],
-                name="post_queue_order",
-                condition=Q(queue_state="queued"),
-            ),
-            models.Index(
-                fields=["language", "-priority"], name="post_queue_language", condition=Q(queue_state="queued")
-            ),
+            models.Index(fields=["-priority", "first_flagged_at"], name="post_queue_order", condition=QUEUED),
+            models.Index(fields=["language", "-priority"], name="post_queue_language", condition=QUEUED),
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
             models.Index(fields=["id"], name="post_not_yet_matched", condition=Q(matched_at__isnull=True)),
             # Exact copies of rated claims, looked up for every new post inside its ingest batch: small
@@ -195,6 +192,9 @@ class Post(models.Model):
             # The copies the matching and decision reconcilers look over every minute.
             models.Index(fields=["duplicate_of"], name="post_linked_copy",
                          condition=Q(queue_state__in=["grouped", "matched"])),
+            # A day's roll-up reads the posts waiting now and those that left since (reports.rollup).
+            models.Index(fields=["first_flagged_at"], name="post_waiting", condition=Q(left_queue_at__isnull=True)),
+            models.Index(fields=["left_queue_at"], name="post_left_queue"),
         ]
         constraints = [
             # factcheck.timestamps: nothing before 2000 is a real post (and year 1 cannot even be read back).

@@ -369,8 +369,8 @@ def _link_successor(previous: Rating, rating: Rating, *, actor, reason: str) -> 
 def _mark_rated(post: Post, *, rating: Rating, actor, now: datetime) -> None:
     """The rated post leaves the queue, and the rating is audited."""
     post.queue_state = rated_state(verdict=rating.verdict)
-    post.updated_at = now
-    post.save(update_fields=["queue_state", "updated_at"])
+    post.updated_at = post.left_queue_at = now  # it waits no more (factcheck.waiting)
+    post.save(update_fields=["queue_state", "updated_at", "left_queue_at"])
     # Rating the group's post rates the claim: its waiting copies now carry this rating.
     mark_group_rated(post=post, now=now)
     record_event(

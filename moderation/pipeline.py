@@ -38,6 +38,7 @@ from core.bulk import update_rows
 from factcheck.eligibility import asks_for_fact_check
 from factcheck.models import HARM_CATEGORIES, Flag, Post, Rating
 from factcheck.models_media import PostMedia
+from factcheck.waiting import left_queue
 from moderation.distribution import recompute_distributions
 from moderation.feed import append_to_feed
 from moderation.models import (
@@ -225,11 +226,13 @@ def _record_decisions(
 ) -> list[RatingDecision | None]:
     """Step 3: record each rating's decision on its post, keyed by rating and post."""
     decided = [
-        (change, RatingDecision(rating=change.decides, post=change.post, outcome=DecisionOutcome.APPLIED,
-                                action=next((a for a in made if a.kind in FACT_CHECK_KINDS), None), decided_at=now))
+        (change, RatingDecision(rating=change.decides, rating_created_at=change.decides.created_at, post=change.post,
+                                outcome=DecisionOutcome.APPLIED, decided_at=now,
+                                action=next((a for a in made if a.kind in FACT_CHECK_KINDS), None)))
         for change, made in zip(changes, created, strict=True) if change.decides is not None
     ]
     RatingDecision.objects.bulk_create([decision for _, decision in decided])
+    left_queue((decision.post_id for _, decision in decided), now=now)  # they carry a rating now
     events += [_decision_event(decision) for _, decision in decided]
     by_change = {id(change): decision for change, decision in decided}
     return [by_change.get(id(change)) for change in changes]
@@ -238,7 +241,8 @@ def _record_decisions(
 def record_decision(
     *, rating: Rating, post: Post, outcome: str, now: datetime, action: Action | None = None
 ) -> RatingDecision:
-    decision = RatingDecision.objects.create(rating=rating, post=post, outcome=outcome, action=action, decided_at=now)
+    decision = RatingDecision.objects.create(rating=rating, rating_created_at=rating.created_at, post=post,
+                                             outcome=outcome, action=action, decided_at=now)
     if outcome == DecisionOutcome.APPLIED:
         _decision_event(decision).save()
     return decision

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from audit import jobs as audit_jobs
 from core.jobs import queue_of
 from factcheck import jobs as factcheck_jobs
 from moderation import jobs as moderation_jobs
@@ -60,9 +61,11 @@ SCHEDULE = (
     # After 24 hours of failures, if the e-mail job was lost.
     Periodic(webhooks_jobs.notify_disabled_endpoints, 300,
              "tells the owners of webhook endpoints disabled after a day of failures"),
+    # Partitioned history (core.partitions): a month's partitions exist before its first row.
+    Periodic(audit_jobs.make_history_months, 3600,
+             "makes the coming months' partitions of the history tables (audit, decisions, appeals, webhooks)"),
     # Months past FACTDESK_WEBHOOK_RETENTION_DAYS dropped.
-    Periodic(webhooks_jobs.keep_history_months, 3600,
-             "keeps webhook history by month: new months made, old ones dropped"),
+    Periodic(webhooks_jobs.keep_history_months, 3600, "drops the months of webhook history past their retention"),
     # reports.rollup: today's so far, yesterday's to its end, missing recent days.
     Periodic(reports_jobs.roll_up_figures, 300, "rolls up the dashboard's daily figures"),
 )

@@ -16,7 +16,9 @@ What each figure counts (tests/reports check every one against a direct count):
   with their group (one each), which the queue page shows as one row per group. Posts of
   politicians' pages are never in the queue. An organisation's queue is the posts in the
   languages and countries it covers. Both are read as they are now (a page's politician mark, an
-  organisation's coverage): rebuilding a past day after either changed counts it the new way.
+  organisation's coverage): rebuilding a past day after either changed counts it the new way. The
+  count reads the posts waiting now and those that left since the moment counted (each post's
+  `left_queue_at`, factcheck.waiting), so today's costs the queue and today's leavers, not the history.
 - Time to rating: from a post's first flag to its first rating, per day of that rating; a post
   rated before anyone flagged it has no wait and is not counted.
 - Ratings count every rating made that day, including ones superseded later (on appeal or on a
@@ -185,8 +187,11 @@ def _open_appeals(figures: _Figures, through: datetime) -> None:
 
 
 def waiting_posts(through: datetime):
-    """Posts waiting for a rating at `through` (the module docstring says what waiting means)."""
-    return (Post.objects.filter(first_flagged_at__lt=through, page__is_politician=False)
+    """Posts waiting for a rating at `through` (the module docstring says what waiting means). Only the posts
+    waiting now and those that left the queue since `through` can be (factcheck.waiting): the two indexes of
+    `left_queue_at` find them, so a day's figures read the queue and that day's leavers, not the history."""
+    candidates = Q(left_queue_at__isnull=True) | Q(left_queue_at__gte=through)
+    return (Post.objects.filter(candidates, first_flagged_at__lt=through, page__is_politician=False)
             .exclude(Exists(Rating.objects.filter(post=OuterRef("pk"), created_at__lt=through)))
             # A copy inherits its claim's rating with that rating's decision on it, an action or none
             # (True), until the copy is unlinked from the claim (a match rejected, on appeal or by staff).

@@ -164,7 +164,9 @@ def wait_until_blocked(
     just past the statement that should block): a backend that got there was not blocked.
     `statement`, if given, must be in the waiting backend's current query. It is part of the
     condition polled for, because pg_stat_activity's columns are not read atomically: a poll
-    may show the lock wait next to the text of the statement before (e.g. 'BEGIN').
+    may show the lock wait next to the text of the statement before (e.g. 'BEGIN'). The view keeps
+    only the first kilobyte of a query (track_activity_query_size): name a part near its start
+    (a SELECT of every post column ends past it, FOR NO KEY UPDATE included).
     """
     deadline = time.monotonic() + timeout
     last: LockWait | None = None

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
 
+from audit.jobs import make_history_months
 from audit.models import AuditEvent
 from core import partitions
 from core.append_only import AppendOnlyModel, is_history, refuses_truncate
@@ -19,7 +20,6 @@ from core.history_guard import EVENT_TRIGGER, check, history_models
 from factcheck.models import Post, Rating
 from moderation.models import AppealEvent, DistributionChange, RatingDecision, StatementOfReasons
 from tests.test_history_is_append_only import history  # noqa: F401 - the fixture: a row in every history table
-from webhooks.jobs import keep_history_months
 from webhooks.models import Delivery, DeliveryAttempt, Event
 
 pytestmark = pytest.mark.django_db
@@ -136,7 +136,7 @@ def test_check_history_reports_a_missing_truncate_trigger_and_the_periodic_job_p
     with pytest.raises(CommandError):
         call_command("check_history")
     assert f"PROBLEM  {partition.name}: {trigger}" in capsys.readouterr().out
-    keep_history_months()
+    make_history_months()
     assert not check().problems
     assert "Cannot truncate" in refused(f'TRUNCATE "{partition.name}"')
 

@@ -22,8 +22,9 @@ def deliver_due() -> int:
 
 
 def keep_history_months() -> int:
-    """Periodic: make the coming months' partitions, drop the months past the retention period (PostgreSQL)."""
-    return len(retention.make_months_ahead()) + len(retention.drop_expired_months())
+    """Periodic: drop the months past the retention period (PostgreSQL); audit.jobs.make_history_months makes the
+    coming ones, of every partitioned table."""
+    return len(retention.drop_expired_months())
 
 
 def notify_disabled_endpoints() -> int:

@@ -23,11 +23,11 @@ from webhooks.models import DeliveryStatus
 
 logger = logging.getLogger(__name__)
 
-MONTHS_AHEAD = 3
+MONTHS_AHEAD = partitions.MONTHS_AHEAD
 # Locked together in this order (the outbox writes events then deliveries; an attempt is written under its
 # delivery's lock), so a drop never deadlocks with them; a busy moment is tried again at the next run.
 TABLES = ("webhooks_event", "webhooks_delivery", "webhooks_deliveryattempt")
-LOCK_TIMEOUT = "5s"
+LOCK_TIMEOUT = partitions.LOCK_TIMEOUT
 
 
 def cutoff(now: datetime) -> datetime:
@@ -35,23 +35,8 @@ def cutoff(now: datetime) -> datetime:
 
 
 def make_months_ahead(*, now: datetime | None = None) -> list[str]:
-    """The partitions of this month and the next MONTHS_AHEAD, for every table (and any copy of a TRUNCATE
-    trigger a partition lacks)."""
-    if not partitions.supported(connection):
-        return []
-    now = now or timezone.now()
-    made = []
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            # Making a partition locks its parent: wait briefly rather than queue every webhook write behind it.
-            cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-            for table in TABLES:
-                if partitions.is_partitioned(cursor, table):
-                    made += partitions.ensure_partitions(cursor, table, now=now, ahead=MONTHS_AHEAD)
-    except OperationalError:
-        logger.warning("webhook partitions: the tables were busy; the next run makes them", exc_info=True)
-        return []
-    return made
+    """The partitions of this month and the next MONTHS_AHEAD of the webhook tables (core.partitions)."""
+    return partitions.make_months_ahead(TABLES, now=now or timezone.now(), ahead=MONTHS_AHEAD)
 
 
 def drop_expired_months(*, now: datetime | None = None) -> list[str]:

@@ -66,6 +66,7 @@ from factcheck.models import (
     Rating,
 )
 from factcheck.signals import posts_matched
+from factcheck.waiting import waits_again
 
 # A post in one of these states may join a group; claimed and rated posts are someone's work.
 LINKABLE = (QueueState.QUEUED, QueueState.UNFLAGGED)
@@ -385,6 +386,7 @@ def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | N
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
     match.reason = (reason or "").strip()[:2000]
     match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+    waits_again([answer.copy.id])  # if it carried the other's rating
     record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=answer.copy.id,
                  reason=match.reason, data={"source": answer.root.id, "score": match.score})
     return match
@@ -403,6 +405,7 @@ def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | Non
     # A claim of its own now: the reconciler matches it again, and embeds it (a linked copy has no embedding).
     post.updated_at, post.matched_at = now, None
     post.save(update_fields=["duplicate_of", "queue_state", "updated_at", "matched_at"])
+    waits_again([post.pk])
     record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk,
                  reason=reason[:1000], data={"source": source_id})
     return match
@@ -431,4 +434,5 @@ def release_group(*, root_ids: list[int], reason: str, now: datetime) -> int:
             changed += Post.objects.filter(id__in=ids).update(
                 duplicate_of=None, queue_state=returning_state(flagged=True, removed=is_out), updated_at=now,
                 matched_at=None)
+    waits_again(copies)
     return changed

@@ -171,6 +171,8 @@ class Action(models.Model):
             models.Index(fields=["post"], name="action_active_post", condition=Q(ended_at__isnull=True)),
             models.Index(fields=["kind", "-created_at"]),
         ]
+        # What its statement of reasons refers to: kept in the action's month with its puid (0013).
+        constraints = [models.UniqueConstraint(fields=["id", "puid", "created_at"], name="action_statement_key")]
 
     def __str__(self) -> str:
         state = "active" if self.is_active else "ended"
@@ -233,10 +235,13 @@ class RatingDecision(AppendOnlyModel):
     """That a rating has been turned into actions on one post: what the reconciler looks for.
 
     Keyed by (rating, post): a rating decides its own post, and (with near-duplicate matching)
-    the copies it is matched to.
+    the copies it is matched to. On PostgreSQL the rows are kept by the month of their rating
+    (`rating_created_at`, the rating's own `created_at`, which the database holds it to), so that
+    the key stays unique across the monthly partitions (migration 0013, docs/history.md).
     """
 
     rating = models.ForeignKey(Rating, on_delete=models.PROTECT, related_name="decisions")
+    rating_created_at = models.DateTimeField(editable=False)
     post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="rating_decisions")
     outcome = models.CharField(max_length=20, choices=DecisionOutcome.choices)
     action = models.ForeignKey(Action, on_delete=models.PROTECT, null=True, blank=True, related_name="+")

@@ -390,7 +390,7 @@ def test_confirming_waits_for_a_rating_of_the_other_post_then_refuses_instead_of
         rater.wait_until_reached("rated")
         confirmer.start()
         # The confirmation waits for the rating's lock on the other post: it never reads it half-rated.
-        wait_until_blocked(confirmer, by=rater, statement="FOR NO KEY UPDATE")
+        wait_until_blocked(confirmer, by=rater, statement='FROM "factcheck_post" WHERE "factcheck_post"."id" IN')
         rater.release("commit")
         rater.join()
         with pytest.raises(MatchRefused, match="Both posts have ratings of their own"):
