@@ -60,7 +60,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--copy-phase-seconds", type=float, default=600.0,
                         help="at most this long sending ratings under load (then the figure is over those measured)")
     parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "claims", "dashboard",
-                                           "reports", "copyload", "navigation", "media", "semantic"],
+                                           "reports", "copyload", "navigation", "media", "semantic", "scale"],
                         help="run only these figures; the report goes to "
                         "bench/REPORT-<only>.md unless --report says otherwise, so REPORT.md keeps the full run")
     from bench.media import add_arguments as add_media_arguments
@@ -69,6 +69,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     from bench.semantic import add_arguments as add_semantic_arguments
 
     add_semantic_arguments(parser)
+    from bench.scale import add_arguments as add_scale_arguments
+
+    add_scale_arguments(parser)
     parser.add_argument("--report", type=Path, default=None, help="where to write the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
     return parser.parse_args(argv)
@@ -316,6 +319,12 @@ def main(argv: list[str]) -> int:
             from bench.semantic import run_semantic_figures
 
             run_semantic_figures(run, args, platform=platform)
+        if args.only == "scale":  # not in the full run: growing to 5,000,000 posts takes hours of its own
+            from accounts.models import Role
+            from bench.scale import run_scale_figures
+
+            owner = bench_user("bench-owner", Role.PAGE_OWNER)
+            run_scale_figures(run, args, platform=platform, owner=owner)
         for step, fmt in enumerate(("csv", "jsonl") if args.only in (None, "importers") else (), start=1):
             print(f"importers {step}/2: import_posts --format {fmt}, {args.import_rows:,} rows", flush=True)
             figure = bench_importer(fmt=fmt, rows=args.import_rows, pages=args.pages, now=timezone.now())
