@@ -116,9 +116,8 @@ def load_history(*, posts: int, pages: int, owner) -> dict[str, int]:
         )
         # Each rating's decision on its post, as the decision job records it (the queue figure reads them).
         cursor.execute(
-            """INSERT INTO moderation_ratingdecision (rating_id, rating_created_at, post_id, outcome, action_id,
-                   decided_at)
-               SELECT r.id, r.created_at, r.post_id, 'applied', a.id, r.created_at + interval '5 seconds'
+            """INSERT INTO moderation_ratingdecision (rating_id, post_id, outcome, action_id, decided_at)
+               SELECT r.id, r.post_id, 'applied', a.id, r.created_at + interval '5 seconds'
                FROM factcheck_rating r JOIN factcheck_post p ON p.id = r.post_id
                LEFT JOIN moderation_action a ON a.rating_id = r.id
                WHERE p.external_id LIKE 'dash-%%'""",

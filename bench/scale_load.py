@@ -260,9 +260,8 @@ def _add_decisions(cursor, params: dict) -> None:
         params | {"prefix": PREFIX},
     )
     cursor.execute(
-        """INSERT INTO moderation_ratingdecision (rating_id, rating_created_at, post_id, outcome, action_id,
-               decided_at)
-           SELECT r.id, r.created_at, r.post_id, 'applied', a.id, r.created_at
+        """INSERT INTO moderation_ratingdecision (rating_id, post_id, outcome, action_id, decided_at)
+           SELECT r.id, r.post_id, 'applied', a.id, r.created_at
            FROM factcheck_rating r LEFT JOIN moderation_action a ON a.rating_id = r.id
            WHERE r.post_id > %(after)s""",
         params,

@@ -8,8 +8,8 @@ the same name (so `pgtrigger.ignore` of the parent's covers it), and puts back a
 
 History is never deleted row by row: what leaves, leaves as a whole month (`drop_partition`), and every row kept
 stays under its triggers. `convert_to_partitioned` turns plain tables into partitioned ones in a migration.
-Used by webhooks (docs/webhooks.md) and the other history tables (audit events, the decisions feed, rating
-decisions, statements of reasons, appeal events: docs/history.md). `make_months_ahead` keeps partitioned tables
+Used by webhooks (docs/webhooks.md) and the other history tables (audit events, the decisions feed, statements
+of reasons, appeal events: docs/history.md). `make_months_ahead` keeps partitioned tables
 a few months ahead (the periodic `audit.jobs.make_history_months`, for every history table). SQLite (the embedded
 default) has no partitions: every function here is PostgreSQL only, callers check `supported`.
 """
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.db import OperationalError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db import connection as default_connection
 
 logger = logging.getLogger(__name__)
@@ -30,8 +30,11 @@ NAME = re.compile(r"^(?P<table>.+)_p(?P<year>\d{4})(?P<month>\d{2})$")
 # TRUNCATE, as a bit of pg_trigger.tgtype; ROW is bit 0 (statement triggers have it clear).
 TRUNCATE_BIT, ROW_BIT = 32, 1
 MONTHS_AHEAD = 3
-# Making a partition locks its parent: a maker waits this long, rather than queue every write of history behind it.
-LOCK_TIMEOUT = "5s"
+# Making a partition takes its parent's lock, and (to copy the foreign keys onto it) a lock of each table the
+# parent refers to: a statement's month locks the actions, an audit event's the users, a feed row's the posts.
+# Every write to those tables queues behind a maker waiting for its locks, so a maker waits only this long and
+# leaves a busy table to the next hourly run (months are made MONTHS_AHEAD ahead: thousands of runs to succeed).
+MAKE_LOCK_TIMEOUT = "200ms"
 
 
 @dataclass(frozen=True, order=True)
@@ -89,21 +92,25 @@ def partitioned_tables(cursor) -> list[str]:
 def make_months_ahead(tables, *, now: datetime, ahead: int = MONTHS_AHEAD, connection=default_connection
                       ) -> list[str]:
     """The partitions of this month and the next `ahead` of each of `tables` that is partitioned, and any copy of
-    a TRUNCATE trigger a partition lacks; each table in a transaction of its own that waits at most LOCK_TIMEOUT
-    for the table's lock, so that a busy table is left to the next run (a month is made `ahead` months early) and
-    the others are made. Returns the partitions made."""
+    a TRUNCATE trigger a partition lacks; each table in a transaction of its own that waits at most
+    MAKE_LOCK_TIMEOUT for its locks, so that a busy table is left to the next run and the others are made. A row
+    of a month being made that committed into the default partition meanwhile fails that table's try too (the
+    default partition then keeps that month: `ensure_partitions`). Returns the partitions made."""
     if not supported(connection):
         return []
     made = []
     for table in tables:
         try:
             with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+                cursor.execute(f"SET LOCAL lock_timeout = '{MAKE_LOCK_TIMEOUT}'")
                 if is_partitioned(cursor, table):
                     made += ensure_partitions(cursor, table, now=now, ahead=ahead)
         except OperationalError:
-            logger.warning("history partitions of %s: the table was busy; the next run makes them", table,
+            logger.warning("history partitions of %s: a table was busy; the next run makes them", table,
                            exc_info=True)
+        except IntegrityError:
+            logger.warning("history partitions of %s: a row of a month being made arrived meanwhile; the next run "
+                           "makes the others", table, exc_info=True)
     return made
 
 

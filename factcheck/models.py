@@ -192,8 +192,7 @@ class Post(models.Model):
             # The copies the matching and decision reconcilers look over every minute.
             models.Index(fields=["duplicate_of"], name="post_linked_copy",
                          condition=Q(queue_state__in=["grouped", "matched"])),
-            # A day's roll-up reads the posts waiting now and those that left since (reports.rollup).
-            models.Index(fields=["first_flagged_at"], name="post_waiting", condition=Q(left_queue_at__isnull=True)),
+            # A day's roll-up reads the posts waiting now (NULL) and those that left since (reports.rollup).
             models.Index(fields=["left_queue_at"], name="post_left_queue"),
         ]
         constraints = [

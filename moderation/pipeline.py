@@ -226,9 +226,8 @@ def _record_decisions(
 ) -> list[RatingDecision | None]:
     """Step 3: record each rating's decision on its post, keyed by rating and post."""
     decided = [
-        (change, RatingDecision(rating=change.decides, rating_created_at=change.decides.created_at, post=change.post,
-                                outcome=DecisionOutcome.APPLIED, decided_at=now,
-                                action=next((a for a in made if a.kind in FACT_CHECK_KINDS), None)))
+        (change, RatingDecision(rating=change.decides, post=change.post, outcome=DecisionOutcome.APPLIED,
+                                action=next((a for a in made if a.kind in FACT_CHECK_KINDS), None), decided_at=now))
         for change, made in zip(changes, created, strict=True) if change.decides is not None
     ]
     RatingDecision.objects.bulk_create([decision for _, decision in decided])
@@ -241,8 +240,7 @@ def _record_decisions(
 def record_decision(
     *, rating: Rating, post: Post, outcome: str, now: datetime, action: Action | None = None
 ) -> RatingDecision:
-    decision = RatingDecision.objects.create(rating=rating, rating_created_at=rating.created_at, post=post,
-                                             outcome=outcome, action=action, decided_at=now)
+    decision = RatingDecision.objects.create(rating=rating, post=post, outcome=outcome, action=action, decided_at=now)
     if outcome == DecisionOutcome.APPLIED:
         _decision_event(decision).save()
     return decision

@@ -188,8 +188,9 @@ def _open_appeals(figures: _Figures, through: datetime) -> None:
 
 def waiting_posts(through: datetime):
     """Posts waiting for a rating at `through` (the module docstring says what waiting means). Only the posts
-    waiting now and those that left the queue since `through` can be (factcheck.waiting): the two indexes of
-    `left_queue_at` find them, so a day's figures read the queue and that day's leavers, not the history."""
+    waiting now and those that left the queue since `through` can be (factcheck.waiting): the index of
+    `left_queue_at` finds them (NULL included), so a day's figures read the queue and that day's leavers, not
+    the history."""
     candidates = Q(left_queue_at__isnull=True) | Q(left_queue_at__gte=through)
     return (Post.objects.filter(candidates, first_flagged_at__lt=through, page__is_politician=False)
             .exclude(Exists(Rating.objects.filter(post=OuterRef("pk"), created_at__lt=through)))

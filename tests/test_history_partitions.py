@@ -1,13 +1,15 @@
 """History in monthly partitions (issue 32; migrations audit 0014 and moderation 0013): audit events, the decisions
-feed, rating decisions, statements of reasons and appeal events, as the webhook tables before them. Each is
-partitioned by range of the moment its key decides, the widened keys stay exactly as unique (the database holds
-each row to its rating's or action's moment), the periodic job makes every table's coming months, and the queries
-that page through history read indexes, of the months they ask for only when they name a time."""
+feed, statements of reasons and appeal events, as the webhook tables before them. Each is partitioned by range of
+the moment its key decides, a statement's widened keys stay exactly as unique (the database holds it to its
+action's moment and puid), the periodic job makes every table's coming months (leaving a busy table to its next
+run), and the queries that page through history read indexes, of the months they ask for when they name a time.
+Rating decisions stay one table."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+import psycopg
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -18,9 +20,7 @@ from core import partitions
 from core.history_guard import check
 from factcheck.models import Rating
 from moderation.feed import changes_after
-from moderation.models import AppealEvent, DecisionOutcome, DistributionChange, RatingDecision, StatementOfReasons
-from moderation.pipeline import record_decision
-from tests.factories import PostFactory
+from moderation.models import AppealEvent, DistributionChange, RatingDecision, StatementOfReasons
 from tests.test_history_is_append_only import history  # noqa: F401 - the fixture: a row in every history table
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("history")]
@@ -29,7 +29,6 @@ KEYS = {
     "audit_auditevent": "created_at",
     "moderation_appealevent": "created_at",
     "moderation_distributionchange": "created_at",
-    "moderation_ratingdecision": "rating_created_at",
     "moderation_statementofreasons": "created_at",
 }
 
@@ -46,6 +45,13 @@ def refused(sql: str, params) -> str:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(sql, params)
     return str(caught.value)
+
+
+def other_session() -> psycopg.Connection:
+    """A second connection to the test database, outside the test's transaction."""
+    params = connection.get_connection_params()
+    return psycopg.connect(**{key: value for key, value in params.items() if key not in ("cursor_factory", "context")},
+                           autocommit=True)
 
 
 def plan(queryset) -> str:
@@ -73,27 +79,14 @@ def test_every_history_table_is_monthly_partitions_of_its_key_with_the_coming_mo
         assert partition_of(table, row.pk) == partitions.partition_name(table, partitions.month_start(row.created_at))
 
 
-def test_a_decision_is_kept_in_its_ratings_month_and_stays_one_per_rating_and_post():
-    rating = Rating.objects.get()  # the fixture's, rated, decided and appealed
-    earlier = partitions.add_months(partitions.month_start(timezone.now()), -2)
+def test_rating_decisions_stay_one_table_read_by_rating_and_post():
+    # Every read of them names a rating or a post, never a time: months would each be probed (docs/history.md).
     with connection.cursor() as cursor:
-        partitions.ensure_partitions(cursor, "moderation_ratingdecision", now=timezone.now(), ahead=0, since=earlier)
-    old = Rating.objects.create(post=rating.post, organisation=rating.organisation, reviewer=rating.reviewer,
-                                verdict="false", rationale="Older.", sources=[], is_current=False,
-                                created_at=earlier + timedelta(days=3))
-    copy = PostFactory()
-    # Decided today, months after its rating: kept with the rating, whose month is dropped with it.
-    decision = record_decision(rating=old, post=copy, outcome=DecisionOutcome.SUPERSEDED, now=timezone.now())
-    assert decision.rating_created_at == old.created_at
-    assert partition_of("moderation_ratingdecision", decision.pk) == partitions.partition_name(
-        "moderation_ratingdecision", earlier)
-
-    insert = ("INSERT INTO moderation_ratingdecision (rating_id, rating_created_at, post_id, outcome, decided_at) "
-              "VALUES (%s, %s, %s, 'superseded', now())")
-    assert "Key (rating_id, post_id, rating_created_at)" in refused(insert, [old.pk, old.created_at, copy.pk])
-    # The same pair under another moment is not a way around the key: the moment is the rating's, or nothing.
-    assert "rating_created_at_fk" in refused(insert, [old.pk, old.created_at + timedelta(days=40), copy.pk])
-    assert RatingDecision.objects.filter(rating=old, post=copy).count() == 1
+        assert not partitions.is_partitioned(cursor, "moderation_ratingdecision")
+    rating = Rating.objects.get()
+    insert = ("INSERT INTO moderation_ratingdecision (rating_id, post_id, outcome, decided_at) "
+              "VALUES (%s, %s, 'superseded', now())")
+    assert "one_decision_per_rating_and_post" in refused(insert, [rating.pk, rating.post_id])
 
 
 def test_a_statement_is_kept_in_its_actions_month_under_its_actions_puid():
@@ -136,6 +129,22 @@ def test_the_hourly_job_makes_a_missing_coming_month_of_every_history_table():
     assert not check().problems
 
 
+def test_a_busy_table_is_left_to_the_next_run_within_the_lock_timeout_and_the_others_are_made():
+    later = partitions.add_months(partitions.month_start(timezone.now()), 9)
+    with other_session() as writer:
+        # An open write to the actions (a decision being made): a statement's month must wait for it, to copy its
+        # foreign key to the actions; every later write to the actions would queue behind a maker that waited on.
+        writer.execute("BEGIN")
+        writer.execute("LOCK TABLE moderation_action IN ROW EXCLUSIVE MODE")
+        made = partitions.make_months_ahead(["moderation_statementofreasons", "moderation_appealevent"], now=later)
+        writer.execute("ROLLBACK")
+    assert not [name for name in made if name.startswith("moderation_statementofreasons")]
+    assert partitions.partition_name("moderation_appealevent", later) in made
+    assert partitions.MAKE_LOCK_TIMEOUT == "200ms"
+    made = partitions.make_months_ahead(["moderation_statementofreasons"], now=later)  # the next run, not busy
+    assert partitions.partition_name("moderation_statementofreasons", later) in made
+
+
 def test_paging_through_history_reads_indexes_and_a_time_bound_reads_only_its_months():
     rating = Rating.objects.get()  # the fixture's, rated, decided and appealed
     post = rating.post
@@ -143,7 +152,7 @@ def test_paging_through_history_reads_indexes_and_a_time_bound_reads_only_its_mo
         changes_after(cursor=0, limit=100),  # the decisions feed's cursor
         DistributionChange.objects.filter(post=post).order_by("-id")[:50],  # a post's decisions
         AppealEvent.objects.filter(appeal__post=post),  # an owner's timeline of appeals
-        RatingDecision.objects.filter(rating=rating),  # the reconciler's lookup
+        RatingDecision.objects.filter(rating=rating),  # the reconciler's lookup (one table)
         AuditEvent.objects.order_by("-id")[:100],  # the audit log in the admin, newest first
         AuditEvent.objects.filter(post_id=post.pk).order_by("-id")[:100],  # a post's story in the log
         StatementOfReasons.objects.filter(puid=StatementOfReasons.objects.latest("id").puid),

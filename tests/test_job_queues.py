@@ -26,7 +26,7 @@ from reports.periodic import SCHEDULE
 from tests.factories import FactCheckerFactory, PostFactory, UserFactory
 from tests.jobs_support import ROOT, own_redis_fixture, worker_env  # noqa: F401 - a fixture
 
-APPS = ("accounts", "factcheck", "moderation", "webhooks", "reports")
+APPS = ("accounts", "audit", "factcheck", "moderation", "webhooks", "reports")
 RATIONALE = "The quoted minister never said this; the full speech is on the parliament site."
 transactional = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 

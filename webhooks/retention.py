@@ -27,7 +27,7 @@ MONTHS_AHEAD = partitions.MONTHS_AHEAD
 # Locked together in this order (the outbox writes events then deliveries; an attempt is written under its
 # delivery's lock), so a drop never deadlocks with them; a busy moment is tried again at the next run.
 TABLES = ("webhooks_event", "webhooks_delivery", "webhooks_deliveryattempt")
-LOCK_TIMEOUT = partitions.LOCK_TIMEOUT
+LOCK_TIMEOUT = "5s"
 
 
 def cutoff(now: datetime) -> datetime:

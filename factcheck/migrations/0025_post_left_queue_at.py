@@ -1,6 +1,6 @@
-"""Each post's `left_queue_at` (factcheck.waiting), filled for the posts stored before it, and two indexes: the
-posts waiting now by first flag, and the moments posts left. The dashboard's roll-up then reads the posts waiting
-and those that left since the moment it counts, not every post ever flagged.
+"""Each post's `left_queue_at` (factcheck.waiting), filled for the posts stored before it, and its index (NULL, the
+posts waiting, included). The dashboard's roll-up then reads the posts waiting and those that left since the
+moment it counts, not every post ever flagged.
 
 The fill keeps the rule of factcheck.waiting (never earlier than the moment a post last stopped waiting): a post
 with a rating of its own gets its latest rating's moment; a post that carries a claim's rating (an applied
@@ -40,11 +40,6 @@ class Migration(migrations.Migration):
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),
-        migrations.AddIndex(
-            model_name="post",
-            index=models.Index(condition=models.Q(("left_queue_at__isnull", True)), fields=["first_flagged_at"],
-                               name="post_waiting"),
-        ),
         migrations.AddIndex(
             model_name="post",
             index=models.Index(fields=["left_queue_at"], name="post_left_queue"),

@@ -235,13 +235,11 @@ class RatingDecision(AppendOnlyModel):
     """That a rating has been turned into actions on one post: what the reconciler looks for.
 
     Keyed by (rating, post): a rating decides its own post, and (with near-duplicate matching)
-    the copies it is matched to. On PostgreSQL the rows are kept by the month of their rating
-    (`rating_created_at`, the rating's own `created_at`, which the database holds it to), so that
-    the key stays unique across the monthly partitions (migration 0013, docs/history.md).
+    the copies it is matched to. One table, not partitioned by month as the other history is: every
+    read is by rating or post, never by time (docs/history.md, "Kept by month").
     """
 
     rating = models.ForeignKey(Rating, on_delete=models.PROTECT, related_name="decisions")
-    rating_created_at = models.DateTimeField(editable=False)
     post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="rating_decisions")
     outcome = models.CharField(max_length=20, choices=DecisionOutcome.choices)
     action = models.ForeignKey(Action, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
