@@ -9,9 +9,9 @@ the same name (so `pgtrigger.ignore` of the parent's covers it), and puts back a
 History is never deleted row by row: what leaves, leaves as a whole month (`drop_partition`), and every row kept
 stays under its triggers. `convert_to_partitioned` turns plain tables into partitioned ones in a migration.
 Used by webhooks (docs/webhooks.md) and the other history tables (audit events, the decisions feed, statements
-of reasons, appeal events: docs/history.md). `make_months_ahead` keeps partitioned tables
-a few months ahead (the periodic `audit.jobs.make_history_months`, for every history table). SQLite (the embedded
-default) has no partitions: every function here is PostgreSQL only, callers check `supported`.
+of reasons, appeal events: docs/history.md). `make_months_ahead` keeps partitioned tables a few months ahead (the
+periodic `audit.jobs.make_history_months`, for every history table). SQLite (the embedded default) has no
+partitions: every function here is PostgreSQL only, callers check `supported`.
 """
 
 from __future__ import annotations
@@ -77,16 +77,6 @@ def partitions(cursor, table: str) -> list[Partition]:
             start = datetime(int(match["year"]), int(match["month"]), 1, tzinfo=UTC)
             found.append(Partition(start, add_months(start, 1), name))
     return sorted(found)
-
-
-def partitioned_tables(cursor) -> list[str]:
-    """Every table of the database partitioned by range of one column (the history tables, once converted)."""
-    cursor.execute(
-        "SELECT p.partrelid::regclass::text FROM pg_partitioned_table p "
-        "WHERE p.partstrat = 'r' AND p.partnatts = 1 AND NOT EXISTS "
-        "(SELECT 1 FROM pg_inherits i WHERE i.inhrelid = p.partrelid) ORDER BY 1"
-    )
-    return [row[0] for row in cursor.fetchall()]
 
 
 def make_months_ahead(tables, *, now: datetime, ahead: int = MONTHS_AHEAD, connection=default_connection

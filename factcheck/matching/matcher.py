@@ -383,10 +383,12 @@ def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | N
     _, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
     if answer.reject_refusal is not None:
         raise answer.reject_refusal
+    carried = match.linked  # a linked copy carries its claim's rating; a suggested one never did
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
     match.reason = (reason or "").strip()[:2000]
     match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
-    waits_again([answer.copy.id])  # if it carried the other's rating
+    if carried:
+        waits_again([answer.copy.id])
     record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=answer.copy.id,
                  reason=match.reason, data={"source": answer.root.id, "score": match.score})
     return match
