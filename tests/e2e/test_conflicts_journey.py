@@ -33,6 +33,7 @@ def test_both_rationales_side_by_side_on_a_desk_stacked_on_a_phone_then_not_the_
     sign_in(page, live_server.url, "anna", "/queue/")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Conflicts 1 conflicting verdicts").click()
     expect(page).to_have_url(f"{live_server.url}/queue/conflicts/")
+    page.wait_for_load_state()  # its stylesheet applied before the layout is measured (a slow server under load)
     ours = page.locator(".conflict-side", has_text=FALSE_RATIONALE)
     theirs = page.locator(".conflict-side", has_text=TRUE_RATIONALE)
     expect(ours).to_contain_text("Your organisation: Faktencheck Nord")
