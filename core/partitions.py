@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from django.db import IntegrityError, OperationalError, transaction
 from django.db import connection as default_connection
+from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
@@ -248,6 +249,17 @@ def _save(cursor, spec: Conversion, converted: set[str]) -> None:
     spec.saved["triggers"] = cursor.fetchall()
     cursor.execute(f'SELECT min("{spec.key}") FROM "{table}"')
     spec.saved["since"] = cursor.fetchone()[0]
+
+
+def convert_in_migration(schema_editor, specs: list[Conversion], *, ahead: int = MONTHS_AHEAD) -> None:
+    """A migration's step: `convert_to_partitioned` on PostgreSQL, unless the tables are partitioned already (the
+    step ran); nothing on SQLite, whose tables stay plain."""
+    if not supported(schema_editor.connection):
+        return
+    with schema_editor.connection.cursor() as cursor:
+        if any(is_partitioned(cursor, spec.table) for spec in specs):
+            return
+        convert_to_partitioned(cursor, specs, now=timezone.now(), ahead=ahead)
 
 
 def convert_to_partitioned(cursor, specs: list[Conversion], *, now: datetime, ahead: int) -> None:

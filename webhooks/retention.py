@@ -1,4 +1,5 @@
-"""How long webhook history is kept: months made ahead, and months past FACTDESK_WEBHOOK_RETENTION_DAYS dropped.
+"""How long webhook history is kept: months past FACTDESK_WEBHOOK_RETENTION_DAYS dropped (audit.jobs makes the
+months ahead, of every history table).
 
 On PostgreSQL events, deliveries and attempts are partitioned by the month of the event's `created_at` (an
 attempt by its delivery's, which is its event's): a month leaves whole, the three tables' partitions of it in
@@ -23,7 +24,6 @@ from webhooks.models import DeliveryStatus
 
 logger = logging.getLogger(__name__)
 
-MONTHS_AHEAD = partitions.MONTHS_AHEAD
 # Locked together in this order (the outbox writes events then deliveries; an attempt is written under its
 # delivery's lock), so a drop never deadlocks with them; a busy moment is tried again at the next run.
 TABLES = ("webhooks_event", "webhooks_delivery", "webhooks_deliveryattempt")
@@ -32,11 +32,6 @@ LOCK_TIMEOUT = "5s"
 
 def cutoff(now: datetime) -> datetime:
     return now - timedelta(days=settings.FACTDESK_WEBHOOK_RETENTION_DAYS)
-
-
-def make_months_ahead(*, now: datetime | None = None) -> list[str]:
-    """The partitions of this month and the next MONTHS_AHEAD of the webhook tables (core.partitions)."""
-    return partitions.make_months_ahead(TABLES, now=now or timezone.now(), ahead=MONTHS_AHEAD)
 
 
 def drop_expired_months(*, now: datetime | None = None) -> list[str]:

@@ -11,32 +11,19 @@ On PostgreSQL every row is copied once (the tables are locked meanwhile: run it 
 action's key is added. Irreversible, as webhooks 0006: nothing undoes a partitioning."""
 
 from django.db import migrations, models
-from django.utils import timezone
 
 from core import partitions
 
-MONTHS_AHEAD = 3
-
 
 def partition(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        if partitions.is_partitioned(cursor, "moderation_distributionchange"):
-            return
-        partitions.convert_to_partitioned(
-            cursor,
-            [
-                partitions.Conversion(
-                    "moderation_statementofreasons", "created_at",
-                    references=((("action_id", "puid", "created_at"), "moderation_action",
-                                 ("id", "puid", "created_at")),),
-                ),
-                partitions.Conversion("moderation_appealevent", "created_at"),
-                partitions.Conversion("moderation_distributionchange", "created_at"),
-            ],
-            now=timezone.now(), ahead=MONTHS_AHEAD,
-        )
+    partitions.convert_in_migration(schema_editor, [
+        partitions.Conversion(
+            "moderation_statementofreasons", "created_at",
+            references=((("action_id", "puid", "created_at"), "moderation_action", ("id", "puid", "created_at")),),
+        ),
+        partitions.Conversion("moderation_appealevent", "created_at"),
+        partitions.Conversion("moderation_distributionchange", "created_at"),
+    ])
 
 
 class Migration(migrations.Migration):

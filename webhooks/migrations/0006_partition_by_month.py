@@ -9,11 +9,8 @@ Irreversible: referenced by (id, created_at), the partitioned tables cannot take
 import pgtrigger
 from django.db import migrations, models
 from django.db.models import deletion
-from django.utils import timezone
 
 from core import partitions
-
-MONTHS_AHEAD = 3
 
 
 def fill_delivery_created_at(apps, schema_editor):
@@ -29,23 +26,14 @@ def fill_delivery_created_at(apps, schema_editor):
 
 
 def partition(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        if partitions.is_partitioned(cursor, "webhooks_event"):
-            return
-        partitions.convert_to_partitioned(
-            cursor,
-            [
-                partitions.Conversion("webhooks_event", "created_at"),
-                partitions.Conversion("webhooks_delivery", "created_at"),
-                partitions.Conversion(
-                    "webhooks_deliveryattempt", "delivery_created_at",
-                    references=((("delivery_id", "delivery_created_at"), "webhooks_delivery", ("id", "created_at")),),
-                ),
-            ],
-            now=timezone.now(), ahead=MONTHS_AHEAD,
-        )
+    partitions.convert_in_migration(schema_editor, [
+        partitions.Conversion("webhooks_event", "created_at"),
+        partitions.Conversion("webhooks_delivery", "created_at"),
+        partitions.Conversion(
+            "webhooks_deliveryattempt", "delivery_created_at",
+            references=((("delivery_id", "delivery_created_at"), "webhooks_delivery", ("id", "created_at")),),
+        ),
+    ])
 
 
 class Migration(migrations.Migration):
