@@ -163,6 +163,25 @@ def test_rating_the_first_post_of_a_group_gives_every_copy_its_rating(factchecke
     assert queue_ids() == []
 
 
+@pytest.mark.django_db
+def test_the_first_post_of_a_group_is_never_linked_under_a_claim_rated_later(factchecker, platform_user):
+    # A group is a star: its first post keeps its copies, so a rated claim it copies is suggested to it, never made
+    # its root (which would leave the copies pointing at a copy). Matched again against rated claims, as the posts
+    # whose pictures a batch changes are.
+    arrive(flag("first", EXACT_COPY), flag("copy", NEAR_COPY, page="page-b"), by=platform_user)
+    match_posts(post_ids=[post("first").pk, post("copy").pk], rated_only=False)
+    assert post("copy").duplicate_of_id == post("first").pk
+    # Rated before its own match job ran (it would have grouped it under "first").
+    arrive(flag("rated-later", CLAIM, page="page-source"), by=platform_user)
+    rated = RatingFactory(reviewer=factchecker, post=post("rated-later")).post
+
+    result = match_posts(post_ids=[post("first").pk], rated_only=True)
+    assert (result.linked, result.suggested) == ([], 1)
+    assert (post("first").queue_state, post("first").duplicate_of_id) == (QueueState.QUEUED, None)
+    assert Match.objects.get(post=post("first"), source=rated).state == "suggested"
+    assert post("copy").duplicate_of_id == post("first").pk
+
+
 # Idempotence ------------------------------------------------------------------------------------
 
 @pytest.mark.django_db
