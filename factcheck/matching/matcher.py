@@ -137,8 +137,9 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
     # semantic suggestion gives way to what the words or the picture say (an Altered picture links its copy
     # whatever language its caption is in): it is rewritten as the new judgement (`replacing`), not kept beside it.
     paired, semantic_pending = set(), {}
-    for side in ("post_id", "source_id"):
-        for pk, *pair, method, state in (Match.objects.filter(**{f"{side}__in_array": ids})
+    # By source, `any_array` (core.bulk): a viral claim is the source of thousands of matches.
+    for side in ("post_id__in_array", "source_id__any_array"):
+        for pk, *pair, method, state in (Match.objects.filter(**{side: ids})
                                          .values_list("id", "post_id", "source_id", "method", "state")):
             if method == MatchMethod.SEMANTIC and state == MatchState.SUGGESTED:
                 semantic_pending[frozenset(pair)] = pk

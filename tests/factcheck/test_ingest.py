@@ -1,10 +1,11 @@
 """Flags in: posts are created once, flags are stored once per idempotency key, the queue is updated.
 
-Also the bulk helpers ingest writes through (core.bulk): JSON, NULLs, ids, the `in_array` lookup.
+Also the bulk helpers ingest writes through (core.bulk): JSON, NULLs, ids, the `in_array` and `any_array` lookups.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -18,7 +19,7 @@ from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.models import Flag, Organisation, Page, Post, QueueState
 from factcheck.priority import SCORE_COLUMNS, priority_of
 from factcheck.queue import refresh_priorities
-from tests.factories import PostFactory
+from tests.factories import FlagFactory, PostFactory
 
 NOW = timezone.now()
 
@@ -202,6 +203,26 @@ def test_in_array_lookup_selects_what_in_selects():
     ingest_flags(flags=[flag("k-long", post=long_key)])
     assert list(Post.objects.filter(external_id__in_array=[long_key + "tail"])) == []
     assert Post.objects.filter(external_id__in_array=[long_key]).count() == 1
+
+
+@pytest.mark.django_db
+def test_any_array_lookup_selects_what_in_selects_and_probes_the_index_of_a_lopsided_column():
+    viral, quiet = PostFactory(), PostFactory()
+    FlagFactory.create_batch(2, post=quiet)
+    # A lopsided column: one post has thousands of flags, as a viral claim is the source of thousands of matches.
+    Flag.objects.bulk_create(FlagFactory.build(post=viral) for _ in range(3000))
+    absent = [viral.pk + 1000 + n for n in range(500)]
+    assert Flag.objects.filter(post_id__any_array=[quiet.pk, None, *absent]).count() == 2
+    assert Flag.objects.filter(post__any_array=[viral.pk]).count() == 3000
+    assert list(Flag.objects.filter(post_id__any_array=[])) == []
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE factcheck_flag")
+        sql, params = Flag.objects.filter(post_id__any_array=absent).values("id").query.sql_with_params()
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan = cursor.fetchall()[0][0]
+    # Keys that are not there are estimated as not there, key by key (in_array's semi-join reads each as the
+    # column's average, here 1,501 flags, and plans a scan of every row at any size).
+    assert int(re.search(r"rows=(\d+)", plan).group(1)) <= 5, plan
 
 
 @pytest.mark.django_db
