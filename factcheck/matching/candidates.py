@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 
 from django.db import connection
 
@@ -87,21 +88,23 @@ def rows(post_ids: Iterable[int], *, rated_only: bool = False) -> list[Row]:
 
 
 def candidates_for(posts: list[Row], *, rated_only: bool) -> dict[int, list[Row]]:
-    """For each post, the other posts that share a band key, a URL or a text with it.
+    """For each post, the other posts that share a band key, a URL or a text with it: at most
+    MAX_CANDIDATES_PER_POST, the holders of its band keys first (each key's oldest first), then those of its URL
+    and text.
 
     `rated_only`: only rated claims (queue state `rated`), what a new post is matched to on arrival;
     otherwise every matched post, and the other posts of `posts` themselves.
     """
     keys = sorted({key for post in posts for key in post.keys})
-    bands = RatedBand if rated_only else PostBand
-    holders: dict[int, set[int]] = defaultdict(set)  # band key -> posts that have it
-    if keys:
-        for band, post_id in bands.objects.filter(band__in_array=keys).values_list("band", "post_id"):
-            holders[band].add(post_id)
+    holders: dict[int, list[int]] = defaultdict(list)  # band key -> its oldest holders
+    for band, post_id in _holders(RatedBand if rated_only else PostBand, keys):
+        holders[band].append(post_id)
     if not rated_only:
         for post in posts:
             for key in post.keys:
-                holders[key].add(post.id)
+                holders[key].append(post.id)
+    for band, held in holders.items():
+        holders[band] = sorted(set(held))[:MAX_CANDIDATES_PER_POST]
     found = {row.id: row for row in _rows_sharing(
         post_ids={pk for ids in holders.values() for pk in ids} - {p.id for p in posts},
         url_keys=sorted({p.url_key for p in posts if p.url_key}),
@@ -111,7 +114,7 @@ def candidates_for(posts: list[Row], *, rated_only: bool) -> dict[int, list[Row]
     if not rated_only:
         found.update({post.id: post for post in posts})
     by_url, by_text = defaultdict(list), defaultdict(list)
-    for row in found.values():
+    for row in sorted(found.values(), key=lambda row: row.id):
         if row.url_key:
             by_url[row.url_key].append(row)
         if row.text_key:
@@ -119,44 +122,67 @@ def candidates_for(posts: list[Row], *, rated_only: bool) -> dict[int, list[Row]
     result: dict[int, list[Row]] = {}
     for post in posts:
         seen: dict[int, Row] = {}
-        for key in post.keys:
-            for pk in holders.get(key, ()):
-                if pk != post.id and pk in found:
-                    seen.setdefault(pk, found[pk])
-        for row in [*by_url.get(post.url_key, ()), *by_text.get(post.text_key, ())]:
+        shared = (row for key in post.keys for pk in holders.get(key, ()) if (row := found.get(pk)))
+        for row in chain(shared, by_url.get(post.url_key, ()), by_text.get(post.text_key, ())):
+            if len(seen) == MAX_CANDIDATES_PER_POST:
+                break
             if row.id != post.id:
                 seen.setdefault(row.id, row)
-        result[post.id] = list(seen.values())[:MAX_CANDIDATES_PER_POST]
+        result[post.id] = list(seen.values())
     return result
 
 
+def _holders(bands: type[PostBand | RatedBand], keys: list[int]) -> list[tuple[int, int]]:
+    """(band key, post) of each key's oldest MAX_CANDIDATES_PER_POST holders: all that a post can use of one key.
+
+    Every copy of a claim holds most of its keys, and a match job of a viral claim's copies once read all of
+    them for each key and compared each with each: 0.6 s a batch of 500 at its first 500 copies, 25 s at
+    15,000, so the job fell behind the copies. The root of a group is its oldest post, so it comes first."""
+    if not keys:
+        return []
+    if connection.vendor != "postgresql":
+        return list(bands.objects.filter(band__in=keys).values_list("band", "post_id"))  # cut by the caller
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT key, held.post_id FROM unnest(%s::integer[]) AS key CROSS JOIN LATERAL "
+            f"(SELECT post_id FROM {bands._meta.db_table} WHERE band = key ORDER BY post_id LIMIT %s) AS held",
+            [keys, MAX_CANDIDATES_PER_POST],
+        )
+        return cursor.fetchall()
+
+
 def _rows_sharing(*, post_ids: set[int], url_keys: list[str], text_keys: list[str], rated_only: bool) -> list[Row]:
-    """The posts with these ids, URL keys or text keys (rated ones only, with `rated_only`)."""
+    """The posts with these ids, and each URL and text key's oldest MAX_CANDIDATES_PER_POST posts (rated ones only,
+    with `rated_only`)."""
     if connection.vendor != "postgresql":
         found = rows(post_ids, rated_only=rated_only)
         qs = Post.objects.filter(text_key__in=text_keys) | Post.objects.filter(url_key__in=url_keys)
         if rated_only:
             qs = qs.filter(queue_state=QueueState.RATED)
         return found + [Row(*values) for values in qs.exclude(id__in=post_ids).values_list(*COLUMNS)]
-    # Three index lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR:
-    # a semi-join on unnest (core.bulk says why) cannot be one arm of a bitmap OR, and PostgreSQL would
-    # scan the table instead. The state is a literal, so the plan is the same for every call.
+    # Three lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR: a semi-join on
+    # unnest (core.bulk says why) cannot be one arm of a bitmap OR, and PostgreSQL would scan the table instead.
+    # Each URL or text key reads its oldest posts only, as `_holders` each band key. The state is a literal, so the
+    # plan is the same for every call.
     columns = ", ".join(COLUMNS)
     rated = f" AND queue_state = '{QueueState.RATED.value}'" if rated_only else ""
     sql = f"""
         SELECT {columns} FROM factcheck_post WHERE id IN (SELECT unnest(%s::bigint[])){rated}
         UNION ALL
-        SELECT {columns} FROM factcheck_post WHERE url_key IN (SELECT unnest(%s::varchar[])){rated}
+        SELECT held.* FROM unnest(%s::varchar[]) AS key CROSS JOIN LATERAL
+            (SELECT {columns} FROM factcheck_post WHERE url_key = key{rated} ORDER BY id LIMIT %s) AS held
         UNION ALL
-        SELECT {columns} FROM factcheck_post WHERE text_key IN (SELECT unnest(%s::varchar[])){rated}
+        SELECT held.* FROM unnest(%s::varchar[]) AS key CROSS JOIN LATERAL
+            (SELECT {columns} FROM factcheck_post WHERE text_key = key{rated} ORDER BY id LIMIT %s) AS held
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [sorted(post_ids), url_keys, text_keys])
+        cursor.execute(sql, [sorted(post_ids), url_keys, MAX_CANDIDATES_PER_POST, text_keys, MAX_CANDIDATES_PER_POST])
         return [Row(*values) for values in cursor.fetchall()]
 
 
 def index_bands(posts: list[Row], *, rated: bool = False) -> None:
-    """Write the posts' band keys to PostBand (or, `rated`, RatedBand), once: a post matched again adds nothing."""
+    """Write the posts' band keys to PostBand (or, `rated`, RatedBand), once: a post matched again adds nothing.
+    PostBand holds claims (a group's first post, or a post of no group), not their linked copies (match_posts)."""
     model = RatedBand if rated else PostBand
     pairs = {(key, post.id) for post in posts for key in post.keys}
     if not pairs:

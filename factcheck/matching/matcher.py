@@ -63,6 +63,7 @@ from factcheck.models import (
     MatchState,
     Page,
     Post,
+    PostBand,
     QueueState,
     Rating,
 )
@@ -108,8 +109,9 @@ def match_posts(
     if posts:
         _match(posts, rated_only=rated_only, auto=auto, suggest=suggest, now=now, system=system, result=result)
     if not rated_only:
-        # From now on later posts find these through their band keys.
-        index_bands(every)
+        # From now on later posts find these through their band keys: the claims', not their copies' (a copy is
+        # judged as its claim, and a viral claim's thousands of copies would each be every later copy's candidate).
+        index_bands([p for p in every if p.duplicate_of_id is None])
         Post.objects.filter(id__in_array=[p.id for p in every], matched_at__isnull=True).update(matched_at=now)
     if result.linked:
         posts_matched.send(sender=Post, post_ids=result.linked)
@@ -374,6 +376,7 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
                         else returning_state(flagged=copy.flag_count > 0, copy=True, removed=answer.copy.removed))
     copy.updated_at = now
     copy.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
+    PostBand.objects.filter(post=copy).delete()  # found through its claim from now on (match_posts)
     record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=copy.pk,
                  data={"source": root.pk, "score": match.score, "turned": answer.turned})
     if rated:
