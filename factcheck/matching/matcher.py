@@ -43,17 +43,18 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from audit.models import AuditVerb
-from audit.services import event_row, insert_events, record_event
-from core.bulk import insert_rows_returning_ids, update_rows
+from audit.services import record_event
+from core.bulk import update_rows
 from factcheck.eligibility import fact_checkable, is_removed, removed_posts, returning_state
 from factcheck.matching.candidates import Row, candidates_for, index_bands, may_pair, rows
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
 from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
 from factcheck.matching.media import index_rated_media, judge_with_media, rated_media_hits
+from factcheck.matching.recording import new_match, record_matches, replace_suggestions
 from factcheck.matching.semantic import Embedded, embed_posts, semantic_pairs, store_embeddings
 from factcheck.matching.signature import signatures_of
-from factcheck.matching.similarity import Judgement, judge
+from factcheck.matching.similarity import judge
 from factcheck.models import (
     LINKED_STATES,
     Claim,
@@ -182,7 +183,7 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
         link = best.automatic and post.queue_state in LINKABLE and post.id not in has_copies
         for judgement, root in judged:
             state = MatchState.AUTO if link and root is best_root else MatchState.SUGGESTED
-            row, pair = _new_match(post.id, root.id, judgement, state, now), frozenset((post.id, root.id))
+            row, pair = new_match(post.id, root.id, judgement, state, now), frozenset((post.id, root.id))
             if pair in semantic_pending:
                 replacing[semantic_pending.pop(pair)] = row
             else:
@@ -197,55 +198,18 @@ def _match(posts: list[Row], *, rated_only: bool, auto: float, suggest: float, n
             post.duplicate_of_id, post.queue_state = best_root.id, new_state
             linked_now[post.id] = best_root.id
             (result.linked if rated else result.grouped).append(post.id)
-    _record_matches(matches, system=system)
-    _replace_suggestions(replacing, system=system)
+    record_matches(matches, system=system)
+    replace_suggestions(replacing, system=system)
     update_rows(Post, ["duplicate_of", "queue_state", "updated_at"], updates)
-
-
-def _replace_suggestions(replacing: dict[int, tuple], *, system: str) -> None:
-    """Rewrite pending semantic suggestions as the lexical or media judgement of the same pair (rows in
-    MATCH_COLUMNS order), each audited as recorded anew, with the suggestion it replaces."""
-    update_rows(Match, MATCH_COLUMNS, [(pk, *row) for pk, row in replacing.items()])
-    _audit_recorded(replacing.keys(), replacing.values(), system=system, replaces="semantic")
-
-
-def _record_matches(matches: list[tuple], *, system: str) -> None:
-    """Write new matches (rows in MATCH_COLUMNS order) and their audit events."""
-    if not matches:
-        return
-    # Plain rows through core.bulk (binary COPY, ids reserved up front), as ingest writes its own: the ORM's
-    # bulk_create of a copy-heavy batch's ~400 matches and their audit events took 13% of a web worker's CPU.
-    _audit_recorded(insert_rows_returning_ids(Match, MATCH_COLUMNS, matches), matches, system=system)
-
-
-def _audit_recorded(ids: Iterable[int], matches: Iterable[tuple], *, system: str, replaces: str = "") -> None:
-    """The `match.recorded` events of these matches (ids, and rows in MATCH_COLUMNS order), in one statement."""
-    recorded_at, label = timezone.now(), Match._meta.label_lower
-    insert_events([
-        event_row(at=recorded_at, actor=None, verb=AuditVerb.MATCH_RECORDED, target_type=label, target_id=pk,
-                  post_id=post_id, system=system, reason=f"{MatchMethod(method).label}, score {score:.2f}",
-                  data={"source": source_id, "method": method, "score": score, "state": state, "guard": guard,
-                        **({"replaces": replaces} if replaces else {})})
-        for pk, (post_id, source_id, method, score, state, guard, *_) in zip(ids, matches, strict=True)
-    ])
-
-
-# A new Match as a plain row (core.bulk), in this order; decided_by and decided_at stay NULL.
-MATCH_COLUMNS = ("post", "source", "method", "score", "state", "guard", "created_at", "reason")
-
-
-def _new_match(post_id: int, source_id: int, judgement: Judgement, state: str, now: datetime) -> tuple:
-    return (post_id, source_id, str(judgement.method), judgement.score, str(state), judgement.guard, now, "")
 
 
 def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> MatchResult:
     """The job after an ingest batch commits: match its posts to every post, BATCH at a time, each
     batch in its own transaction. Idempotent: a post matched already is left as it is.
 
-    With FACTDESK_SEMANTIC, each batch's embeddings are computed first, outside its transaction (no lock is
-    held while the encoder runs), then stored in it, and the posts' semantic pairs recorded after the lexical
-    ones (factcheck.matching.semantic). Posts linked as copies on arrival get none: their claim's first post
-    has one."""
+    With FACTDESK_SEMANTIC, the posts the lexical step left unlinked are then embedded and their semantic pairs
+    recorded (`embed_and_match`): a viral claim's copies cost the encoder nothing (500 of them took 1.4 s of it,
+    only to be linked). Stopped in between, the semantic reconciler embeds them (matching.semantic_backfill)."""
     total = MatchResult()
     if not settings.FACTDESK_MATCHING:
         return total
@@ -253,18 +217,29 @@ def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> Matc
                    .order_by("id").values_list("id", flat=True))
     for start in range(0, len(pending), BATCH):
         batch = pending[start : start + BATCH]
-        embedded = embed_posts(post_ids=batch) if settings.FACTDESK_SEMANTIC else []
         with transaction.atomic(durable=True):
             # Lock the batch's posts (id order) so a claim or a rating of one of them waits for its matching.
             locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
                           .filter(id__in_array=batch, matched_at__isnull=True)
                           .order_by("id").values_list("id", flat=True))
             result = match_posts(post_ids=locked, rated_only=False, now=now)
-            result.suggested += match_semantically(embedded, post_ids=locked, now=now)
         total.linked += result.linked
         total.grouped += result.grouped
-        total.suggested += result.suggested
+        total.suggested += result.suggested + (embed_and_match(locked, now=now)[1] if settings.FACTDESK_SEMANTIC else 0)
     return total
+
+
+def embed_and_match(post_ids: list[int], *, now: datetime | None = None) -> tuple[int, int]:
+    """Embed these posts (those with no embedding by the current model, not linked copies) outside any transaction,
+    so that no lock is held while the encoder runs, then record their semantic pairs under their locks (id order,
+    as the matching job takes them); returns how many were embedded and how many pairs were recorded."""
+    found = embed_posts(post_ids=post_ids)
+    if not found:
+        return 0, 0
+    with transaction.atomic(durable=True):
+        locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
+                      .filter(id__in_array=[e.post_id for e in found]).order_by("id").values_list("id", flat=True))
+        return len(found), match_semantically(found, post_ids=locked, now=now)
 
 
 def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: datetime | None = None,
@@ -279,7 +254,7 @@ def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: da
                  .values_list("id", flat=True))
     stored = store_embeddings([e for e in embedded if e.post_id in locked and e.post_id not in linked], now=now)
     pairs = semantic_pairs(stored)
-    _record_matches([_new_match(post_id, root_id, judgement, MatchState.SUGGESTED, now)
+    record_matches([new_match(post_id, root_id, judgement, MatchState.SUGGESTED, now)
                      for post_id, root_id, judgement in pairs], system=system)
     return len(pairs)
 

@@ -15,12 +15,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from factcheck import semantic
-from factcheck.matching.matcher import BATCH, match_semantically
-from factcheck.matching.semantic import embed_posts
+from factcheck.matching.matcher import BATCH, embed_and_match
 from factcheck.models import Post
 from factcheck.models_semantic import SemanticBackfill
 
@@ -42,18 +40,7 @@ def embed_missed_posts(*, limit: int = SCAN, now: datetime | None = None) -> int
         if matched_at is None:
             break  # its job, or match_unmatched, embeds it (see the module's docstring)
         walked.append(pk)
-    embedded = 0
-    for first in range(0, len(walked), BATCH):
-        found = embed_posts(post_ids=walked[first : first + BATCH])
-        if not found:
-            continue
-        with transaction.atomic(durable=True):
-            # The posts' locks (id order, as the matching job takes them): nobody links, claims or rates one meanwhile.
-            locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
-                          .filter(id__in_array=[e.post_id for e in found]).order_by("id")
-                          .values_list("id", flat=True))
-            match_semantically(found, post_ids=locked, now=now)
-        embedded += len(found)
+    embedded = sum(embed_and_match(walked[first : first + BATCH], now=now)[0] for first in range(0, len(walked), BATCH))
     if walked:
         progress, _ = SemanticBackfill.objects.get_or_create(model=semantic.MODEL_NAME,
                                                              defaults={"updated_at": now})

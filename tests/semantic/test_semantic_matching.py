@@ -226,6 +226,23 @@ def test_a_post_without_words_and_a_copy_linked_on_arrival_are_not_embedded(fact
     assert not PostEmbedding.objects.filter(post__in=[post("emoji"), post("exact")]).exists()
 
 
+@pytest.mark.django_db
+def test_a_copy_its_job_links_to_a_waiting_claim_is_never_given_to_the_encoder(monkeypatch):
+    # The lexical step comes first: a viral claim's copies would otherwise cost the encoder a batch each, for nothing.
+    encoded, encode = [], semantic.embed
+    monkeypatch.setattr(semantic, "embed", lambda texts: encoded.extend(texts) or encode(texts))
+    send("first", CLAIM)
+    match_new_posts(post_ids=[post("first").pk])
+    send("copy", CLAIM + " #share", page="page-b")
+    send("retold", PARAPHRASE, page="page-c")
+    match_new_posts(post_ids=[post("copy").pk, post("retold").pk])
+
+    assert post("copy").duplicate_of_id == post("first").pk
+    assert len(encoded) == 2 and not any("#share" in text for text in encoded)
+    assert set(PostEmbedding.objects.values_list("post__external_id", flat=True)) == {"first", "retold"}
+    assert suggestion_of(post("retold")).source_id == post("first").pk  # the rest of the batch is still suggested
+
+
 # Switched off, lost jobs and the reconciler -----------------------------------------------------------------
 
 @pytest.mark.django_db
