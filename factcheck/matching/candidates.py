@@ -181,11 +181,23 @@ def _rows_sharing(*, post_ids: set[int], url_keys: list[str], text_keys: list[st
 
 
 def index_bands(posts: list[Row], *, rated: bool = False) -> None:
-    """Write the posts' band keys to PostBand (or, `rated`, RatedBand), once: a post matched again adds nothing.
-    PostBand holds claims (a group's first post, or a post of no group), not their linked copies (match_posts)."""
+    """File the posts' band keys under their claims in PostBand (or, `rated`, RatedBand), once: a post's under itself,
+    a linked copy's under its root (`Row.root_id`), which so holds every key of its group, and the rows a copy held
+    while it stood alone move there. A later post close to any copy finds the claim, and a viral claim's copies add
+    a row only for a key none of them had: as each copy's own, they made every key of the claim thousands of rows
+    long, and a match job of 500 more read and compared them all (25 s at 15,000 copies)."""
     model = RatedBand if rated else PostBand
-    pairs = {(key, post.id) for post in posts for key in post.keys}
+    drop_bands([post.id for post in posts if post.duplicate_of_id], rated=rated)
+    pairs = {(key, post.root_id) for post in posts for key in post.keys}
     if not pairs:
         return
-    present = set(model.objects.filter(post_id__in_array=[p.id for p in posts]).values_list("band", "post_id"))
+    present = set(model.objects.filter(band__in_array=sorted({key for key, _ in pairs}),
+                                       post_id__in_array=sorted({claim for _, claim in pairs}))
+                  .values_list("band", "post_id"))
     insert_rows(model, ("band", "post"), sorted(pairs - present))
+
+
+def drop_bands(post_ids: list[int], *, rated: bool = False) -> None:
+    """Remove these posts' own band keys (they are linked as copies now: their claim holds them)."""
+    if post_ids:
+        (RatedBand if rated else PostBand).objects.filter(post_id__in_array=post_ids).delete()

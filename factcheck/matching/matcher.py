@@ -46,7 +46,7 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from core.bulk import update_rows
 from factcheck.eligibility import fact_checkable, is_removed, removed_posts, returning_state
-from factcheck.matching.candidates import Row, candidates_for, index_bands, may_pair, rows
+from factcheck.matching.candidates import Row, candidates_for, drop_bands, index_bands, may_pair, rows
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
 from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
@@ -64,7 +64,6 @@ from factcheck.models import (
     MatchState,
     Page,
     Post,
-    PostBand,
     QueueState,
     Rating,
 )
@@ -110,10 +109,11 @@ def match_posts(
     if posts:
         _match(posts, rated_only=rated_only, auto=auto, suggest=suggest, now=now, system=system, result=result)
     if not rated_only:
-        # From now on later posts find these through their band keys: the claims', not their copies' (a copy is
-        # judged as its claim, and a viral claim's thousands of copies would each be every later copy's candidate).
-        index_bands([p for p in every if p.duplicate_of_id is None])
+        # From now on later posts find their claims through these posts' band keys, filed under the claims.
+        index_bands(every)
         Post.objects.filter(id__in_array=[p.id for p in every], matched_at__isnull=True).update(matched_at=now)
+    else:  # a post we had, linked on arrival (its media changed): its claim holds its keys from its match job on
+        drop_bands(result.linked)
     if result.linked:
         posts_matched.send(sender=Post, post_ids=result.linked)
     return result
@@ -351,7 +351,7 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
                         else returning_state(flagged=copy.flag_count > 0, copy=True, removed=answer.copy.removed))
     copy.updated_at = now
     copy.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
-    PostBand.objects.filter(post=copy).delete()  # found through its claim from now on (match_posts)
+    index_bands(rows([copy.pk]))  # its keys are its claim's from now on
     record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=copy.pk,
                  data={"source": root.pk, "score": match.score, "turned": answer.turned})
     if rated:
@@ -390,6 +390,7 @@ def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | Non
     # A claim of its own now: the reconciler matches it again, and embeds it (a linked copy has no embedding).
     post.updated_at, post.matched_at = now, None
     post.save(update_fields=["duplicate_of", "queue_state", "updated_at", "matched_at"])
+    index_bands(rows([post.pk]))  # later copies of it find it at once, not only once the reconciler has run
     waits_again([post.pk])
     record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk,
                  reason=reason[:1000], data={"source": source_id})
@@ -419,5 +420,6 @@ def release_group(*, root_ids: list[int], reason: str, now: datetime) -> int:
             changed += Post.objects.filter(id__in=ids).update(
                 duplicate_of=None, queue_state=returning_state(flagged=True, removed=is_out), updated_at=now,
                 matched_at=None)
+    index_bands(rows(copies))  # claims of their own: later copies find them at once
     waits_again(copies)
     return changed

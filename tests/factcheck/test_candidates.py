@@ -1,20 +1,25 @@
 """Which posts a post is compared with (factcheck.matching.candidates): the claims that share a band key, a URL or
-a text with it, at most MAX_CANDIDATES_PER_POST of them and the oldest first; PostBand holds claims, not the copies
-linked to them, which are found through their claim (a viral claim's copies would each be every later copy's
-candidate)."""
+a text with it, at most MAX_CANDIDATES_PER_POST of them and the oldest first. PostBand files each post's keys under
+its claim: a copy's under its group's first post, never under the copy (a viral claim's copies would each be every
+later copy's candidate), so a post close to any copy still finds the claim."""
 
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from factcheck.matching.candidates import MAX_CANDIDATES_PER_POST, candidates_for, index_bands, rows
-from factcheck.matching.matcher import confirm_match, match_posts
+from factcheck.matching.matcher import confirm_match, match_posts, unlink_copy
 from factcheck.models import Match, PostBand
 from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY, EXACT_COPY, NEAR_COPY, arrive, flag, post
 
 
-def _band_holders(external_id: str) -> int:
-    return PostBand.objects.filter(post=post(external_id)).count()
+def _keys_held(external_id: str) -> set[int]:
+    return set(PostBand.objects.filter(post=post(external_id)).values_list("band", flat=True))
+
+
+def _own_keys(*external_ids: str) -> set[int]:
+    return {key for row in rows(post(name).pk for name in external_ids) for key in row.keys}
 
 
 @pytest.mark.django_db
@@ -24,21 +29,30 @@ def test_a_claim_holds_its_band_keys_and_a_copy_linked_to_it_holds_none(platform
     match_posts(post_ids=[post(name).pk for name in ("first", "copy", "commented")], rated_only=False)
     assert post("copy").duplicate_of_id == post("first").pk
     assert post("commented").duplicate_of_id is None  # only suggested: a claim of its own until confirmed
-    assert (_band_holders("first"), _band_holders("copy"), _band_holders("commented")) == (12, 0, 12)
+    assert _own_keys("copy") - _own_keys("first")  # the copy has keys of its own, which the claim now holds too
+    assert (_keys_held("first"), _keys_held("copy")) == (_own_keys("first", "copy"), set())
+    assert _keys_held("commented") == _own_keys("commented")
 
-    # A later copy still finds the claim, through the claim's own keys.
     arrive(flag("later", EXACT_COPY, page="page-d"), by=platform_user)
     match_posts(post_ids=[post("later").pk], rated_only=False)
-    assert post("later").duplicate_of_id == post("first").pk and _band_holders("later") == 0
+    assert post("later").duplicate_of_id == post("first").pk and _keys_held("later") == set()
 
 
 @pytest.mark.django_db
-def test_a_suggested_copy_confirmed_into_the_group_gives_up_its_band_keys(platform_user, factchecker):
+def test_a_suggested_copy_confirmed_into_the_group_gives_its_band_keys_to_the_claim(platform_user, factchecker):
     arrive(flag("first", CLAIM), flag("commented", COMMENTED_COPY, page="page-c"), by=platform_user)
     match_posts(post_ids=[post("first").pk, post("commented").pk], rated_only=False)
     confirm_match(match_id=Match.objects.get(post=post("commented")).pk, reviewer=factchecker)
     assert post("commented").duplicate_of_id == post("first").pk
-    assert (_band_holders("first"), _band_holders("commented")) == (12, 0)
+    assert (_keys_held("first"), _keys_held("commented")) == (_own_keys("first", "commented"), set())
+
+
+@pytest.mark.django_db
+def test_a_copy_unlinked_by_an_appeal_holds_its_band_keys_again_at_once(platform_user, factchecker):
+    arrive(flag("first", CLAIM), flag("copy", NEAR_COPY, page="page-b"), by=platform_user)
+    match_posts(post_ids=[post("first").pk, post("copy").pk], rated_only=False)
+    unlink_copy(post=post("copy"), actor=factchecker, reason="not the same claim", now=timezone.now())
+    assert _keys_held("copy") == _own_keys("copy")  # before the reconciler matches it again
 
 
 @pytest.mark.django_db
@@ -53,3 +67,23 @@ def test_a_key_held_by_more_claims_than_a_post_may_have_gives_its_oldest(platfor
 
     found = candidates_for([new], rated_only=False)[new.id]
     assert [row.id for row in found] == sorted(row.id for row in claims)[:MAX_CANDIDATES_PER_POST]
+
+
+# A copy of the claim with a typo and a comment (auto-linked), and that copy with one more typo: it shares no band
+# key with the claim, only with the copy, yet scores above the automatic threshold against the claim.
+TYPO_COPY = ("Scientists confirm that drinking hot lfmon water for 5 minutes every morning cures type 2 diabetes "
+             "within three weeks my aunt tried it and it worked")
+TYPO_OF_TYPO_COPY = TYPO_COPY.replace("morning", "mornicg")
+
+
+@pytest.mark.django_db
+def test_a_copy_of_a_copy_finds_the_claim_through_the_keys_its_group_holds(platform_user):
+    arrive(flag("first", CLAIM), flag("copy", TYPO_COPY, page="page-b"), by=platform_user)
+    match_posts(post_ids=[post("first").pk, post("copy").pk], rated_only=False)
+    assert post("copy").duplicate_of_id == post("first").pk
+    arrive(flag("later", TYPO_OF_TYPO_COPY, page="page-c"), by=platform_user)
+    assert not _own_keys("first") & _own_keys("later")
+
+    match_posts(post_ids=[post("later").pk], rated_only=False)
+    assert post("later").duplicate_of_id == post("first").pk
+    assert Match.objects.get(post=post("later")).source_id == post("first").pk  # judged against the claim itself
