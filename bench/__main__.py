@@ -59,6 +59,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="seconds to wait for the set-up's RQ jobs before the first rating")
     parser.add_argument("--copy-phase-seconds", type=float, default=600.0,
                         help="at most this long sending ratings under load (then the figure is over those measured)")
+    parser.add_argument("--viral-copies", type=int, default=20000,
+                        help="copies of one claim the viral match-job figure grows to, in batches of 500")
     parser.add_argument("--only", choices=["importers", "matching", "webhooks", "queue", "claims", "dashboard",
                                            "reports", "copyload", "navigation", "media", "semantic", "scale"],
                         help="run only these figures; the report goes to "
@@ -134,17 +136,21 @@ def run_matching_figures(run, args: argparse.Namespace, *, platform, rater) -> N
     from bench.matching import bench_candidates, bench_ingest_matching, bench_propagation
     from bench.matching_quality import quality_figures
 
-    print("matching 0/3 quality on the labelled pairs from ../shared/data", flush=True)
+    print("matching 0/4 quality on the labelled pairs from ../shared/data", flush=True)
     figures, section = quality_figures(auto=settings.FACTDESK_MATCH_AUTO, suggest=settings.FACTDESK_MATCH_SUGGEST)
     run.figures += figures
     run.sections.append(("Near-duplicate matching quality", section))
-    print(f"matching 1/3 candidates of {args.candidates} new posts", flush=True)
+    print(f"matching 1/4 candidates of {args.candidates} new posts", flush=True)
     run.figures.append(bench_candidates(samples=args.candidates, warmup=min(args.warmup, 20)))
-    print(f"matching 2/3 one rating reaching {args.copies:,} copies", flush=True)
+    print(f"matching 2/4 one rating reaching {args.copies:,} copies", flush=True)
     run.figures.append(bench_propagation(reviewer=rater, submitted_by=platform, copies=args.copies))
-    print(f"matching 3/3 ingest with matching off and on, {args.matching_posts:,} posts each", flush=True)
+    print(f"matching 3/4 ingest with matching off and on, {args.matching_posts:,} posts each", flush=True)
     run.figures += bench_ingest_matching(submitted_by=platform, posts=args.matching_posts, batch_size=args.batch,
                                          pages=args.pages)
+    from bench.viral import bench_viral_copies
+
+    print(f"matching 4/4 match jobs of a viral claim's copies, up to {args.viral_copies:,}", flush=True)
+    run.figures.append(bench_viral_copies(submitted_by=platform, copies=args.viral_copies))
 
 
 def main(argv: list[str]) -> int:
@@ -197,7 +203,8 @@ def main(argv: list[str]) -> int:
             "Near-duplicates (bench/matching.py, bench/matching_quality.py; `--only matching` runs them alone, with "
             "the load): the load's match jobs are not run, its posts' band keys are written to PostBand as those "
             "jobs would; then quality on labelled pairs from ../shared/data, candidates of new posts, one rating "
-            "reaching 1,000 copies (a burst RQ worker), and ingest with matching off and on, batch by batch.",
+            "reaching 1,000 copies (a burst RQ worker), ingest with matching off and on, batch by batch, and the "
+            "match jobs of --viral-copies copies of one claim (bench/viral.py).",
             "Dashboard (bench/dashboard.py; `--only dashboard`): a 90-day history of --dashboard-posts posts written "
             "by SQL after the other figures (before the importers), rolled up, then the dashboard and the stats API.",
             "Reports of harm (bench/reports_page.py; `--only reports`): --reports open reports written by SQL, then "
