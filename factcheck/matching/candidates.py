@@ -133,11 +133,9 @@ def candidates_for(posts: list[Row], *, rated_only: bool) -> dict[int, list[Row]
 
 
 def _holders(bands: type[PostBand | RatedBand], keys: list[int]) -> list[tuple[int, int]]:
-    """(band key, post) of each key's oldest MAX_CANDIDATES_PER_POST holders: all that a post can use of one key.
-
-    Every copy of a claim holds most of its keys, and a match job of a viral claim's copies once read all of
-    them for each key and compared each with each: 0.6 s a batch of 500 at its first 500 copies, 25 s at
-    15,000, so the job fell behind the copies. The root of a group is its oldest post, so it comes first."""
+    """(band key, claim) of each key's oldest MAX_CANDIDATES_PER_POST holders: all that a post can use of one key
+    (boilerplate shared by thousands of claims says nothing more from its thousandth than from its hundredth).
+    Index order of the (band, post) key: the read stops at the limit, however many hold the key."""
     if not keys:
         return []
     if connection.vendor != "postgresql":

@@ -23,7 +23,7 @@ def _own_keys(*external_ids: str) -> set[int]:
 
 
 @pytest.mark.django_db
-def test_a_claim_holds_its_band_keys_and_a_copy_linked_to_it_holds_none(platform_user):
+def test_a_claim_holds_its_own_and_its_copies_band_keys_and_a_copy_holds_none(platform_user):
     arrive(flag("first", CLAIM), flag("copy", NEAR_COPY, page="page-b"), flag("commented", COMMENTED_COPY,
            page="page-c"), by=platform_user)
     match_posts(post_ids=[post(name).pk for name in ("first", "copy", "commented")], rated_only=False)
