@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -223,23 +224,30 @@ def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> Matc
                           .filter(id__in_array=batch, matched_at__isnull=True)
                           .order_by("id").values_list("id", flat=True))
             result = match_posts(post_ids=locked, rated_only=False, now=now)
+        if settings.FACTDESK_SEMANTIC:
+            result.suggested += embed_and_match(locked, now=now).suggested
         total.linked += result.linked
         total.grouped += result.grouped
-        total.suggested += result.suggested + (embed_and_match(locked, now=now)[1] if settings.FACTDESK_SEMANTIC else 0)
+        total.suggested += result.suggested
     return total
 
 
-def embed_and_match(post_ids: list[int], *, now: datetime | None = None) -> tuple[int, int]:
+class SemanticStep(NamedTuple):
+    embedded: int  # posts embedded
+    suggested: int  # semantic pairs recorded
+
+
+def embed_and_match(post_ids: list[int], *, now: datetime | None = None) -> SemanticStep:
     """Embed these posts (those with no embedding by the current model, not linked copies) outside any transaction,
     so that no lock is held while the encoder runs, then record their semantic pairs under their locks (id order,
-    as the matching job takes them); returns how many were embedded and how many pairs were recorded."""
+    as the matching job takes them)."""
     found = embed_posts(post_ids=post_ids)
     if not found:
-        return 0, 0
+        return SemanticStep(0, 0)
     with transaction.atomic(durable=True):
         locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
                       .filter(id__in_array=[e.post_id for e in found]).order_by("id").values_list("id", flat=True))
-        return len(found), match_semantically(found, post_ids=locked, now=now)
+        return SemanticStep(len(found), match_semantically(found, post_ids=locked, now=now))
 
 
 def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: datetime | None = None,

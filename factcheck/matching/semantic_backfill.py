@@ -40,7 +40,9 @@ def embed_missed_posts(*, limit: int = SCAN, now: datetime | None = None) -> int
         if matched_at is None:
             break  # its job, or match_unmatched, embeds it (see the module's docstring)
         walked.append(pk)
-    embedded = sum(embed_and_match(walked[first : first + BATCH], now=now)[0] for first in range(0, len(walked), BATCH))
+    embedded = 0
+    for first in range(0, len(walked), BATCH):
+        embedded += embed_and_match(walked[first : first + BATCH], now=now).embedded
     if walked:
         progress, _ = SemanticBackfill.objects.get_or_create(model=semantic.MODEL_NAME,
                                                              defaults={"updated_at": now})
