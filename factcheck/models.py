@@ -133,7 +133,7 @@ QUEUED = Q(queue_state="queued")  # the condition of the review queue's partial 
 
 class Post(models.Model):
     external_id = models.CharField(max_length=200, unique=True)
-    page = models.ForeignKey(Page, on_delete=models.PROTECT, related_name="posts")
+    page = models.ForeignKey(Page, on_delete=models.PROTECT, related_name="posts", db_index=False)  # post_page_recent
     url = models.URLField(max_length=2000, blank=True)
     text = models.TextField(blank=True)
     # No index of its own (post_queue_language serves the queue): ANDed into a search it read 625,000 entries,
@@ -220,7 +220,7 @@ class Flag(models.Model):
     moderation.report_outcomes write them, each with its audit event and its `report.decided` webhook).
     """
 
-    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="flags")
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="flags", db_index=False)  # (post, source)
     source = models.CharField(max_length=20, choices=FlagSource.choices)
     category = models.CharField(max_length=20, choices=FlagCategory.choices, default=FlagCategory.MISINFORMATION)
     reason = models.TextField(blank=True)
@@ -228,8 +228,8 @@ class Flag(models.Model):
     received_at = models.DateTimeField(auto_now_add=True)
     idempotency_key = models.CharField(max_length=200)  # unique per sending account: flag_key_per_account
     fingerprint = models.CharField(max_length=64, blank=True)  # factcheck.ingest.flag_fingerprint; "": sent before
-    submitted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    submitted_by = models.ForeignKey(  # indexed by flag_key_per_account
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )
     status = models.CharField(max_length=10, choices=ReportStatus.choices, default=ReportStatus.OPEN)
     outcome = models.CharField(max_length=30, choices=ReportOutcome.choices, blank=True)
@@ -277,7 +277,8 @@ class Claim(models.Model):
     """
 
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="claims")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="claims")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="claims",
+                                 db_index=False)  # (reviewer, status)
     status = models.CharField(max_length=12, choices=ClaimStatus.choices, default=ClaimStatus.ACTIVE)
     claimed_at = models.DateTimeField()
     expires_at = models.DateTimeField()
@@ -311,7 +312,8 @@ SUPERSESSION_FIELDS = ("is_current", "superseded_by", "superseded_at")
 class Rating(models.Model):
     """A fact-checker's verdict on a post. Never edited: a new rating supersedes it."""
 
-    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="ratings")
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="ratings",
+                             db_index=False)  # (post, -created_at)
     claim = models.ForeignKey(Claim, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ratings")
     organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="ratings")
@@ -388,8 +390,9 @@ class Match(models.Model):
     auto | confirmed -> rejected when a reversal unlinks the copy), each audited.
     """
 
-    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="matches")
-    source = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="copies")
+    # Each indexed first in a pair of columns: (post, source), (post, state), (source, state).
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="matches", db_index=False)
+    source = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="copies", db_index=False)
     method = models.CharField(max_length=10, choices=MatchMethod.choices)
     score = models.FloatField()
     state = models.CharField(max_length=10, choices=MatchState.choices)

@@ -12,7 +12,8 @@ from django.db import models
 
 
 class RatingDraft(models.Model):
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rating_drafts")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rating_drafts",
+                                 db_index=False)  # one_rating_draft_per_reviewer_post
     post = models.ForeignKey("factcheck.Post", on_delete=models.CASCADE, related_name="+")
     # As typed: a draft is unfinished, so none of these is checked beyond its bounds (factcheck.drafts).
     verdict = models.CharField(max_length=20, blank=True)

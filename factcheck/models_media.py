@@ -23,7 +23,8 @@ class MediaKind(models.TextChoices):
 class PostMedia(models.Model):
     """One picture or video of a post, as the platform describes it: Factdesk never fetches it itself."""
 
-    post = models.ForeignKey("factcheck.Post", on_delete=models.CASCADE, related_name="media")
+    post = models.ForeignKey("factcheck.Post", on_delete=models.CASCADE, related_name="media",
+                             db_index=False)  # media_position_per_post
     position = models.PositiveSmallIntegerField()  # 0 to 9, in the order the platform sent them
     kind = models.CharField(max_length=10, choices=MediaKind.choices)
     url = models.URLField(max_length=2000)

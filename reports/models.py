@@ -44,7 +44,8 @@ class Metric(models.TextChoices):
 
 class DailyFigure(models.Model):
     day = models.DateField()
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
+                                     db_index=False)  # figure_scope_day
     metric = models.CharField(max_length=30, choices=Metric.choices)
     key = models.CharField(max_length=40, blank=True)
     value = models.FloatField()

@@ -101,8 +101,9 @@ class Delivery(models.Model):
     # No database constraint: partitioned tables are referenced by (id, created_at); a delivery is written with
     # its event, at its `created_at`, and leaves with it (webhooks.retention).
     event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="deliveries", db_constraint=False)
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="deliveries")
-    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="+")  # the event's, for ordering
+    # Each indexed first in webhook_delivery_endpoint and webhook_delivery_post; the post is the event's, for ordering.
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="deliveries", db_index=False)
+    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="+", db_index=False)
     created_at = models.DateTimeField()
     status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
     attempts = models.PositiveIntegerField(default=0)

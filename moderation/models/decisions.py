@@ -239,7 +239,8 @@ class RatingDecision(AppendOnlyModel):
     read is by rating or post, never by time (docs/history.md, "Kept by month").
     """
 
-    rating = models.ForeignKey(Rating, on_delete=models.PROTECT, related_name="decisions")
+    rating = models.ForeignKey(Rating, on_delete=models.PROTECT, related_name="decisions",
+                               db_index=False)  # one_decision_per_rating_and_post
     post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="rating_decisions")
     outcome = models.CharField(max_length=20, choices=DecisionOutcome.choices)
     action = models.ForeignKey(Action, on_delete=models.PROTECT, null=True, blank=True, related_name="+")

@@ -16,7 +16,8 @@ class NotificationKind(models.TextChoices):
 
 
 class Notification(models.Model):
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications",
+                             db_index=False)  # indexed first in Meta.indexes
     kind = models.CharField(max_length=20, choices=NotificationKind.choices)
     post = models.ForeignKey(Post, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     appeal = models.ForeignKey("moderation.Appeal", on_delete=models.CASCADE, null=True, blank=True, related_name="+")

@@ -1,0 +1,37 @@
+"""Dropping, in migrations, the indexes Django makes on its own that no query reads.
+
+Every index of a table is written on each insert: a flag writes a post, a flag and an audit row, ten million a day
+at the program's size, and an index whose keys are random (a text's hash, a page's id) costs a read of a random
+page per row once it outgrows memory. Two kinds come without being asked for:
+
+- a foreign key's own index where another index starts with the same column and serves every lookup it would
+  (`db_index=False` on the field, with the index that serves it named beside it);
+- on PostgreSQL, the `varchar_pattern_ops` twin of an indexed or unique CharField, read only by LIKE 'prefix%'.
+  Only the columns searched by prefix keep it (a post's and a page's external id, factcheck.staff_search; a
+  username, factcheck.members; a token's prefix, the admin).
+
+tests/test_indexes.py fails when either kind comes back.
+"""
+
+from django.db import migrations
+from django.db.models import ForeignKey
+
+
+def unindex_foreign_key(*, model_name: str, name: str, field: ForeignKey, table: str, index: str,
+                        column: str) -> migrations.SeparateDatabaseAndState:
+    """The field's `db_index=False`, done in the database as one DROP INDEX: Django's own AlterField of a foreign key
+    drops and adds its constraint again, which checks every row of the table under lock."""
+    return migrations.SeparateDatabaseAndState(
+        state_operations=[migrations.AlterField(model_name=model_name, name=name, field=field)],
+        database_operations=[migrations.RunSQL(
+            f'DROP INDEX IF EXISTS "{index}"',
+            reverse_sql=f'CREATE INDEX IF NOT EXISTS "{index}" ON "{table}" ("{column}")',
+        )],
+    )
+
+
+def drop_pattern_indexes(*names: str) -> migrations.RunSQL:
+    """Drop these `varchar_pattern_ops` twins. Django's migration state does not know them, so it stays as it is;
+    on SQLite, which never has them, IF EXISTS makes this nothing. Not made again on the way back: nothing reads
+    them."""
+    return migrations.RunSQL([f'DROP INDEX IF EXISTS "{name}"' for name in names], reverse_sql=migrations.RunSQL.noop)
