@@ -39,7 +39,7 @@ from audit.services import record_event
 from core.refusals import Refusal
 from factcheck.claimreview import TRUTH_SCALE
 from factcheck.eligibility import rated_state
-from factcheck.matching.candidates import index_bands, rows
+from factcheck.matching.leaving import stand_alone
 from factcheck.members import organisation_id_of
 from factcheck.models import LINKED_STATES, Match, MatchState, Post, Rating
 
@@ -200,9 +200,7 @@ def mark_not_same_claim(*, match_id: int, reviewer, reason: str = "", now: datet
     copy = posts[match.post_id]
     if linked and copy.duplicate_of_id == match.source_id:
         # Rated on its own, it keeps its own rating and leaves the group (it no longer copies the claim).
-        copy.duplicate_of, copy.queue_state, copy.updated_at = None, rated_state(verdict=rating.verdict), now
-        copy.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
-        index_bands(rows([copy.pk]))  # a claim of its own: later copies find it
+        stand_alone({copy.pk: rated_state(verdict=rating.verdict)}, now=now)
     record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=match.post_id,
                  reason=match.reason, data={
                      "source": match.source_id, "score": match.score, "conflict": True,

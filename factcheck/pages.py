@@ -11,7 +11,7 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.claims import expire_claim
 from factcheck.eligibility import WAITING_STATES, is_removed, returning_state
-from factcheck.matching.matcher import release_group
+from factcheck.matching.leaving import release_group
 from factcheck.models import Claim, ClaimStatus, Page, Post, QueueState, Rating
 
 

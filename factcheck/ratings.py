@@ -35,7 +35,8 @@ from factcheck.claims import (
 )
 from factcheck.drafts import discard_rating_draft
 from factcheck.eligibility import is_removed, may_be_fact_checked, rated_state
-from factcheck.matching.matcher import mark_group_rated, unlink_copy
+from factcheck.matching.leaving import unlink_copy
+from factcheck.matching.matcher import mark_group_rated
 from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
 from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES

@@ -27,7 +27,7 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.claims import withdraw_claim
 from factcheck.eligibility import LEAVES_ON_REMOVAL, REVIEW_FLAGS, queue_state_for, restored_state
-from factcheck.matching.matcher import release_group
+from factcheck.matching.leaving import release_group
 from factcheck.models import Claim, ClaimStatus, Flag, FlagCategory, Post, QueueState, ReportOutcome
 from factcheck.priority import compute_priority, source_weight
 

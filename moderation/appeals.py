@@ -24,7 +24,8 @@ from core.formatting import day
 from core.jobs import enqueue_on_commit
 from core.reasons import MAX_REASON
 from core.refusals import Refusal
-from factcheck.matching.matcher import linked_copies, unlink_copy
+from factcheck.matching.leaving import unlink_copy
+from factcheck.matching.matcher import linked_copies
 from factcheck.members import organisation_id_of
 from factcheck.models import Match, Post, Rating
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal

@@ -23,9 +23,9 @@ against another copy, so a chain of small edits cannot drift into another claim.
   to matched when its root is rated.
 - `confirm_match` / `reject_match`: a fact-checker's answer to a suggestion (a rejected pair is
   never suggested again), under the rule of factcheck.matching.confirmable (whether it can be confirmed,
-  and which post becomes the copy), by which the post page offers them too; `unlink_copy`: a reversed
-  "not the same claim" appeal (the pair is rejected, the post alone leaves the group and returns to the
-  queue).
+  and which post becomes the copy), by which the post page offers them too.
+- A copy leaves its group in factcheck.matching.leaving (an appeal reversed, a rating of its own, a first post
+  that can no longer be reviewed, a conflict of ratings).
 
 Callers hold the copy's post lock (post first: docs/concurrency.md) for the transitions; confirming and
 rejecting lock both posts of the pair themselves.
@@ -46,7 +46,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.bulk import update_rows
-from factcheck.eligibility import fact_checkable, is_removed, removed_posts, returning_state
+from factcheck.eligibility import fact_checkable, removed_posts, returning_state
 from factcheck.matching.candidates import Row, candidates_for, drop_bands, index_bands, may_pair, rows
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
@@ -57,7 +57,6 @@ from factcheck.matching.semantic import Embedded, embed_posts, semantic_pairs, s
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import judge
 from factcheck.models import (
-    LINKED_STATES,
     Claim,
     ClaimStatus,
     Match,
@@ -69,7 +68,6 @@ from factcheck.models import (
     Rating,
 )
 from factcheck.signals import posts_matched
-from factcheck.waiting import waits_again
 
 # A post in one of these states may join a group; claimed and rated posts are someone's work.
 LINKABLE = (QueueState.QUEUED, QueueState.UNFLAGGED)
@@ -374,60 +372,9 @@ def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | N
     _, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
     if answer.reject_refusal is not None:
         raise answer.reject_refusal
-    carried = match.linked  # a linked copy carries its claim's rating; a suggested one never did
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
     match.reason = (reason or "").strip()[:2000]
     match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
-    if carried:
-        waits_again([answer.copy.id])
     record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=answer.copy.id,
                  reason=match.reason, data={"source": answer.root.id, "score": match.score})
     return match
-
-
-def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | None:
-    """A reversed "not the same claim" appeal: the copy, whose lock the caller holds, leaves its
-    group and goes back to the queue (if flagged); the pair is rejected, so never matched again."""
-    match = Match.objects.filter(post=post, source_id=post.duplicate_of_id, state__in=LINKED_STATES).first()
-    if match is not None:
-        match.state, match.decided_by, match.decided_at, match.reason = MatchState.REJECTED, actor, now, reason[:2000]
-        match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
-    source_id = post.duplicate_of_id
-    post.duplicate_of = None
-    post.queue_state = returning_state(flagged=post.flag_count > 0, removed=is_removed(post=post))
-    # A claim of its own now: the reconciler matches it again, and embeds it (a linked copy has no embedding).
-    post.updated_at, post.matched_at = now, None
-    post.save(update_fields=["duplicate_of", "queue_state", "updated_at", "matched_at"])
-    index_bands(rows([post.pk]))  # later copies of it find it at once, not only once the reconciler has run
-    waits_again([post.pk])
-    record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk,
-                 reason=reason[:1000], data={"source": source_id})
-    return match
-
-
-def release_group(*, root_ids: list[int], reason: str, now: datetime) -> int:
-    """Copies waiting under these roots (which can no longer be reviewed) go back to the queue on their
-    own; their pairs are rejected with the reason, so they are not grouped under those roots again.
-
-    In the caller's transaction, which holds the roots' locks (take_out_of_queue); it locks the copies
-    after them (higher ids), in id order."""
-    copies = list(Post.objects.select_for_update(no_key=True, of=("self",))
-                  .filter(fact_checkable(), duplicate_of_id__in=root_ids, queue_state=QueueState.GROUPED)
-                  .order_by("id").values_list("id", flat=True))
-    if not copies:
-        return 0
-    Match.objects.filter(post_id__in=copies, source_id__in=root_ids, state__in=LINKED_STATES).update(
-        state=MatchState.REJECTED, decided_at=now, reason=reason[:2000])
-    # A grouped copy is flagged; one removed while grouped waits for its removal to be lifted, not in the queue.
-    removed = set(Post.objects.filter(removed_posts(), id__in=copies).values_list("id", flat=True))
-    changed = 0
-    for is_out in (False, True):
-        ids = [pk for pk in copies if (pk in removed) == is_out]
-        if ids:
-            # Claims of their own now: the reconciler matches them again, and embeds them (copies have no embedding).
-            changed += Post.objects.filter(id__in=ids).update(
-                duplicate_of=None, queue_state=returning_state(flagged=True, removed=is_out), updated_at=now,
-                matched_at=None)
-    index_bands(rows(copies))  # claims of their own: later copies find them at once
-    waits_again(copies)
-    return changed

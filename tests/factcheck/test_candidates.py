@@ -9,7 +9,8 @@ import pytest
 from django.utils import timezone
 
 from factcheck.matching.candidates import MAX_CANDIDATES_PER_POST, candidates_for, index_bands, rows
-from factcheck.matching.matcher import confirm_match, match_posts, unlink_copy
+from factcheck.matching.leaving import unlink_copy
+from factcheck.matching.matcher import confirm_match, match_posts
 from factcheck.models import Match, PostBand
 from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY, EXACT_COPY, NEAR_COPY, arrive, flag, post
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from factcheck.claims import claim_post
 from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
-from factcheck.matching.matcher import unlink_copy
+from factcheck.matching.leaving import unlink_copy
 from factcheck.members import organisation_of
 from factcheck.models import Claim, ClaimStatus, FlagSource, Match, MatchMethod, MatchState, Post, QueueState
 from factcheck.views import PAGE_SIZE

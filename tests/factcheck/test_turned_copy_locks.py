@@ -13,7 +13,8 @@ import pytest
 from django.db import connection, transaction
 from django.db.models import F
 
-from factcheck.matching.matcher import confirm_match, release_group, unlink_copy
+from factcheck.matching.leaving import release_group, unlink_copy
+from factcheck.matching.matcher import confirm_match
 from factcheck.models import Match, MatchState, Post, QueueState, Rating
 from factcheck.pages import set_politician
 from factcheck.ratings import record_rating

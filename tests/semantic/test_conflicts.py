@@ -10,6 +10,7 @@ import re
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.members import organisation_of
@@ -247,11 +248,14 @@ def test_a_stale_mark_answers_that_the_conflict_was_resolved(conflict, checker_a
 def test_a_linked_copy_marked_not_the_same_claim_leaves_the_group_with_its_own_rating(checker_a, checker_b):
     root = rated(checker_a, verdict=Verdict.FALSE)
     copy = rated(checker_b, verdict=Verdict.TRUE)
-    Post.objects.filter(pk=copy.pk).update(duplicate_of=root)
+    Post.objects.filter(pk=copy.pk).update(duplicate_of=root, matched_at=timezone.now())
     match = MatchFactory(post=copy, source=root, state=MatchState.AUTO, method=MatchMethod.URL, score=1.0)
     assert signed_in(checker_b).post(mark_url(match), {"reason": ""}).status_code == 302
     copy.refresh_from_db()
     assert (copy.duplicate_of_id, copy.queue_state) == (None, QueueState.RATED)
+    # A claim of its own, as any copy that leaves its group: the reconciler matches it again and embeds it (a
+    # linked copy has none), so later posts in other words find it.
+    assert copy.matched_at is None
 
 
 def test_marking_needs_the_csrf_token(conflict, checker_a):

@@ -11,7 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from factcheck.ingest import FlagInput, PageInput, PostInput
-from factcheck.matching.matcher import match_new_posts, match_unmatched, unlink_copy
+from factcheck.matching.leaving import unlink_copy
+from factcheck.matching.matcher import match_new_posts, match_unmatched
 from factcheck.matching.sweep import sweep_rated_media
 from factcheck.models import Match, MatchMethod, MatchState, Post, QueueState, Verdict
 from factcheck.models_semantic import PostEmbedding
