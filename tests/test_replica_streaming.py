@@ -135,7 +135,9 @@ def test_figures_come_from_a_streaming_replica_until_it_lags_then_from_the_prima
     assert result["caught_up"] == {"api_false": 3, "api_read_on": ["replica_0"], "dashboard_status": 200,
                                    "dashboard_false": 3, "dashboard_read_on": ["replica_0"]}
 
-    assert result["lag_for_a_plain_role"] == 0  # the lag query needs no privilege
+    # The lag query needs no privilege: a plain role gets a number (an error or NULL would have stopped the script),
+    # 0 or the moment the replica is still replaying (94 ms once, on a loaded machine).
+    assert 0 <= result["lag_for_a_plain_role"] < 1
 
     # Lagging past FACTDESK_REPLICA_MAX_LAG (1 s): the primary answers, with the figure the replica lacks.
     assert result["replica_lag_seen"] > 1
