@@ -148,9 +148,9 @@ class Post(models.Model):
     shares = models.BigIntegerField(default=0)
     # factcheck.normalise's forms of `url` and `text`, kept with them: copies of a claim share them.
     normalised_url = models.TextField(blank=True)
-    url_key = models.CharField(max_length=40, blank=True, db_index=True)
+    url_key = models.CharField(max_length=40, blank=True)  # indexed with the id: post_url_key
     normalised_text = models.TextField(blank=True)
-    text_key = models.CharField(max_length=40, blank=True, db_index=True)
+    text_key = models.CharField(max_length=40, blank=True)  # indexed with the id: post_text_key
     # The normalised text's MinHash band keys (factcheck.matching.signature), space-separated; the
     # matcher indexes them in PostBand (every matched post) and RatedBand (rated claims).
     signature = models.TextField(blank=True)
@@ -185,6 +185,10 @@ class Post(models.Model):
             models.Index(fields=["language", "-priority"], name="post_queue_language", condition=QUEUED),
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
             models.Index(fields=["id"], name="post_not_yet_matched", condition=Q(matched_at__isnull=True)),
+            # The posts sharing a text or a URL, oldest first: the matcher reads a key's first holders and stops
+            # there (factcheck.matching.candidates), however many copies of one text there are.
+            models.Index(fields=["text_key", "id"], name="post_text_key"),
+            models.Index(fields=["url_key", "id"], name="post_url_key"),
             # Exact copies of rated claims, looked up for every new post inside its ingest batch: small
             # indexes of the rated posts only (the full ones cost a random read per key at a million posts).
             models.Index(fields=["text_key"], name="post_rated_text_key", condition=Q(queue_state="rated")),

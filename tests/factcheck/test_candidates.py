@@ -6,6 +6,8 @@ later copy's candidate), so a post close to any copy still finds the claim."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from factcheck.matching.candidates import MAX_CANDIDATES_PER_POST, candidates_for, index_bands, rows
@@ -88,3 +90,34 @@ def test_a_copy_of_a_copy_finds_the_claim_through_the_keys_its_group_holds(platf
     match_posts(post_ids=[post("later").pk], rated_only=False)
     assert post("later").duplicate_of_id == post("first").pk
     assert Match.objects.get(post=post("later")).source_id == post("first").pk  # judged against the claim itself
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_a_text_copied_more_times_than_a_post_may_have_candidates_is_read_only_to_the_cap(platform_user):
+    """Copypasta: the posts sharing a new post's text are read oldest first from (text_key, id), and the read stops
+    at the cap; on the key alone every copy was read and sorted, in every match job, growing with the copies."""
+    count = MAX_CANDIDATES_PER_POST + 30
+    arrive(*(flag(f"copy-{n}", CLAIM, page=f"page-{n}") for n in range(count)), by=platform_user)
+    arrive(flag("new", CLAIM, page="page-new"), by=platform_user)
+    [new] = rows([post("new").pk])
+    with CaptureQueriesContext(connection) as captured:
+        found = candidates_for([new], rated_only=False)[new.id]
+    assert [row.id for row in found] == sorted(post(f"copy-{n}").pk for n in range(count))[:MAX_CANDIDATES_PER_POST]
+
+    [sharing] = [q["sql"] for q in captured.captured_queries if "text_key = key" in q["sql"]]
+    with connection.cursor() as cursor:
+        # The test's table is small: without these the planner could read it whole, whatever the indexes.
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sharing}")
+        plan = cursor.fetchone()[0]
+    nodes = list(_nodes(plan[0]["Plan"]))
+    by_text = [n for n in nodes if n.get("Index Name") == "post_text_key"]
+    assert by_text and all(n["Actual Rows"] <= MAX_CANDIDATES_PER_POST for n in by_text)
+    assert not [n for n in nodes if n["Node Type"] == "Sort"]
+
+
+def _nodes(node: dict):
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _nodes(child)
