@@ -186,9 +186,10 @@ class Post(models.Model):
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
             models.Index(fields=["id"], name="post_not_yet_matched", condition=Q(matched_at__isnull=True)),
             # The posts sharing a text or a URL, oldest first: the matcher reads a key's first holders and stops
-            # there (factcheck.matching.candidates), however many copies of one text there are.
-            models.Index(fields=["text_key", "id"], name="post_text_key"),
-            models.Index(fields=["url_key", "id"], name="post_url_key"),
+            # there (factcheck.matching.candidates), however many copies of one text there are. "" (no text, no
+            # link) is never looked up.
+            models.Index(fields=["text_key", "id"], name="post_text_key", condition=~Q(text_key="")),
+            models.Index(fields=["url_key", "id"], name="post_url_key", condition=~Q(url_key="")),
             # Exact copies of rated claims, looked up for every new post inside its ingest batch: small
             # indexes of the rated posts only (the full ones cost a random read per key at a million posts).
             models.Index(fields=["text_key"], name="post_rated_text_key", condition=Q(queue_state="rated")),

@@ -3,6 +3,7 @@ index starts with its column, and no LIKE twin but on the columns searched by pr
 
 import pytest
 from django.apps import apps
+from django.core.management import call_command
 from django.db import connection
 
 from factcheck.models import Flag, Post
@@ -75,3 +76,25 @@ def test_the_lookups_that_lost_their_own_index_still_read_one():
             cursor.execute(f"EXPLAIN {sql}", params)
             plan = "\n".join(row[0] for row in cursor.fetchall())
             assert index in plan, plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_key_index_left_invalid_by_a_failed_build_is_built_again_before_the_old_one_goes():
+    """factcheck 0028 builds CONCURRENTLY: a build that fails leaves an invalid index under the new name. The next
+    run must not take it for done and drop the only working index of the key."""
+    call_command("migrate", "factcheck", "0027", verbosity=0)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE INDEX post_text_key ON factcheck_post (text_key)")
+            cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'post_text_key'::regclass")
+    finally:
+        call_command("migrate", "factcheck", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute("""SELECT c.relname, i.indisvalid, pg_get_indexdef(c.oid) FROM pg_index i
+                          JOIN pg_class c ON c.oid = i.indexrelid
+                          WHERE i.indrelid = 'factcheck_post'::regclass AND c.relname LIKE '%%text_key%%'""")
+        found = {name: (valid, definition.split(" USING ")[1]) for name, valid, definition in cursor.fetchall()}
+    assert found == {
+        "post_text_key": (True, "btree (text_key, id) WHERE ((text_key)::text <> ''::text)"),
+        "post_rated_text_key": (True, "btree (text_key) WHERE ((queue_state)::text = 'rated'::text)"),
+    }

@@ -160,18 +160,21 @@ def _rows_sharing(*, post_ids: set[int], url_keys: list[str], text_keys: list[st
         return found + [Row(*values) for values in qs.exclude(id__in=post_ids).values_list(*COLUMNS)]
     # Three lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR: a semi-join on
     # unnest (core.bulk says why) cannot be one arm of a bitmap OR, and PostgreSQL would scan the table instead.
-    # Each URL or text key reads its oldest posts only, as `_holders` each band key. The state is a literal, so the
-    # plan is the same for every call.
+    # Each URL or text key reads its oldest posts only, as `_holders` each band key, from post_url_key and
+    # post_text_key, which leave out "" (`<> ''` says so to the planner). The state is a literal, so the plan is the
+    # same for every call.
     columns = ", ".join(COLUMNS)
     rated = f" AND queue_state = '{QueueState.RATED.value}'" if rated_only else ""
     sql = f"""
         SELECT {columns} FROM factcheck_post WHERE id IN (SELECT unnest(%s::bigint[])){rated}
         UNION ALL
         SELECT held.* FROM unnest(%s::varchar[]) AS key CROSS JOIN LATERAL
-            (SELECT {columns} FROM factcheck_post WHERE url_key = key{rated} ORDER BY id LIMIT %s) AS held
+            (SELECT {columns} FROM factcheck_post WHERE url_key = key AND url_key <> ''{rated}
+                ORDER BY id LIMIT %s) AS held
         UNION ALL
         SELECT held.* FROM unnest(%s::varchar[]) AS key CROSS JOIN LATERAL
-            (SELECT {columns} FROM factcheck_post WHERE text_key = key{rated} ORDER BY id LIMIT %s) AS held
+            (SELECT {columns} FROM factcheck_post WHERE text_key = key AND text_key <> ''{rated}
+                ORDER BY id LIMIT %s) AS held
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, [sorted(post_ids), url_keys, MAX_CANDIDATES_PER_POST, text_keys, MAX_CANDIDATES_PER_POST])
