@@ -78,7 +78,7 @@ def test_the_lookups_that_lost_their_own_index_still_read_one():
             assert index in plan, plan
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_key_index_left_invalid_by_a_failed_build_is_built_again_before_the_old_one_goes():
     """factcheck 0028 builds CONCURRENTLY: a build that fails leaves an invalid index under the new name. The next
     run must not take it for done and drop the only working index of the key."""
