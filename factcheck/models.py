@@ -440,7 +440,8 @@ class PostBand(models.Model):
 
 
 class RatedBand(models.Model):
-    """The band keys of posts that were rated: what a new post is matched to on arrival, inside its
+    """The band keys of rated claims, each filed under its claim with its group's copies' keys, as in PostBand
+    (factcheck.matching.candidates.index_rated_claim): what a new post is matched to on arrival, inside its
     ingest batch. Small (rated claims only), so a batch's 12,000 keys are one hash join."""
 
     pk = models.CompositePrimaryKey("band", "post")

@@ -198,6 +198,15 @@ def index_bands(posts: list[Row], *, rated: bool = False) -> None:
     insert_rows(model, ("band", "post"), sorted(pairs - present))
 
 
+def index_rated_claim(claim_id: int) -> None:
+    """A claim was rated: RatedBand gets its keys and every key PostBand files under it (its copies', index_bands),
+    so a new post close to any post of its group finds it on arrival, as the match job would after commit."""
+    index_bands(rows([claim_id]), rated=True)
+    held = set(PostBand.objects.filter(post_id=claim_id).values_list("band", flat=True))
+    present = set(RatedBand.objects.filter(post_id=claim_id).values_list("band", flat=True))
+    insert_rows(RatedBand, ("band", "post"), [(key, claim_id) for key in sorted(held - present)])
+
+
 def drop_bands(post_ids: list[int], *, rated: bool = False) -> None:
     """Remove these posts' own band keys (they are linked as copies now: their claim holds them)."""
     if post_ids:

@@ -47,7 +47,15 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from core.bulk import update_rows
 from factcheck.eligibility import fact_checkable, removed_posts, returning_state
-from factcheck.matching.candidates import Row, candidates_for, drop_bands, index_bands, may_pair, rows
+from factcheck.matching.candidates import (
+    Row,
+    candidates_for,
+    drop_bands,
+    index_bands,
+    index_rated_claim,
+    may_pair,
+    rows,
+)
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
 from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
@@ -108,8 +116,10 @@ def match_posts(
     if posts:
         _match(posts, rated_only=rated_only, auto=auto, suggest=suggest, now=now, system=system, result=result)
     if not rated_only:
-        # From now on later posts find their claims through these posts' band keys, filed under the claims.
+        # From now on later posts find their claims through these posts' band keys, filed under the claims; a rated
+        # claim's copies' keys under it in RatedBand too, where arrivals look.
         index_bands(every)
+        index_bands([row for row in every if row.queue_state == QueueState.MATCHED], rated=True)
         Post.objects.filter(id__in_array=[p.id for p in every], matched_at__isnull=True).update(matched_at=now)
     else:  # a post we had, linked on arrival (its media changed): its claim holds its keys from its match job on
         drop_bands(result.linked)
@@ -305,7 +315,7 @@ def mark_group_rated(*, post: Post, now: datetime) -> int:
     Not a copy whose page became a politician's after it was grouped: such posts are not fact-checked; nor
     a removed copy, which takes no rating while removed (regroup_rated matches it once the removal is lifted)."""
     if settings.FACTDESK_MATCHING:
-        index_bands(rows([post.pk]), rated=True)
+        index_rated_claim(post.pk)
     # Whether or not matching is on: its reconciler sweeps what waits once it is back on.
     index_rated_media(post_ids=[post.pk])
     return Post.objects.filter(
@@ -357,7 +367,10 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
                         else returning_state(flagged=copy.flag_count > 0, copy=True, removed=answer.copy.removed))
     copy.updated_at = now
     copy.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
-    index_bands(rows([copy.pk]))  # its keys are its claim's from now on
+    filed = rows([copy.pk])
+    index_bands(filed)  # its keys are its claim's from now on
+    if rated:
+        index_bands(filed, rated=True)  # where arrivals look for rated claims
     record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=copy.pk,
                  data={"source": root.pk, "score": match.score, "turned": answer.turned})
     if rated:

@@ -5,6 +5,8 @@ later copy's candidate), so a post close to any copy still finds the claim."""
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -12,13 +14,18 @@ from django.utils import timezone
 
 from factcheck.matching.candidates import MAX_CANDIDATES_PER_POST, candidates_for, index_bands, rows
 from factcheck.matching.leaving import unlink_copy
-from factcheck.matching.matcher import confirm_match, match_posts
-from factcheck.models import Match, PostBand
+from factcheck.matching.matcher import confirm_match, match_new_posts, match_posts
+from factcheck.models import Match, PostBand, QueueState, RatedBand
 from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY, EXACT_COPY, NEAR_COPY, arrive, flag, post
+from tests.factories import RatingFactory
 
 
 def _keys_held(external_id: str) -> set[int]:
     return set(PostBand.objects.filter(post=post(external_id)).values_list("band", flat=True))
+
+
+def _keys_rated(external_id: str) -> set[int]:
+    return set(RatedBand.objects.filter(post=post(external_id)).values_list("band", flat=True))
 
 
 def _own_keys(*external_ids: str) -> set[int]:
@@ -48,6 +55,18 @@ def test_a_suggested_copy_confirmed_into_the_group_gives_its_band_keys_to_the_cl
     confirm_match(match_id=Match.objects.get(post=post("commented")).pk, reviewer=factchecker)
     assert post("commented").duplicate_of_id == post("first").pk
     assert (_keys_held("first"), _keys_held("commented")) == (_own_keys("first", "commented"), set())
+
+
+
+@pytest.mark.django_db
+def test_a_suggested_copy_confirmed_under_a_rated_claim_gives_the_claim_its_keys_for_arrivals(
+        platform_user, factchecker):
+    arrive(flag("first", CLAIM), by=platform_user)
+    RatingFactory(reviewer=factchecker, post=post("first"))
+    arrive(flag("commented", COMMENTED_COPY, page="page-c"), by=platform_user)  # suggested on arrival
+    confirm_match(match_id=Match.objects.get(post=post("commented")).pk, reviewer=factchecker)
+    assert post("commented").queue_state == QueueState.MATCHED
+    assert _own_keys("commented") <= _keys_rated("first")
 
 
 @pytest.mark.django_db
@@ -92,6 +111,35 @@ def test_a_copy_of_a_copy_finds_the_claim_through_the_keys_its_group_holds(platf
     assert Match.objects.get(post=post("later")).source_id == post("first").pk  # judged against the claim itself
 
 
+
+@pytest.mark.django_db
+def test_a_copy_of_a_copy_of_a_claim_rated_since_is_linked_on_arrival(platform_user, factchecker):
+    # RatedBand holds every key of a rated claim's group, as PostBand does: the copy of a copy that shares no key
+    # with the claim itself is matched to it inside its own ingest batch, and never enters the queue.
+    arrive(flag("first", CLAIM), flag("copy", TYPO_COPY, page="page-b"), by=platform_user)
+    match_posts(post_ids=[post("first").pk, post("copy").pk], rated_only=False)
+    RatingFactory(reviewer=factchecker, post=post("first"))
+    assert _own_keys("copy") - _own_keys("first") <= _keys_rated("first")
+
+    arrive(flag("later", TYPO_OF_TYPO_COPY, page="page-c"), by=platform_user)
+    assert (post("later").queue_state, post("later").duplicate_of_id) == (QueueState.MATCHED, post("first").pk)
+
+
+@pytest.mark.django_db
+def test_a_copy_linked_to_a_rated_claim_by_its_match_job_gives_the_claim_its_keys_for_arrivals(
+        platform_user, factchecker):
+    arrive(flag("first", CLAIM), by=platform_user)
+    match_posts(post_ids=[post("first").pk], rated_only=False)
+    RatingFactory(reviewer=factchecker, post=post("first"))
+    arrive(flag("copy", TYPO_COPY, page="page-b"), by=platform_user)  # linked on arrival to the rated claim
+    match_new_posts(post_ids=[post("copy").pk])  # its match job, after the batch commits
+    assert post("copy").duplicate_of_id == post("first").pk
+    assert _own_keys("first", "copy") == _keys_rated("first") and _keys_rated("copy") == set()
+
+    arrive(flag("later", TYPO_OF_TYPO_COPY, page="page-c"), by=platform_user)
+    assert (post("later").queue_state, post("later").duplicate_of_id) == (QueueState.MATCHED, post("first").pk)
+
+
 @pytest.mark.django_db
 @pytest.mark.skipif("connection.vendor != 'postgresql'")
 def test_a_text_copied_more_times_than_a_post_may_have_candidates_is_read_only_to_the_cap(platform_user):
@@ -121,3 +169,19 @@ def _nodes(node: dict):
     yield node
     for child in node.get("Plans", ()):
         yield from _nodes(child)
+
+
+@pytest.mark.django_db
+def test_the_migration_gives_claims_rated_before_it_their_groups_keys(platform_user, factchecker):
+    arrive(flag("first", CLAIM), flag("copy", TYPO_COPY, page="page-b"), by=platform_user)
+    match_posts(post_ids=[post("first").pk, post("copy").pk], rated_only=False)
+    RatingFactory(reviewer=factchecker, post=post("first"))
+    # As a claim rated before it stood: RatedBand held the claim's own keys only.
+    RatedBand.objects.filter(post=post("first")).exclude(band__in=_own_keys("first")).delete()
+    assert _keys_rated("first") == _own_keys("first")
+
+    migration = import_module("factcheck.migrations.0029_rated_claims_hold_their_groups_keys").Migration
+    with connection.cursor() as cursor:
+        for sql in migration.operations[0].sql:
+            cursor.execute(sql)
+    assert _keys_rated("first") == _keys_held("first") == _own_keys("first", "copy")
