@@ -301,13 +301,14 @@ def regroup_rated(*, now: datetime | None = None) -> int:
                     .order_by("id").values_list("id", flat=True)[:BATCH])
     if stranded:
         Post.objects.filter(id__in=stranded).update(queue_state=QueueState.MATCHED, updated_at=now or timezone.now())
+        index_bands(rows(stranded), rated=True)  # copies of a rated claim now: their keys are where arrivals look
         posts_matched.send(sender=Post, post_ids=stranded)
     return len(stranded)
 
 
 def mark_group_rated(*, post: Post, now: datetime) -> int:
     """The root was rated: its waiting copies are now copies of a rated claim (the decision side
-    applies the rating to them), and new copies are matched to it on arrival from now on (its band
+    applies the rating to them), and new copies are matched to it on arrival from now on (its group's band
     keys join RatedBand, its images' RatedMediaBand); after commit a job carries the rating to the posts
     that already carry its images (factcheck.matching.sweep). In the rating's transaction, which holds the
     root's row lock; returns how many copies moved.

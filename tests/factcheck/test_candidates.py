@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from factcheck.matching.candidates import MAX_CANDIDATES_PER_POST, candidates_for, index_bands, rows
 from factcheck.matching.leaving import unlink_copy
-from factcheck.matching.matcher import confirm_match, match_new_posts, match_posts
-from factcheck.models import Match, PostBand, QueueState, RatedBand
+from factcheck.matching.matcher import confirm_match, match_new_posts, match_posts, regroup_rated
+from factcheck.models import Match, Post, PostBand, QueueState, RatedBand
 from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY, EXACT_COPY, NEAR_COPY, arrive, flag, post
 from tests.factories import RatingFactory
 
@@ -185,3 +185,15 @@ def test_the_migration_gives_claims_rated_before_it_their_groups_keys(platform_u
         for sql in migration.operations[0].sql:
             cursor.execute(sql)
     assert _keys_rated("first") == _keys_held("first") == _own_keys("first", "copy")
+
+
+@pytest.mark.django_db
+def test_a_copy_left_grouped_under_a_claim_rated_meanwhile_gives_it_its_keys_when_regrouped(platform_user):
+    arrive(flag("first", CLAIM), flag("copy", TYPO_COPY, page="page-b"), by=platform_user)
+    match_posts(post_ids=[post("first").pk, post("copy").pk], rated_only=False)
+    assert post("copy").queue_state == QueueState.GROUPED
+    # The claim rated while the copy's job ran: neither saw the other, so the copy stayed grouped.
+    Post.objects.filter(pk=post("first").pk).update(queue_state=QueueState.RATED)
+    assert regroup_rated() == 1
+    assert post("copy").queue_state == QueueState.MATCHED
+    assert _own_keys("copy") <= _keys_rated("first")
