@@ -186,25 +186,30 @@ def index_bands(posts: list[Row], *, rated: bool = False) -> None:
     a linked copy's under its root (`Row.root_id`), which so holds every key of its group, and the rows a copy held
     while it stood alone move there. A later post close to any copy finds the claim, and a viral claim's copies add
     a row only for a key none of them had: as each copy's own, they made every key of the claim thousands of rows
-    long, and a match job of 500 more read and compared them all (25 s at 15,000 copies)."""
-    model = RatedBand if rated else PostBand
+    long, and a match job of 500 more read and compared them all (25 s at 15,000 copies). A copy of a rated claim
+    (`matched`) files its keys in RatedBand too, where arrivals look, however it was linked."""
+    if not rated and (copies_of_rated := [post for post in posts if post.queue_state == QueueState.MATCHED]):
+        index_bands(copies_of_rated, rated=True)
     drop_bands([post.id for post in posts if post.duplicate_of_id], rated=rated)
-    pairs = {(key, post.root_id) for post in posts for key in post.keys}
-    if not pairs:
-        return
-    present = set(model.objects.filter(band__in_array=sorted({key for key, _ in pairs}),
-                                       post_id__in_array=sorted({claim for _, claim in pairs}))
-                  .values_list("band", "post_id"))
-    insert_rows(model, ("band", "post"), sorted(pairs - present))
+    _file(RatedBand if rated else PostBand, {(key, post.root_id) for post in posts for key in post.keys})
 
 
 def index_rated_claim(claim_id: int) -> None:
     """A claim was rated: RatedBand gets its keys and every key PostBand files under it (its copies', index_bands),
     so a new post close to any post of its group finds it on arrival, as the match job would after commit."""
     index_bands(rows([claim_id]), rated=True)
-    held = set(PostBand.objects.filter(post_id=claim_id).values_list("band", flat=True))
-    present = set(RatedBand.objects.filter(post_id=claim_id).values_list("band", flat=True))
-    insert_rows(RatedBand, ("band", "post"), [(key, claim_id) for key in sorted(held - present)])
+    _file(RatedBand, {(key, claim_id) for key in PostBand.objects.filter(post_id=claim_id)
+                      .values_list("band", flat=True)})
+
+
+def _file(model: type[PostBand | RatedBand], pairs: set[tuple[int, int]]) -> None:
+    """Insert the (band key, claim) pairs the table does not hold yet."""
+    if not pairs:
+        return
+    present = set(model.objects.filter(band__in_array=sorted({key for key, _ in pairs}),
+                                       post_id__in_array=sorted({claim for _, claim in pairs}))
+                  .values_list("band", "post_id"))
+    insert_rows(model, ("band", "post"), sorted(pairs - present))
 
 
 def drop_bands(post_ids: list[int], *, rated: bool = False) -> None:

@@ -116,10 +116,8 @@ def match_posts(
     if posts:
         _match(posts, rated_only=rated_only, auto=auto, suggest=suggest, now=now, system=system, result=result)
     if not rated_only:
-        # From now on later posts find their claims through these posts' band keys, filed under the claims; a rated
-        # claim's copies' keys under it in RatedBand too, where arrivals look.
+        # From now on later posts find their claims through these posts' band keys, filed under the claims.
         index_bands(every)
-        index_bands([row for row in every if row.queue_state == QueueState.MATCHED], rated=True)
         Post.objects.filter(id__in_array=[p.id for p in every], matched_at__isnull=True).update(matched_at=now)
     else:  # a post we had, linked on arrival (its media changed): its claim holds its keys from its match job on
         drop_bands(result.linked)
@@ -301,7 +299,7 @@ def regroup_rated(*, now: datetime | None = None) -> int:
                     .order_by("id").values_list("id", flat=True)[:BATCH])
     if stranded:
         Post.objects.filter(id__in=stranded).update(queue_state=QueueState.MATCHED, updated_at=now or timezone.now())
-        index_bands(rows(stranded), rated=True)  # copies of a rated claim now: their keys are where arrivals look
+        index_bands(rows(stranded))  # copies of a rated claim now: their keys are where arrivals look
         posts_matched.send(sender=Post, post_ids=stranded)
     return len(stranded)
 
@@ -368,10 +366,7 @@ def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Ma
                         else returning_state(flagged=copy.flag_count > 0, copy=True, removed=answer.copy.removed))
     copy.updated_at = now
     copy.save(update_fields=["duplicate_of", "queue_state", "updated_at"])
-    filed = rows([copy.pk])
-    index_bands(filed)  # its keys are its claim's from now on
-    if rated:
-        index_bands(filed, rated=True)  # where arrivals look for rated claims
+    index_bands(rows([copy.pk]))  # its keys are its claim's from now on
     record_event(actor=reviewer, verb=AuditVerb.MATCH_CONFIRMED, target=match, post_id=copy.pk,
                  data={"source": root.pk, "score": match.score, "turned": answer.turned})
     if rated:
