@@ -112,6 +112,21 @@ def serious_violations(page) -> list[str]:
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_signing_in_and_opening_the_queue_requests_nothing_that_is_not_there(live_server, desk, reviewer):
+    """Every request the pages make answers: its styles, scripts and icon (a browser asks for /favicon.ico, a 404
+    logged on every first visit, unless the page names its icon)."""
+    queue_world()
+    failed: list[str] = []
+    desk.on("response", lambda response: failed.append(f"{response.status} {response.url}")
+            if response.status >= 400 else None)
+    open_queue(desk, live_server.url)
+    desk.wait_for_load_state("networkidle")
+    assert desk.locator("link[rel=icon]").count() == 1
+    assert failed == []
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_at_a_desk_at_least_eight_posts_are_on_the_first_screen(live_server, desk, reviewer):
     queue_world()
     sign_in(desk, live_server.url, "maria", "/queue/")

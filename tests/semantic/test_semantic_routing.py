@@ -286,3 +286,14 @@ def test_the_waiting_suggestions_listing_names_the_method_languages_score_and_gu
     assert f"Post {copy.external_id}" in re.sub(r"<[^>]+>", "", listing)
     assert "Same claim in other words (English → German), score 0.87" in listing
     assert "The numbers differ from the claim's" in listing
+
+
+def test_the_waiting_suggestions_listing_names_a_lexical_pairs_method_and_score_too(login, rater, claim):
+    """Languages are named on semantic pairs only; the method and the score on every pair (a lexical row once showed
+    neither, only its guard)."""
+    held = PostFactory(text="Chlorine on the skin does not kill the virus within minutes, doctors confirm.")
+    MatchFactory(post=held, source=claim, method=MatchMethod.MINHASH, score=0.834, guard=MatchGuard.POLARITY)
+    body = html.unescape(login(rater).get("/notifications/").content.decode())
+    listing = re.sub(r"<[^>]+>", "", body.split('id="waiting-suggestions"', 1)[1].split("</section>", 1)[0])
+    assert f"may be a copy of {claim.external_id} · {MatchMethod.MINHASH.label}, score 0.83 · " in listing
+    assert "This copy negates the claim" in listing and "→" not in listing and "Both in" not in listing
