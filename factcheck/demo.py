@@ -218,6 +218,17 @@ FLAG_REASONS = {
         "Trusted flagger notice: health misinformation", "Trusted flagger notice: election misinformation",
     ),
 }
+# Said of a post that is a picture or a video only; any other gets its source's first reason instead.
+PICTURE_REASONS = {"Partner newsroom: manipulated image"}
+
+
+def flag_reason(source: str, *, rng: random.Random, pictured: bool) -> str:
+    """A demo flag's reason. Drawn from every reason of the source whatever the post, so the demo's draws (and
+    with them its posts and figures) are the same with or without a picture."""
+    reason = rng.choice(FLAG_REASONS[source])
+    return reason if pictured or reason not in PICTURE_REASONS else FLAG_REASONS[source][0]
+
+
 def demo_seeded() -> bool:
     """The seed runs in one transaction, so the demo organisations existing means it is complete."""
     return Organisation.objects.filter(name__in=[o.name for o in ORGANISATIONS]).exists()
@@ -270,7 +281,7 @@ def _flags_for_page(
                     source=source,
                     post=post,
                     flagged_at=posted_at + (now - posted_at) * rng.uniform(0.05, 0.95),
-                    reason=rng.choice(FLAG_REASONS[source]),
+                    reason=flag_reason(source, rng=rng, pictured=media_type in (MediaType.IMAGE, MediaType.VIDEO)),
                 )
             )
     return flags

@@ -15,7 +15,7 @@ from accounts.models import ApiToken, Role, User, hash_token
 from audit.models import AuditEvent, AuditVerb
 from factcheck.demo import DEMO_PASSWORD, POLITICIAN_PAGE, REPEAT_OFFENDER_PAGE
 from factcheck.members import organisation_of
-from factcheck.models import Flag, FlagSource, Organisation, Page, Post, QueueState, Rating
+from factcheck.models import Flag, FlagSource, MediaType, Organisation, Page, Post, QueueState, Rating
 from moderation.models import Action, PageStanding, PostDistribution, RatingDecision, Strike
 from tests.factories import PlatformUserFactory
 
@@ -252,3 +252,9 @@ def test_staff_have_reports_of_harm_waiting_and_the_removed_posts_reports_are_an
     assert waiting == {"demo-r001", "demo-r002", "demo-r003", "demo-r004", "demo-r005"}
     assert counts.open == 5 and waiting_counts(now=timezone.now()).open == 5
     assert not Flag.objects.filter(post__external_id="demo-r006", status="open").exists()
+
+
+def test_no_demo_flag_calls_a_post_without_a_picture_or_video_a_manipulated_image(seeded):
+    pictured = Flag.objects.filter(reason__icontains="image").exclude(post__media_type=MediaType.TEXT)
+    assert pictured.exists()  # the reason is in the demo, on the posts it fits
+    assert not Flag.objects.filter(reason__icontains="image", post__media_type__in=[MediaType.TEXT, MediaType.LINK])
