@@ -34,7 +34,8 @@ from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 from factcheck.matching.candidates import Row, candidates_for, rows
 from factcheck.matching.matcher import thresholds
 from factcheck.matching.similarity import judge
-from factcheck.models import Post, PostBand, QueueState
+from factcheck.models import Post, QueueState
+from factcheck.models_bands import PostBand
 from factcheck.normalise import normalised_fields
 from factcheck.ratings import record_rating
 from moderation.models import RatingDecision

@@ -427,31 +427,8 @@ class Match(models.Model):
         return self.state in LINKED_STATES
 
 
-class PostBand(models.Model):
-    """One MinHash band key of a post: near-duplicates share one. Written when the post is matched. The
-    composite primary key is the only index: looking up a batch's keys is a B-tree probe each."""
-
-    pk = models.CompositePrimaryKey("band", "post")
-    band = models.IntegerField()
-    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="+", db_constraint=False)
-
-    def __str__(self) -> str:
-        return f"{self.band} of {self.post_id}"
-
-
-class RatedBand(models.Model):
-    """The band keys of rated claims, each filed under its claim with its group's copies' keys, as in PostBand
-    (factcheck.matching.candidates.index_rated_claim): what a new post is matched to on arrival, inside its
-    ingest batch. Small (rated claims only), so a batch's 12,000 keys are one hash join."""
-
-    pk = models.CompositePrimaryKey("band", "post")
-    band = models.IntegerField()
-    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="+", db_constraint=False)
-
-    def __str__(self) -> str:
-        return f"{self.band} of rated {self.post_id}"
-
 # Their own modules only because this one is at its length; imported here so Django registers them.
+import factcheck.models_bands  # noqa: E402,F401  (PostBand, RatedBand: import them from there)
 import factcheck.models_media  # noqa: E402,F401  (PostMedia, MediaBand, RatedMediaBand: import them from there)
 import factcheck.models_semantic  # noqa: E402,F401  (PostEmbedding, SemanticBand)
 from factcheck.models_drafts import RatingDraft as RatingDraft  # noqa: E402

@@ -24,7 +24,8 @@ import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
 from core.bulk import insert_rows
 from factcheck.matching.signature import keys_of
 from factcheck.matching.similarity import Features, features
-from factcheck.models import Post, PostBand, QueueState, RatedBand
+from factcheck.models import Post, QueueState
+from factcheck.models_bands import PostBand, RatedBand
 
 # A post's stored fields the judge and the matcher read.
 COLUMNS = ("id", "text", "normalised_text", "url_key", "text_key", "signature", "duplicate_of_id",

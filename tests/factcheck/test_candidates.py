@@ -15,7 +15,8 @@ from django.utils import timezone
 from factcheck.matching.candidates import MAX_CANDIDATES_PER_POST, candidates_for, index_bands, rows
 from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import confirm_match, match_new_posts, match_posts, regroup_rated
-from factcheck.models import Match, Post, PostBand, QueueState, RatedBand
+from factcheck.models import Match, Post, QueueState
+from factcheck.models_bands import PostBand, RatedBand
 from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY, EXACT_COPY, NEAR_COPY, arrive, flag, post
 from tests.factories import RatingFactory
 
