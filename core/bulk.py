@@ -165,6 +165,28 @@ def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable
     return count
 
 
+def insert_missing_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Insert the rows (values in `fields` order) that the table does not hold yet, by its unique keys: ON CONFLICT
+    DO NOTHING, so two transactions inserting one row both succeed (the second waits for the first, then skips
+    it), where a read of what is there and a COPY of the rest fails the second with a unique violation."""
+    if not rows:
+        return
+    columns = [_column(model, f) for f in fields]
+    table = connection.ops.quote_name(model._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(c.column) for c in columns)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # One statement whatever the number of rows: each column as one array.
+            arrays = ", ".join(f"%s::{c.db_type(connection).split('(')[0]}[]" for c in columns)
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) ON CONFLICT DO NOTHING",
+                           [list(values) for values in zip(*rows, strict=True)])
+        else:
+            adapt = _row_adapter(columns)
+            placeholders = ", ".join(["%s"] * len(columns))
+            cursor.executemany(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({placeholders})",
+                               [adapt(row) for row in rows])
+
+
 def insert_rows_returning_ids(
     model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> list[int]:

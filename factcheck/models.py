@@ -197,6 +197,9 @@ class Post(models.Model):
             # The copies the matching and decision reconcilers look over every minute.
             models.Index(fields=["duplicate_of"], name="post_linked_copy",
                          condition=Q(queue_state__in=["grouped", "matched"])),
+            # The few copies linked while unflagged (flagged for harm only), which regroup_rated looks over too.
+            models.Index(fields=["duplicate_of"], name="post_unflagged_copy",
+                         condition=Q(queue_state="unflagged", duplicate_of__isnull=False)),
             # A day's roll-up reads the posts waiting now (NULL) and those that left since (reports.rollup).
             models.Index(fields=["left_queue_at"], name="post_left_queue"),
         ]

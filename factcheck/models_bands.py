@@ -25,7 +25,7 @@ class PostBand(models.Model):
 class RatedBand(models.Model):
     """The band keys of rated claims, each filed under its claim with its group's copies' keys, as in PostBand
     (factcheck.matching.candidates.index_rated_claim): what a new post is matched to on arrival, inside its
-    ingest batch. Small (rated claims only), so a batch's 12,000 keys are one hash join."""
+    ingest batch, a B-tree probe a key (the rated claims' groups only, a part of PostBand)."""
 
     pk = models.CompositePrimaryKey("band", "post")
     band = models.IntegerField()

@@ -21,7 +21,7 @@ from itertools import chain
 from django.db import connection
 
 import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
-from core.bulk import insert_rows
+from core.bulk import insert_missing_rows
 from factcheck.matching.signature import keys_of
 from factcheck.matching.similarity import Features, features
 from factcheck.models import Post, QueueState
@@ -188,7 +188,8 @@ def index_bands(posts: list[Row], *, rated: bool = False) -> None:
     while it stood alone move there. A later post close to any copy finds the claim, and a viral claim's copies add
     a row only for a key none of them had: as each copy's own, they made every key of the claim thousands of rows
     long, and a match job of 500 more read and compared them all (25 s at 15,000 copies). A copy of a rated claim
-    (`matched`) files its keys in RatedBand too, where arrivals look, however it was linked."""
+    (`matched`) files its keys in RatedBand too, where arrivals look, whichever way it was linked (by its match job,
+    a confirmation, the reconciler, or matching by media: factcheck.matching.matcher.match_posts)."""
     if not rated and (copies_of_rated := [post for post in posts if post.queue_state == QueueState.MATCHED]):
         index_bands(copies_of_rated, rated=True)
     drop_bands([post.id for post in posts if post.duplicate_of_id], rated=rated)
@@ -204,13 +205,9 @@ def index_rated_claim(claim_id: int) -> None:
 
 
 def _file(model: type[PostBand | RatedBand], pairs: set[tuple[int, int]]) -> None:
-    """Insert the (band key, claim) pairs the table does not hold yet."""
-    if not pairs:
-        return
-    present = set(model.objects.filter(band__in_array=sorted({key for key, _ in pairs}),
-                                       post_id__in_array=sorted({claim for _, claim in pairs}))
-                  .values_list("band", "post_id"))
-    insert_rows(model, ("band", "post"), sorted(pairs - present))
+    """Insert the (band key, claim) pairs the table does not hold yet. A rating (index_rated_claim) and a match job
+    or the reconciler may file one pair at once: the second waits for the first and skips the pair."""
+    insert_missing_rows(model, ("band", "post"), sorted(pairs))
 
 
 def drop_bands(post_ids: list[int], *, rated: bool = False) -> None:
