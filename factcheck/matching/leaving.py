@@ -3,8 +3,9 @@
 A copy leaves when a reversed "not the same claim" appeal or a rating of its own unlinks it (`unlink_copy`), when
 its group's first post can no longer be reviewed (`release_group`), and when its own rating conflicts with its
 claim's (factcheck.conflicts). Every time it then stands alone (`stand_alone`): linked to nothing, in the state its
-caller gives, its band keys filed under itself again, waiting for a rating again unless it has one of its own, and
-matched again by the reconciler, which embeds it (a linked copy has no embedding).
+caller gives, its band keys filed under itself again and no longer under its claim (`refile_groups`), waiting for a
+rating again unless it has one of its own, and matched again by the reconciler, which embeds it (a linked copy has
+no embedding).
 
 Callers hold the copies' post locks (docs/concurrency.md).
 """
@@ -18,13 +19,16 @@ from datetime import datetime
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.eligibility import fact_checkable, is_removed, removed_posts, returning_state
-from factcheck.matching.candidates import index_bands, rows
+from factcheck.matching.candidates import index_bands, refile_groups, rows
 from factcheck.models import LINKED_STATES, Match, MatchState, Post, QueueState
 from factcheck.waiting import waits_again
 
 
 def stand_alone(states: Mapping[int, str], *, now: datetime) -> int:
-    """The copies `states` names leave their groups, each into the queue state given; returns how many changed."""
+    """The copies `states` names leave their groups, each into the queue state given, and take their band keys with
+    them (their claims hold their remaining groups' keys: refile_groups); returns how many changed."""
+    roots = sorted(set(Post.objects.filter(id__in=list(states), duplicate_of__isnull=False)
+                       .values_list("duplicate_of_id", flat=True)))
     by_state: dict[str, list[int]] = defaultdict(list)
     for pk, state in states.items():
         by_state[state].append(pk)
@@ -32,6 +36,7 @@ def stand_alone(states: Mapping[int, str], *, now: datetime) -> int:
         Post.objects.filter(id__in=ids).update(duplicate_of=None, queue_state=state, updated_at=now, matched_at=None)
         for state, ids in by_state.items()
     )
+    refile_groups(roots)
     index_bands(rows(list(states)))  # later copies find them at once, not only once the reconciler has run
     waits_again(list(states))  # a copy with a rating of its own never waits again: waits_again leaves it
     return changed

@@ -8,15 +8,17 @@ from dataclasses import replace
 
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from factcheck.matching.candidates import _file, rows
+from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import match_posts, regroup_rated
 from factcheck.matching.sweep import sweep_rated_media
 from factcheck.models import FlagCategory, Post, QueueState, Verdict
 from factcheck.models_bands import PostBand, RatedBand
-from tests.factcheck.matching_helpers import CLAIM, arrive, flag, post
-from tests.factcheck.test_candidates import TYPO_COPY
-from tests.factories import FactCheckerFactory, PostFactory
+from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, arrive, flag, post
+from tests.factcheck.test_candidates import TYPO_COPY, TYPO_OF_TYPO_COPY
+from tests.factories import FactCheckerFactory, PostFactory, RatingFactory
 from tests.media.test_media_matching import PICTURE, TEXTS, flipped, image, rate
 from tests.media.test_media_matching import arrive as arrive_with_media
 from tests.pg import Backend, wait_until_blocked
@@ -28,6 +30,10 @@ def own_keys(*external_ids: str) -> set[int]:
 
 def rated_keys(external_id: str) -> set[int]:
     return set(RatedBand.objects.filter(post=post(external_id)).values_list("band", flat=True))
+
+
+def post_keys(external_id: str) -> set[int]:
+    return set(PostBand.objects.filter(post=post(external_id)).values_list("band", flat=True))
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -102,3 +108,26 @@ def test_an_older_post_a_rated_claims_picture_reaches_files_its_keys_under_the_c
     assert not PostBand.objects.filter(post=post("near")).exists()
     assert near_keys <= set(PostBand.objects.filter(post=post("source")).values_list("band", flat=True))
     assert near_keys <= rated_keys("source")
+
+
+@pytest.mark.django_db
+def test_a_copy_unlinked_from_a_rated_claim_takes_its_band_keys_with_it(platform_user, factchecker):
+    """An owner's "not the same claim" appeal is upheld: the copy leaves the claim's group. Its keys left filed under
+    the claim, a later post close to that copy alone was linked to the claim on arrival and carried its rating."""
+    arrive(flag("first", CLAIM), by=platform_user)
+    match_posts(post_ids=[post("first").pk], rated_only=False)
+    RatingFactory(reviewer=factchecker, post=post("first"))
+    arrive(flag("copy", TYPO_COPY, page="page-b"), flag("stays", EXACT_COPY, page="page-c"), by=platform_user)
+    match_posts(post_ids=[post("copy").pk, post("stays").pk], rated_only=False)
+    assert post("copy").duplicate_of_id == post("stays").duplicate_of_id == post("first").pk
+    assert own_keys("copy") - own_keys("first") and own_keys("copy") <= rated_keys("first")
+
+    unlink_copy(post=post("copy"), actor=factchecker, reason="Appeal upheld: not the same claim.",
+                now=timezone.now())
+
+    group = own_keys("first", "stays")
+    assert rated_keys("first") == post_keys("first") == group  # the copy's own keys are its own again
+    assert post_keys("copy") == own_keys("copy")
+    arrive(flag("later", TYPO_OF_TYPO_COPY, page="page-d"), by=platform_user)
+    assert not own_keys("later") & group  # close to the unlinked copy only
+    assert (post("later").queue_state, post("later").duplicate_of_id) == (QueueState.QUEUED, None)
