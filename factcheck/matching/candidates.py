@@ -213,6 +213,10 @@ def refile_groups(root_ids: list[int]) -> None:
     posts, their signatures alike, as a viral claim's near-copies' mostly are."""
     if not root_ids:
         return
+    # Deleted before the members are read: a match job that links a copy meanwhile (committing its rows while this
+    # reads) keeps them, whether this read sees its copy or not.
+    for model in (PostBand, RatedBand):
+        model.objects.filter(post_id__in=root_ids).delete()
     signatures: dict[int, set[str]] = defaultdict(set)
     rated = set()
     for pk, signature, state in Post.objects.filter(id__in=root_ids).values_list("id", "signature", "queue_state"):
@@ -223,7 +227,6 @@ def refile_groups(root_ids: list[int]) -> None:
                                                                                          "signature"):
         signatures[root].add(signature)  # near-copies of a viral claim share most of theirs
     for model, roots in ((PostBand, set(root_ids)), (RatedBand, rated)):
-        model.objects.filter(post_id__in=root_ids).delete()
         _file(model, {(key, root) for root in roots for signature in signatures[root] for key in keys_of(signature)})
 
 
