@@ -41,3 +41,12 @@ def test_a_server_error_is_the_apps_own_500_without_the_requests_context():
     assert response.status_code == 500
     html = response.content.decode()
     assert "Something went wrong on our side" in html and "Signed in as" not in html
+
+
+@pytest.mark.django_db
+def test_every_kind_of_page_names_the_icon_so_no_browser_asks_for_favicon_ico(client, staff_client):
+    icon = 'rel="icon" href="/static/favicon.svg"'
+    assert icon in server_error(RequestFactory().get("/")).content.decode()
+    assert icon in client.get("/admin/login/").content.decode()
+    assert icon in staff_client.get("/admin/").content.decode()
+    assert icon in client.get("/no-such-page/").content.decode()
