@@ -1,4 +1,5 @@
-"""Dropping, in migrations, the indexes Django makes on its own that no query reads.
+"""Indexes in migrations: dropping those Django makes on its own that no query reads, and building new ones on a
+large table while writes go on (`build_index`, `drop_index`: CONCURRENTLY on PostgreSQL).
 
 Every index of a table is written on each insert: a flag writes a post, a flag and an audit row, ten million a day
 at the program's size, and an index whose keys are random (a text's hash, a page's id) costs a read of a random
@@ -35,3 +36,30 @@ def drop_pattern_indexes(*names: str) -> migrations.RunSQL:
     on SQLite, which never has them, IF EXISTS makes this nothing. Not made again on the way back: nothing reads
     them."""
     return migrations.RunSQL([f'DROP INDEX IF EXISTS "{name}"' for name in names], reverse_sql=migrations.RunSQL.noop)
+
+
+def index_is_valid(schema_editor, name: str) -> bool | None:
+    """Whether the index `name` is valid; None when there is none (SQLite's are always valid)."""
+    if schema_editor.connection.vendor != "postgresql":
+        return True
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def build_index(schema_editor, *, name: str, table: str, definition: str) -> None:
+    """CREATE INDEX CONCURRENTLY on PostgreSQL (writes go on; the migration must be `atomic = False`), again if an
+    earlier build left it invalid; raises if it is not valid after, so that nothing is dropped in its favour."""
+    how = " CONCURRENTLY" if schema_editor.connection.vendor == "postgresql" else ""
+    if index_is_valid(schema_editor, name) is False:
+        schema_editor.execute(f"DROP INDEX{how} IF EXISTS {name}")
+    schema_editor.execute(f"CREATE INDEX{how} IF NOT EXISTS {name} ON {table} {definition}")
+    if not index_is_valid(schema_editor, name):
+        raise RuntimeError(f"index {name} is not valid after its build: nothing was dropped; migrate again")
+
+
+def drop_index(schema_editor, name: str) -> None:
+    """DROP INDEX CONCURRENTLY on PostgreSQL, if it exists."""
+    how = " CONCURRENTLY" if schema_editor.connection.vendor == "postgresql" else ""
+    schema_editor.execute(f"DROP INDEX{how} IF EXISTS {name}")

@@ -16,6 +16,8 @@ fails leaves an invalid index behind: the next run drops it and builds it again.
 from django.db import migrations, models
 from django.db.models import Q
 
+from core.indexes import build_index, drop_index
+
 # (new index, its column, the index of the column alone it replaces)
 INDEXES = [
     ("post_text_key", "text_key", "factcheck_post_text_key_f463bb44"),
@@ -23,43 +25,17 @@ INDEXES = [
 ]
 
 
-def _valid(schema_editor, name: str) -> bool | None:
-    """Whether the index `name` is valid; None when there is none (SQLite's are always valid)."""
-    if schema_editor.connection.vendor != "postgresql":
-        return True
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
-        row = cursor.fetchone()
-    return row[0] if row else None
-
-
-def _build(schema_editor, name: str, definition: str) -> None:
-    """CREATE INDEX CONCURRENTLY on PostgreSQL, again if an earlier build left it invalid; raises if it is not
-    valid after, so that nothing is dropped in its favour."""
-    postgresql = schema_editor.connection.vendor == "postgresql"
-    how = " CONCURRENTLY" if postgresql else ""
-    if _valid(schema_editor, name) is False:
-        schema_editor.execute(f"DROP INDEX{how} IF EXISTS {name}")
-    schema_editor.execute(f"CREATE INDEX{how} IF NOT EXISTS {name} ON factcheck_post {definition}")
-    if not _valid(schema_editor, name):
-        raise RuntimeError(f"index {name} is not valid after its build: nothing was dropped; migrate again")
-
-
-def _drop(schema_editor, name: str) -> None:
-    how = " CONCURRENTLY" if schema_editor.connection.vendor == "postgresql" else ""
-    schema_editor.execute(f"DROP INDEX{how} IF EXISTS {name}")
-
-
 def forwards(apps, schema_editor) -> None:
     for name, column, old in INDEXES:
-        _build(schema_editor, name, f"({column}, id) WHERE {column} <> ''")
-        _drop(schema_editor, old)
+        build_index(schema_editor, name=name, table="factcheck_post",
+                    definition=f"({column}, id) WHERE {column} <> ''")
+        drop_index(schema_editor, old)
 
 
 def backwards(apps, schema_editor) -> None:
     for name, column, old in INDEXES:
-        _build(schema_editor, old, f"({column})")
-        _drop(schema_editor, name)
+        build_index(schema_editor, name=old, table="factcheck_post", definition=f"({column})")
+        drop_index(schema_editor, name)
 
 
 class Migration(migrations.Migration):

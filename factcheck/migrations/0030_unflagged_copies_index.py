@@ -9,31 +9,18 @@ Built CONCURRENTLY (writes go on); a build left invalid is built again (as 0028)
 from django.db import migrations, models
 from django.db.models import Q
 
+from core.indexes import build_index, drop_index
+
 NAME = "post_unflagged_copy"
 DEFINITION = "(duplicate_of_id) WHERE queue_state = 'unflagged' AND duplicate_of_id IS NOT NULL"
 
 
-def _valid(schema_editor) -> bool | None:
-    if schema_editor.connection.vendor != "postgresql":
-        return True
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [NAME])
-        row = cursor.fetchone()
-    return row[0] if row else None
-
-
 def forwards(apps, schema_editor) -> None:
-    how = " CONCURRENTLY" if schema_editor.connection.vendor == "postgresql" else ""
-    if _valid(schema_editor) is False:
-        schema_editor.execute(f"DROP INDEX{how} IF EXISTS {NAME}")
-    schema_editor.execute(f"CREATE INDEX{how} IF NOT EXISTS {NAME} ON factcheck_post {DEFINITION}")
-    if not _valid(schema_editor):
-        raise RuntimeError(f"index {NAME} is not valid after its build; migrate again")
+    build_index(schema_editor, name=NAME, table="factcheck_post", definition=DEFINITION)
 
 
 def backwards(apps, schema_editor) -> None:
-    how = " CONCURRENTLY" if schema_editor.connection.vendor == "postgresql" else ""
-    schema_editor.execute(f"DROP INDEX{how} IF EXISTS {NAME}")
+    drop_index(schema_editor, NAME)
 
 
 class Migration(migrations.Migration):
