@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# pytest-xdist processes for `make test`: each has its own test database and Redis database (tests/parallel.py).
+TEST_WORKERS ?= 3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -37,7 +39,7 @@ run: venv
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) bash bin/run
 
 test: dev-venv
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_REPLICA_URL= $(PY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_REPLICA_URL= $(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Its own database (created if missing, emptied of bench rows each run) and Redis db; writes bench/REPORT.md.
 bench: dev-venv
