@@ -30,6 +30,9 @@ from factcheck.models_bands import PostBand, RatedBand
 # A post's stored fields the judge and the matcher read.
 COLUMNS = ("id", "text", "normalised_text", "url_key", "text_key", "signature", "duplicate_of_id",
            "queue_state", "page_id")
+# pg_advisory_xact_lock(REFILE_LOCK, claim id): refile_groups, one at a time per claim (docs/concurrency.md). Any
+# fixed 32-bit number no other lock in the project uses.
+REFILE_LOCK = 0x46444247  # "FDBG"
 # A query never returns more candidates than this per post searched (a boilerplate text shared by
 # thousands of posts says nothing more from its thousandth copy than from its hundredth).
 MAX_CANDIDATES_PER_POST = 200
@@ -213,6 +216,15 @@ def refile_groups(root_ids: list[int]) -> None:
     posts, their signatures alike, as a viral claim's near-copies' mostly are."""
     if not root_ids:
         return
+    root_ids = sorted(set(root_ids))
+    if connection.vendor == "postgresql":  # SQLite, the embedded default, has one writer at a time
+        # Two copies of one claim leaving it at once: each refile, reading the other copy still linked, filed that
+        # copy's keys, and the later delete, reading before the earlier commit, left them. Held to commit, in id
+        # order, and taken while the caller holds its copies' locks: nothing that holds it waits for a post's lock.
+        # The lock's second key is a 32-bit number: ids past 2**31 share keys, which only makes them wait in turn.
+        with connection.cursor() as cursor:
+            for key in sorted({root % 2**31 for root in root_ids}):
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [REFILE_LOCK, key])
     # Deleted before the members are read: a match job that links a copy meanwhile (committing its rows while this
     # reads) keeps them, whether this read sees its copy or not.
     for model in (PostBand, RatedBand):

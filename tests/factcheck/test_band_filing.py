@@ -16,7 +16,7 @@ from factcheck.matching.matcher import match_posts, regroup_rated
 from factcheck.matching.sweep import sweep_rated_media
 from factcheck.models import FlagCategory, Post, QueueState, Verdict
 from factcheck.models_bands import PostBand, RatedBand
-from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, arrive, flag, post
+from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, NEAR_COPY, arrive, flag, post
 from tests.factcheck.test_candidates import TYPO_COPY, TYPO_OF_TYPO_COPY
 from tests.factories import FactCheckerFactory, PostFactory, RatingFactory
 from tests.media.test_media_matching import PICTURE, TEXTS, flipped, image, rate
@@ -131,3 +131,46 @@ def test_a_copy_unlinked_from_a_rated_claim_takes_its_band_keys_with_it(platform
     arrive(flag("later", TYPO_OF_TYPO_COPY, page="page-d"), by=platform_user)
     assert not own_keys("later") & group  # close to the unlinked copy only
     assert (post("later").queue_state, post("later").duplicate_of_id) == (QueueState.QUEUED, None)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_copies_leaving_one_claim_at_once_both_take_their_keys_with_them(platform_user, factchecker):
+    """Two "not the same claim" appeals of one rated claim's copies are upheld at the same moment. Each refile read
+    the other copy still linked and filed its keys under the claim, and the later one's delete, reading before the
+    earlier commit, left them there: the second now waits for the first's lock on the claim's keys."""
+    arrive(flag("first", CLAIM), by=platform_user)
+    match_posts(post_ids=[post("first").pk], rated_only=False)
+    RatingFactory(reviewer=factchecker, post=post("first"))
+    arrive(flag("copy", TYPO_COPY, page="page-b"), flag("other", NEAR_COPY, page="page-c"),
+           flag("stays", EXACT_COPY, page="page-d"), by=platform_user)
+    match_posts(post_ids=[post(name).pk for name in ("copy", "other", "stays")], rated_only=False)
+    group = own_keys("first", "stays")
+    assert {post(name).duplicate_of_id for name in ("copy", "other", "stays")} == {post("first").pk}
+    assert own_keys("copy") - group and own_keys("other") - group and own_keys("copy", "other") <= rated_keys("first")
+
+    def leave(name: str):
+        def run(backend: Backend) -> None:
+            with transaction.atomic():
+                unlink_copy(post=post(name), actor=factchecker, reason="Appeal upheld: not the same claim.",
+                            now=timezone.now())
+                backend.reached("unlinked")
+                backend.wait_for("commit")
+        return run
+
+    first = Backend(leave("copy"), name="copy's appeal").start()
+    second = None
+    try:
+        first.wait_until_reached("unlinked")
+        second = Backend(leave("other"), name="other's appeal").start()
+        wait_until_blocked(second, by=first, before="unlinked", statement="pg_advisory_xact_lock")
+        first.release("commit")
+        first.join()
+        second.wait_until_reached("unlinked")
+        second.release("commit")
+        second.join()
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert rated_keys("first") == post_keys("first") == group
+    assert post_keys("copy") == own_keys("copy") and post_keys("other") == own_keys("other")
