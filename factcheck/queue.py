@@ -6,9 +6,9 @@ search by the GIN index of the posts' stored words (migration 0011), so a page c
 size of the queue.
 
 A claim retold in other words is one row: a queued post suggested (semantic) as a copy of a claim that is still
-waiting in the same queue is folded under it (`folded_under_waiting_claim`), neither listed nor taken by
-claim_next, and counted on the claim's row as one of its variants (`variant_count`), until the pair is decided or
-the claim is rated.
+waiting in the same queue is folded under it (factcheck.queue_fold's `folded_under_waiting_claim`), neither listed
+nor taken by claim_next, and counted on the claim's row as one of its variants (`variant_count`), until the pair is
+decided or the claim is rated.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ from django.utils import timezone
 from core.bulk import update_rows
 from core.place_names import country_name, language_name, named_choices
 from factcheck.eligibility import REVIEW_FLAGS
-from factcheck.models import Flag, Match, MatchMethod, MatchState, Organisation, Post, QueueState
+from factcheck.models import Flag, Organisation, Post, QueueState
 from factcheck.priority import PRIORITY_INPUTS, SCORE_COLUMNS, compute_priority
+from factcheck.queue_fold import folded_under_waiting_claim, variant_count
 from factcheck.search import matching_text
 
 logger = logging.getLogger(__name__)
@@ -186,58 +187,8 @@ def queued_posts(
     narrows the queue: it lists every post that meets it, as a variant's claim may not."""
     qs = Post.objects.filter(covered_by(organisation), queue_state=QueueState.QUEUED)
     if not filters.narrowing:
-        qs = qs.filter(~folded_under_waiting_claim(organisation))
+        qs = qs.exclude(folded_under_waiting_claim(organisation))
     return filters.apply(qs).order_by(*SORT_ORDERS.get(sort, QUEUE_ORDER))
-
-
-# A claim still waiting for its review: the variants suggested as its copies wait with it.
-WAITING_CLAIM_STATES = (QueueState.QUEUED, QueueState.CLAIMED)
-
-
-def _variant_pairs(organisation: Organisation | None) -> QuerySet[Match]:
-    """Pending semantic suggestions that fold their post under their source: no guard (a copy that negates the
-    claim, changes its numbers or is too short to judge may be another claim, so it is listed on its own); a source
-    still waiting in `organisation`'s queue (queued or claimed, and in its coverage; a rated claim's suggestion is
-    one like any, and a claim outside the coverage is not in this queue) and older than the post, so that two posts
-    never fold under each other and vanish together; and a post that no copy is linked to (a group's first post is
-    reviewed with its copies, from its own row)."""
-    return Match.objects.filter(
-        covered_by(organisation, prefix="source__"), method=MatchMethod.SEMANTIC, state=MatchState.SUGGESTED,
-        guard="", source__queue_state__in=WAITING_CLAIM_STATES, source_id__lt=F("post_id"),
-    ).exclude(Exists(Post.objects.filter(duplicate_of_id=OuterRef("post_id"))))
-
-
-def _under_waiting_claims(organisation: Organisation | None) -> QuerySet[Match]:
-    """`_variant_pairs` whose source is listed itself, not a variant of an older claim: a variant of a variant is
-    listed on its own, where a reviewer sees it, rather than under a row nobody lists."""
-    pairs = _variant_pairs(organisation)
-    return pairs.exclude(Exists(_variant_pairs(organisation).filter(post_id=OuterRef("source_id"))))
-
-
-class _Probe(Exists):
-    """EXISTS as one index probe a row. OFFSET 0 keeps PostgreSQL from turning it into a join: as a NOT EXISTS it
-    planned the fold as an anti-join that read every pending semantic suggestion and compared each with each row
-    of the page, 11 ms a queue page on the bench's 50,000 posts with 2,000 of them, against 0.13 ms as a probe."""
-
-    template = "EXISTS(%(subquery)s OFFSET 0)"
-
-
-def folded_under_waiting_claim(organisation: Organisation | None) -> Exists:
-    """The queued posts of `organisation`'s queue (`queued_posts`) that are variants of a claim it lists: reviewed
-    from that claim's page (confirming joins the claim's group, rejecting lists the post again), neither listed
-    nor claimed next. The one home of the rule: the listing and claim_next read it through `queued_posts`. One
-    probe of Match's (post, source) index a row."""
-    return _Probe(_under_waiting_claims(organisation).filter(post_id=OuterRef("pk")))
-
-
-def variant_count(organisation: Organisation | None) -> Coalesce:
-    """How many queued posts are folded under each row's post (`folded_under_waiting_claim`): its "N variants".
-    One probe of Match's (source, state) index a row."""
-    folded = (_under_waiting_claims(organisation)
-              .filter(covered_by(organisation, prefix="post__"), source_id=OuterRef("pk"),
-                      post__queue_state=QueueState.QUEUED)
-              .order_by().values("source_id"))
-    return Coalesce(Subquery(folded.annotate(n=Count("id")).values("n")), 0)
 
 
 def copy_group() -> dict[str, Subquery]:
