@@ -219,8 +219,8 @@ def refile_groups(root_ids: list[int]) -> None:
     root_ids = sorted(set(root_ids))
     if connection.vendor == "postgresql":  # SQLite, the embedded default, has one writer at a time
         # Two copies of one claim leaving it at once: each refile, reading the other copy still linked, filed that
-        # copy's keys, and the later delete, reading before the earlier commit, left them. Held to commit, in id
-        # order, and taken while the caller holds its copies' locks: nothing that holds it waits for a post's lock.
+        # copy's keys, and the later delete, reading before the earlier commit, left them. Held to commit, in claim
+        # id order within a call (docs/concurrency.md says where batches break that order, and what then happens).
         # The lock's second key is a 32-bit number: ids past 2**31 share keys, which only makes them wait in turn.
         with connection.cursor() as cursor:
             for key in sorted({root % 2**31 for root in root_ids}):
