@@ -76,13 +76,8 @@ class _RowSQL(Expression):
 
     def as_sql(self, compiler, connection, **extra_context) -> tuple[str, list]:
         row, row_params = compiler.compile(self.row)
-        before, after = self.sql.split("{row}")
-        return f"{before}{row}{after}", [*self.params[: self.split], *row_params, *self.params[self.split:]]
-
-    @property
-    def split(self) -> int:
-        """How many of `params` come before `{row}`."""
-        return self.sql.split("{row}")[0].count("%s")
+        assert not row_params, "the row's id is a column: no parameters of its own"
+        return self.sql.replace("{row}", row), self.params
 
 
 def folded_under_waiting_claim(organisation: Organisation | None) -> Expression:

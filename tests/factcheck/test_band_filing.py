@@ -110,16 +110,22 @@ def test_an_older_post_a_rated_claims_picture_reaches_files_its_keys_under_the_c
     assert near_keys <= rated_keys("source")
 
 
+def rated_claim_with_copies(platform_user, reviewer, **copies: str) -> None:
+    """The claim "first", matched and rated, and its copies (external id: text), each on a page of its own, matched
+    after the rating and linked to it."""
+    arrive(flag("first", CLAIM), by=platform_user)
+    match_posts(post_ids=[post("first").pk], rated_only=False)
+    RatingFactory(reviewer=reviewer, post=post("first"))
+    arrive(*(flag(name, text, page=f"page-{i}") for i, (name, text) in enumerate(copies.items())), by=platform_user)
+    match_posts(post_ids=[post(name).pk for name in copies], rated_only=False)
+    assert {post(name).duplicate_of_id for name in copies} == {post("first").pk}
+
+
 @pytest.mark.django_db
 def test_a_copy_unlinked_from_a_rated_claim_takes_its_band_keys_with_it(platform_user, factchecker):
     """An owner's "not the same claim" appeal is upheld: the copy leaves the claim's group. Its keys left filed under
     the claim, a later post close to that copy alone was linked to the claim on arrival and carried its rating."""
-    arrive(flag("first", CLAIM), by=platform_user)
-    match_posts(post_ids=[post("first").pk], rated_only=False)
-    RatingFactory(reviewer=factchecker, post=post("first"))
-    arrive(flag("copy", TYPO_COPY, page="page-b"), flag("stays", EXACT_COPY, page="page-c"), by=platform_user)
-    match_posts(post_ids=[post("copy").pk, post("stays").pk], rated_only=False)
-    assert post("copy").duplicate_of_id == post("stays").duplicate_of_id == post("first").pk
+    rated_claim_with_copies(platform_user, factchecker, copy=TYPO_COPY, stays=EXACT_COPY)
     assert own_keys("copy") - own_keys("first") and own_keys("copy") <= rated_keys("first")
 
     unlink_copy(post=post("copy"), actor=factchecker, reason="Appeal upheld: not the same claim.",
@@ -138,14 +144,8 @@ def test_two_copies_leaving_one_claim_at_once_both_take_their_keys_with_them(pla
     """Two "not the same claim" appeals of one rated claim's copies are upheld at the same moment. Each refile read
     the other copy still linked and filed its keys under the claim, and the later one's delete, reading before the
     earlier commit, left them there: the second now waits for the first's lock on the claim's keys."""
-    arrive(flag("first", CLAIM), by=platform_user)
-    match_posts(post_ids=[post("first").pk], rated_only=False)
-    RatingFactory(reviewer=factchecker, post=post("first"))
-    arrive(flag("copy", TYPO_COPY, page="page-b"), flag("other", NEAR_COPY, page="page-c"),
-           flag("stays", EXACT_COPY, page="page-d"), by=platform_user)
-    match_posts(post_ids=[post(name).pk for name in ("copy", "other", "stays")], rated_only=False)
+    rated_claim_with_copies(platform_user, factchecker, copy=TYPO_COPY, other=NEAR_COPY, stays=EXACT_COPY)
     group = own_keys("first", "stays")
-    assert {post(name).duplicate_of_id for name in ("copy", "other", "stays")} == {post("first").pk}
     assert own_keys("copy") - group and own_keys("other") - group and own_keys("copy", "other") <= rated_keys("first")
 
     def leave(name: str):
