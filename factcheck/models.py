@@ -139,7 +139,8 @@ class Post(models.Model):
     # No index of its own (post_queue_coverage serves the queue): ANDed into a search it read 625,000 entries,
     # the statement 52 ms against 9 without it at a million posts.
     language = models.CharField(max_length=8, blank=True)
-    country = models.CharField(max_length=2, blank=True, db_index=True)
+    # No index of its own either: post_queue_country serves the queues of organisations that cover countries.
+    country = models.CharField(max_length=2, blank=True)
     media_type = models.CharField(max_length=10, choices=MediaType.choices, default=MediaType.TEXT)
     # What the post is about, as the platform says (optional, lower-case); a queue filter.
     topic = models.CharField(max_length=100, blank=True)
@@ -182,10 +183,12 @@ class Post(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["-priority", "first_flagged_at"], name="post_queue_order", condition=QUEUED),
-            # The queue by coverage; a page's capped total reads each counted post's id and country from the index
-            # alone (migration 0031).
-            models.Index(fields=["language", "-priority"], include=["id", "country"], name="post_queue_coverage",
+            # An organisation's queue by the languages it covers: a page's capped total reads each counted post's
+            # id from the index alone (migration 0031) ...
+            models.Index(fields=["language", "-priority"], include=["id"], name="post_queue_coverage",
                          condition=QUEUED),
+            # ... and by the countries and languages, for one that covers countries (migration 0032).
+            models.Index(fields=["country", "language"], include=["id"], name="post_queue_country", condition=QUEUED),
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
             models.Index(fields=["id"], name="post_not_yet_matched", condition=Q(matched_at__isnull=True)),
             # The posts sharing a text or a URL, oldest first: the matcher reads a key's first holders and stops

@@ -149,13 +149,14 @@ def test_each_sort_is_served_by_an_index_of_the_queued_posts(sort, index):
     assert "Sort" not in plan
 
 
-@pytest.mark.parametrize("languages, countries", [(["fr", "de"], []), (["fr", "de"], ["FR", "DE"])])
-def test_the_capped_total_of_an_organisations_queue_reads_the_coverage_index_alone(languages, countries):
-    # Each counted post's id (the fold's probe) and country can come from the index (migration 0031), not a read of
-    # its row in the table: for five languages on the bench's 100,000 posts, the page's statement 6.6 ms against 17.
+@pytest.mark.parametrize("languages, countries", [(["fr", "de"], []), (["fr", "de"], ["FR", "DE"]), ([], ["FR"])])
+def test_the_capped_total_of_an_organisations_queue_reads_an_index_alone(languages, countries):
+    # Each counted post's id (the fold's probe) comes from the index (migrations 0031 and 0032), not a read of its
+    # row in the table: on the bench's 100,000 posts the page's statement took 6.6 ms against 17 for five
+    # languages, 7.4 against 12-16 for French in France.
     organisation = OrganisationFactory(languages=languages, countries=countries)
     PostFactory.create_batch(3, language="fr", country="FR")
-    PostFactory.create_batch(30, language="en", country="FR")  # other languages, in the same countries
+    PostFactory.create_batch(30, language="en", country="GB")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE factcheck_post")
         for setting in ("enable_seqscan", "enable_bitmapscan"):
@@ -164,7 +165,8 @@ def test_the_capped_total_of_an_organisations_queue_reads_the_coverage_index_alo
         sql, params = counted[: queue_module.COUNT_CAP + 1].query.sql_with_params()
         cursor.execute(f"EXPLAIN {sql}", params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "Index Only Scan using post_queue_coverage on factcheck_post " in plan, plan
+    # Which of the two the planner takes depends on the table's statistics; either holds what the count reads.
+    assert re.search(r"Index Only Scan using post_queue_(coverage|country) on factcheck_post ", plan), plan
 
 
 def test_the_stored_words_follow_an_edit_of_the_text_and_are_left_alone_by_a_score_refresh(login, factchecker):
