@@ -183,12 +183,13 @@ class Post(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["-priority", "first_flagged_at"], name="post_queue_order", condition=QUEUED),
-            # An organisation's queue by the languages it covers: a page's capped total reads each counted post's
-            # id from the index alone (migration 0031) ...
-            models.Index(fields=["language", "-priority"], include=["id"], name="post_queue_coverage",
+            # An organisation's queue by the languages or the countries it covers: a page's capped total reads each
+            # counted post's id, language and country from one of them alone (migrations 0031 and 0032). One key
+            # column each: the planner estimates a pair of columns by their statistics (migration 0033), an index
+            # on the pair as if they were independent, and ANDed its bitmap into searches for it.
+            models.Index(fields=["language", "-priority"], include=["id", "country"], name="post_queue_coverage",
                          condition=QUEUED),
-            # ... and by the countries and languages, for one that covers countries (migration 0032).
-            models.Index(fields=["country", "language"], include=["id"], name="post_queue_country", condition=QUEUED),
+            models.Index(fields=["country"], include=["id", "language"], name="post_queue_country", condition=QUEUED),
             models.Index(fields=["page", "-posted_at"], name="post_page_recent"),
             models.Index(fields=["id"], name="post_not_yet_matched", condition=Q(matched_at__isnull=True)),
             # The posts sharing a text or a URL, oldest first: the matcher reads a key's first holders and stops
