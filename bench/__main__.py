@@ -273,6 +273,18 @@ def main(argv: list[str]) -> int:
             reader = bench_user("bench-queue-reader", Role.FACTCHECKER, organisation="Bench Fact Checks")
             run.figures += bench_queue_variants(reviewer=reader, warmup=args.warmup, requests=args.requests,
                                                 posts=args.posts)
+            # The same for an organisation covering one language in one country, as most fact-checkers' do: an
+            # eighth of the bench's queue, whose rows the page finds among everyone else's.
+            from bench.data import COUNTRIES
+            from factcheck.members import organisation_of
+            from factcheck.models import Organisation
+
+            narrow = bench_user("bench-queue-narrow", Role.FACTCHECKER, organisation="Bench Narrow Fact Checks")
+            Organisation.objects.filter(name="Bench Narrow Fact Checks").update(languages=["fr"],
+                                                                              countries=[COUNTRIES["fr"]])
+            organisation_of(narrow).refresh_from_db()
+            run.figures += bench_queue_variants(reviewer=narrow, warmup=args.warmup, requests=args.requests,
+                                                posts=args.posts, coverage="an organisation covering French in France")
             from bench.refresh import bench_refresh_priorities
 
             print("refresh_priorities: one pass over the whole queue, against one UPDATE of it", flush=True)
