@@ -196,7 +196,8 @@ def main(argv: list[str]) -> int:
             "load (forked ingest processes), as the load grows the tables; the importers (csv, then jsonl, "
             "`manage.py import_posts` subprocesses) come last, as they add the most rows.",
             "Queue page variants (bench/queue_page.py; `--only queue`): over HTTP against one sync gunicorn worker, "
-            "as a reviewer holding no claims; each variant's requests take turns with the floor's, one for one, so "
+            "as a reviewer holding no claims, of the bench organisation and of one covering French in France; each "
+            "variant's requests take turns with the floor's, one for one, so "
             "a machine whose speed drifts during the run (this one is a shared VM) weighs on both alike. "
             "Then refresh_priorities (bench/refresh.py): one pass over the queue as the cron job runs it, against "
             "one UPDATE of every queued post's scores.",
