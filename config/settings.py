@@ -160,7 +160,7 @@ else:
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
     }
-# SQLite has no INCLUDE columns: there the queue's coverage index (factcheck 0031) is its key columns alone.
+# SQLite has no INCLUDE columns: there the queue's coverage indexes (factcheck 0031, 0032) are their keys alone.
 SILENCED_SYSTEM_CHECKS = ["models.W040"]
 # A replica further behind than this many seconds is skipped: its reads go to the primary (core.replicas).
 try:

@@ -2,11 +2,11 @@
 post's id and country in the index (INCLUDE), in place of `post_queue_language` (language and priority alone).
 
 A queue page's capped total counts an organisation's queued posts up to 1,001 (factcheck.queue.capped_total) and
-needs of each one only its id (the fold's probe) and its country. From the old index each counted post was a read of its row in the
-table. For five languages on the bench's 100,000 posts the count walked that index and read 1,016 table pages
-(3.4 ms), or, after another ANALYZE, read them through a bitmap of it (the page's statement 17 ms p50); from this
-one it is an index-only scan (1.3 ms; the statement 6.6 ms). 0032's index serves the same for an organisation's
-countries.
+needs of each one only its id (the fold's probe) and its country. From the old index each counted post was a read
+of its row in the table. For five languages on the bench's 100,000 posts the count walked that index and read 1,016
+table pages (3.4 ms), or, after another ANALYZE, read them through a bitmap of it (the page's statement 17 ms p50);
+from this one it is an index-only scan (1.3 ms; the statement 6.6 ms). 0032's index serves the same for an
+organisation's countries.
 
 Built CONCURRENTLY (writes go on) and checked valid before the old index is dropped; a build left invalid is built
 again (as 0028).
