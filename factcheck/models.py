@@ -184,9 +184,9 @@ class Post(models.Model):
         indexes = [
             models.Index(fields=["-priority", "first_flagged_at"], name="post_queue_order", condition=QUEUED),
             # An organisation's queue by the languages or the countries it covers: a page's capped total reads each
-            # counted post's id, language and country from one of them alone (migrations 0031 and 0032). One key
-            # column each: the planner estimates a pair of columns by their statistics (migration 0033), an index
-            # on the pair as if they were independent, and ANDed its bitmap into searches for it.
+            # counted post's id, language and country from one of them alone (migrations 0031 and 0032). Each is
+            # keyed on one coverage column: the planner estimates a pair of columns by their statistics (migration
+            # 0033), but an index on the pair as if they were independent, and ANDed its bitmap into searches.
             models.Index(fields=["language", "-priority"], include=["id", "country"], name="post_queue_coverage",
                          condition=QUEUED),
             models.Index(fields=["country"], include=["id", "language"], name="post_queue_country", condition=QUEUED),

@@ -6,7 +6,7 @@ and expects an organisation covering French in France to find its 26 rows of a q
 queue's order, where they are 8 apart. At a million posts that estimate, with each row's fold probe
 (factcheck.queue_fold), put the page's statement past PostgreSQL's `jit_above_cost`: compiling it took 95 ms of a
 148 ms statement whose execution took 3 ms (the bench's queue at 1,000,000 posts, sorted by newest; 105-213 ms p95
-a page over HTTP). With them the estimate is 71,000-74,000, most of it the capped total's 1,001 rows and their
+a page over HTTP, with 0031 and 0032 already in). With them the planner's cost estimate is 71,000-74,000, most of it the capped total's 1,001 rows and their
 probes (bounded by the cap, whatever the size of the table), and the statement runs in 4 ms.
 
 ANALYZE fills them at once (a sample of the table: a second or two at a million posts); autovacuum keeps them.
