@@ -14,6 +14,8 @@ page per row once it outgrows memory. Two kinds come without being asked for:
 tests/test_indexes.py fails when either kind comes back.
 """
 
+from collections.abc import Sequence
+
 from django.db import migrations
 from django.db.models import ForeignKey
 
@@ -48,13 +50,19 @@ def index_is_valid(schema_editor, name: str) -> bool | None:
     return row[0] if row else None
 
 
-def build_index(schema_editor, *, name: str, table: str, definition: str) -> None:
+def build_index(schema_editor, *, name: str, table: str, definition: str, include: Sequence[str] = (),
+                where: str = "") -> None:
     """CREATE INDEX CONCURRENTLY on PostgreSQL (writes go on; the migration must be `atomic = False`), again if an
-    earlier build left it invalid; raises if it is not valid after, so that nothing is dropped in its favour."""
-    how = " CONCURRENTLY" if schema_editor.connection.vendor == "postgresql" else ""
+    earlier build left it invalid; raises if it is not valid after, so that nothing is dropped in its favour.
+    `definition` is the key columns (and may carry its own WHERE); `include` the columns stored beside them, on
+    PostgreSQL only (SQLite has no INCLUDE, as Django's own indexes there have none); `where` the partial condition."""
+    postgresql = schema_editor.connection.vendor == "postgresql"
+    how = " CONCURRENTLY" if postgresql else ""
     if index_is_valid(schema_editor, name) is False:
         schema_editor.execute(f"DROP INDEX{how} IF EXISTS {name}")
-    schema_editor.execute(f"CREATE INDEX{how} IF NOT EXISTS {name} ON {table} {definition}")
+    stored = f" INCLUDE ({', '.join(include)})" if include and postgresql else ""
+    condition = f" WHERE {where}" if where else ""
+    schema_editor.execute(f"CREATE INDEX{how} IF NOT EXISTS {name} ON {table} {definition}{stored}{condition}")
     if not index_is_valid(schema_editor, name):
         raise RuntimeError(f"index {name} is not valid after its build: nothing was dropped; migrate again")
 

@@ -17,20 +17,18 @@ from django.db.models import Q
 
 from core.indexes import build_index, drop_index
 
-QUEUED = "WHERE queue_state = 'queued'"
+QUEUED = "queue_state = 'queued'"
 
 
 def forwards(apps, schema_editor) -> None:
-    # SQLite has no INCLUDE (nor does Django's index there): the embedded default gets the columns alone.
-    include = " INCLUDE (id, country)" if schema_editor.connection.vendor == "postgresql" else ""
     build_index(schema_editor, name="post_queue_coverage", table="factcheck_post",
-                definition=f"(language, priority DESC){include} {QUEUED}")
+                definition="(language, priority DESC)", include=("id", "country"), where=QUEUED)
     drop_index(schema_editor, "post_queue_language")
 
 
 def backwards(apps, schema_editor) -> None:
     build_index(schema_editor, name="post_queue_language", table="factcheck_post",
-                definition=f"(language, priority DESC) {QUEUED}")
+                definition="(language, priority DESC)", where=QUEUED)
     drop_index(schema_editor, "post_queue_coverage")
 
 

@@ -27,10 +27,8 @@ OLD = "factcheck_post_country_566c3e58"
 
 
 def forwards(apps, schema_editor) -> None:
-    # SQLite has no INCLUDE (as 0031): the embedded default gets the key columns alone.
-    include = " INCLUDE (id, language)" if schema_editor.connection.vendor == "postgresql" else ""
     build_index(schema_editor, name="post_queue_country", table="factcheck_post",
-                definition=f"(country){include} WHERE queue_state = 'queued'")
+                definition="(country)", include=("id", "language"), where="queue_state = 'queued'")
     drop_index(schema_editor, OLD)
 
 
