@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pgtrigger
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -214,6 +215,15 @@ class Post(models.Model):
             # factcheck.timestamps: nothing before 2000 is a real post (and year 1 cannot even be read back).
             models.CheckConstraint(name="post_posted_since_2000", condition=Q(posted_at__gte=TIMESTAMPS_FROM)),
         ]
+        # A post's language or country changed (a later flag, language detection, staff): its pairs say so (Match's
+        # post_ and source_language, _country), in the same statement, after the post's row as the lock order asks.
+        triggers = [pgtrigger.Trigger(
+            name="post_coverage_to_matches", when=pgtrigger.After, operation=pgtrigger.UpdateOf("language", "country"),
+            condition=pgtrigger.AnyChange("language", "country"),
+            func="UPDATE factcheck_match SET post_language = NEW.language, post_country = NEW.country"
+                 " WHERE post_id = NEW.id; UPDATE factcheck_match SET source_language = NEW.language,"
+                 " source_country = NEW.country WHERE source_id = NEW.id; RETURN NULL;",
+        )]
 
     def __str__(self) -> str:
         return self.external_id
@@ -370,76 +380,14 @@ class Rating(models.Model):
         raise AppendOnlyError("ratings are never deleted; a new rating supersedes them")
 
 
-class MatchMethod(models.TextChoices):
-    URL = "url", "Same normalised URL"
-    TEXT = "text", "Same normalised text"
-    MINHASH = "minhash", "Near-duplicate text"
-    MEDIA = "media", "Same or similar image"
-    SEMANTIC = "semantic", "Same claim in other words"
-
-
-class MatchState(models.TextChoices):
-    AUTO = "auto", "Matched automatically"
-    SUGGESTED = "suggested", "Suggested"
-    CONFIRMED = "confirmed", "Confirmed by a fact-checker"
-    REJECTED = "rejected", "Rejected"
-
-
-# A pair in these states links the copy to its source: the source's rating reaches it.
-LINKED_STATES = (MatchState.AUTO, MatchState.CONFIRMED)
-
-
-class MatchGuard(models.TextChoices):
-    NONE = "", "None"
-    SHORT_TEXT = "short_text", "Under 8 words"
-    POLARITY = "polarity", "Negation or polarity differs"
-    NUMBERS = "numbers", "Numbers differ"
-    NAMES = "names", "Names differ"
-    WORDING = "wording", "A word swapped for another"
-
-
-class Match(models.Model):
-    """That `post` is a copy of `source`, the first post of a claim, with how it was found.
-    Never deleted: a rejected pair stays, so that it is never suggested or matched again.
-    The only transitions are factcheck.matching.matcher's (suggested -> confirmed | rejected,
-    auto | confirmed -> rejected when a reversal unlinks the copy), each audited.
-    """
-
-    # Each indexed first in a pair of columns: (post, source), (post, state), (source, state).
-    post = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="matches", db_index=False)
-    source = models.ForeignKey(Post, on_delete=models.PROTECT, related_name="copies", db_index=False)
-    method = models.CharField(max_length=10, choices=MatchMethod.choices)
-    score = models.FloatField()
-    state = models.CharField(max_length=10, choices=MatchState.choices)
-    # What held a pair that scored above the automatic threshold at suggestion; on a semantic pair (never automatic),
-    # what its reviewer is warned of ("this copy negates the claim").
-    guard = models.CharField(max_length=12, choices=MatchGuard.choices, blank=True)
-    created_at = models.DateTimeField()
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    reason = models.TextField(blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["post", "source"], name="one_match_per_pair"),
-            models.CheckConstraint(name="match_not_to_itself", condition=~Q(post=models.F("source"))),
-        ]
-        indexes = [models.Index(fields=["source", "state"]), models.Index(fields=["post", "state"])]
-        verbose_name_plural = "matches"
-
-    def __str__(self) -> str:
-        return f"Post “{self.post.external_id}” as a copy of “{self.source.external_id}” ({self.get_state_display()})"
-
-    @property
-    def linked(self) -> bool:
-        return self.state in LINKED_STATES
-
-
 # Their own modules only because this one is at its length; imported here so Django registers them.
 import factcheck.models_bands  # noqa: E402,F401  (PostBand, RatedBand: import them from there)
 import factcheck.models_media  # noqa: E402,F401  (PostMedia, MediaBand, RatedMediaBand: import them from there)
 import factcheck.models_semantic  # noqa: E402,F401  (PostEmbedding, SemanticBand)
 from factcheck.models_drafts import RatingDraft as RatingDraft  # noqa: E402
+from factcheck.models_matches import LINKED_STATES as LINKED_STATES  # noqa: E402
+from factcheck.models_matches import Match as Match  # noqa: E402
+from factcheck.models_matches import MatchGuard as MatchGuard  # noqa: E402
+from factcheck.models_matches import MatchMethod as MatchMethod  # noqa: E402
+from factcheck.models_matches import MatchState as MatchState  # noqa: E402
 from factcheck.models_membership import Membership as Membership  # noqa: E402

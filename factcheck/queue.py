@@ -14,13 +14,11 @@ decided or the claim is rated.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
     Count,
@@ -40,6 +38,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.bulk import update_rows
+from core.jit import reading_without_jit
 from core.place_names import country_name, language_name, named_choices
 from factcheck.eligibility import REVIEW_FLAGS
 from factcheck.models import Flag, Organisation, Post, QueueState
@@ -214,26 +213,6 @@ class QueuePage(NamedTuple):
     total: int
 
 
-@contextmanager
-def _without_jit() -> Iterator[None]:
-    """PostgreSQL's JIT off for the statements run inside, which must only read: SET LOCAL in a transaction (or a
-    savepoint of the caller's) that is rolled back after them, which takes the setting back with it.
-
-    A page's statement costs a few milliseconds, but the planner costs each row's fold probe (factcheck.queue_fold)
-    at 30-66, and with the capped total's 1,001 rows the estimate passes `jit_above_cost` as soon as Match holds
-    pairs: on the bench's 100,000 posts with 100,000 suggested pairs, compiling took 90 ms of a 94 ms statement, and
-    `queue_page` 100-118 ms p50 where it takes 15-17 without (a queue page at 202 ms p95 in bench/navigation.py).
-    Nothing a queue page runs gains from JIT."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL jit = off")
-        yield
-        transaction.set_rollback(True)
-
-
 def queue_page(
     *, organisation: Organisation | None, filters: QueueFilters = QueueFilters(), sort: str = QueueSort.PRIORITY,
     columns: Sequence[str], start: int, stop: int,
@@ -247,7 +226,11 @@ def queue_page(
     # index range, never the whole queue). It counts the rows a reviewer can page through, so "1-25 of N" never
     # names more posts than the pages list: the fold tested on each counted post (an index probe each) took 1.4 to
     # 10 ms a page on the bench's 50,000 posts, where counting every queued post took 0.2 ms.
-    with _without_jit():
+    # JIT off (core.jit): the planner costs each row's fold probe (factcheck.queue_fold) at 30-66, and with the capped
+    # total's 1,001 rows the estimate passes `jit_above_cost` as soon as Match holds pairs: on the bench's 100,000
+    # posts with 100,000 suggested pairs, compiling took 90 ms of a 94 ms statement, and `queue_page` 100-118 ms p50
+    # where it takes 15-17 without (a queue page at 202 ms p95 in bench/navigation.py).
+    with reading_without_jit():
         rows = list(waiting.annotate(queue_total=capped_total(waiting), **group)
                     .values(*columns, *group, "queue_total")[start:stop])
         if rows:

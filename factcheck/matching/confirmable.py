@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Exists, F, JSONField, OuterRef, Q, Subquery
 from django.db.models.lookups import Exact
 
@@ -240,10 +241,23 @@ def _decidable(*, copy: str, root: str, organisation_id: int) -> Exists:
                   .filter(Q(organisation_id=organisation_id) | rater_elsewhere))
 
 
+def _pair_covered(organisation: Organisation, *, copy: str) -> Q:
+    """The organisation covers the pair's copy (`post` or `source`), read on the pair's own row (Match's post_ and
+    source_language, _country, which PostgreSQL's triggers keep equal to the posts') beside the post's, so that an
+    organisation's newest suggested pairs are read backwards from its language's or country's index (migration 0034).
+    Listing the newest ten for French in France on the bench's 100,000 suggested pairs walked 49,910 of them, each
+    pair's post read, in 189 ms; from the index, 6.6 ms. SQLite, which keeps no such copy, reads the posts' alone."""
+    if connection.vendor != "postgresql":
+        return Q()
+    return covering(languages=organisation.languages, countries=organisation.countries, prefix=f"{copy}_")
+
+
 def _works(*, copy: str, root: str, organisation: Organisation | None, now: datetime) -> Q:
     organisation_id = organisation.pk if organisation is not None else None
     coverage = (covering(languages=organisation.languages, countries=organisation.countries, prefix=f"{copy}__")
                 if organisation is not None else Q())
+    if organisation is not None:
+        coverage &= _pair_covered(organisation, copy=copy)
     rated_root = Q(_rated(root))
     root_ours = (Q(_decidable(copy=copy, root=root, organisation_id=organisation_id)) if organisation_id is not None
                  else Q(pk__in=[]))

@@ -127,7 +127,7 @@ def test_search_sort_and_grouping_together_keep_the_queue_page_at_four_queries(l
     client = login(reviewer)
     # session, user with their organisation, my claims, the page with its total and copy groups
     # +1: the navigation's counts (issue 29); +1: the rows' media (issue 30); +4: JIT off around the page's
-    # statement (factcheck.queue._without_jit: in the test's transaction SAVEPOINT, SET LOCAL, ROLLBACK TO and
+    # statement (core.jit: in the test's transaction SAVEPOINT, SET LOCAL, ROLLBACK TO and
     # RELEASE; a request sends SET LOCAL alone between its BEGIN and ROLLBACK)
     with django_assert_max_num_queries(10):
         response = client.get("/queue/", {"q": "miracle", "sort": "reach", "source": "user_report", "page": 2})
@@ -180,7 +180,7 @@ def test_the_capped_total_of_an_organisations_queue_reads_an_index_alone(languag
 
 def test_the_queue_pages_statement_runs_without_jit_and_leaves_the_setting_as_it_was():
     # With pairs in Match the planner's estimate of a page passes jit_above_cost, and compiling took 90 ms of a
-    # 94 ms statement (factcheck.queue._without_jit). Here every statement would be compiled but the page's.
+    # 94 ms statement (core.jit). Here every statement would be compiled but the page's.
     PostFactory.create_batch(3)
     seen = []
 

@@ -358,7 +358,7 @@ def test_queue_page_renders_in_a_fixed_number_of_queries(login, factchecker, dja
     # session, user with their organisation (accounts.backends), my claims with their posts, the queue
     # rows with their pages, total and copy groups
     # +1: the navigation's counts (issue 29); +1: the rows' media (issue 30); +4: JIT off around the page's
-    # statement (factcheck.queue._without_jit: in the test's transaction SAVEPOINT, SET LOCAL, ROLLBACK TO and
+    # statement (core.jit: in the test's transaction SAVEPOINT, SET LOCAL, ROLLBACK TO and
     # RELEASE; a request sends SET LOCAL alone between its BEGIN and ROLLBACK)
     with django_assert_max_num_queries(10):
         response = client.get("/queue/", {"source": "user_report"})

@@ -215,7 +215,7 @@ def test_the_queues_thumbnails_take_one_query_for_the_whole_page(login, factchec
     client = login(factchecker)
     # session, user with their organisation, my claims, the rows with their total and copy groups, the
     # navigation's counts, and the rows' media: the same for 2 rows as for 25 (+4: JIT off around the page's
-    # statement, factcheck.queue._without_jit, in a savepoint of the test's transaction)
+    # statement, core.jit, in a savepoint of the test's transaction)
     with django_assert_max_num_queries(10):
         response = client.get("/queue/")
     assert len(tags(response, "img")) == rows

@@ -1,0 +1,107 @@
+"""Matches: that one post is a copy of another, how it was found and what became of the pair
+(factcheck.matching records and decides them)."""
+
+from __future__ import annotations
+
+import pgtrigger
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class MatchMethod(models.TextChoices):
+    URL = "url", "Same normalised URL"
+    TEXT = "text", "Same normalised text"
+    MINHASH = "minhash", "Near-duplicate text"
+    MEDIA = "media", "Same or similar image"
+    SEMANTIC = "semantic", "Same claim in other words"
+
+
+class MatchState(models.TextChoices):
+    AUTO = "auto", "Matched automatically"
+    SUGGESTED = "suggested", "Suggested"
+    CONFIRMED = "confirmed", "Confirmed by a fact-checker"
+    REJECTED = "rejected", "Rejected"
+
+
+# A pair in these states links the copy to its source: the source's rating reaches it.
+LINKED_STATES = (MatchState.AUTO, MatchState.CONFIRMED)
+
+
+class MatchGuard(models.TextChoices):
+    NONE = "", "None"
+    SHORT_TEXT = "short_text", "Under 8 words"
+    POLARITY = "polarity", "Negation or polarity differs"
+    NUMBERS = "numbers", "Numbers differ"
+    NAMES = "names", "Names differ"
+    WORDING = "wording", "A word swapped for another"
+
+
+SUGGESTED = Q(state=MatchState.SUGGESTED)
+
+
+class Match(models.Model):
+    """That `post` is a copy of `source`, the first post of a claim, with how it was found.
+    Never deleted: a rejected pair stays, so that it is never suggested or matched again.
+    The only transitions are factcheck.matching.matcher's (suggested -> confirmed | rejected,
+    auto | confirmed -> rejected when a reversal unlinks the copy), each audited.
+    """
+
+    # Each indexed first in a pair of columns: (post, source), (post, state), (source, state).
+    post = models.ForeignKey("factcheck.Post", on_delete=models.PROTECT, related_name="matches", db_index=False)
+    source = models.ForeignKey("factcheck.Post", on_delete=models.PROTECT, related_name="copies", db_index=False)
+    method = models.CharField(max_length=10, choices=MatchMethod.choices)
+    score = models.FloatField()
+    state = models.CharField(max_length=10, choices=MatchState.choices)
+    # What held a pair that scored above the automatic threshold at suggestion; on a semantic pair (never automatic),
+    # what its reviewer is warned of ("this copy negates the claim").
+    guard = models.CharField(max_length=12, choices=MatchGuard.choices, blank=True)
+    created_at = models.DateTimeField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    # Each post's language and country, kept equal to the post's by the database (PostgreSQL: the trigger below and
+    # Post's `post_coverage_to_matches`), so that an organisation's waiting suggestions are read from the indexes of
+    # the pairs whose copy it covers (factcheck.matching.confirmable) rather than by walking every suggested pair.
+    post_language = models.CharField(max_length=8, blank=True, editable=False)
+    post_country = models.CharField(max_length=2, blank=True, editable=False)
+    source_language = models.CharField(max_length=8, blank=True, editable=False)
+    source_country = models.CharField(max_length=2, blank=True, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["post", "source"], name="one_match_per_pair"),
+            models.CheckConstraint(name="match_not_to_itself", condition=~Q(post=models.F("source"))),
+        ]
+        indexes = [
+            models.Index(fields=["source", "state"]),
+            models.Index(fields=["post", "state"]),
+            # The suggested pairs by either post's language, and by its country, newest last (migration 0034): an
+            # organisation's newest waiting suggestions are read backwards from its language's or country's pairs,
+            # on the side of the pair that is the copy (the stored post, or the source of a pair turned round).
+            *(models.Index(fields=[f"{side}_{column}", "id"], name=f"suggested_{side}_{column}",
+                           condition=SUGGESTED)
+              for side in ("post", "source") for column in ("language", "country")),
+        ]
+        triggers = [
+            pgtrigger.Trigger(
+                name="match_copy_coverage", when=pgtrigger.Before,
+                operation=pgtrigger.Insert | pgtrigger.UpdateOf("post_id", "source_id"),
+                # One row whatever is found (an aggregate): a pair written before its post (the foreign keys are
+                # checked at commit) keeps '' rather than breaking its NOT NULL columns.
+                func="SELECT COALESCE(MAX(language), ''), COALESCE(MAX(country), '') INTO NEW.post_language,"
+                     " NEW.post_country FROM factcheck_post WHERE id = NEW.post_id;"
+                     " SELECT COALESCE(MAX(language), ''), COALESCE(MAX(country), '') INTO NEW.source_language,"
+                     " NEW.source_country FROM factcheck_post WHERE id = NEW.source_id; RETURN NEW;",
+            ),
+        ]
+        verbose_name_plural = "matches"
+
+    def __str__(self) -> str:
+        return f"Post “{self.post.external_id}” as a copy of “{self.source.external_id}” ({self.get_state_display()})"
+
+    @property
+    def linked(self) -> bool:
+        return self.state in LINKED_STATES
