@@ -215,14 +215,13 @@ class Post(models.Model):
             # factcheck.timestamps: nothing before 2000 is a real post (and year 1 cannot even be read back).
             models.CheckConstraint(name="post_posted_since_2000", condition=Q(posted_at__gte=TIMESTAMPS_FROM)),
         ]
-        # A post's language or country changed (a later flag, language detection, staff): its pairs say so (Match's
-        # post_ and source_language, _country), in the same statement, after the post's row as the lock order asks.
+        # A post's language or country changed (a later flag, language detection, staff): the pairs it is the copy of
+        # say so (Match.post_language, post_country), in the same statement, after the post's row (docs/concurrency.md).
         triggers = [pgtrigger.Trigger(
             name="post_coverage_to_matches", when=pgtrigger.After, operation=pgtrigger.UpdateOf("language", "country"),
             condition=pgtrigger.AnyChange("language", "country"),
             func="UPDATE factcheck_match SET post_language = NEW.language, post_country = NEW.country"
-                 " WHERE post_id = NEW.id; UPDATE factcheck_match SET source_language = NEW.language,"
-                 " source_country = NEW.country WHERE source_id = NEW.id; RETURN NULL;",
+                 " WHERE post_id = NEW.id; RETURN NULL;",
         )]
 
     def __str__(self) -> str:

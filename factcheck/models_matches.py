@@ -62,13 +62,14 @@ class Match(models.Model):
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     reason = models.TextField(blank=True)
-    # Each post's language and country, kept equal to the post's by the database (PostgreSQL: the trigger below and
-    # Post's `post_coverage_to_matches`), so that an organisation's waiting suggestions are read from the indexes of
-    # the pairs whose copy it covers (factcheck.matching.confirmable) rather than by walking every suggested pair.
-    post_language = models.CharField(max_length=8, blank=True, editable=False)
-    post_country = models.CharField(max_length=2, blank=True, editable=False)
-    source_language = models.CharField(max_length=8, blank=True, editable=False)
-    source_country = models.CharField(max_length=2, blank=True, editable=False)
+    # The copy's (`post`'s) language and country, kept equal to the post's by the database (PostgreSQL: the trigger
+    # below and Post's `post_coverage_to_matches`), so that an organisation's waiting suggestions stored this way
+    # round are read from the indexes of the pairs whose copy it covers (factcheck.matching.confirmable) rather than
+    # by walking every suggested pair. Every writer of a pair holds its post's lock (the matcher, the media sweep,
+    # confirming), so the two triggers never miss each other. '' by default: SQLite, which has no triggers, never
+    # reads them.
+    post_language = models.CharField(max_length=8, blank=True, editable=False, db_default="")
+    post_country = models.CharField(max_length=2, blank=True, editable=False, db_default="")
 
     class Meta:
         constraints = [
@@ -78,23 +79,19 @@ class Match(models.Model):
         indexes = [
             models.Index(fields=["source", "state"]),
             models.Index(fields=["post", "state"]),
-            # The suggested pairs by either post's language, and by its country, newest last (migration 0034): an
-            # organisation's newest waiting suggestions are read backwards from its language's or country's pairs,
-            # on the side of the pair that is the copy (the stored post, or the source of a pair turned round).
-            *(models.Index(fields=[f"{side}_{column}", "id"], name=f"suggested_{side}_{column}",
-                           condition=SUGGESTED)
-              for side in ("post", "source") for column in ("language", "country")),
+            # The suggested pairs by their copy's language, and by its country, newest last (migration 0035): an
+            # organisation's newest waiting suggestions are read backwards from its language's or country's pairs.
+            models.Index(fields=["post_language", "id"], name="suggested_post_language", condition=SUGGESTED),
+            models.Index(fields=["post_country", "id"], name="suggested_post_country", condition=SUGGESTED),
         ]
         triggers = [
             pgtrigger.Trigger(
                 name="match_copy_coverage", when=pgtrigger.Before,
-                operation=pgtrigger.Insert | pgtrigger.UpdateOf("post_id", "source_id"),
+                operation=pgtrigger.Insert | pgtrigger.UpdateOf("post_id"),
                 # One row whatever is found (an aggregate): a pair written before its post (the foreign keys are
-                # checked at commit) keeps '' rather than breaking its NOT NULL columns.
+                # checked at commit) keeps '' rather than a NULL in its NOT NULL columns.
                 func="SELECT COALESCE(MAX(language), ''), COALESCE(MAX(country), '') INTO NEW.post_language,"
-                     " NEW.post_country FROM factcheck_post WHERE id = NEW.post_id;"
-                     " SELECT COALESCE(MAX(language), ''), COALESCE(MAX(country), '') INTO NEW.source_language,"
-                     " NEW.source_country FROM factcheck_post WHERE id = NEW.source_id; RETURN NEW;",
+                     " NEW.post_country FROM factcheck_post WHERE id = NEW.post_id; RETURN NEW;",
             ),
         ]
         verbose_name_plural = "matches"

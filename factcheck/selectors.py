@@ -140,7 +140,7 @@ def newest_waiting_suggestions(*, organisation: Organisation | None, limit: int)
 
     JIT off (core.jit): the halves' estimates pass `jit_above_cost`, and on the bench's 100,000 suggested pairs
     compiling the pairs turned round took 80 ms of a 147 ms statement; the notifications page of an organisation
-    covering French in France took 226 ms p50 in process with it, 133 ms without."""
+    covering French in France took 226 ms p50 in process with it, 127 ms without."""
     stored, turned = waiting_suggestions_everywhere(organisation=organisation)
     with reading_without_jit():
         pairs = [
