@@ -130,15 +130,18 @@ class IdempotencyConflict(Refusal):
 
 
 _post_values = attrgetter(*POST_FIELDS)
-_LANGUAGE = POST_FIELDS.index("language")
+# What an organisation's coverage reads: "not said" is not "none".
+_KEPT_WHEN_NOT_SAID = tuple(POST_FIELDS.index(field) for field in ("language", "country"))
 
 
 def _kept_values(given: PostInput, post: Post) -> tuple:
-    """A later flag's post fields for a post we have; a flag without a language keeps the post's (sent by an
-    earlier flag, or detected by factcheck.matching.semantic), as "not said" is not "no language"."""
+    """A later flag's post fields for a post we have; a flag without a language or a country keeps the post's (sent
+    by an earlier flag, or the language detected by factcheck.matching.semantic), as "not said" is not "no language":
+    blanking them would take the post, and the claims it belongs to, out of the organisations that cover it."""
     values = list(_post_values(given))
-    if not given.language:
-        values[_LANGUAGE] = post.language
+    for index in _KEPT_WHEN_NOT_SAID:
+        if not values[index]:
+            values[index] = getattr(post, POST_FIELDS[index])
     return tuple(values)
 
 
@@ -301,7 +304,7 @@ def _write(
         p.external_id: p
         for p in Post.objects.select_for_update(no_key=True, of=("self",))
         .filter(external_id__in_array=list(latest_post))
-        .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id", "language")
+        .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id", "language", "country")
         .order_by("id")
     }
 

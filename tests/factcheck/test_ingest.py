@@ -25,14 +25,15 @@ NOW = timezone.now()
 
 
 def flag(key: str, post: str = "p1", *, source: str = "user_report", page: str = "pg1", politician: bool = False,
-         views: int = 1000, shares: int = 10, hours_old: float = 2) -> FlagInput:
+         views: int = 1000, shares: int = 10, hours_old: float = 2, language: str = "en", country: str = "GB",
+         ) -> FlagInput:
     now = NOW  # one time for the whole module: a flag built twice is the same flag (its fingerprint too)
     return FlagInput(
         idempotency_key=key, source=source, flagged_at=now, reason="suspicious",
         post=PostInput(
             external_id=post, page=PageInput(page, f"Page {page}", politician),
             posted_at=now - timedelta(hours=hours_old),
-            url=f"https://social.example/{post}", text="Drinking bleach cures flu", language="en", country="GB",
+            url=f"https://social.example/{post}", text="Drinking bleach cures flu", language=language, country=country,
             views=views, shares=shares,
         ),
     )
@@ -48,6 +49,17 @@ def test_flags_for_one_post_accumulate_and_put_it_in_the_queue(platform_user):
     assert post.priority == pytest.approx(post.velocity_score + post.flag_score + post.age_score, abs=0.01)
     assert AuditEvent.objects.filter(verb=AuditVerb.FLAG_RECEIVED, post_id=post.pk).count() == 2
     assert AuditEvent.objects.filter(verb=AuditVerb.POST_QUEUED, post_id=post.pk).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_later_flag_that_does_not_say_the_language_or_country_keeps_them_and_one_that_does_changes_them(
+        platform_user):
+    # An organisation's coverage reads them: a flag that leaves them out must not take the post out of it.
+    ingest_flags(flags=[flag("k1")], submitted_by=platform_user)
+    ingest_flags(flags=[flag("k2", language="", country="")], submitted_by=platform_user)
+    assert Post.objects.values_list("language", "country").get(external_id="p1") == ("en", "GB")
+    ingest_flags(flags=[flag("k3", language="fr", country="BE")], submitted_by=platform_user)
+    assert Post.objects.values_list("language", "country").get(external_id="p1") == ("fr", "BE")
 
 
 @pytest.mark.django_db
