@@ -248,11 +248,11 @@ class PostIn(BaseModel):
     ] = ""
     text: Annotated[str, Field(max_length=MAX_POST_TEXT, json_schema_extra=null_is_blank())] = ""
     language: str = Field(
-        "", description="ISO 639-1, two letters; stored lower-case.",
+        "", description="ISO 639-1, two letters; stored lower-case. A later flag without it keeps the post's.",
         json_schema_extra=null_is_blank(pattern=TWO_LETTERS),
     )
     country: str = Field(
-        "", description="ISO 3166-1 alpha-2; stored upper-case.",
+        "", description="ISO 3166-1 alpha-2; stored upper-case. A later flag without it keeps the post's.",
         json_schema_extra=null_is_blank(pattern=TWO_LETTERS),
     )
     media_type: MediaType = MediaType.TEXT

@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from operator import attrgetter
 from typing import NamedTuple
@@ -130,8 +131,18 @@ class IdempotencyConflict(Refusal):
 
 
 _post_values = attrgetter(*POST_FIELDS)
-# What an organisation's coverage reads: "not said" is not "none".
 _KEPT_WHEN_NOT_SAID = tuple(POST_FIELDS.index(field) for field in ("language", "country"))
+
+
+def _latest_posts(flags: Iterable[FlagInput]) -> dict[str, PostInput]:
+    """Each post as its last flag in the batch says it (the newest reach figures win), with an earlier flag's language
+    and country where it does not say them (as `_kept_values` keeps the stored ones), as if sent a batch each."""
+    latest: dict[str, PostInput] = {}
+    for post in (flag.post for flag in flags):
+        if (earlier := latest.get(post.external_id)) is not None:
+            post = replace(post, language=post.language or earlier.language, country=post.country or earlier.country)
+        latest[post.external_id] = post
+    return latest
 
 
 def _kept_values(given: PostInput, post: Post) -> tuple:
@@ -297,7 +308,7 @@ def _write(
             record_event(actor=submitted_by, verb=AuditVerb.PAGE_CHANGED, target=Page(pk=page.pk),
                          reason="the platform marked it as a politician's page", data={"is_politician": True},
                          system=system)
-    latest_post = {f.post.external_id: f.post for f in new_flags.values()}  # newest reach figures win
+    latest_post = _latest_posts(new_flags.values())
     # Lock the posts we already have, in id order so concurrent batches cannot deadlock:
     # their flag counts are recounted below and must not interleave with another batch.
     existing = {

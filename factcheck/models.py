@@ -215,7 +215,7 @@ class Post(models.Model):
             # factcheck.timestamps: nothing before 2000 is a real post (and year 1 cannot even be read back).
             models.CheckConstraint(name="post_posted_since_2000", condition=Q(posted_at__gte=TIMESTAMPS_FROM)),
         ]
-        # A post's language or country changed (a later flag, language detection, staff): the pairs it is the copy of
+        # A post's language or country changed (a later flag, language detection): the pairs it is the copy of
         # say so (Match.post_language, post_country), in the same statement, after the post's row (docs/concurrency.md).
         triggers = [pgtrigger.Trigger(
             name="post_coverage_to_matches", when=pgtrigger.After, operation=pgtrigger.UpdateOf("language", "country"),

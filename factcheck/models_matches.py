@@ -65,8 +65,8 @@ class Match(models.Model):
     # The copy's (`post`'s) language and country, kept equal to the post's by the database (PostgreSQL: the trigger
     # below and Post's `post_coverage_to_matches`), so that an organisation's waiting suggestions stored this way
     # round are read from the indexes of the pairs whose copy it covers (factcheck.matching.confirmable) rather than
-    # by walking every suggested pair. Every writer of a pair holds its post's lock (the matcher, the media sweep,
-    # confirming), so the two triggers never miss each other. '' by default: SQLite, which has no triggers, never
+    # by walking every suggested pair. Every writer of a pair holds its post's lock (docs/concurrency.md lists them),
+    # so the two triggers never miss each other. '' by default: SQLite, which has no triggers, never
     # reads them.
     post_language = models.CharField(max_length=8, blank=True, editable=False, db_default="")
     post_country = models.CharField(max_length=2, blank=True, editable=False, db_default="")

@@ -63,6 +63,17 @@ def test_a_later_flag_that_does_not_say_the_language_or_country_keeps_them_and_o
 
 
 @pytest.mark.django_db
+def test_flags_of_one_post_in_one_batch_leave_it_as_the_same_flags_in_two_batches(platform_user):
+    ingest_flags(flags=[flag("k1", post="one", language="fr", country="FR"), flag("k2", post="one", language="",
+                                                                                  country="")],
+                 submitted_by=platform_user)
+    ingest_flags(flags=[flag("k3", post="two", language="fr", country="FR")], submitted_by=platform_user)
+    ingest_flags(flags=[flag("k4", post="two", language="", country="")], submitted_by=platform_user)
+    assert dict(Post.objects.values_list("external_id", "country")) == {"one": "FR", "two": "FR"}
+    assert set(Post.objects.values_list("language", flat=True)) == {"fr"}
+
+
+@pytest.mark.django_db
 def test_the_same_flag_sent_twice_is_stored_once(platform_user):
     ingest_flags(flags=[flag("same")], submitted_by=platform_user)
     results = ingest_flags(flags=[flag("same"), flag("same")], submitted_by=platform_user)
