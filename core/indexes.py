@@ -1,5 +1,6 @@
 """Indexes in migrations: dropping those Django makes on its own that no query reads, and building new ones on a
-large table while writes go on (`build_index`, `drop_index`: CONCURRENTLY on PostgreSQL).
+large table while writes go on (`build_index`, `drop_index`: CONCURRENTLY on PostgreSQL); and the planner's
+statistics of columns that go together (`create_statistics`, `drop_statistics`).
 
 Every index of a table is written on each insert: a flag writes a post, a flag and an audit row, ten million a day
 at the program's size, and an index whose keys are random (a text's hash, a page's id) costs a read of a random
@@ -71,3 +72,19 @@ def drop_index(schema_editor, name: str) -> None:
     """DROP INDEX CONCURRENTLY on PostgreSQL, if it exists."""
     how = " CONCURRENTLY" if schema_editor.connection.vendor == "postgresql" else ""
     schema_editor.execute(f"DROP INDEX{how} IF EXISTS {name}")
+
+
+def create_statistics(schema_editor, *, name: str, table: str, columns: Sequence[str]) -> None:
+    """Statistics of columns that go together (`dependencies, mcv`), gathered at once (ANALYZE of those columns: a
+    sample of the table), so that the planner stops multiplying their shares as if they were independent. PostgreSQL
+    only; SQLite plans without them."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    listed = ", ".join(columns)
+    schema_editor.execute(f"CREATE STATISTICS IF NOT EXISTS {name} (dependencies, mcv) ON {listed} FROM {table}")
+    schema_editor.execute(f"ANALYZE {table} ({listed})")
+
+
+def drop_statistics(schema_editor, name: str) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f"DROP STATISTICS IF EXISTS {name}")

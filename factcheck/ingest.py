@@ -131,29 +131,25 @@ class IdempotencyConflict(Refusal):
 
 
 _post_values = attrgetter(*POST_FIELDS)
-_KEPT_WHEN_NOT_SAID = tuple(POST_FIELDS.index(field) for field in ("language", "country"))
+KEPT_WHEN_NOT_SAID = ("language", "country")
+
+
+def _unsaid_kept(given: PostInput, known: PostInput | Post) -> PostInput:
+    """`given` with the language and country of `known` (an earlier flag's post in the batch, or the stored post:
+    a language detected by factcheck.matching.semantic too) where it does not say them, as "not said" is not "no
+    language": blanking them would take the post, and the claims it belongs to, out of the organisations covering it."""
+    kept = {field: getattr(known, field) for field in KEPT_WHEN_NOT_SAID if not getattr(given, field)}
+    return replace(given, **kept) if kept else given
 
 
 def _latest_posts(flags: Iterable[FlagInput]) -> dict[str, PostInput]:
-    """Each post as its last flag in the batch says it (the newest reach figures win), with an earlier flag's language
-    and country where it does not say them (as `_kept_values` keeps the stored ones), as if sent a batch each."""
+    """Each post as its last flag in the batch says it (the newest reach figures win), keeping what an earlier flag
+    said and it does not (`_unsaid_kept`), as if the flags came a batch each."""
     latest: dict[str, PostInput] = {}
     for post in (flag.post for flag in flags):
-        if (earlier := latest.get(post.external_id)) is not None:
-            post = replace(post, language=post.language or earlier.language, country=post.country or earlier.country)
-        latest[post.external_id] = post
+        earlier = latest.get(post.external_id)
+        latest[post.external_id] = _unsaid_kept(post, earlier) if earlier is not None else post
     return latest
-
-
-def _kept_values(given: PostInput, post: Post) -> tuple:
-    """A later flag's post fields for a post we have; a flag without a language or a country keeps the post's (sent
-    by an earlier flag, or the language detected by factcheck.matching.semantic), as "not said" is not "no language":
-    blanking them would take the post, and the claims it belongs to, out of the organisations that cover it."""
-    values = list(_post_values(given))
-    for index in _KEPT_WHEN_NOT_SAID:
-        if not values[index]:
-            values[index] = getattr(post, POST_FIELDS[index])
-    return tuple(values)
 
 
 @dataclass
@@ -393,7 +389,7 @@ def _write(
         for key, post in existing.items():
             given, tally = latest_post[key], recount[post.pk]
             updates.append(
-                (post.pk, *_kept_values(given, post), *normalised[key],
+                (post.pk, *_post_values(_unsaid_kept(given, post)), *normalised[key],
                  states[key], tally.count, tally.weight,
                  tally.first, *_scores(given, tally, now), now)
             )

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
@@ -184,3 +185,33 @@ def wait_until_blocked(
             assert not waiter.has_reached(before), f"{waiter.name} reached {before!r} without waiting for {by.name}"
         time.sleep(POLL_INTERVAL)
     raise AssertionError(f"{waiter.name} was not blocked by {by.name} within {timeout}s (last seen: {last})")
+
+
+@dataclass
+class JitSeen:
+    """The `jit` setting each watched statement ran under (`during`), and the setting after the block (`after`)."""
+
+    during: list[str] = field(default_factory=list)
+    after: str = ""
+
+
+@contextmanager
+def jit_for_every_statement(watched: Callable[[str], bool]) -> Iterator[JitSeen]:
+    """JIT on and compiling every statement (jit_above_cost 0) in the test's transaction; records the setting each
+    statement whose SQL `watched` picks ran under, and the setting once the block is over (core.jit)."""
+    seen = JitSeen()
+
+    def record(execute, sql, params, many, context):
+        if watched(sql):
+            with context["connection"].cursor() as cursor:
+                cursor.execute("SHOW jit")
+                seen.during.append(cursor.fetchone()[0])
+        return execute(sql, params, many, context)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = on")
+        cursor.execute("SET LOCAL jit_above_cost = 0")
+        with connection.execute_wrapper(record):
+            yield seen
+        cursor.execute("SHOW jit")
+        seen.after = cursor.fetchone()[0]

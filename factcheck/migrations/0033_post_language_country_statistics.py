@@ -14,20 +14,17 @@ ANALYZE fills them at once (a sample of the table: a second or two at a million 
 
 from django.db import migrations
 
+from core.indexes import create_statistics, drop_statistics
+
 NAME = "post_language_country"
 
 
 def forwards(apps, schema_editor) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return  # SQLite plans without them
-    schema_editor.execute(
-        f"CREATE STATISTICS IF NOT EXISTS {NAME} (dependencies, mcv) ON language, country FROM factcheck_post")
-    schema_editor.execute("ANALYZE factcheck_post (language, country)")
+    create_statistics(schema_editor, name=NAME, table="factcheck_post", columns=("language", "country"))
 
 
 def backwards(apps, schema_editor) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"DROP STATISTICS IF EXISTS {NAME}")
+    drop_statistics(schema_editor, NAME)
 
 
 class Migration(migrations.Migration):

@@ -17,7 +17,7 @@ indexes are built CONCURRENTLY (a build left invalid is built again, as 0031). E
 from django.db import migrations, models
 from django.db.models import Q
 
-from core.indexes import build_index, drop_index
+from core.indexes import build_index, create_statistics, drop_index, drop_statistics
 
 BATCH = 10_000
 SUGGESTED = "state = 'suggested'"
@@ -46,17 +46,12 @@ def drop_indexes(apps, schema_editor) -> None:
         drop_index(schema_editor, name)
 
 
-def create_statistics(apps, schema_editor) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return  # SQLite plans without them
-    schema_editor.execute(f"CREATE STATISTICS IF NOT EXISTS {STATISTICS} (dependencies, mcv)"
-                          " ON post_language, post_country FROM factcheck_match")
-    schema_editor.execute("ANALYZE factcheck_match (post_language, post_country)")
+def gather_statistics(apps, schema_editor) -> None:
+    create_statistics(schema_editor, name=STATISTICS, table="factcheck_match", columns=("post_language", "post_country"))
 
 
-def drop_statistics(apps, schema_editor) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"DROP STATISTICS IF EXISTS {STATISTICS}")
+def forget_statistics(apps, schema_editor) -> None:
+    drop_statistics(schema_editor, STATISTICS)
 
 
 class Migration(migrations.Migration):
@@ -74,5 +69,5 @@ class Migration(migrations.Migration):
             ],
             database_operations=[migrations.RunPython(build_indexes, drop_indexes)],
         ),
-        migrations.RunPython(create_statistics, drop_statistics),
+        migrations.RunPython(gather_statistics, forget_statistics),
     ]

@@ -16,6 +16,7 @@ from factcheck.matching.similarity import Judgement
 from factcheck.models import Match, MatchState, Post
 from factcheck.selectors import newest_waiting_suggestions, waiting_suggestions_everywhere
 from tests.factories import FactCheckerFactory, MatchFactory, OrganisationFactory, PostFactory, RatingFactory
+from tests.pg import jit_for_every_statement
 
 pytestmark = pytest.mark.django_db
 
@@ -131,22 +132,8 @@ def test_the_newest_waiting_suggestions_are_read_without_jit_and_the_setting_is_
     # (factcheck.selectors.newest_waiting_suggestions, core.jit). Here every statement would be compiled but those.
     organisation = OrganisationFactory()
     pair = MatchFactory()
-    seen = []
-
-    def jit_when_pairs_are_read(execute, sql, params, many, context):
-        if sql.lstrip().startswith("SELECT") and '"factcheck_match"."post_language"' in sql:
-            with context["connection"].cursor() as cursor:
-                cursor.execute("SHOW jit")
-                seen.append(cursor.fetchone()[0])
-        return execute(sql, params, many, context)
-
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL jit = on")
-        cursor.execute("SET LOCAL jit_above_cost = 0")
-        with connection.execute_wrapper(jit_when_pairs_are_read):
-            listed = newest_waiting_suggestions(organisation=organisation, limit=10)
-        cursor.execute("SHOW jit")
-        after = cursor.fetchone()[0]
+    with jit_for_every_statement(lambda sql: '"factcheck_match"."post_language"' in sql) as jit:
+        listed = newest_waiting_suggestions(organisation=organisation, limit=10)
     assert [p.match.pk for p in listed] == [pair.pk]
-    assert seen == ["off", "off"]
-    assert after == "on"
+    assert jit.during == ["off", "off"]
+    assert jit.after == "on"

@@ -17,6 +17,7 @@ from factcheck.queue import QueueFilters
 from factcheck.search import matching_text
 from factcheck.views import PAGE_SIZE, waiting_for
 from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PostFactory
+from tests.pg import jit_for_every_statement
 
 pytestmark = pytest.mark.django_db
 
@@ -182,25 +183,11 @@ def test_the_queue_pages_statement_runs_without_jit_and_leaves_the_setting_as_it
     # With pairs in Match the planner's estimate of a page passes jit_above_cost, and compiling took 90 ms of a
     # 94 ms statement (core.jit). Here every statement would be compiled but the page's.
     PostFactory.create_batch(3)
-    seen = []
-
-    def jit_when_the_page_runs(execute, sql, params, many, context):
-        if "queue_total" in sql:
-            with context["connection"].cursor() as cursor:
-                cursor.execute("SHOW jit")
-                seen.append(cursor.fetchone()[0])
-        return execute(sql, params, many, context)
-
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL jit = on")
-        cursor.execute("SET LOCAL jit_above_cost = 0")
-        with connection.execute_wrapper(jit_when_the_page_runs):
-            page = queue_module.queue_page(organisation=None, columns=["id"], start=0, stop=26)
-        cursor.execute("SHOW jit")
-        after = cursor.fetchone()[0]
+    with jit_for_every_statement(lambda sql: "queue_total" in sql) as jit:
+        page = queue_module.queue_page(organisation=None, columns=["id"], start=0, stop=26)
     assert len(page.rows) == 3 and page.total == 3
-    assert seen == ["off"]
-    assert after == "on"
+    assert jit.during == ["off"]
+    assert jit.after == "on"
 
 
 def test_the_planner_knows_that_a_posts_language_and_country_go_together():
