@@ -24,9 +24,9 @@ from bench.counting import count_queries
 from bench.data import make_load_batch
 from bench.report import Figure, percentile, summary_ms
 from factcheck.claims import claim_post
+from factcheck.coverage import covered_by
 from factcheck.members import organisation_of
 from factcheck.models import Post, QueueState, Rating, Verdict
-from factcheck.queue import covering
 from factcheck.ratings import record_rating
 from moderation.models import RatingDecision
 
@@ -55,7 +55,7 @@ def ratable_posts(reviewer, count: int) -> list[int]:
     organisation = organisation_of(reviewer)
     found = list(
         Post.objects.filter(
-            covering(languages=organisation.languages or (), countries=organisation.countries or ()),
+            covered_by(organisation),
             queue_state=QueueState.QUEUED, page__is_politician=False,
         )
         .order_by("id")

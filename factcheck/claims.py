@@ -17,10 +17,11 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import event_row, insert_event_sql, record_event
 from core.refusals import Refusal
+from factcheck.coverage import covers, describe_coverage
 from factcheck.eligibility import is_removed, may_be_fact_checked
 from factcheck.members import organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
-from factcheck.queue import QueueFilters, QueueSort, covers, describe_coverage, queued_posts
+from factcheck.queue import QueueFilters, QueueSort, queued_posts
 
 
 class ClaimError(Refusal):

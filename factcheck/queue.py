@@ -20,14 +20,11 @@ from datetime import datetime
 from typing import NamedTuple
 
 from django.db.models import (
-    BooleanField,
     Count,
     Exists,
     F,
-    Func,
     IntegerField,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -39,7 +36,7 @@ from django.utils import timezone
 
 from core.bulk import update_rows
 from core.jit import reading_without_jit
-from core.place_names import country_name, language_name, named_choices
+from factcheck.coverage import covered_by
 from factcheck.eligibility import REVIEW_FLAGS
 from factcheck.models import Flag, Organisation, Post, QueueState
 from factcheck.priority import PRIORITY_INPUTS, SCORE_COLUMNS, compute_priority
@@ -114,70 +111,6 @@ class QueueFilters:
             # The sources of the flags that put the post in this queue, not of reports of harm staff decide.
             qs = qs.filter(Exists(Flag.objects.filter(REVIEW_FLAGS, post=OuterRef("pk"), source=self.source)))
         return qs
-
-
-def covering(*, languages: Sequence[str], countries: Sequence[str], prefix: str = "") -> Q:
-    """Posts in these languages and countries (any language or country where the list is empty); `prefix`
-    names the post through a relation ("source__")."""
-    q = Q()
-    if languages:
-        q &= Q(**{f"{prefix}language__in": list(languages)})
-    if countries:
-        q &= Q(**{f"{prefix}country__in": list(countries)})
-    return q
-
-
-def covers(organisation: Organisation, *, language: str, country: str) -> bool:
-    """Whether the organisation covers a post in this language and country (the Python twin of `covering`)."""
-    return (not organisation.languages or language in organisation.languages) and (
-        not organisation.countries or country in organisation.countries
-    )
-
-
-class _Listed(Func):
-    """Whether a code is in an organisation's JSON list of codes, or the list is empty (it lists none: all)."""
-
-    arity = 2
-    output_field = BooleanField()
-
-    def as_sql(self, compiler, connection, **extra_context):  # SQLite, the embedded default
-        (codes, codes_params), (code, code_params) = (compiler.compile(e) for e in self.get_source_expressions())
-        return (f"(json_array_length({codes}) = 0 OR EXISTS (SELECT 1 FROM json_each({codes}) WHERE value = {code}))",
-                [*codes_params, *codes_params, *code_params])
-
-    def as_postgresql(self, compiler, connection, **extra_context):
-        (codes, codes_params), (code, code_params) = (compiler.compile(e) for e in self.get_source_expressions())
-        return (f"(jsonb_array_length({codes}) = 0 OR {codes} @> jsonb_build_array({code}::text))",
-                [*codes_params, *codes_params, *code_params])
-
-
-def covers_in_sql(*, organisation: str, language, country) -> Q:
-    """`covers` as a query condition where the organisation is a row (reached through `organisation`, e.g.
-    "organisation__" from a rating) and the post's language and country are expressions (OuterRefs): what a
-    rating's organisation covers, read where the rating is, with no query of its own."""
-    return (Q(_Listed(F(f"{organisation}languages"), language))
-            & Q(_Listed(F(f"{organisation}countries"), country)))
-
-
-def describe_coverage(organisation: Organisation) -> str:
-    """What an organisation covers, in names as people read them: "French in France", "Dutch or French in
-    all countries" (the refusals of a post outside it say so)."""
-    languages = _either(named_choices(organisation.languages, language_name)) or "all languages"
-    countries = _either(named_choices(organisation.countries, country_name)) or "all countries"
-    return f"{languages} in {countries}"
-
-
-def _either(choices: list[tuple[str, str]]) -> str:
-    names = [name for _, name in choices]
-    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
-
-
-def covered_by(organisation: Organisation | None, *, prefix: str = "") -> Q:
-    """Posts in the languages and countries an organisation covers (all when it lists none); `prefix` as in
-    `covering`."""
-    if organisation is None:
-        return Q()
-    return covering(languages=organisation.languages, countries=organisation.countries, prefix=prefix)
 
 
 def queued_posts(

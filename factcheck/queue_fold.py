@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from django.db.models import BooleanField, Expression, F, IntegerField
 
+from factcheck.coverage import coverage_sql
 from factcheck.models import Match, MatchMethod, MatchState, Organisation, Post, QueueState
 
 MATCH, POST = Match._meta.db_table, Post._meta.db_table
@@ -30,21 +31,10 @@ MATCH, POST = Match._meta.db_table, Post._meta.db_table
 WAITING_CLAIM_STATES = (QueueState.QUEUED, QueueState.CLAIMED)
 
 
-def _coverage(alias: str, organisation: Organisation | None) -> tuple[str, list[str]]:
-    """` AND` the post `alias` is in the organisation's languages and countries (nothing when it lists none)."""
-    sql, params = "", []
-    if organisation is not None:
-        for column, codes in (("language", organisation.languages), ("country", organisation.countries)):
-            if codes:
-                sql += f" AND {alias}.{column} IN ({', '.join(['%s'] * len(codes))})"
-                params += list(codes)
-    return sql, params
-
-
 def _pair(m: str, s: str, organisation: Organisation | None) -> tuple[str, list[str]]:
     """The conditions on the match `m`, whose source is the post `s`, of a pending variant pair (the docstring's
     first four)."""
-    coverage, params = _coverage(s, organisation)
+    coverage, params = coverage_sql(s, organisation)
     return (f"{m}.method = %s AND {m}.state = %s AND {m}.guard = '' AND {m}.source_id < {m}.post_id"
             f" AND {s}.queue_state IN (%s, %s){coverage}"
             f" AND NOT EXISTS (SELECT 1 FROM {POST} {m}_copy WHERE {m}_copy.duplicate_of_id = {m}.post_id)",
@@ -97,7 +87,7 @@ def folded_under_waiting_claim(organisation: Organisation | None) -> Expression:
 def variant_count(organisation: Organisation | None) -> Expression:
     """How many queued posts of `organisation`'s queue fold under the row's post: its "N variants"."""
     under, params = _under_waiting_claim(organisation)
-    coverage, coverage_params = _coverage("folded", organisation)
+    coverage, coverage_params = coverage_sql("folded", organisation)
     return _RowSQL(f"(SELECT COUNT(*) FROM {MATCH} fold JOIN {POST} fold_source ON fold_source.id = fold.source_id"
                    f" JOIN {POST} folded ON folded.id = fold.post_id WHERE fold.source_id = {{row}}"
                    f" AND folded.queue_state = %s{coverage} AND {under})",

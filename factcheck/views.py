@@ -29,10 +29,11 @@ from core.paging import page_number
 from core.place_names import country_name, language_name
 from core.refusals import Refusal
 from factcheck.claims import claim_next, claim_post, release_claim
+from factcheck.coverage import describe_coverage, narrowed_by
 from factcheck.forms import QueueFilterForm, render_filter_fields
 from factcheck.media_display import ShownMedia, media_by_post
 from factcheck.members import organisation_of
-from factcheck.models import Organisation, Post
+from factcheck.models import Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, queue_page
 from factcheck.selectors import active_claim, active_claims_of
@@ -132,15 +133,6 @@ def _one_decimal(value: float) -> str:
     return str(rounded if rounded else abs(rounded))
 
 
-def _coverage(organisation: Organisation | None) -> str:
-    """ "English; Ireland, United Kingdom, United States": what an organisation covers, by name ("" for all)."""
-    if organisation is None:
-        return ""
-    languages = ", ".join(sorted(language_name(code) for code in organisation.languages))
-    countries = ", ".join(sorted(country_name(code) for code in organisation.countries))
-    return "; ".join(filter(None, (languages, countries)))
-
-
 def _queue_rows(posts: list[dict[str, object]], *, first_rank: int,
                 media: dict[int, list[ShownMedia]]) -> list[dict[str, object]]:
     """The queue's rows as templates/factcheck/queue.html shows them, each value as it reads. Worked out here
@@ -200,7 +192,9 @@ def queue(request: HttpRequest) -> HttpResponse:
             "filter_fields": render_filter_fields(organisation=organisation, data=request.GET),
             "filters": filters,
             "filtered": any(vars(filters).values()),
-            "coverage": _coverage(organisation),
+            # "French in France"; nothing for an organisation that covers every post.
+            "coverage": (describe_coverage(organisation) if organisation is not None and narrowed_by(organisation)
+                         else ""),
             "sort_label": QueueSort(sort).label,
             # The rows' pictures in one query for the page, whatever the number of rows (thumbnails, blurred
             # unless the reviewer chose to see them as they are).

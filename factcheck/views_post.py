@@ -42,6 +42,7 @@ from factcheck.claims import (
     seconds_left,
     shown_state,
 )
+from factcheck.coverage import covers
 from factcheck.drafts import DRAFT_FIELDS, draft_is_stale, keep_failed_save, rating_draft_of
 from factcheck.forms import VERDICT_GUIDE, RatingForm
 from factcheck.media_display import media_of
@@ -49,7 +50,6 @@ from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
-from factcheck.queue import covers
 from factcheck.ratings import StaleRating, rating_refusal, record_rating
 from factcheck.selectors import (
     active_claim,

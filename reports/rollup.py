@@ -43,8 +43,8 @@ from django.db import connection, models, transaction
 from django.db.models import Count, Exists, Min, OuterRef, Q
 from django.utils import timezone
 
+from factcheck.coverage import covered_by
 from factcheck.models import Match, MatchState, Organisation, Post, Rating
-from factcheck.queue import covered_by
 from moderation.appeals import DECISION_TARGET
 from moderation.models import Action, ActionKind, Appeal, AppealStatus, DecisionOutcome, RatingDecision
 from reports.models import DailyFigure, Metric, RolledUpDay

@@ -35,10 +35,10 @@ from django.db.models.lookups import Exact
 
 from core.refusals import Refusal
 from factcheck.claims import NotClaimable, OutsideCoverage, require_coverage
+from factcheck.coverage import covered_by, covers, covers_in_sql
 from factcheck.eligibility import removed_posts
 from factcheck.members import organisation_id_of
 from factcheck.models import Claim, MatchMethod, MatchState, Organisation, Post, Rating
-from factcheck.queue import covering, covers, covers_in_sql
 
 
 class MatchRefused(Refusal):
@@ -77,7 +77,7 @@ class PairPost:
         return self.rating_organisation_id is not None
 
     def rater_covers(self, other: PairPost) -> bool:
-        """Whether the organisation of this post's rating covers the other post (queue.covers' rule)."""
+        """Whether the organisation of this post's rating covers the other post (factcheck.coverage.covers)."""
         coverage = Organisation(languages=self.rating_languages, countries=self.rating_countries)
         return covers(coverage, language=other.language, country=other.country)
 
@@ -250,13 +250,12 @@ def _pair_covered(organisation: Organisation) -> Q:
     alone. The pairs turned round are found from the current ratings, as before."""
     if connection.vendor != "postgresql":
         return Q()
-    return covering(languages=organisation.languages, countries=organisation.countries, prefix="post_")
+    return covered_by(organisation, prefix="post_")
 
 
 def _works(*, copy: str, root: str, organisation: Organisation | None, now: datetime) -> Q:
     organisation_id = organisation.pk if organisation is not None else None
-    coverage = (covering(languages=organisation.languages, countries=organisation.countries, prefix=f"{copy}__")
-                if organisation is not None else Q())
+    coverage = covered_by(organisation, prefix=f"{copy}__")
     if organisation is not None and copy == "post":
         coverage &= _pair_covered(organisation)
     rated_root = Q(_rated(root))

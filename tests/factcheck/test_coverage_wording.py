@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factcheck.queue import describe_coverage
+from factcheck.coverage import describe_coverage
 from tests.factories import OrganisationFactory
 
 
