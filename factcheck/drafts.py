@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from core.paging import plain_number
 from factcheck.models import Post, Rating, RatingDraft, Verdict
-from factcheck.rating_limits import MAX_ARTICLE_URL, MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, MAX_URL
+from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, MAX_URL
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,8 @@ def bound_draft(*, verdict: str, rationale: str, sources: str, article_url: str,
         errors["sources"] = [f"Give at most {MAX_SOURCES} sources."]
     elif any(len(line.strip()) > MAX_URL for line in lines) or len(sources or "") > MAX_SOURCES * (MAX_URL + 2):
         errors["sources"] = [f"A source URL is at most {MAX_URL:,} characters."]
-    if len((article_url or "").strip()) > MAX_ARTICLE_URL:
-        errors["article_url"] = [f"The article URL is at most {MAX_ARTICLE_URL:,} characters."]
+    if len((article_url or "").strip()) > MAX_URL:
+        errors["article_url"] = [f"The article URL is at most {MAX_URL:,} characters."]
     if len(change_reason or "") > MAX_CHANGE_REASON:
         errors["change_reason"] = [f"Keep the reason under {MAX_CHANGE_REASON:,} characters."]
     if errors:

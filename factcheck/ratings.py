@@ -39,10 +39,18 @@ from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import mark_group_rated
 from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdict
-from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES
+from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, MAX_URL
 from factcheck.signals import rating_recorded
 
-http_url = URLValidator(schemes=["http", "https"], message="Enter a valid http:// or https:// URL.")
+_http_or_https = URLValidator(schemes=["http", "https"], message="Enter a valid http:// or https:// URL.")
+
+
+def http_url(value: str) -> None:
+    """Refuse what is not an http:// or https:// URL of at most MAX_URL characters (ValidationError): a rating's
+    sources and article, an appeal's evidence, a flagged post's URL."""
+    if len(value) > MAX_URL:
+        raise ValidationError(f"Keep a URL to {MAX_URL:,} characters (this one has {len(value):,}).", code="too_long")
+    _http_or_https(value)
 
 
 class RatingRefused(Refusal):
@@ -97,8 +105,8 @@ def clean_http_urls(values: list[str] | None, *, most: int, what: str) -> tuple[
     for url in urls:
         try:
             http_url(url)
-        except ValidationError:
-            problems.append(f"Not an http:// or https:// URL: {url}")
+        except ValidationError as exc:
+            problems.append(exc.messages[0] if exc.code == "too_long" else f"Not an http:// or https:// URL: {url}")
     return urls, problems
 
 

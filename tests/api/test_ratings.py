@@ -17,6 +17,7 @@ VALID = {
     "sources": ["https://archive.example/speech"],
     "article_url": "https://factorg.example/fake-quote",
 }
+LONG_URL = "https://factorg.example/" + "a" * 1980  # 2,003 characters, a URL in every other way
 
 
 def rate(client, external_id: str, body: dict | None = None):
@@ -91,6 +92,9 @@ def test_rating_an_unknown_post_is_404(factchecker_client):
         # Found by tests/api/test_schemathesis.py: a blank item was dropped, against the documented pattern.
         ({"sources": ["https://one.example", " "]}, "sources"),
         ({"article_url": "not a url"}, "article_url"),
+        # Longer than the documented 2,000: the article URL's column refused it with a 500.
+        ({"article_url": LONG_URL}, "article_url"),
+        ({"sources": ["https://one.example", LONG_URL]}, "sources"),
         ({"sources": "https://one.example"}, "sources"),  # not a list
         ({"verdict": 3}, "verdict"),
     ],
