@@ -107,17 +107,12 @@ class AppealIn(Schema):
         ),
     )
     correction_details: str = Field(
-        "", description="For a `correction`: what was corrected, and where (required).",
+        "", description="For a `correction`, optional: what was corrected, and where, if the statement does not "
+                        "say it.",
         json_schema_extra=documented(maxLength=MAX_STATEMENT),
     )
 
     _evidence_urls_not_blank = field_validator("evidence_urls")(no_blank_urls)
-
-    # A correction says what was corrected (moderation.appeals refuses it without): the document says it too.
-    model_config = {"json_schema_extra": {
-        "if": {"properties": {"kind": {"const": "correction"}}, "required": ["kind"]},
-        "then": {"required": ["correction_details"], "properties": {"correction_details": {"pattern": r"\S"}}},
-    }}
 
 
 class MatchOut(Schema):

@@ -34,10 +34,10 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
     urls, problems = clean_http_urls(evidence_urls, most=MAX_EVIDENCE_URLS, what="evidence URLs")
     if problems:
         errors["evidence_urls"] = problems
+    # What a correction changed may be said apart (the browser's form asks) or in the statement: PRODUCT.md's API
+    # takes a correction as {"kind", "statement", "evidence_urls"}, as any appeal.
     correction_details = (correction_details or "").strip()
-    if kind == AppealKind.CORRECTION and not correction_details:
-        errors["correction_details"] = ["Say what you corrected, and where."]
-    elif len(correction_details) > MAX_STATEMENT:
+    if len(correction_details) > MAX_STATEMENT:
         errors["correction_details"] = [
             f"Keep the correction details to {MAX_STATEMENT:,} characters (they have {len(correction_details):,})."
         ]

@@ -53,7 +53,8 @@ class AppealForm(forms.Form):
         label="What was corrected, and where",
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "aria-describedby": "id_correction_details_hint"}),
-        help_text="Only for a correction: for example “the second paragraph now says 12%, not 40%”.",
+        help_text="Only for a correction, if your statement does not already say it: for example “the second "
+                  "paragraph now says 12%, not 40%”.",
     )
 
     def __init__(self, *args, kinds: list[str], **kwargs) -> None:

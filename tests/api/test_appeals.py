@@ -180,6 +180,14 @@ def test_an_evidence_url_that_is_not_http_is_422(owner, rated_post, url):
     assert not Appeal.objects.exists()
 
 
+def test_an_evidence_url_longer_than_documented_is_422(owner, rated_post):
+    response = file(owner, rated_post, {**DISPUTE, "evidence_urls": ["https://ok.example/" + "a" * 1990]})
+    assert response.status_code == 422
+    assert error_fields(response) == {"evidence_urls"}
+    assert "2,000 characters" in response.json()["error"]["details"]["errors"][0]["message"]
+    assert not Appeal.objects.exists()
+
+
 def test_a_blank_evidence_url_is_422_as_the_openapi_document_says(owner, rated_post):
     # Found by tests/api/test_schemathesis.py: blank items were dropped, so eleven items with one
     # blank passed the documented maxItems of 10 and the item pattern did not hold.
@@ -189,10 +197,13 @@ def test_a_blank_evidence_url_is_422_as_the_openapi_document_says(owner, rated_p
     assert not Appeal.objects.exists()
 
 
-def test_a_correction_without_details_is_422(owner, rated_post):
-    response = file(owner, rated_post, {"kind": "correction", "statement": "We fixed it."})
-    assert response.status_code == 422
-    assert error_fields(response) == {"correction_details"}
+def test_a_correction_in_the_shape_product_md_gives_is_filed(owner, rated_post):
+    # {"kind", "statement", "evidence_urls"} as for any appeal: what was corrected may be in the statement.
+    response = file(owner, rated_post, {"kind": "correction", "statement": "We fixed the quote in the second paragraph.",
+                                        "evidence_urls": ["https://page.example/corrected"]})
+    assert response.status_code == 201
+    assert (response.json()["kind"], response.json()["status"]) == ("correction", "open")
+    assert Appeal.objects.get().correction_details == ""
 
 
 def test_correction_details_of_2001_characters_are_422_as_the_openapi_document_says(owner, rated_post):

@@ -76,11 +76,10 @@ def test_an_empty_appeal_reports_every_missing_field_at_once_in_a_summary_that_l
     assert not Appeal.objects.exists()
 
 
-def test_an_empty_correction_reports_the_statement_and_what_was_corrected_together(login, owner, factchecker):
+def test_an_empty_correction_asks_for_its_statement_only(login, owner, factchecker):
     target = scenarios.rated_post(owner=owner, rater=factchecker)
     page = html(file(login(owner), target, kind="correction"))
-    assert summary(page) == [("id_statement", "Say why you appeal."),
-                             ("id_correction_details", "Say what you corrected, and where.")]
+    assert summary(page) == [("id_statement", "Say why you appeal.")]
 
 
 def test_what_was_corrected_is_marked_for_a_correction_only_and_the_limit_is_stated_without_script(
@@ -88,7 +87,7 @@ def test_what_was_corrected_is_marked_for_a_correction_only_and_the_limit_is_sta
 ):
     page = html(login(owner).get(f"/appeals/posts/{scenarios.rated_post(owner=owner, rater=factchecker).pk}/"))
     # static/js/appeals.js hides the field unless "correction" is chosen; without script the label says so.
-    assert 'data-show-when="kind=correction"' in page and "(required for a correction)" in page
+    assert 'data-show-when="kind=correction"' in page and "(for a correction)" in page
     assert 'data-limit="2000"' in page and "in up to 2,000 characters" in page
     assert '<script src="/static/js/appeals.js" defer></script>' in page
     assert '<link rel="stylesheet" href="/static/css/appeals.css">' in page

@@ -48,10 +48,10 @@ def test_the_owner_files_a_correction_with_what_was_corrected(login, owner, rate
     assert (appeal.kind, appeal.correction_details) == ("correction", "Second paragraph now says 12%, not 40%.")
 
 
-def test_a_correction_without_details_is_refused_next_to_the_field(login, owner, rated_post):
-    response = file(login(owner), rated_post, kind="correction", statement="Fixed.")
-    assert "Say what you corrected, and where." in text(response)
-    assert not Appeal.objects.exists()
+def test_a_correction_whose_statement_says_what_was_corrected_is_filed(login, owner, rated_post):
+    response = file(login(owner), rated_post, kind="correction", statement="Fixed: it now says 12%, not 40%.")
+    assert "was filed" in text(response)
+    assert (Appeal.objects.get().kind, Appeal.objects.get().correction_details) == ("correction", "")
 
 
 def test_the_owner_appeals_a_removal(login, owner, removed_post):
