@@ -29,9 +29,9 @@ from reports.notices import CATEGORIES, OUTCOMES, SOURCES, split
 
 router = Router(tags=["figures"])
 DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
-# What the document shows of the query parameters (config/api.py puts it in): real days from 2000
-# (reports.figures.check_days refuses the rest with 422); a pattern cannot follow the clock, so it admits
-# 2000 to last year, and days 01-28 of each month.
+# What the document shows of the query parameters (config/api.py puts it in): real days from 2000 to next year
+# (factcheck.flag_input.DAY); reports.figures.check_days refuses a day after tomorrow with 422, which a pattern
+# cannot say.
 DOCUMENTED_PARAMETERS = {("/api/v1/stats", name): {"type": "string", "pattern": DAY} for name in ("from", "to")}
 
 

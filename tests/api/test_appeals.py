@@ -199,7 +199,7 @@ def test_a_blank_evidence_url_is_422_as_the_openapi_document_says(owner, rated_p
 
 def test_a_correction_in_the_shape_product_md_gives_is_filed(owner, rated_post):
     # {"kind", "statement", "evidence_urls"} as for any appeal: what was corrected may be in the statement.
-    response = file(owner, rated_post, {"kind": "correction", "statement": "We fixed the quote in the second paragraph.",
+    response = file(owner, rated_post, {"kind": "correction", "statement": "We fixed the quote in paragraph two.",
                                         "evidence_urls": ["https://page.example/corrected"]})
     assert response.status_code == 201
     assert (response.json()["kind"], response.json()["status"]) == ("correction", "open")
