@@ -124,6 +124,17 @@ NOT_BLANK = r"\S"  # what `min_length=1` after stripping is, said so that the do
 Key = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=NOT_BLANK)]
 ExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200,
                                               pattern=NO_CONTROLS)]
+# A post's id is also a segment of its API URLs (/api/v1/posts/{external_id}/...), where "/" (even sent as %2F)
+# splits it: such a post was stored and could then be neither read nor rated.
+_IN_A_SEGMENT = r"[^/\x00-\x1f\x7f-\x9f]"
+POST_ID = rf"^{_IN_A_SEGMENT}*[^/\s\x00-\x1f\x7f-\x9f]{_IN_A_SEGMENT}*$"
+PostExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200,
+                                                  pattern=POST_ID)]
+# What a pattern refuses, as people read it (pydantic's own message quotes the regular expression).
+PATTERN_MEANS = {
+    NO_CONTROLS: "must not be blank or contain control characters",
+    POST_ID: "must not be blank or contain control characters or '/' (it is part of the post's API URLs)",
+}
 
 
 def whole_number(value: Any) -> Any:
@@ -256,7 +267,7 @@ class MediaIn(BaseModel):
 
 
 class PostIn(BaseModel):
-    external_id: ExternalId
+    external_id: PostExternalId
     url: Annotated[
         str, Field(max_length=2000, json_schema_extra=null_is_blank(pattern=HTTP_URL_OR_EMPTY))
     ] = ""
@@ -401,8 +412,9 @@ class FieldError(BaseModel):
 
 
 def _message(error: dict) -> str:
-    message = error["msg"]
-    return message.removeprefix("Value error, ")
+    if error["type"] == "string_pattern_mismatch" and error["ctx"]["pattern"] in PATTERN_MEANS:
+        return PATTERN_MEANS[error["ctx"]["pattern"]]
+    return error["msg"].removeprefix("Value error, ")
 
 
 def _field(loc: tuple) -> str:

@@ -296,7 +296,8 @@ def rated_post(review: Any, *, now: datetime) -> RatedPost | str:
         # No "flagged_at": it is the import's time (the default), not the record's, and a second import of the
         # same record must be the same flag (factcheck.ingest.flag_fingerprint leaves a defaulted time out).
         "post": {
-            "external_id": identifier or key,
+            # An identifier with "/" (a URL, say) cannot be a post's id (factcheck.flag_input.POST_ID).
+            "external_id": identifier if identifier and "/" not in identifier else key,
             "url": _http(item.get("firstAppearance"), most=2000) or _http(_first(item.get("appearance")), most=2000)
             or _http(item.get("appearance"), most=2000),
             "text": claim, "language": _language(review.get("inLanguage")), "posted_at": posted_at.isoformat(),

@@ -261,3 +261,15 @@ def test_an_organisation_is_found_whatever_the_case_of_its_name(tmp_path):
     assert import_posts(path, "claimreview")[0] == "imported 2, already present 0, rejected 0"
     assert list(Organisation.objects.values_list("name", flat=True)) == ["PolitiFact"]
     assert set(Rating.objects.values_list("organisation__name", flat=True)) == {"PolitiFact"}
+
+
+def test_an_identifier_with_a_slash_is_not_the_posts_id_but_the_reviews_key_is(tmp_path):
+    # A post's id is a segment of its API URLs, so "/" is refused in it (factcheck.flag_input.POST_ID); a
+    # ClaimReview naming its post by a URL still imports, under the key made from the review.
+    path = tmp_path / "one.json"
+    data = review(1, {"alternateName": "False"})
+    data["itemReviewed"]["identifier"] = "https://social.example/posts/77"
+    path.write_text(json.dumps(data))
+    assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
+    post = Post.objects.get()
+    assert post.external_id.startswith("claimreview:") and "/" not in post.external_id
