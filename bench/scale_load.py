@@ -286,7 +286,8 @@ def statement_templates() -> list[tuple]:
                         feed_multiplier=policy.feed_multiplier, label=policy.label,
                         warn_sharers=policy.warn_sharers, created_at=now)
         statement = build_statement(action=action, post=Post(language="en", country="GB", posted_at=now),
-                                    flag_sources={"user_report"}, standing=None, notice_at=now, media_kinds=set())
+                                    flag_sources={"user_report"}, started_by="user_report", standing=None,
+                                    notice_at=now, media_kinds=set())
         found.append((policy.verdict, Verdict(policy.verdict).label, statement.what, statement.scope,
                       statement.ground, statement.automation, statement.automated_detection,
                       statement.automated_decision, statement.appeal_kinds, statement.how_to_appeal,

@@ -32,10 +32,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 
+from django.db.models import OuterRef, Q, Subquery
+
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
 from core.bulk import update_rows
-from factcheck.eligibility import asks_for_fact_check
+from factcheck.eligibility import REVIEW_FLAGS, asks_for_fact_check
 from factcheck.models import HARM_CATEGORIES, Flag, Post, Rating
 from factcheck.models_media import PostMedia
 from factcheck.waiting import left_queue
@@ -273,10 +275,21 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
         if category in HARM_CATEGORIES:
             harm[post_id].add(source)
 
+    # And the source of the first of them: what started the case (a classifier's flag: automated detection).
+    first = {pk: (review_first, harm_first, every_first) for pk, review_first, harm_first, every_first in (
+        Post.objects.filter(pk__in=post_ids)
+        .annotate(review=_first_source(REVIEW_FLAGS), harm=_first_source(Q(category__in=HARM_CATEGORIES)),
+                  every=_first_source(Q()))
+        .values_list("pk", "review", "harm", "every"))}
+
     def flag_sources(action: Action, post_id: int) -> set[str]:
         if action.kind == ActionKind.REMOVAL:
             return harm[post_id] or every[post_id]
         return review[post_id]
+
+    def started_by(action: Action, post_id: int) -> str | None:
+        review_first, harm_first, every_first = first[post_id]
+        return (harm_first or every_first) if action.kind == ActionKind.REMOVAL else review_first
 
     page_ids = {change.post.page_id for change, _ in restricting}
     standings = {s.page_id: s for s in PageStanding.objects.filter(page_id__in=page_ids)}
@@ -287,12 +300,18 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
     statements = StatementOfReasons.objects.bulk_create([
         build_statement(
             action=action, post=change.post, flag_sources=flag_sources(action, change.post.pk),
+            started_by=started_by(action, change.post.pk),
             standing=standings.get(change.post.page_id), notice_at=change.notice_at or action.created_at,
             media_kinds=media_kinds[change.post.pk],
         )
         for change, action in restricting
     ])
     return {statement.action_id: statement for statement in statements}
+
+
+def _first_source(flags: Q) -> Subquery:
+    """The source of a post's first flag (by `flagged_at`) among `flags`, or None."""
+    return Subquery(Flag.objects.filter(flags, post=OuterRef("pk")).order_by("flagged_at", "id").values("source")[:1])
 
 
 def _send_notices(

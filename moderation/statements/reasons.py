@@ -139,15 +139,17 @@ def _day(moment: datetime) -> str:
 
 
 def build_statement(
-    *, action: Action, post: Post, flag_sources: set[str], standing: PageStanding | None, notice_at: datetime,
-    media_kinds: Collection[str] | None = None,
+    *, action: Action, post: Post, flag_sources: set[str], started_by: str | None, standing: PageStanding | None,
+    notice_at: datetime, media_kinds: Collection[str] | None = None,
 ) -> StatementOfReasons:
-    """The statement of reasons for a restricting action, unsaved. `notice_at`: when the appeal window opens;
+    """The statement of reasons for a restricting action, unsaved. `flag_sources`: the sources of the flags behind
+    it; `started_by`: the source of the first of them (None: no flag); `notice_at`: when the appeal window opens;
     `media_kinds`: see content_types."""
     matched = action.kind == ActionKind.MATCHED_RATING
-    # PRODUCT.md: detection is automated when a classifier flag started it. A matched rating is
-    # decided partly by automated means (a person rated the source, the matcher judged this a copy).
-    automated_detection = FlagSource.CLASSIFIER in flag_sources
+    # PRODUCT.md: detection is automated when a classifier flag started it (a person's report that a classifier
+    # later echoed is not). A matched rating is decided partly by automated means (a person rated the source, the
+    # matcher judged this a copy).
+    automated_detection = started_by == FlagSource.CLASSIFIER
     automated_decision = matched
     rating = action.rating if action.rating_id else None
     organisation = rating.organisation.name if rating is not None else "an independent fact-checker"

@@ -35,7 +35,7 @@ def facts_of(reason: str) -> str:
     post = PostFactory()
     action = Action(post=post, kind=ActionKind.REMOVAL, ground=RemovalGround.HATE, reason=reason,
                     feed_multiplier=Decimal("0"), puid="fd-action-test", created_at=datetime(2026, 5, 1, tzinfo=UTC))
-    statement = build_statement(action=action, post=post, flag_sources=set(), standing=None,
+    statement = build_statement(action=action, post=post, flag_sources=set(), started_by=None, standing=None,
                                 notice_at=action.created_at)
     return statement.transparency["decision_facts"]
 

@@ -266,3 +266,27 @@ def test_a_statement_names_the_flags_that_started_its_kind_of_action():
     removal = remove_post(staff=StaffFactory(), post_id=post.pk, ground="violence", reason="A threat.")
     statement = StatementOfReasons.objects.get(action=removal)
     assert (statement.automated_detection, statement.transparency["source_type"]) == (True, "SOURCE_VOLUNTARY")
+
+
+def test_detection_is_automated_only_when_a_classifier_flag_came_first():
+    # PRODUCT.md: "Yes" when a classifier flag started it. A person's report that a classifier later echoed is not.
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.scenarios import reported_post
+
+    hour_ago = timezone.now() - timedelta(hours=1)
+    by_person = reported_post(reports=[("misinformation", "user_report")], at=hour_ago)
+    reported_post(post=by_person, reports=[("misinformation", "classifier")])
+    by_classifier = reported_post(reports=[("misinformation", "classifier")], at=hour_ago)
+    reported_post(post=by_classifier, reports=[("misinformation", "user_report")])
+    for post in (by_person, by_classifier):
+        rating = record_rating(reviewer=FactCheckerFactory(), post_id=post.pk, verdict=Verdict.FALSE, rationale="No.",
+                               sources=["https://source.example"], claim_if_unclaimed=True)
+        apply_rating(rating_id=rating.pk)
+    first_by_person = StatementOfReasons.objects.get(action__post=by_person)
+    first_by_classifier = StatementOfReasons.objects.get(action__post=by_classifier)
+    assert (first_by_person.automated_detection, first_by_person.transparency["automated_detection"]) == (False, "No")
+    assert (first_by_classifier.automated_detection,
+            first_by_classifier.transparency["automated_detection"]) == (True, "Yes")
