@@ -70,6 +70,18 @@ def check_endpoint(endpoint: str) -> None:
     raise SubmissionRefused(f"{endpoint!r} is not an https:// URL; the token is sent only over HTTPS.")
 
 
+def normalised_endpoint(endpoint: str) -> str:
+    """The endpoint as its settled puids are recorded: scheme and host in lower case, no default port, no fragment
+    and no credentials (they name no endpoint, and are not stored). HTTPS://DB.example:443/api and
+    https://db.example/api are one endpoint, so a puid it accepted is not sent again because the operator typed it
+    differently."""
+    parts = urllib.parse.urlsplit(endpoint.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address keeps its brackets
+    port = parts.port if parts.port not in (None, {"https": 443, "http": 80}.get(scheme)) else None
+    return urllib.parse.urlunsplit((scheme, host + (f":{port}" if port else ""), parts.path, parts.query, ""))
+
+
 @dataclass
 class Submitted:
     """What one run did, puid by puid."""
@@ -88,7 +100,8 @@ class Submitted:
 
 @dataclass
 class _Run:
-    endpoint: str
+    url: str  # where the batches go, as the operator typed it
+    endpoint: str  # what the settled puids are recorded under (normalised_endpoint)
     headers: dict[str, str]
     post: Post
     attempts: int
@@ -125,17 +138,21 @@ def submit_statements(
 ) -> Submitted:
     """Send every unsettled statement (created since `since`, if given) to `endpoint`; see the module."""
     check_endpoint(endpoint)
+    as_typed, endpoint = endpoint, normalised_endpoint(endpoint)
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"a batch holds 1 to {MAX_BATCH} statements, not {batch_size}")
     run = _Run(
-        endpoint=endpoint, post=post, attempts=max(1, attempts), backoff=backoff, timeout=timeout, sleep=sleep,
+        url=as_typed, endpoint=endpoint, post=post, attempts=max(1, attempts), backoff=backoff, timeout=timeout,
+        sleep=sleep,
         headers={"Authorization": f"Bearer {token}", "Accept": "application/json",
                  "Content-Type": "application/json"},
         summary=Submitted(),
     )
     with submission_lock():
         # Read under the lock: whatever an earlier (or overlapping) run settled is never sent again.
-        settled = set(StatementSubmission.objects.filter(endpoint=endpoint).values_list("puid", flat=True))
+        # Also under the endpoint as typed: rows recorded before endpoints were normalised keep their spelling.
+        settled = set(StatementSubmission.objects.filter(endpoint__in={endpoint, as_typed})
+                      .values_list("puid", flat=True))
         batch: list[tuple[str, dict[str, Any]]] = []
         for puid, data, problems in outgoing_statements(stored_between(since=since)):
             if puid in settled:
@@ -162,7 +179,7 @@ def _send(batch: list[tuple[str, dict[str, Any]]], run: _Run) -> None:
     while pending:
         puids = [puid for puid, _ in pending]
         body = json.dumps({"statements": [data for _, data in pending]}, ensure_ascii=False).encode("utf-8")
-        answer = run.post(run.endpoint, body, run.headers, run.timeout)
+        answer = run.post(run.url, body, run.headers, run.timeout)
         parsed = _json(answer.body)
         if answer.status is not None and 200 <= answer.status < 300:
             _accept(pending, parsed, answer, run)

@@ -30,7 +30,7 @@ from moderation.models import (
     StatementSubmissionAttempt,
     SubmissionOutcome,
 )
-from moderation.statements.submission import submit_statements
+from moderation.statements.submission import normalised_endpoint, submit_statements
 from tests.moderation.statement_helpers import TOKEN, Receiver, ReceiverServer, make_statements
 
 pytestmark = pytest.mark.django_db
@@ -159,6 +159,30 @@ def test_submit_accepts_records_rejects_retries_and_never_resends(dsa_token):
     for i, (request, code) in enumerate(zip(receiver.requests, receiver.statuses, strict=True)):
         if code == 201:
             assert not set(request) & set(receiver.received()[sum(map(len, receiver.requests[: i + 1])):])
+
+
+def test_the_same_endpoint_typed_differently_is_not_sent_accepted_statements_again(dsa_token):
+    make_statements(30)
+    receiver = Receiver()
+    with ReceiverServer(receiver) as server:
+        status, output = submit(server.url)
+        assert status == 0 and "accepted: 30," in output
+        sent = len(receiver.requests)
+        # An upper-case scheme and a fragment: the same endpoint.
+        shouted = server.url.replace("http://", "HTTP://", 1) + "#again"
+        status, output = submit(shouted)
+    assert status == 0 and "accepted: 0, already accepted: 0, rejected: 0, failed to send: 0" in output
+    assert len(receiver.requests) == sent
+    assert set(StatementSubmission.objects.values_list("endpoint", flat=True)) == {server.url}
+
+
+@pytest.mark.parametrize(("typed", "recorded"), [
+    ("HTTPS://TDB.Example:443/api/v1/statements", "https://tdb.example/api/v1/statements"),
+    ("https://user:secret@tdb.example:8443/api?x=1#top", "https://tdb.example:8443/api?x=1"),
+    ("http://[::1]:80/sor", "http://[::1]/sor"),
+])
+def test_an_endpoint_is_recorded_in_one_spelling_without_credentials(typed, recorded):
+    assert normalised_endpoint(typed) == recorded
 
 
 def test_a_batch_that_keeps_failing_is_left_for_the_next_run(dsa_token):
