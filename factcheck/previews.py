@@ -72,7 +72,7 @@ class PostStory:
 
 
 EffectPreviewer = Callable[[Post], dict[str, EffectPreview]]
-Storyteller = Callable[[Post], PostStory]
+Storyteller = Callable[..., PostStory]  # (post, *, organisation_id)
 
 _effect_previewer: EffectPreviewer | None = None
 _storyteller: Storyteller | None = None
@@ -101,5 +101,6 @@ def effect_preview(post: Post, verdict: str) -> EffectPreview | None:
     return effect_previews(post).get(verdict)
 
 
-def post_story(post: Post) -> PostStory:
-    return _storyteller(post) if _storyteller is not None else PostStory()
+def post_story(post: Post, *, organisation_id: int | None) -> PostStory:
+    """The post's story as a member of this organisation reads it (its own appeals only)."""
+    return _storyteller(post, organisation_id=organisation_id) if _storyteller is not None else PostStory()

@@ -24,16 +24,20 @@ def may_read_post(user, post: Post) -> bool:
     return user.role != Role.PAGE_OWNER or post.page.owners.filter(pk=user.pk).exists()
 
 
-def flag_counts(post: Post) -> dict[str, int]:
-    """The post's flags per source, every source present (0 where none), in FlagSource order."""
+EVERY_FLAG = Q()
+
+
+def flag_counts(post: Post, *, flags: Q = EVERY_FLAG) -> dict[str, int]:
+    """The post's flags (those `flags` picks: all by default) per source, every source present (0 where none), in
+    FlagSource order."""
     counts = dict.fromkeys(FlagSource.values, 0)
-    for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id")).order_by():
+    for row in Flag.objects.filter(flags, post=post).values("source").annotate(n=Count("id")).order_by():
         counts[row["source"]] = row["n"]
     return counts
 
 
-def recent_flags(post: Post, *, limit: int) -> list[Flag]:
-    return list(Flag.objects.filter(post=post).order_by("-flagged_at", "-id")[:limit])
+def recent_flags(post: Post, *, limit: int, flags: Q = EVERY_FLAG) -> list[Flag]:
+    return list(Flag.objects.filter(flags, post=post).order_by("-flagged_at", "-id")[:limit])
 
 
 def current_rating(post: Post) -> Rating | None:

@@ -44,6 +44,7 @@ from factcheck.claims import (
 )
 from factcheck.coverage import covers
 from factcheck.drafts import DRAFT_FIELDS, draft_is_stale, keep_failed_save, rating_draft_of
+from factcheck.eligibility import REVIEW_FLAGS
 from factcheck.forms import VERDICT_GUIDE, RatingForm
 from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of, organisation_of
@@ -214,14 +215,10 @@ def _verdict_options(post: Post, form: RatingForm) -> list[dict[str, object]]:
     ]
 
 
-def _appeal_rows(request: HttpRequest, story: PostStory) -> list[dict[str, object]]:
+def _appeal_rows(story: PostStory) -> list[dict[str, object]]:
+    """The appeals against the reader's organisation's ratings (the story holds no other), each with its page."""
     appeal_url = url_for_ids("moderation:factchecker_appeal")
-    return [
-        {"appeal": appeal,
-         # Only the contested rating's organisation decides (and may open) a dispute or correction.
-         "url": appeal_url(appeal.id) if appeal.organisation_id == organisation_id_of(request.user) else ""}
-        for appeal in story.appeals
-    ]
+    return [{"appeal": appeal, "url": appeal_url(appeal.id)} for appeal in story.appeals]
 
 
 def _post_context(
@@ -236,7 +233,8 @@ def _post_context(
     # The reviewer's claim ran out with nobody holding the post since: their form stays, and saving claims again.
     lapsed = lapsed_claim_of(reviewer=request.user, post=post, now=now) if claim is None and current is None else None
     history = list(post_history(post)[:HISTORY_ROWS])
-    counts = flag_counts(post)
+    # The flags that ask for a fact-check: reports of harm, and their reasons, are trust and safety's.
+    counts = flag_counts(post, flags=REVIEW_FLAGS)
     flags_by_source = [
         {"source": source, "label": FLAG_LABELS[source], "count": n}
         for source, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
@@ -269,7 +267,8 @@ def _post_context(
     errors = error_summary(form) if form.is_bound and form.errors else []
     if refused is not None:
         errors.insert(0, {"message": _refused_message(refused, claim=claim), "target": ""})
-    story = post_story(post) if post.queue_state in DECIDED_STATES else None
+    story = (post_story(post, organisation_id=organisation_id_of(request.user))
+             if post.queue_state in DECIDED_STATES else None)
     state = shown_state(post, live_claim=claim)
     return {
         "post": post,
@@ -309,7 +308,7 @@ def _post_context(
         "history": history,
         "flags_by_source": flags_by_source,
         "flag_total": sum(row["count"] for row in flags_by_source),
-        "recent_flags": recent_flags(post, limit=RECENT_FLAGS),
+        "recent_flags": recent_flags(post, limit=RECENT_FLAGS, flags=REVIEW_FLAGS),
         "velocity": velocity,
         "form": form,
         "show_form": show_form,
@@ -317,7 +316,7 @@ def _post_context(
         "stale": stale,
         "verdict_options": _verdict_options(post, form) if show_form else [],
         "story": story,
-        "appeals": _appeal_rows(request, story) if story is not None else [],
+        "appeals": _appeal_rows(story) if story is not None else [],
         "matches": (match_list := match_rows(post, pairs, reviewer=request.user, now=now)),
         "matches_total": len(pairs),
         "suggestions": offered_count(match_list),  # those this reviewer can confirm (views_matches)

@@ -2,12 +2,15 @@
 
 Who is shown depends on who reads: page owners see the organisation (or "Trust and safety"),
 never a fact-checker's or staff member's name; fact-checkers and staff see the person.
-`tell_post_story` is the story as the review side's post page shows it (factcheck.previews asks for
-it; registered in ModerationConfig.ready()).
+`tell_post_story` is the story as the review side's post page shows it to a fact-checker (factcheck.previews
+asks for it; registered in ModerationConfig.ready()): the appeals against their own organisation's ratings only.
+Another organisation's appeal (the owner's statement, who reviewed it, the reason given to the owner) and a
+removal's appeal are not theirs to read, as the appeal desks refuse them (moderation.views_appeals).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -42,8 +45,9 @@ def _by(user, *, for_owner: bool, nobody: str) -> str:
     return team if for_owner else f"{user.get_username()} ({team})"
 
 
-def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
-    """Every step, oldest first, in a fixed number of queries."""
+def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | None = None) -> list[Entry]:
+    """Every step, oldest first, in a fixed number of queries; `appeal_ids`: the appeals whose steps are shown
+    (None: every appeal)."""
     entries: list[Entry] = []
     for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id"), first=Min("flagged_at")):
         entries.append(Entry(row["first"], "flags", f"Flagged ({row['source'].replace('_', ' ')})",
@@ -72,6 +76,8 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
                                  f"{action.get_end_reason_display().lower()}", "",
                                  _by(action.ended_by, for_owner=for_owner, nobody="Factdesk")))
     events = AppealEvent.objects.filter(appeal__post=post).select_related("actor__membership__organisation", "appeal")
+    if appeal_ids is not None:
+        events = events.filter(appeal_id__in=list(appeal_ids))
     for event in events:
         appeal = event.appeal
         title = (f"{appeal.kind_name.capitalize()} filed" if not event.from_status
@@ -84,10 +90,13 @@ def post_timeline(post: Post, *, for_owner: bool) -> list[Entry]:
     return entries
 
 
-def tell_post_story(post: Post) -> PostStory:
-    """The post's timeline as fact-checkers read it (people named) and its appeals, newest first."""
+def tell_post_story(post: Post, *, organisation_id: int | None) -> PostStory:
+    """The post's timeline as a fact-checker of this organisation reads it (people named) and the appeals against
+    its ratings, newest first."""
+    theirs = Appeal.objects.filter(post=post, rating__organisation_id=organisation_id) if organisation_id else None
+    theirs = list(theirs.select_related("rating").order_by("-created_at", "-id")) if theirs is not None else []
     entries = [StoryEntry(at=e.at, kind=e.kind, title=e.title, detail=e.detail, by=e.by)
-               for e in post_timeline(post, for_owner=False)]
+               for e in post_timeline(post, for_owner=False, appeal_ids=[appeal.pk for appeal in theirs])]
     appeals = [
         AppealSummary(
             id=appeal.pk, kind=appeal.kind_name.capitalize(), status=appeal.status,
@@ -95,6 +104,6 @@ def tell_post_story(post: Post) -> PostStory:
             is_open=appeal.is_open, organisation_id=appeal.rating.organisation_id if appeal.rating_id else None,
             outcome_reason=appeal.outcome_reason,
         )
-        for appeal in Appeal.objects.filter(post=post).select_related("rating").order_by("-created_at", "-id")
+        for appeal in theirs
     ]
     return PostStory(entries=entries, appeals=appeals)

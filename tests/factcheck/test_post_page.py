@@ -122,10 +122,22 @@ def test_while_an_appeal_is_open_the_button_gives_way_to_the_reason_and_the_appe
     assert "Dispute" in appeals and "Open" in appeals
     assert f'href="/queue/appeals/{appeal.pk}/">Decide this appeal</a>' in appeals
     assert "Dispute appeal filed" in html[html.index('id="timeline"'):]
-    # Another organisation sees the appeal, but it is not theirs to open.
+    # Another organisation reads the post and its rating, but not the appeal: not the owner's statement, nor who
+    # reviewed it, nor the reason given to the owner (the appeal desks refuse it to them with a 404 too).
     outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Faktenwerk"))
     other = html_of(login(outsider).get(f"/queue/posts/{post.pk}/"))
-    assert "Dispute" in other and f"/queue/appeals/{appeal.pk}/" not in other
+    assert "Measles is a virus" in other or post.external_id in other
+    assert "No appeals." in other and "Dispute appeal filed" not in other
+    assert appeal.statement not in other and appeal.filed_by.get_username() not in other
+    assert f"/queue/appeals/{appeal.pk}/" not in other
+
+
+def test_a_fact_checker_reads_the_flags_that_ask_for_a_fact_check_not_the_reports_of_harm(login, rater):
+    post = scenarios.reported_post(reports=[("misinformation", "user_report"), ("harassment", "trusted_flagger")])
+    html = html_of(login(rater).get(f"/queue/posts/{post.pk}/"))
+    flags = html[html.index('id="flags-title"'):html.index("</section>", html.index('id="flags-title"'))]
+    assert "User report: 1" in flags and "Trusted flagger" not in flags and "harassment report" not in flags
+    assert "(1)" in flags  # the count is of those flags only
 
 
 def test_the_rating_org_changes_the_rating_with_a_reason_through_the_form(login, rater, colleague):
