@@ -59,16 +59,16 @@ def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notic
     return Notice("appeal_decided", context, kind=NotificationKind.APPEAL_DECIDED, appeal=appeal)
 
 
-def grant_removal_appeal(removal: Action, *, actor, reason: str, now: datetime) -> Appeal | None:
-    """Staff lift a removal: its open appeal, if any, is granted (reversed: the post is restored, as the owner
-    asked), by the person who lifted it and with their reason. Returns the appeal, for the caller to send its
-    outcome notice (instead of the "lifted" one: one change, one notice) and publish after the lift."""
-    appeal = (
-        Appeal.objects.open().filter(kind=AppealKind.REMOVAL, action=removal)
-        .select_related("post__page", "action", "filed_by").first()
-    )
-    if appeal is None:
-        return None
+def open_removal_appeal(removal: Action) -> Appeal | None:
+    """The owner's open appeal of this removal, if any."""
+    return (Appeal.objects.open().filter(kind=AppealKind.REMOVAL, action=removal)
+            .select_related("post__page", "action", "filed_by", "reviewer").first())
+
+
+def grant_removal_appeal(appeal: Appeal, *, actor, reason: str, now: datetime) -> Appeal:
+    """Staff lift a removal: its open appeal is granted (reversed: the post is restored, as the owner asked), by
+    the person who lifted it and with their reason. Returns the appeal, for the caller to send its outcome notice
+    (instead of the "lifted" one: one change, one notice) and publish after the lift."""
     appeal.reviewer = actor
     appeal.decided_at = now
     appeal.outcome_reason = f"Trust-and-safety staff lifted the removal: {reason}"

@@ -17,8 +17,9 @@ from django.utils import timezone
 from core.reasons import too_long
 from core.refusals import Refusal
 from factcheck.models import Post
-from moderation.appeal_states import grant_removal_appeal, outcome_notice
-from moderation.models import Action, ActionKind, EndReason, RemovalGround, StrikeKind
+from moderation.appeal_states import grant_removal_appeal, open_removal_appeal, outcome_notice
+from moderation.deadlines import is_past_target
+from moderation.models import Action, ActionKind, Appeal, AppealStatus, EndReason, RemovalGround, StrikeKind
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, carry_out, lock_action, lock_post
 from moderation.publishing import publish_appeal
@@ -97,8 +98,11 @@ def lift_action(
     now = now or timezone.now()
     post, action = _lock_active_action(action_id)
     granted = None
-    if action.kind == ActionKind.REMOVAL and end_reason == EndReason.LIFTED:
-        granted = grant_removal_appeal(action, actor=actor, reason=reason, now=now)
+    lifts_removal = action.kind == ActionKind.REMOVAL and end_reason == EndReason.LIFTED
+    appeal = open_removal_appeal(action) if lifts_removal else None
+    if appeal is not None:
+        _may_grant(appeal, actor=actor, now=now)
+        granted = grant_removal_appeal(appeal, actor=actor, reason=reason, now=now)
     if granted is not None:
         notice = outcome_notice(granted)
     elif notice == "lifted":
@@ -113,6 +117,19 @@ def lift_action(
     if granted is not None:
         publish_appeal(granted, external_id=post.external_id)
     return action
+
+
+def _may_grant(appeal: Appeal, *, actor, now: datetime) -> None:
+    """Lifting a removal decides its open appeal, so the appeal's rules hold: never by the person who removed the
+    post, and not over a colleague who is reviewing it (unless they left, or let it go overdue)."""
+    if appeal.action.created_by_id == actor.pk:
+        raise RemovalRefused("You made this removal and the owner has appealed it: another member of trust and "
+                             "safety decides the appeal (accepting it restores the post).")
+    reviewer = appeal.reviewer
+    if (appeal.status == AppealStatus.IN_REVIEW and reviewer is not None and reviewer.pk != actor.pk
+            and reviewer.is_active and not is_past_target(appeal.created_at, now=now)):
+        raise RemovalRefused(f"{reviewer} is reviewing the owner's appeal of this removal: they decide it "
+                             "(accepting it restores the post).")
 
 
 @transaction.atomic(durable=True)

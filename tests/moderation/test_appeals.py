@@ -251,7 +251,8 @@ def test_reversing_a_removal_that_staff_lifted_meanwhile_is_a_conflict_not_an_er
     appeal = file_appeal(owner=owner, post_id=post.pk, kind="removal", statement="Quoted for criticism.")
     from moderation.staff_actions import lift_action
 
-    lift_action(actor=sam, action_id=action.pk, reason="Quoted in criticism.")
+    lee = create_user(username="lee", role="trust_safety", password="x" * 12)  # not sam: he made the removal
+    lift_action(actor=lee, action_id=action.pk, reason="Quoted in criticism.")
     # Lifting the removal granted its appeal (issue 28, finding 15): a decision after that is told so.
     with pytest.raises(AppealConflict, match="already reversed"):
         decide_appeal(appeal_id=appeal.pk, reviewer=kim, outcome="reversed", reason="Agreed.")

@@ -126,3 +126,45 @@ def test_reversing_a_removal_appeal_with_a_reason_at_the_limit_lifts_the_removal
     decided = decide_appeal(appeal_id=removal_appeal.pk, reviewer=StaffFactory(), outcome="reversed", reason=reason)
     assert decided.status == AppealStatus.REVERSED and decided.outcome_reason == reason
     assert Action.objects.get(pk=removal_appeal.action_id).ended_at is not None
+
+
+def test_the_staff_member_who_removed_a_post_cannot_close_its_appeal_by_lifting_the_removal(owner):
+    # Lifting decides the open appeal, and nobody decides an appeal against their own decision (found by a
+    # hostile review: the remover's lift recorded them as the appeal's decider).
+    from moderation.staff_actions import RemovalRefused, lift_action
+
+    remover = StaffFactory()
+    post = PostFactory(page=PageFactory())
+    post.page.owners.add(owner)
+    removal = remove_post(staff=remover, post_id=post.pk, ground="hate", reason="Slurs against a group.")
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="removal", statement="It was a quotation.")
+    with pytest.raises(RemovalRefused, match="another member of trust and safety decides the appeal"):
+        lift_action(actor=remover, action_id=removal.pk, reason="I changed my mind.")
+    assert Appeal.objects.get(pk=appeal.pk).status == AppealStatus.OPEN
+    assert Action.objects.get(pk=removal.pk).ended_at is None
+
+
+def test_lifting_a_removal_whose_appeal_a_colleague_reviews_is_refused_and_loses_nothing(owner, removal_appeal):
+    from moderation.appeals import start_review
+    from moderation.staff_actions import RemovalRefused, lift_action
+
+    reviewer, other = StaffFactory(username="tina"), StaffFactory()
+    start_review(appeal_id=removal_appeal.pk, reviewer=reviewer)
+    with pytest.raises(RemovalRefused, match="tina is reviewing the owner's appeal"):
+        lift_action(actor=other, action_id=removal_appeal.action_id, reason="Looks fine to me.")
+    appeal = Appeal.objects.get(pk=removal_appeal.pk)
+    assert (appeal.status, appeal.reviewer) == (AppealStatus.IN_REVIEW, reviewer)
+    # The reviewer themselves may lift it: that decides their own review.
+    lift_action(actor=reviewer, action_id=removal_appeal.action_id, reason="It quoted the slur to condemn it.")
+    assert Appeal.objects.get(pk=removal_appeal.pk).status == AppealStatus.REVERSED
+
+
+def test_the_admin_says_why_the_remover_cannot_lift_an_appealed_removal(staff_client, ts_user, owner):
+    post = PostFactory(page=PageFactory())
+    post.page.owners.add(owner)
+    removal = remove_post(staff=ts_user, post_id=post.pk, ground="hate", reason="Slurs against a group.")
+    file_appeal(owner=owner, post_id=post.pk, kind="removal", statement="It was a quotation.")
+    response = staff_client.post(f"{ACTIONS}{removal.pk}/lift/", {"reason": "I changed my mind."}, follow=True)
+    assert response.status_code == 200
+    assert "another member of trust and safety decides the appeal" in response.content.decode()
+    assert Action.objects.get(pk=removal.pk).ended_at is None
