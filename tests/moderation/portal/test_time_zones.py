@@ -1,0 +1,34 @@
+"""Times are shown in the reader's time zone and say which: the portal, the timeline and the appeal desks once
+wrote " UTC" after a time already moved into the reader's zone (an hour wrong in Berlin)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from factcheck.members import organisation_of
+from tests import scenarios
+from tests.factories import FactCheckerFactory
+from tests.moderation.portal.pages import text
+
+pytestmark = pytest.mark.django_db
+POSTED = datetime(2026, 12, 3, 16, 8, tzinfo=UTC)
+
+
+def test_an_owner_in_berlin_reads_berlin_times_named_so(login, owner, page):
+    owner.time_zone = "Europe/Berlin"
+    owner.save(update_fields=["time_zone"])
+    appeal = scenarios.rated_post_with_open_dispute(owner=owner, page=page, posted_at=POSTED)
+    shown = text(login(owner).get(f"/appeals/posts/{appeal.post_id}/"))
+    assert "3 Dec 2026, 17:08 CET" in shown
+    assert "17:08 UTC" not in shown and "16:08" not in shown
+    assert "UTC" not in shown.split("Timeline", 1)[-1]  # every step of the timeline is in Berlin time too
+
+
+def test_a_fact_checker_in_new_york_reads_an_appeal_in_new_york_time(login, owner, page):
+    rater = FactCheckerFactory()
+    decider = FactCheckerFactory(organisation=organisation_of(rater), time_zone="America/New_York")
+    appeal = scenarios.rated_post_with_open_dispute(owner=owner, page=page, rater=rater, posted_at=POSTED)
+    shown = text(login(decider).get(f"/queue/appeals/{appeal.pk}/"))
+    assert "3 Dec 2026, 11:08 EST" in shown and "UTC" not in shown
