@@ -37,7 +37,8 @@ DECIDED_LABELS = {MatchState.CONFIRMED: "Confirmed", MatchState.REJECTED: "Rejec
 def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
     match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
     try:
-        confirmed = confirm_match(match_id=match.pk, reviewer=request.user)
+        confirmed = confirm_match(match_id=match.pk, reviewer=request.user,
+                                  despite_warning=request.POST.get("despite_warning") == "on")
     except Refusal as exc:
         messages.error(request, str(exc))
     else:

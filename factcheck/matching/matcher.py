@@ -59,6 +59,7 @@ from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.confirmable import MatchRefused as MatchRefused  # what confirm_match raises, named here too
 from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMatch
 from factcheck.matching.media import index_rated_media, judge_with_media, rated_media_hits
+from factcheck.matching.reading import guard_warning
 from factcheck.matching.recording import new_match, record_matches, replace_suggestions
 from factcheck.matching.semantic import Embedded, embed_posts, semantic_pairs, store_embeddings
 from factcheck.matching.signature import signatures_of
@@ -358,15 +359,22 @@ def _locked_pair(match_id: int, *, reviewer, now: datetime) -> tuple[dict[int, P
 
 
 @transaction.atomic(durable=True)
-def confirm_match(*, match_id: int, reviewer, now: datetime | None = None) -> Match:
+def confirm_match(*, match_id: int, reviewer, despite_warning: bool = False, now: datetime | None = None) -> Match:
     """A fact-checker confirms that the pair is one claim: the copy joins the root's group, by the rule of
     factcheck.matching.confirmable (which also says which post is the copy: when the stored `post` has a
     rating of its own and its `source` has none, the pair is turned round and the source takes the rating).
-    A copy of a rated claim is `matched` and the decision side gives it the rating (`posts_matched`)."""
+    A copy of a rated claim is `matched` and the decision side gives it the rating (`posts_matched`).
+
+    A pair a guard held (a negation, other numbers: factcheck.matching.reading's warnings) is confirmed only
+    `despite_warning`: the reviewer says they read the warning, as the post page's form asks, since nothing
+    undoes a confirmation but an owner's appeal."""
     now = now or timezone.now()
     posts, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
     if answer.refusal is not None:
         raise answer.refusal
+    if match.guard and not despite_warning:
+        raise MatchRefused(f"{guard_warning(match.guard)}: confirm it only if both posts still make the same claim, "
+                           "and tick “Same claim despite the warning”.")
     copy, root = posts[answer.copy.id], posts[answer.root.id]
     claim = Claim.objects.filter(post=copy, status=ClaimStatus.ACTIVE).first()
     if claim is not None:  # the confirming reviewer's own lease, or a lapsed one (the rule refuses another's)

@@ -348,3 +348,34 @@ def test_decisions_take_a_post_and_an_unknown_pair_is_a_404(login, reviewer, sug
     assert client.post(f"/queue/matches/{suggestion.pk + 1000}/{path}/").status_code == 404
     suggestion.refresh_from_db()
     assert suggestion.state == MatchState.SUGGESTED
+
+
+def test_a_pair_a_guard_held_is_confirmed_only_despite_its_warning_ticked(login, reviewer, claim):
+    # A walk through the pages found one click confirming a copy the page itself said negates the claim, with no
+    # way back but the owner's appeal: the confirmation now asks for the warning to be acknowledged.
+    negation = PostFactory(text="Drinking hot lemon water does not cure diabetes", page=PageFactory(name="Myth Busters"))
+    pair = MatchFactory(post=negation, source=claim, score=0.83, guard=MatchGuard.POLARITY)
+    client = login(reviewer)
+    section = text(client.get(f"/queue/posts/{claim.pk}/")).split('id="copies-title"', 1)[1].split("</section>")[0]
+    assert "Warning:</strong> This copy negates the claim." in section
+    assert '<input type="checkbox" name="despite_warning" required> Same claim despite the warning' in section
+    assert 'class="button primary small" aria-label="Confirm post' not in section  # not the page's main action
+    before = state_of(pair, negation)
+
+    refused = confirm(client, pair)
+    assert "This copy negates the claim: confirm it only if both posts still make the same claim" in messages_of(
+        client.get(refused.url))
+    assert state_of(pair, negation) == before
+
+    confirm(client, pair, despite_warning="on")
+    pair.refresh_from_db()
+    negation.refresh_from_db()
+    assert (pair.state, pair.decided_by, negation.duplicate_of_id) == (MatchState.CONFIRMED, reviewer, claim.pk)
+
+
+def test_a_pair_without_a_guard_is_confirmed_in_one_click(login, reviewer, claim, copy, suggestion):
+    section = text(login(reviewer).get(f"/queue/posts/{claim.pk}/")).split('id="copies-title"', 1)[1]
+    assert "despite_warning" not in section.split("</section>")[0]
+    confirm(login(reviewer), suggestion)
+    suggestion.refresh_from_db()
+    assert suggestion.state == MatchState.CONFIRMED
