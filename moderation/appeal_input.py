@@ -59,7 +59,7 @@ def clean_decision_input(
     """
     errors: dict[str, list[str]] = {}
     if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
-        errors["outcome"] = ["Choose whether you accept the appeal (reverse) or not (uphold)."]
+        errors["outcome"] = ["Choose whether the appeal is accepted or not."]
     reason = (reason or "").strip()
     if not reason:
         errors["reason"] = ["Give the reason the owner will read."]

@@ -127,17 +127,18 @@ class DecideForm(forms.Form):
         self.kind, self.matched = kind, matched
         if kind == AppealKind.REMOVAL and lifted:
             # The post is restored: "the removal stands" is no longer a true outcome to offer.
-            choices = [(AppealStatus.REVERSED, "Accepted (close): the removal was lifted, the post is restored")]
+            choices = [(AppealStatus.REVERSED, "Close it as accepted: the removal was lifted, the post is restored")]
             self.fields["outcome"].initial = AppealStatus.REVERSED
         elif kind == AppealKind.REMOVAL:
-            choices = [(AppealStatus.UPHELD, "Not accepted (uphold): the removal stands"),
-                       (AppealStatus.REVERSED, "Accepted (reverse): the removal is lifted")]
+            # Each choice leads with what it does: "upheld" means the opposite to many readers of British English.
+            choices = [(AppealStatus.UPHELD, "Keep the removal: the appeal is not accepted"),
+                       (AppealStatus.REVERSED, "Lift the removal: the appeal is accepted")]
         elif matched:
-            choices = [(AppealStatus.UPHELD, "Not accepted (uphold): the post is a copy of the claim"),
-                       (AppealStatus.REVERSED, "Accepted (reverse): not the same claim, unlink the post")]
+            choices = [(AppealStatus.UPHELD, "Keep the link: the post copies the claim, the appeal is not accepted"),
+                       (AppealStatus.REVERSED, "Unlink the post: not the same claim, the appeal is accepted")]
         else:
-            choices = [(AppealStatus.UPHELD, "Not accepted (uphold): the rating stands"),
-                       (AppealStatus.REVERSED, "Accepted (reverse): replace the rating")]
+            choices = [(AppealStatus.UPHELD, "Keep the rating: the appeal is not accepted"),
+                       (AppealStatus.REVERSED, "Replace the rating: the appeal is accepted")]
         self.fields["outcome"].choices = choices
         if kind == AppealKind.REMOVAL or matched:
             # A lifted removal or an unlinked copy takes no verdict, and publishes no new rating.

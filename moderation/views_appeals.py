@@ -325,13 +325,13 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
 def _decided_message(appeal: Appeal) -> str:
     post = appeal.post.external_id
     if appeal.status == AppealStatus.UPHELD:
-        return f"Appeal on post “{post}” upheld (not accepted): the decision stands. The page owner has been told why."
+        return f"Appeal on post “{post}” not accepted: the decision stands. The page owner has been told why."
     if appeal.kind == AppealKind.REMOVAL:
-        return f"Appeal on post “{post}” reversed (accepted): the removal was lifted. The page owner has been told why."
+        return f"Appeal on post “{post}” accepted: the removal was lifted. The page owner has been told why."
     if not appeal.new_verdict:  # a matched copy's "not the same claim", accepted
-        return (f"Appeal on post “{post}” reversed (accepted): the post is no longer linked to the claim. "
+        return (f"Appeal on post “{post}” accepted: the post is no longer linked to the claim. "
                 "The page owner has been told why.")
-    return (f"Appeal on post “{post}” reversed (accepted): the rating is now {Verdict(appeal.new_verdict).label}. "
+    return (f"Appeal on post “{post}” accepted: the rating is now {Verdict(appeal.new_verdict).label}. "
             "The page owner has been told why.")
 
 

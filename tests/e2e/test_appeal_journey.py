@@ -89,7 +89,7 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     expect(page.get_by_text("You are reviewing this appeal")).to_be_visible()
 
     # A reversal without a reason or a verdict is refused, in a summary at the top and next to the fields.
-    page.get_by_label("Accepted (reverse)").check()
+    page.get_by_label("the appeal is accepted").check()
     page.get_by_role("button", name="Save decision").click()
     summary = page.get_by_role("alert").filter(has_text="There is a problem")
     expect(summary).to_be_focused()
@@ -97,7 +97,7 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     expect(page.locator(".field-errors").get_by_text("Give the reason the owner will read.")).to_be_visible()
     assert Appeal.objects.get(pk=appeal.pk).status == AppealStatus.IN_REVIEW
 
-    page.get_by_label("Accepted (reverse)").check()
+    page.get_by_label("the appeal is accepted").check()
     page.get_by_label("New verdict").select_option("true")
     # Issue 29: what the claim page publishes is the fact-checker's rationale, apart from the note to the owner.
     page.get_by_label("Public rationale").fill("The council's photo archive dates the picture to the flood of 12 May.")
@@ -105,7 +105,7 @@ def test_an_owner_disputes_a_rating_a_colleague_reverses_it_and_the_post_is_back
     screenshot("appeal-deciding")
     page.get_by_role("button", name="Save decision").click()
     expect(page).to_have_url(f"{live_server.url}/queue/appeals/")
-    expect(page.get_by_text("reversed (accepted): the rating is now True")).to_be_visible()
+    expect(page.get_by_text("accepted: the rating is now True")).to_be_visible()
     expect(page.locator("table.appeals tbody tr")).to_have_count(1)
     assert Rating.objects.get(post=post, is_current=True).verdict == Verdict.TRUE
 

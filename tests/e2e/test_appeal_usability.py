@@ -86,14 +86,15 @@ def test_the_owner_files_an_appeal_with_an_error_summary_a_counter_and_a_correct
     page.get_by_label("Your statement").fill("x" * 2003)
     expect(page.locator("#id_statement_count")).to_have_text("You have 3 characters too many")
 
-    # An empty correction: every missing field at once, in a summary that takes focus.
+    # An empty correction: what is missing (its statement: what was corrected may be said there), in a summary
+    # that takes focus.
     page.get_by_label("Your statement").fill("")
     page.get_by_label("Correction (the post was corrected)").check()
     page.get_by_role("button", name="File appeal").click()
     summary = page.locator("#error-summary")
     expect(summary).to_be_focused()
     expect(summary).to_contain_text("There is a problem")
-    expect(summary.get_by_role("link")).to_have_text(["Say why you appeal.", "Say what you corrected, and where."])
+    expect(summary.get_by_role("link")).to_have_text(["Say why you appeal."])
     assert page.evaluate("window.scrollY") < 200  # the summary is at the top, where the page opens
     expect(corrected).to_be_visible()  # the choice was kept, so the field it needs is shown
     fits(page)
@@ -152,13 +153,13 @@ def test_a_factchecker_decides_with_a_verdict_only_for_a_reversal_and_finds_the_
     verdict = page.get_by_label("New verdict")
     expect(verdict).to_be_hidden()
     expect(page.locator("input[name=outcome]:checked")).to_have_count(0)
-    page.get_by_label("Accepted (reverse)").check()
+    page.get_by_label("the appeal is accepted").check()
     expect(verdict).to_be_visible()
     expect(verdict).to_have_value("")
-    page.get_by_label("Not accepted (uphold)").check()
+    page.get_by_label("the appeal is not accepted").check()
     expect(verdict).to_be_hidden()
 
-    page.get_by_label("Accepted (reverse)").check()
+    page.get_by_label("the appeal is accepted").check()
     page.get_by_role("button", name="Save decision").click()
     summary = page.locator("#error-summary")
     expect(summary).to_be_focused()
@@ -175,7 +176,7 @@ def test_a_factchecker_decides_with_a_verdict_only_for_a_reversal_and_finds_the_
     page.get_by_label("Public rationale").fill("The council's archive dates the photo to 12 May, not to this year.")
     page.get_by_label("Reason").fill("The council's archive dates the photo to 12 May.")
     page.get_by_role("button", name="Save decision").click()
-    expect(page.get_by_text("reversed (accepted): the rating is now Missing context")).to_be_visible()
+    expect(page.get_by_text("accepted: the rating is now Missing context")).to_be_visible()
     assert Appeal.objects.get(pk=appeal.pk).status == AppealStatus.REVERSED
 
     # Back to it: the Decided view, then a search.

@@ -102,7 +102,7 @@ def test_staff_find_a_post_by_its_page_name_decide_its_report_and_a_removal_appe
     expect(page).to_have_url(f"{live_server.url}/staff/appeals/{appeal.pk}/")
     screenshot(f"staff-workday-appeal-open-{size}")
     check_axe()
-    page.get_by_label("Not accepted (uphold): the removal stands").check()
+    page.get_by_label("Keep the removal: the appeal is not accepted").check()
     page.get_by_label("Reason to the page owner").fill("The post names no satire; it calls for violence.")
     screenshot(f"staff-workday-appeal-{size}")
     page.get_by_role("button", name="Save decision").click()

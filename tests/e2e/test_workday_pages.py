@@ -71,7 +71,7 @@ def test_a_fact_checker_hears_of_a_dispute_finds_it_and_reverses_it_with_a_publi
     screenshot(f"workday-rated-under-appeal-{width}")
 
     page.goto(f"{live_server.url}/queue/appeals/{appeal.pk}/")
-    page.get_by_label("Accepted (reverse)").check()
+    page.get_by_label("the appeal is accepted").check()
     page.get_by_label("New verdict").select_option("true")
     page.get_by_label("Public rationale").fill(PUBLIC)
     page.get_by_label("Fact-check article URL").fill("https://factcheckers.example/quote-confirmed")
@@ -79,7 +79,7 @@ def test_a_fact_checker_hears_of_a_dispute_finds_it_and_reverses_it_with_a_publi
     failures += [f"decide {width}: {p}" for p in problems_on(page)]
     screenshot(f"workday-reversal-form-{width}")
     page.get_by_role("button", name="Save decision").click()
-    expect(page.get_by_text("reversed (accepted): the rating is now True")).to_be_visible()
+    expect(page.get_by_text("accepted: the rating is now True")).to_be_visible()
 
     rating = Rating.objects.get(post=post, is_current=True)
     page.goto(f"{live_server.url}/claims/{rating.pk}/")

@@ -353,7 +353,7 @@ def test_decisions_take_a_post_and_an_unknown_pair_is_a_404(login, reviewer, sug
 def test_a_pair_a_guard_held_is_confirmed_only_despite_its_warning_ticked(login, reviewer, claim):
     # A walk through the pages found one click confirming a copy the page itself said negates the claim, with no
     # way back but the owner's appeal: the confirmation now asks for the warning to be acknowledged.
-    negation = PostFactory(text="Drinking hot lemon water does not cure diabetes", page=PageFactory(name="Myth Busters"))
+    negation = PostFactory(text="Drinking hot lemon water does not cure diabetes", page=PageFactory(name="Myths"))
     pair = MatchFactory(post=negation, source=claim, score=0.83, guard=MatchGuard.POLARITY)
     client = login(reviewer)
     section = text(client.get(f"/queue/posts/{claim.pk}/")).split('id="copies-title"', 1)[1].split("</section>")[0]

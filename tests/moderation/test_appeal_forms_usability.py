@@ -167,7 +167,7 @@ def test_a_failed_decision_lists_every_error_in_the_summary_and_saves_nothing(lo
     appeal = dispute(owner, scenarios.rated_post(owner=owner, rater=factchecker))
     client = login(colleague)
     page = html(client.post(f"/queue/appeals/{appeal.pk}/", {"outcome": "", "reason": ""}))
-    assert summary(page) == [("id_outcome_0", "Choose whether you accept the appeal (reverse) or not (uphold)."),
+    assert summary(page) == [("id_outcome_0", "Choose whether the appeal is accepted or not."),
                              ("id_reason", "Give the reason the owner will read.")]
     page = html(client.post(f"/queue/appeals/{appeal.pk}/", {"outcome": "reversed", "reason": ""}))
     # In the page's order: the verdict sits with the outcome, above the reason.

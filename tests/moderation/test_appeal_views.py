@@ -272,7 +272,7 @@ def test_a_decision_without_a_reason_or_outcome_is_refused_next_to_the_fields(lo
     response = login(colleague).post(url(appeal), {"outcome": "", "reason": "  "})
     html = response.content.decode()
     assert response.status_code == 200
-    assert "Choose whether you accept the appeal (reverse) or not (uphold)." in html
+    assert "Choose whether the appeal is accepted or not." in html
     assert "Give the reason the owner will read." in html
     assert status_of(appeal) == AppealStatus.OPEN
 

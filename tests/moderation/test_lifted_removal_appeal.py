@@ -97,7 +97,7 @@ def test_the_decision_page_of_an_appeal_on_a_lifted_removal_offers_only_acceptin
     lifted_behind_the_appeals_back(removal_appeal)
     client = login(StaffFactory())
     page = client.get(f"/staff/appeals/{removal_appeal.pk}/").content.decode()
-    assert "Accepted (close): the removal was lifted, the post is restored" in page
+    assert "Close it as accepted: the removal was lifted, the post is restored" in page
     assert "uphold" not in page.lower()
 
     refused = client.post(f"/staff/appeals/{removal_appeal.pk}/", {"outcome": "upheld", "reason": "Stands."})
