@@ -72,6 +72,11 @@ def lease_length() -> timedelta:
     return timedelta(minutes=settings.FACTDESK_CLAIM_LEASE_MINUTES)
 
 
+# How far ahead of now a claim may run, in leases: extensions add a lease each, up to this, so a double click (or
+# a script) cannot hold a post for a day while the queue waits.
+MOST_LEASES_AHEAD = 2
+
+
 def _require_factchecker(reviewer) -> None:
     if not getattr(reviewer, "is_factchecker", False):
         raise NotClaimable("Only fact-checkers can claim posts.")
@@ -240,7 +245,8 @@ class ClaimLapsed(ClaimError):
 
 @transaction.atomic(durable=True)
 def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Claim:
-    """Give the reviewer's live claim on the post one more lease length, counted from when it would end.
+    """Give the reviewer's live claim on the post one more lease length, counted from when it would end, but never
+    more than MOST_LEASES_AHEAD leases ahead of now.
 
     Only the holder extends, and only a live claim: a lapsed one may already be someone else's to take.
     Audited (who, the old and new end) like every other change of a claim.
@@ -256,7 +262,7 @@ def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Clai
     if claim.reviewer_id != reviewer.pk:
         raise NotClaimable("You can only extend your own claims.")
     before = claim.expires_at
-    claim.expires_at = before + lease_length()
+    claim.expires_at = max(before, min(before + lease_length(), now + MOST_LEASES_AHEAD * lease_length()))
     claim.save(update_fields=["expires_at"])
     record_event(
         actor=reviewer, verb=AuditVerb.CLAIM_EXTENDED, target=claim, post_id=post_id,

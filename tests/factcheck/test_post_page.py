@@ -262,6 +262,18 @@ def test_the_holder_extends_a_claim_by_thirty_minutes_and_it_is_audited(login, r
     assert (event.actor_id, event.post_id, event.target_id) == (rater.pk, post.pk, str(claim.pk))
 
 
+def test_extensions_hold_a_post_at_most_two_leases_ahead(login, rater):
+    # A hostile review held a post for a day with 48 clicks of Extend (each added 30 minutes to the end).
+    post = PostFactory()
+    claim_post(reviewer=rater, post_id=post.pk)
+    client = login(rater)
+    for _ in range(5):
+        client.post(f"/queue/posts/{post.pk}/extend/")
+    left = Claim.objects.get(post=post, status=ClaimStatus.ACTIVE).expires_at - timezone.now()
+    assert timedelta(minutes=59) < left <= timedelta(minutes=60)
+    assert AuditEvent.objects.filter(verb=AuditVerb.CLAIM_EXTENDED).count() == 5
+
+
 def test_nobody_but_the_holder_extends_a_claim_and_a_lapsed_one_cannot_be_extended(login, rater, colleague):
     post = PostFactory()
     claim = claim_post(reviewer=rater, post_id=post.pk)
