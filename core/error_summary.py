@@ -30,3 +30,15 @@ def error_summary(form: forms.Form, *, radio_ids: dict[str, str] | None = None) 
             target = radio_ids.get(name, f"{bound.auto_id}_0")
         rows += [{"message": str(message), "target": target} for message in errors]
     return rows
+
+
+def typed_text(form: forms.Form) -> list[tuple[str, str]]:
+    """What a person typed into a submitted form's text boxes, as (label, text), for a page that refused to save
+    it (someone else decided first, a lease moved on): shown back to them so that no careful reason is lost."""
+    typed = []
+    for name, field in form.fields.items():
+        if isinstance(field.widget, forms.Textarea | forms.TextInput):
+            value = str(form.data.get(form.add_prefix(name), "")).strip()
+            if value:
+                typed.append((str(field.label or name), value))
+    return typed

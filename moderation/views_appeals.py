@@ -26,6 +26,7 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.csv_download import csv_download
+from core.error_summary import typed_text
 from core.formatting import moment
 from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
@@ -251,7 +252,7 @@ def _decide_form(appeal: Appeal, data=None) -> DecideForm:
 
 def _render_detail(
     request: HttpRequest, *, desk: Desk, appeal: Appeal, form: DecideForm | None = None, conflict: str = "",
-    status: int = 200,
+    status: int = 200, unsaved: list[tuple[str, str]] | None = None,
 ) -> HttpResponse:
     now = timezone.now()
     user = request.user
@@ -274,15 +275,19 @@ def _render_detail(
         "form": form,
         "errors": error_summary(form) if form.is_bound else [],
         "conflict": conflict,
+        "unsaved": unsaved or [],
         "is_removal": appeal.kind == AppealKind.REMOVAL,
     }
     return render(request, "moderation/appeal_detail.html", context, status=status)
 
 
-def _conflict(request: HttpRequest, *, desk: Desk, appeal_id: int, exc: AppealConflict) -> HttpResponse:
-    """Someone else got there first: say so, and show the appeal as they left it, not the stale form."""
+def _conflict(request: HttpRequest, *, desk: Desk, appeal_id: int, exc: AppealConflict,
+              typed: DecideForm | None = None) -> HttpResponse:
+    """Someone else got there first: say so, and show the appeal as they left it, not the stale form, with what
+    the reviewer had typed (`typed`, their refused form) shown back to them."""
     appeal = _load(desk, request.user, appeal_id)
-    return _render_detail(request, desk=desk, appeal=appeal, conflict=_conflict_message(appeal, exc), status=409)
+    return _render_detail(request, desk=desk, appeal=appeal, conflict=_conflict_message(appeal, exc), status=409,
+                          unsaved=typed_text(typed) if typed is not None else [])
 
 
 def _conflict_message(appeal: Appeal, exc: AppealConflict) -> str:
@@ -312,7 +317,7 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
         except NotAllowed as exc:
             return _forbidden(request, desk=desk, reason=str(exc))
         except AppealConflict as exc:
-            return _conflict(request, desk=desk, appeal_id=appeal.pk, exc=exc)
+            return _conflict(request, desk=desk, appeal_id=appeal.pk, exc=exc, typed=form)
         except ValidationError as exc:
             for field, errors in exc.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)

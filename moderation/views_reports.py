@@ -23,6 +23,7 @@ from django.utils import timezone
 from django.utils.text import Truncator
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.error_summary import typed_text
 from core.formatting import duration
 from core.paging import page_number
 from factcheck.models import FlagCategory, FlagSource, Post, ReportOutcome
@@ -125,7 +126,7 @@ def _post(post_id: int) -> Post:
 
 
 def _render_post(request: HttpRequest, *, desk: Desk, post: Post, bound: DecisionForm | None = None,
-                 status: int = 200) -> HttpResponse:
+                 status: int = 200, unsaved: list[tuple[str, str]] | None = None) -> HttpResponse:
     now = timezone.now()
     row = ReportedPost.objects.select_related("holder").filter(post=post).first()
     reports = open_reports_of(post)
@@ -144,6 +145,7 @@ def _render_post(request: HttpRequest, *, desk: Desk, post: Post, bound: Decisio
         "forms": forms, "errors": error_summary(bound) if bound is not None else [],
         "timeline": post_timeline(post, for_owner=False),
         "history_url": url_for_ids("admin:factcheck_post_change")(post.pk),
+        "unsaved": unsaved or [],
     }, status=status)
 
 
@@ -165,8 +167,9 @@ def report_detail(request: HttpRequest, post_id: int, *, desk: Desk) -> HttpResp
         decide_report(staff=request.user, post_id=post.pk, outcome=form.outcome, ground=data.get("ground"),
                       reason=data["reason"], up_to_flag=data.get("up_to_flag"))
     except ReportRefused as refusal:
+        # The post as it is now (another's lease, a decision made), with what was typed shown back, not lost.
         messages.error(request, refusal.message)
-        return redirect(desk.detail_url, post_id=post.pk)
+        return _render_post(request, desk=desk, post=post, status=409, unsaved=typed_text(form))
     messages.success(request, f"Reports on post “{post.external_id}” {DECIDED[form.outcome]}. "
                               "The reporters are told the outcome.")
     return redirect(desk.queue_url)

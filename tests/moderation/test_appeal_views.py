@@ -307,6 +307,9 @@ def test_a_stale_second_decision_is_told_the_appeal_was_already_decided(login, a
     assert f"This appeal was already decided by {colleague.username}" in html
     assert "upheld. Your decision was not saved." in html
     assert "Save decision" not in html and "It stands." in html  # the current state, not the stale form
+    # What the second reviewer typed is shown back to them, not lost with the refused form.
+    assert "What you wrote (not saved)" in html
+    assert "The study is authentic and says what the post says." in html and "The study is authentic." in html
     assert status_of(appeal) == AppealStatus.UPHELD
     assert Rating.objects.get(post=appeal.post, is_current=True).verdict == "false"
 

@@ -225,9 +225,13 @@ def test_a_decision_from_a_stale_page_is_refused_and_keeps_the_lease_and_the_new
     claim_report(staff=ts_user, post_id=post.pk)
     response = staff_client.post(f"/staff/reports/{post.pk}/", {
         "decision": "no_violation", "no_violation-reason": "From the old page.", "no_violation-up_to_flag": seen,
-    }, follow=True)
+    })
+    assert response.status_code == 409
     assert ("These reports were decided by someone else; 1 new report(s) arrived: reload."
             in response.content.decode())
+    # What was typed is shown back, not lost (a hostile review found the reason gone after the refusal).
+    assert "What you wrote (not saved)" in response.content.decode()
+    assert "<blockquote class=\"unsaved-text\">From the old page.</blockquote>" in response.content.decode()
     newest = post.flags.order_by("-id").first()
     assert (newest.status, newest.outcome) == (ReportStatus.OPEN, "")
     row = ReportedPost.objects.get(post=post)
