@@ -115,6 +115,11 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         stale_draft, draft = draft, None
     if draft is not None:
         initial.update({name: getattr(draft, name) for name in DRAFT_FIELDS})
+    elif current is not None:
+        # "Change rating" starts from the rating it changes: a verdict corrected or a source added is not all of
+        # it typed again. The reason for the change is the reviewer's own.
+        initial.update(verdict=current.verdict, rationale=current.rationale, sources="\n".join(current.sources),
+                       article_url=current.article_url)
     form = RatingForm(request.POST or None, rerating=post.queue_state in RERATED_STATES, initial=initial)
     if request.method == "POST":
         typed = {name: request.POST.get(name, "") for name in (*DRAFT_FIELDS, "replaces")}

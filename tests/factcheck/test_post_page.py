@@ -152,6 +152,18 @@ def test_the_rating_org_changes_the_rating_with_a_reason_through_the_form(login,
     assert (current.verdict, current.reviewer_id) == (Verdict.PARTLY_FALSE, colleague.pk)
 
 
+def test_change_rating_opens_filled_with_the_rating_it_changes_but_not_its_reason(login, rater, colleague):
+    # A walk through the pages found the form empty: a corrected verdict or one more source meant retyping it all.
+    post = scenarios.rated_post(rater=rater, rating=SHOWN)
+    html = html_of(login(colleague).get(f"/queue/posts/{post.pk}/?change=1"))
+    form = html[html.index('name="rationale"') - 400:]
+    assert "Measles is a virus; no food cures it.</textarea>" in form
+    assert "https://who.example/measles</textarea>" in form
+    assert 'value="https://verifica.example/checks/lemon"' in form
+    assert re.search(r'name="verdict" value="false"[^>]*checked', html)
+    assert re.search(r'<textarea name="change_reason"[^>]*>\s*</textarea>', html)
+
+
 # The rating form: what each verdict means and what it would do
 
 
