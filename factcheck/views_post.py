@@ -310,6 +310,7 @@ def _post_context(
         "errors": errors,
         "refused": refused,
         "current_rating": current,
+        "current_public": current is not None and current.verdict in PUBLISHED_VERDICTS,
         "history": history,
         "flags_by_source": flags_by_source,
         "flag_total": sum(row["count"] for row in flags_by_source),

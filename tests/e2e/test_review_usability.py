@@ -166,7 +166,7 @@ def test_a_factchecker_works_the_queue_rates_with_the_preview_and_changes_a_rati
     fits(page)
 
     # The reviewer's own time zone, from the header.
-    page.get_by_role("link", name="Time zone: UTC").click()
+    page.get_by_role("link", name="Settings (UTC)").click()
     page.get_by_label("Time zone").select_option("Europe/Paris")
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_text("Saved: times are shown in Europe/Paris.")).to_be_visible()

@@ -152,6 +152,15 @@ def test_the_rating_org_changes_the_rating_with_a_reason_through_the_form(login,
     assert (current.verdict, current.reviewer_id) == (Verdict.PARTLY_FALSE, colleague.pk)
 
 
+def test_the_rating_card_says_what_the_rating_did_and_links_its_public_page(login, rater):
+    post = scenarios.rated_post(rater=rater, rating=SHOWN)
+    html = html_of(login(rater).get(f"/queue/posts/{post.pk}/"))
+    outcome = re.search(r'<p class="small rating-outcome">(.*?)</p>', html, re.S).group(1)
+    rating = Rating.objects.get(post=post, is_current=True)
+    assert "Distribution now ×0.2" in outcome and "False information" in outcome
+    assert f'href="/claims/{rating.pk}/">Its public page</a>' in outcome
+
+
 def test_change_rating_opens_filled_with_the_rating_it_changes_but_not_its_reason(login, rater, colleague):
     # A walk through the pages found the form empty: a corrected verdict or one more source meant retyping it all.
     post = scenarios.rated_post(rater=rater, rating=SHOWN)
