@@ -201,6 +201,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "rows": _queue_rows(shown, first_rank=first_rank, media=media_by_post(post["id"] for post in shown)),
             "media_shown": request.user.show_media,
             "range_label": range_label(first=first_rank, shown=len(shown), total=found.total),
+            "total": found.total,
             "page": page,
             "has_next": len(found.rows) > PAGE_SIZE,
             "page_query": f"{filter_query}&" if filter_query else "",

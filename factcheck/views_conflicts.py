@@ -53,6 +53,7 @@ def conflicts(request: HttpRequest) -> HttpResponse:
         "rows": shown,
         "member": organisation_id is not None,
         "range_label": range_label(first=first, shown=len(shown), total=total),
+        "total": total,
         "page": page,
         "has_next": len(rows) > CONFLICTS_PAGE,
     })

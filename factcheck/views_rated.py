@@ -63,6 +63,7 @@ def rated_posts(request: HttpRequest) -> HttpResponse:
             for rating in shown
         ],
         "range_label": range_label(first=first, shown=len(shown), total=total),
+        "total": total,
         "page": page,
         "has_next": len(rows) > PAGE_SIZE,
         "page_query": f"{query_string}&" if query_string else "",
