@@ -31,6 +31,7 @@ from core.formatting import moment
 from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
 from core.search_input import search_text
+from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of
 from factcheck.models import Verdict
 from moderation.appeals import (
@@ -275,6 +276,8 @@ def _render_detail(
         "form": form,
         "errors": error_summary(form) if form.is_bound else [],
         "conflict": conflict,
+        "media": media_of(appeal.post_id),
+        "media_shown": user.show_media,
         "unsaved": unsaved or [],
         "is_removal": appeal.kind == AppealKind.REMOVAL,
     }

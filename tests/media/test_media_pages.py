@@ -286,3 +286,23 @@ def test_a_page_owner_has_no_blur_setting_to_choose(login, owner):
     client.post("/accounts/profile/", {"time_zone": "Europe/Paris", "show_media": "on"})
     owner.refresh_from_db()
     assert owner.time_zone == "Europe/Paris" and not owner.show_media
+
+
+def test_the_fact_checker_deciding_a_dispute_sees_the_disputed_picture_blurred(login, factchecker):
+    # The owner may dispute what a picture shows: the appeal's page showed only the post's words (found by a walk
+    # through every role's pages).
+    from factcheck.members import organisation_of
+    from tests.factories import FactCheckerFactory
+
+    owner = UserFactory()
+    appeal = scenarios.rated_post_with_open_dispute(owner=owner, rater=factchecker)
+    with_media(appeal.post, image("https://media.example/flood.jpg", alt="A flooded street"))
+    decider = FactCheckerFactory(organisation=organisation_of(factchecker))
+
+    response = login(decider).get(f"/queue/appeals/{appeal.pk}/")
+    assert response.status_code == 200
+    (img,) = tags(response, "img", src="https://media.example/flood.jpg")
+    assert img["alt"] == "A flooded street"
+    (figure,) = figures(response)
+    assert "is-hidden" in figure["class"].split()
+    assert tags(response, "script", src="/static/js/media.js")
