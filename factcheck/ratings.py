@@ -195,7 +195,7 @@ def _clean_change_reason(change_reason: str) -> str:
     return change_reason
 
 
-def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None) -> None:
+def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None, reviewer) -> None:
     """Refuse a rating made from a stale view of the post (StaleRating): `replaces` is the id of the
     rating the client saw as current, None if it saw none. The caller holds the post's row lock, which
     every rating of the post takes first, so `current` cannot change before this rating commits."""
@@ -209,6 +209,12 @@ def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None)
             "The rating you were changing is no longer current (it was reversed or replaced); "
             "nothing was saved. Read the post again before you rate it.",
             current=None,
+        )
+    if current.reviewer_id == reviewer.pk:  # a second click, or the same form sent from another tab
+        raise StaleRating(
+            f"You rated this post {current.get_verdict_display()} a moment ago (a second click, or another tab): "
+            "that rating stands, and nothing more was saved.",
+            current=current,
         )
     raise StaleRating(
         f"Someone else rated this post meanwhile: it is now rated {current.get_verdict_display()} "
@@ -291,7 +297,7 @@ def record_rating(
                claim_if_unclaimed=claim_if_unclaimed or reclaim)
     # The version check reads the current rating under the post's lock: a concurrent rating of the post
     # waits for that lock above, then finds this one current and is refused as stale.
-    _check_replaces(replaces, current=previous)
+    _check_replaces(replaces, current=previous, reviewer=reviewer)
     if carried is not None:
         values["change_reason"] = _clean_change_reason(change_reason)
     if post.duplicate_of_id is not None:

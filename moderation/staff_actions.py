@@ -149,6 +149,7 @@ def override_action(
         raise RemovalRefused("The multiplier must be a number between 0 and 1.") from exc
     if not multiplier.is_finite() or not Decimal("0") <= multiplier <= Decimal("1"):
         raise RemovalRefused("The multiplier must be between 0 and 1.")
+    multiplier = abs(multiplier)  # -0 is 0: the owner's notice had read "feed distribution ×-0"
     now = now or timezone.now()
     post, action = _lock_active_action(action_id)
     if action.kind == ActionKind.REMOVAL:

@@ -134,6 +134,18 @@ def test_replaces_null_means_none_was_seen_so_a_current_rating_makes_it_stale():
 
 
 @pytest.mark.django_db
+def test_a_second_save_of_ones_own_rating_says_so_rather_than_someone_else():
+    # A hostile review double-clicked Save: the second answer said "Someone else rated this post meanwhile ... by
+    # alice's own organisation", about alice's own rating of a moment before.
+    alice, _ = colleagues()
+    original = first_rating(reviewer=alice)
+    response = rerate(bearer_client(alice), original, replaces=None)
+    assert response.status_code == 409
+    message = response.json()["error"]["message"]
+    assert message.startswith("You rated this post False a moment ago") and "Someone else" not in message
+
+
+@pytest.mark.django_db
 def test_a_first_rating_with_replaces_null_is_201(factchecker):
     post = PostFactory()
     response = post_json(bearer_client(factchecker), f"/api/v1/posts/{post.external_id}/ratings",

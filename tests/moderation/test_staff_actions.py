@@ -13,9 +13,9 @@ from factcheck.models import QueueState
 from factcheck.pages import set_politician
 from factcheck.ratings import record_rating
 from moderation.enforcement import apply_rating
-from moderation.models import Action, ActionKind, EndReason, PostDistribution, Strike, StrikeKind
+from moderation.models import Action, ActionKind, EndReason, Notification, PostDistribution, Strike, StrikeKind
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
-from tests.factories import PASSWORD, PageFactory, PostFactory
+from tests.factories import PASSWORD, PageFactory, PostFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +50,20 @@ def test_removal_zeroes_distribution_with_a_community_standards_strike_and_resto
     assert action.end_reason == EndReason.LIFTED and action.ended_by == staff
     assert PostDistribution.objects.get(post=post).removed is False
     assert Strike.objects.get(action=action).ended_at is not None
+
+
+def test_an_override_to_minus_zero_is_an_override_to_zero(staff, factchecker):
+    # A hostile review sent feed_multiplier=-0: the owner's notice read "feed distribution ×-0".
+    post = PostFactory()
+    post.page.owners.add(UserFactory())
+    rating = record_rating(claim_if_unclaimed=True, reviewer=factchecker, post_id=post.pk,
+                           verdict="false", rationale="No.", sources=["https://a.example"])
+    apply_rating(rating_id=rating.pk)
+    override = override_action(staff=staff, action_id=Action.objects.get(post=post).pk, feed_multiplier="-0",
+                               label="", reason="Hidden while we check.")
+    override.refresh_from_db()
+    assert override.feed_multiplier == 0 and not override.feed_multiplier.is_signed()
+    assert "×-0" not in Notification.objects.filter(post=post).order_by("-id").first().body
 
 
 def test_override_replaces_the_multiplier_but_not_the_rating(staff, factchecker):

@@ -1,5 +1,5 @@
-"""Times are shown in the reader's time zone and say which: the portal, the timeline and the appeal desks once
-wrote " UTC" after a time already moved into the reader's zone (an hour wrong in Berlin)."""
+"""What an owner reads is true: times in their own time zone, named so (the portal, the timeline and the appeal
+desks once wrote " UTC" after a time already moved into the zone), and no page multiplier said of a removed post."""
 
 from __future__ import annotations
 
@@ -32,3 +32,14 @@ def test_a_fact_checker_in_new_york_reads_an_appeal_in_new_york_time(login, owne
     appeal = scenarios.rated_post_with_open_dispute(owner=owner, page=page, rater=rater, posted_at=POSTED)
     shown = text(login(decider).get(f"/queue/appeals/{appeal.pk}/"))
     assert "3 Dec 2026, 11:08 EST" in shown and "UTC" not in shown
+
+
+def test_a_removed_post_of_a_repeat_offenders_page_is_not_said_to_include_the_page_multiplier(login, owner, page):
+    # A walk through the pages found "Not shown to anyone" followed by "this includes the page-level ×0.5".
+    for _ in range(3):
+        scenarios.rated_post(page=page)
+    removed = scenarios.removed_post(page=page)
+    shown = text(login(owner).get(f"/appeals/posts/{removed.pk}/"))
+    assert "Not shown to anyone" in shown and "includes the page-level" not in shown
+    rated = scenarios.rated_post(page=page)
+    assert "includes the page-level ×0.5" in text(login(owner).get(f"/appeals/posts/{rated.pk}/"))
