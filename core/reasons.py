@@ -6,7 +6,28 @@ next to the field, with the rest of the form kept.
 
 from __future__ import annotations
 
+import re
+
 MAX_REASON = 2000
+# Control characters (C0 but tab, line feed and carriage return; DEL; C1) mean nothing in what a person writes,
+# and in the plain-text e-mails the owners and reviewers get, an escape sequence drives the reader's terminal.
+CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# The same as the API's document says it of a free-text field: any text without them, and text that is not blank.
+_WRITTEN = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+WRITTEN_TEXT = rf"^{_WRITTEN}*$"
+WRITTEN_NOT_BLANK = rf"^{_WRITTEN}*[^\s\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]{_WRITTEN}*$"
+CONTROLS_MESSAGE = "Take out the control characters (such as ESC): they show as nothing, and upset e-mail readers."
+
+
+def control_problem(text: str) -> str | None:
+    """The message for text that holds a control character, or None: every free text a person writes for the
+    record (rationales, reasons, statements, labels) is checked with this."""
+    return CONTROLS_MESSAGE if CONTROLS.search(text) else None
+
+
+def reason_problem(reason: str) -> str | None:
+    """What is wrong with a decision's reason (too long, control characters), or None."""
+    return too_long(reason) or control_problem(reason)
 
 
 def too_long(reason: str) -> str | None:

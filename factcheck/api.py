@@ -22,6 +22,7 @@ from pydantic import BaseModel, BeforeValidator, Field, StrictInt, field_validat
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, TooLarge, Unprocessable, errors_for, read_json_object
+from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT
 from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderation.api reads them from here)
     HTTP_URL,
     HTTP_URL_OR_EMPTY,
@@ -200,7 +201,7 @@ class RatingIn(Schema):
     verdict: str = Field(json_schema_extra={"enum": list(Verdict.values)})
     rationale: str = Field(
         description="Required: why, and how you know.",
-        json_schema_extra=documented(minLength=1, maxLength=MAX_RATIONALE, pattern=r"\S"),
+        json_schema_extra=documented(minLength=1, maxLength=MAX_RATIONALE, pattern=WRITTEN_NOT_BLANK),
     )
     sources: list[str] = Field(
         description="At least one http:// or https:// URL.",
@@ -211,7 +212,7 @@ class RatingIn(Schema):
     article_url: str = Field("", json_schema_extra=documented(maxLength=2000, pattern=HTTP_URL_OR_EMPTY))
     change_reason: str = Field(
         "", description="Why the current rating changes (new evidence, an error); required when re-rating.",
-        json_schema_extra=documented(maxLength=MAX_CHANGE_REASON),
+        json_schema_extra=documented(maxLength=MAX_CHANGE_REASON, pattern=WRITTEN_TEXT),
     )
     replaces: RatingId | None = Field(
         None,

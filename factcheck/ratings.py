@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.reasons import control_problem
 from core.refusals import Refusal
 from factcheck.claims import (
     REMOVED_MESSAGE,
@@ -120,6 +121,8 @@ def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], arti
         errors.setdefault("rationale", []).append("A rationale is required.")
     elif len(rationale) > MAX_RATIONALE:
         errors.setdefault("rationale", []).append(f"Keep the rationale under {MAX_RATIONALE} characters.")
+    elif problem := control_problem(rationale):
+        errors.setdefault("rationale", []).append(problem)
     cleaned_sources, problems = clean_http_urls(sources, most=MAX_SOURCES, what="sources")
     if not cleaned_sources:
         errors.setdefault("sources", []).append("Give at least one source URL.")
@@ -192,6 +195,8 @@ def _clean_change_reason(change_reason: str) -> str:
         raise ValidationError({"change_reason": ["Say why the rating changes (new evidence, an error)."]})
     if len(change_reason) > MAX_CHANGE_REASON:
         raise ValidationError({"change_reason": [f"Keep the reason under {MAX_CHANGE_REASON:,} characters."]})
+    if problem := control_problem(change_reason):
+        raise ValidationError({"change_reason": [problem]})
     return change_reason
 
 

@@ -18,6 +18,7 @@ from pydantic import field_validator
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import MAX_ID, NotFound, errors_for
+from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.media import ITEM_FIELDS
 from factcheck.models import MatchGuard, MatchMethod, MatchState, MediaType, Post, QueueState
@@ -98,7 +99,7 @@ class AppealIn(Schema):
     )
     statement: str = Field(
         description=f"Why the decision is wrong; up to {MAX_STATEMENT:,} characters.",
-        json_schema_extra=documented(minLength=1, maxLength=MAX_STATEMENT, pattern=r"\S"),
+        json_schema_extra=documented(minLength=1, maxLength=MAX_STATEMENT, pattern=WRITTEN_NOT_BLANK),
     )
     evidence_urls: list[str] = Field(
         default_factory=list, description=f"Up to {MAX_EVIDENCE_URLS} http:// or https:// URLs.",
@@ -109,7 +110,7 @@ class AppealIn(Schema):
     correction_details: str = Field(
         "", description="For a `correction`, optional: what was corrected, and where, if the statement does not "
                         "say it.",
-        json_schema_extra=documented(maxLength=MAX_STATEMENT),
+        json_schema_extra=documented(maxLength=MAX_STATEMENT, pattern=WRITTEN_TEXT),
     )
 
     _evidence_urls_not_blank = field_validator("evidence_urls")(no_blank_urls)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
+from core.reasons import control_problem
 from factcheck.models import Verdict
 from factcheck.rating_limits import MAX_RATIONALE
 from factcheck.ratings import clean_http_urls, http_url
@@ -31,6 +32,8 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
         errors["statement"] = ["Say why you appeal."]
     elif len(statement) > MAX_STATEMENT:
         errors["statement"] = [f"Keep the statement to {MAX_STATEMENT:,} characters (it has {len(statement):,})."]
+    elif problem := control_problem(statement):
+        errors["statement"] = [problem]
     urls, problems = clean_http_urls(evidence_urls, most=MAX_EVIDENCE_URLS, what="evidence URLs")
     if problems:
         errors["evidence_urls"] = problems
@@ -41,6 +44,8 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
         errors["correction_details"] = [
             f"Keep the correction details to {MAX_STATEMENT:,} characters (they have {len(correction_details):,})."
         ]
+    elif problem := control_problem(correction_details):
+        errors["correction_details"] = [problem]
     if errors:
         raise ValidationError(errors)
     return {"kind": kind, "statement": statement, "evidence_urls": urls, "correction_details": correction_details}
@@ -65,6 +70,8 @@ def clean_decision_input(
         errors["reason"] = ["Give the reason the owner will read."]
     elif len(reason) > MAX_STATEMENT:
         errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
+    elif problem := control_problem(reason):
+        errors["reason"] = [problem]
     # A reversal never guesses the new verdict (it once defaulted to True): the decider chooses it. A matched
     # copy's reversal unlinks the copy and a removal's lifts it: neither gives a verdict.
     rerates = outcome == AppealStatus.REVERSED and kind != AppealKind.REMOVAL and not matched
@@ -82,6 +89,8 @@ def clean_decision_input(
     elif len(public_rationale) > MAX_RATIONALE:
         errors["public_rationale"] = [f"Keep the public rationale under {MAX_RATIONALE:,} characters "
                                       f"(it has {len(public_rationale):,})."]
+    elif problem := control_problem(public_rationale):
+        errors["public_rationale"] = [problem]
     if article_url:
         try:
             http_url(article_url)

@@ -27,7 +27,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import moment
-from core.reasons import too_long
+from core.reasons import reason_problem
 from core.refusals import Refusal
 from factcheck.claims import lease_length
 from factcheck.models import HARM_CATEGORIES, Flag, Post, ReportOutcome, ReportStatus
@@ -147,7 +147,7 @@ def clean_decision(*, outcome: str, ground: str | None, reason: str) -> tuple[st
         raise ReportRefused("Choose the community standard the post breaks.", details={"field": "ground"})
     if outcome in (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION) and not reason:
         raise ReportRefused("Say why: the reason is kept with the decision.", details={"field": "reason"})
-    if message := too_long(reason):
+    if message := reason_problem(reason):
         raise ReportRefused(message, details={"field": "reason"})
     return ground, reason
 

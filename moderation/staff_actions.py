@@ -14,7 +14,7 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
-from core.reasons import too_long
+from core.reasons import control_problem, reason_problem
 from core.refusals import Refusal
 from factcheck.models import Post
 from moderation.appeal_states import grant_removal_appeal, open_removal_appeal, outcome_notice
@@ -36,7 +36,7 @@ def _clean_reason(reason: str, *, missing: str) -> str:
     reason = (reason or "").strip()
     if not reason:
         raise RemovalRefused(missing)
-    if message := too_long(reason):
+    if message := reason_problem(reason):
         raise RemovalRefused(message)
     return reason
 
@@ -150,6 +150,8 @@ def override_action(
     if not multiplier.is_finite() or not Decimal("0") <= multiplier <= Decimal("1"):
         raise RemovalRefused("The multiplier must be between 0 and 1.")
     multiplier = abs(multiplier)  # -0 is 0: the owner's notice had read "feed distribution ×-0"
+    if problem := control_problem(label or ""):
+        raise RemovalRefused(f"The label: {problem}")
     now = now or timezone.now()
     post, action = _lock_active_action(action_id)
     if action.kind == ActionKind.REMOVAL:

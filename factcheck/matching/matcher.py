@@ -46,6 +46,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.bulk import update_rows
+from core.reasons import control_problem
 from factcheck.eligibility import fact_checkable, removed_posts, returning_state
 from factcheck.matching.candidates import (
     Row,
@@ -406,6 +407,8 @@ def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | N
     _, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
     if answer.reject_refusal is not None:
         raise answer.reject_refusal
+    if problem := control_problem(reason or ""):
+        raise MatchRefused(f"The reason: {problem}")
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
     match.reason = (reason or "").strip()[:2000]
     match.save(update_fields=["state", "decided_by", "decided_at", "reason"])

@@ -203,3 +203,42 @@ def test_a_post_id_with_a_slash_is_a_422_and_documented_so(document, platform_cl
     assert not Post.objects.exists()
     # A page's id is in no URL: it may hold one.
     assert post_json(platform_client, URL, flag_payload(page={"external_id": "pages/77"})).status_code == 201
+
+
+@pytest.mark.parametrize("field", ["rationale", "change_reason"])
+def test_control_characters_in_what_a_reviewer_writes_are_a_422_and_documented_so(document, field, factchecker_client):
+    # A hostile review stored ESC sequences in a rationale, which then reached the owners' plain-text e-mails,
+    # ClaimReview and the DSA export.
+    from tests.factories import PostFactory
+
+    schema = document["paths"]["/api/v1/posts/{external_id}/ratings"]["post"]["requestBody"]["content"][
+        "application/json"]["schema"]
+    properties = _component(document, schema["$ref"].rsplit("/", 1)[1])["properties"]
+    assert not _matches(properties[field], "Red\x1b[31m text") and _matches(properties[field], "Two\nlines\tand a tab")
+    post = PostFactory()
+    body = {"verdict": "false", "rationale": "The registry has no such law.", "sources": ["https://law.example/r"]}
+    body[field] = "Looks fine\x1b[2J but clears the screen."
+    response = post_json(factchecker_client, f"/api/v1/posts/{post.external_id}/ratings", body)
+    if field == "change_reason":
+        assert response.status_code == 201  # a first rating has no reason to change: the field is not read
+        return
+    assert response.status_code == 422
+    [error] = response.json()["error"]["details"]["errors"]
+    assert error["field"] == "rationale" and "control characters" in error["message"]
+
+
+def test_an_appeal_statement_with_control_characters_is_a_422(document, platform_client):
+    from moderation.models import Appeal
+    from tests import scenarios
+    from tests.conftest import bearer_client
+    from tests.factories import UserFactory
+
+    statement = _component(document, "AppealIn")["properties"]["statement"]
+    assert not _matches(statement, "It is real\x07") and _matches(statement, "It is real.")
+    owner = UserFactory()
+    post = scenarios.rated_post(owner=owner)
+    response = post_json(bearer_client(owner), f"/api/v1/posts/{post.external_id}/appeals",
+                         {"kind": "dispute", "statement": "It is real\x1b[31m."})
+    assert response.status_code == 422
+    assert [e["field"] for e in response.json()["error"]["details"]["errors"]] == ["statement"]
+    assert not Appeal.objects.exists()

@@ -107,3 +107,10 @@ def test_marking_a_politicians_page_takes_its_posts_out_of_the_queue_and_back(st
     queued.refresh_from_db()
     assert queued.queue_state == QueueState.QUEUED
     assert AuditEvent.objects.filter(verb=AuditVerb.PAGE_CHANGED, actor=staff).count() == 2
+
+
+def test_a_reason_with_control_characters_is_refused_and_nothing_is_removed(staff):
+    post = PostFactory()
+    with pytest.raises(RemovalRefused, match="control characters"):
+        remove_post(staff=staff, post_id=post.pk, ground="hate", reason="Slurs\x1b[2J against a group.")
+    assert not Action.objects.filter(post=post).exists()
