@@ -295,5 +295,9 @@ def test_the_waiting_suggestions_listing_names_a_lexical_pairs_method_and_score_
     MatchFactory(post=held, source=claim, method=MatchMethod.MINHASH, score=0.834, guard=MatchGuard.POLARITY)
     body = html.unescape(login(rater).get("/notifications/").content.decode())
     listing = re.sub(r"<[^>]+>", "", body.split('id="waiting-suggestions"', 1)[1].split("</section>", 1)[0])
-    assert f"may be a copy of {claim.external_id} · {MatchMethod.MINHASH.label}, score 0.83 · " in listing
+    assert f"may be a copy of {claim.external_id}: “{claim.text[:139]}" in listing.replace("…", "")
+    assert f"” · {MatchMethod.MINHASH.label}, score 0.83 · " in listing
     assert "This copy negates the claim" in listing and "→" not in listing and "Both in" not in listing
+    # Both posts' words, and a link to where the pair is decided on the copy's page.
+    assert "Chlorine on the skin does not kill the virus" in listing
+    assert f'href="/queue/posts/{held.pk}/#copies-title"' in body
