@@ -43,3 +43,17 @@ def test_a_removed_post_of_a_repeat_offenders_page_is_not_said_to_include_the_pa
     assert "Not shown to anyone" in shown and "includes the page-level" not in shown
     rated = scenarios.rated_post(page=page)
     assert "includes the page-level ×0.5" in text(login(owner).get(f"/appeals/posts/{rated.pk}/"))
+
+
+def test_a_decided_appeals_outcome_comes_before_the_form_to_file_another(login, owner, page):
+    from moderation.appeals import decide_appeal
+    from tests.factories import FactCheckerFactory as Checker
+
+    rater = Checker()
+    appeal = scenarios.rated_post_with_open_dispute(owner=owner, page=page, rater=rater)
+    decide_appeal(appeal_id=appeal.pk, reviewer=Checker(organisation=organisation_of(rater)), outcome="upheld",
+                  reason="The archive shows the quote was never said.")
+    shown = text(login(owner).get(f"/appeals/posts/{appeal.post_id}/"))
+    assert "Your appeal was not accepted" in shown and ">File appeal</button>" in shown
+    assert shown.index("Your appeal was not accepted") < shown.index("File another appeal") < shown.index(
+        ">File appeal</button>")
