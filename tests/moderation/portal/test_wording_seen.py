@@ -57,3 +57,13 @@ def test_a_decided_appeals_outcome_comes_before_the_form_to_file_another(login, 
     assert "Your appeal was not accepted" in shown and ">File appeal</button>" in shown
     assert shown.index("Your appeal was not accepted") < shown.index("File another appeal") < shown.index(
         ">File appeal</button>")
+
+
+def test_withdrawing_an_appeal_asks_twice(login, owner, page):
+    # One click had withdrawn an appeal for good (found by a walk through every role's pages).
+    import re
+
+    appeal = scenarios.rated_post_with_open_dispute(owner=owner, page=page)
+    shown = text(login(owner).get(f"/appeals/posts/{appeal.post_id}/"))
+    assert re.search(r'<details class="withdraw">\s*<summary class="button small">Withdraw…</summary>'
+                     r'\s*<form method="post"', shown)
