@@ -92,12 +92,18 @@ FORMS = {form.outcome: form for form in (RemoveForm, NoViolationForm, SendForm)}
 def decision_forms(
     *, bound: DecisionForm | None = None, up_to_flag: int | None, ground: str = "",
 ) -> list[DecisionForm]:
-    """The three forms of a post's page, `bound` (a failed submit) in its place with what was typed."""
+    """The three forms of a post's page, `bound` (a failed submit) in its place with what was typed; the other two
+    keep what was typed in them too, without errors (the page sends all three in one form, each field prefixed):
+    a removal reason typed before choosing "no violation" is not lost."""
     forms_ = []
     for outcome, form_class in FORMS.items():
         if bound is not None and bound.outcome == outcome:
             forms_.append(bound)
             continue
         initial = {"up_to_flag": up_to_flag, **({"ground": ground} if outcome == ReportOutcome.REMOVED else {})}
+        if bound is not None:
+            unsent = form_class()
+            initial.update({name: value for name in unsent.fields
+                            if name != "up_to_flag" and (value := bound.data.get(unsent.add_prefix(name)))})
         forms_.append(form_class(initial=initial))
     return forms_

@@ -157,6 +157,23 @@ def test_no_violation_needs_a_reason_and_answers_the_reports(staff_client, ts_us
     assert post.__class__.objects.get(pk=post.pk).queue_state == QueueState.UNFLAGGED
 
 
+def test_a_failed_decision_keeps_what_was_typed_for_the_other_decisions(staff_client, ts_user):
+    # A walk through the pages typed a removal reason, then pressed "Decide: no violation" with its box empty: the
+    # error page came back with the removal reason gone. The three decisions are one form now.
+    post = reported_post(reports=[("hate", "user_report")])
+    claim_report(staff=ts_user, post_id=post.pk)
+    page = staff_client.get(f"/staff/reports/{post.pk}/").content.decode()
+    assert page.count('class="report-decisions"') == 1 and page.count('name="decision" value="') == 3
+    response = staff_client.post(f"/staff/reports/{post.pk}/", {
+        "decision": "no_violation", "no_violation-reason": "", "removed-ground": "hate",
+        "removed-reason": "Slurs against a group, line after line."})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "Say why: the reason is kept with the decision." in body
+    assert 'id="id_removed-reason">\nSlurs against a group, line after line.</textarea>' in body
+    assert post.flags.get().status == ReportStatus.OPEN
+
+
 def test_sending_to_fact_checkers_from_the_desk_queues_the_post_for_them(staff_client, ts_user):
     post = reported_post(reports=[("imminent_harm", "user_report")])
     claim_report(staff=ts_user, post_id=post.pk)
