@@ -21,6 +21,7 @@ from core.api_errors import MAX_ID, NotFound, errors_for
 from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT
 from factcheck.api import HTTP_URL, RatingOut, documented, no_blank_urls, rating_out
 from factcheck.media import ITEM_FIELDS
+from factcheck.members import organisation_id_of
 from factcheck.models import MatchGuard, MatchMethod, MatchState, MediaType, Post, QueueState
 from factcheck.models_media import MediaKind
 from factcheck.selectors import current_rating, flag_counts, may_read_post, post_matches
@@ -180,9 +181,12 @@ def action_out(action: Action) -> dict[str, Any]:
     }
 
 
-def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
+def post_out(post: Post, *, owner: bool = False, appeals_of_organisation: int | None = None) -> dict[str, Any]:
     """`owner`: read by one of the page's owners, who learn of other pages' posts only the claim theirs
-    copies or that copies theirs (linked pairs), not the suggestions fact-checkers weigh."""
+    copies or that copies theirs (linked pairs), not the suggestions fact-checkers weigh.
+    `appeals_of_organisation`: read by a fact-checker of this organisation, who sees the appeals against its own
+    ratings only (another organisation's, and removal appeals, are not theirs: the post page and the appeal desks
+    say the same); None: every appeal (the platform, staff, the page's owners)."""
     by_source = flag_counts(post)
     rating = current_rating(post)
     reports = open_report_counts(post)
@@ -206,7 +210,9 @@ def post_out(post: Post, *, owner: bool = False) -> dict[str, Any]:
         "rating": rating_out(rating, post=post) if rating is not None else None,
         "distribution": distribution_out(current_distribution(post)),
         "actions": [action_out(a) for a in Action.objects.filter(post=post).order_by("created_at", "id")],
-        "appeals": [appeal_out(a) for a in Appeal.objects.filter(post=post).order_by("created_at", "id")],
+        "appeals": [appeal_out(a) for a in Appeal.objects.filter(
+            post=post, **({"rating__organisation_id": appeals_of_organisation}
+                          if appeals_of_organisation is not None else {})).order_by("created_at", "id")],
         "matches": [
             {"external_id": m.external_id, "relation": m.relation, "method": m.match.method, "score": m.match.score,
              "state": m.match.state, "guard": m.match.guard or None}
@@ -229,7 +235,9 @@ def get_post(request: HttpRequest, external_id: str) -> dict[str, Any]:
     # The same 404 for a post that exists on someone else's page: page owners learn nothing.
     if post is None or not may_read_post(user, post):
         raise NotFound(f"No post {external_id!r}.")
-    return post_out(post, owner=user.role == Role.PAGE_OWNER)
+    # A fact-checker reads the appeals against their own organisation's ratings (0: one without an organisation).
+    theirs = (organisation_id_of(user) or 0) if user.role == Role.FACTCHECKER else None
+    return post_out(post, owner=user.role == Role.PAGE_OWNER, appeals_of_organisation=theirs)
 
 
 @router.post(

@@ -289,3 +289,23 @@ def test_openapi_documents_the_appeals_endpoint(platform_client):
     assert body["properties"]["kind"]["enum"] == ["dispute", "correction", "removal"]
     appeal = schema["components"]["schemas"]["AppealOut"]["properties"]
     assert {"id", "status", "kind", "created_at", "decided_at", "outcome_reason"} <= set(appeal)
+
+
+def test_a_fact_checker_reads_through_the_api_the_appeals_of_their_own_organisations_ratings_only(owner, rated_post,
+                                                                                                 factchecker):
+    # The post page showed another organisation's appeals, with the reason given to the owner; it no longer does,
+    # and the API does not either (found by a review of that change).
+    from moderation.appeals import decide_appeal
+    from tests.factories import FactCheckerFactory
+
+    appeal = file(owner, rated_post)
+    assert appeal.status_code == 201
+    decide_appeal(appeal_id=appeal.json()["id"], reviewer=FactCheckerFactory(organisation=organisation_of(factchecker)),
+                  outcome="upheld", reason="A note for the owner alone.")
+    url = f"/api/v1/posts/{rated_post.external_id}"
+    outsider = bearer_client(FactCheckerFactory())
+    colleague = bearer_client(FactCheckerFactory(organisation=organisation_of(factchecker)))
+    assert outsider.get(url).json()["appeals"] == []
+    [theirs] = colleague.get(url).json()["appeals"]
+    assert theirs["outcome_reason"] == "A note for the owner alone."
+    assert len(bearer_client(owner).get(url).json()["appeals"]) == 1
