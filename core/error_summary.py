@@ -37,7 +37,9 @@ def typed_text(form: forms.Form) -> list[tuple[str, str]]:
     it (someone else decided first, a lease moved on): shown back to them so that no careful reason is lost."""
     typed = []
     for name, field in form.fields.items():
-        if isinstance(field.widget, forms.Textarea | forms.TextInput):
+        # Text boxes of any kind (text, URL, e-mail, search), not choices, hidden fields or checkboxes.
+        if isinstance(field.widget, forms.Textarea) or getattr(field.widget, "input_type", "") in (
+                "text", "url", "email", "search"):
             value = str(form.data.get(form.add_prefix(name), "")).strip()
             if value:
                 typed.append((str(field.label or name), value))

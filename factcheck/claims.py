@@ -77,6 +77,10 @@ def lease_length() -> timedelta:
 MOST_LEASES_AHEAD = 2
 
 
+def most_ahead_minutes() -> int:
+    return int(MOST_LEASES_AHEAD * lease_length().total_seconds() // 60)
+
+
 def _require_factchecker(reviewer) -> None:
     if not getattr(reviewer, "is_factchecker", False):
         raise NotClaimable("Only fact-checkers can claim posts.")
@@ -243,6 +247,12 @@ class ClaimLapsed(ClaimError):
     code = "claim_lapsed"
 
 
+class ClaimAtMost(ClaimError):
+    """The claim already runs as far ahead as a claim may (MOST_LEASES_AHEAD)."""
+
+    code = "claim_at_most"
+
+
 @transaction.atomic(durable=True)
 def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Claim:
     """Give the reviewer's live claim on the post one more lease length, counted from when it would end, but never
@@ -262,7 +272,11 @@ def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Clai
     if claim.reviewer_id != reviewer.pk:
         raise NotClaimable("You can only extend your own claims.")
     before = claim.expires_at
-    claim.expires_at = max(before, min(before + lease_length(), now + MOST_LEASES_AHEAD * lease_length()))
+    most = now + MOST_LEASES_AHEAD * lease_length()
+    if most - before < timedelta(minutes=1):
+        raise ClaimAtMost(f"Your claim already runs until {timezone.localtime(before):%H:%M}, as far ahead as a claim "
+                          f"may ({most_ahead_minutes()} minutes): extend it again nearer its end.")
+    claim.expires_at = min(before + lease_length(), most)
     claim.save(update_fields=["expires_at"])
     record_event(
         actor=reviewer, verb=AuditVerb.CLAIM_EXTENDED, target=claim, post_id=post_id,

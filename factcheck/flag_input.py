@@ -127,13 +127,16 @@ ExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=
 # A post's id is also a segment of its API URLs (/api/v1/posts/{external_id}/...), where "/" (even sent as %2F)
 # splits it: such a post was stored and could then be neither read nor rated.
 _IN_A_SEGMENT = r"[^/\x00-\x1f\x7f-\x9f]"
-POST_ID = rf"^{_IN_A_SEGMENT}*[^/\s\x00-\x1f\x7f-\x9f]{_IN_A_SEGMENT}*$"
+# "." and ".." are path segments clients resolve away (/posts/../ratings is /ratings to them), so never a post's id:
+# an id holds a character other than a dot (or a space), or at least three dots, so that it is neither once its
+# surrounding spaces are stripped. No look-ahead: pydantic's regular expressions have none.
+POST_ID = rf"^(?:{_IN_A_SEGMENT}*[^./\s\x00-\x1f\x7f-\x9f]{_IN_A_SEGMENT}*| *\. *\. *\.[. ]*)$"
 PostExternalId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200,
                                                   pattern=POST_ID)]
 # What a pattern refuses, as people read it (pydantic's own message quotes the regular expression).
 PATTERN_MEANS = {
     NO_CONTROLS: "must not be blank or contain control characters",
-    POST_ID: "must not be blank or contain control characters or '/' (it is part of the post's API URLs)",
+    POST_ID: "must not be blank, '.' or '..', or contain control characters or '/' (it is part of the post's API URLs)",
 }
 
 

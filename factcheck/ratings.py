@@ -10,7 +10,7 @@ nothing.
 from __future__ import annotations
 
 import enum
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
@@ -43,6 +43,8 @@ from factcheck.models import Claim, ClaimStatus, Post, QueueState, Rating, Verdi
 from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, MAX_URL
 from factcheck.signals import rating_recorded
 
+# How soon after one's own rating a stale save is taken for a second click (or another tab) of the same form.
+SECOND_SAVE = timedelta(minutes=10)
 _http_or_https = URLValidator(schemes=["http", "https"], message="Enter a valid http:// or https:// URL.")
 
 
@@ -215,7 +217,8 @@ def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None,
             "nothing was saved. Read the post again before you rate it.",
             current=None,
         )
-    if current.reviewer_id == reviewer.pk:  # a second click, or the same form sent from another tab
+    if current.reviewer_id == reviewer.pk and timezone.now() - current.created_at < SECOND_SAVE:
+        # A second click, or the same form sent from another tab
         raise StaleRating(
             f"You rated this post {current.get_verdict_display()} a moment ago (a second click, or another tab): "
             "that rating stands, and nothing more was saved.",

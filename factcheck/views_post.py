@@ -39,6 +39,7 @@ from factcheck.claims import (
     extend_claim,
     lapsed_claim_of,
     lease_length,
+    most_ahead_minutes,
     seconds_left,
     shown_state,
 )
@@ -88,7 +89,8 @@ def extend_view(request: HttpRequest, post_id: int) -> HttpResponse:
             return JsonResponse({"extended": False, "message": str(exc)}, status=409)
         messages.error(request, str(exc))
     else:
-        message = f"Claim extended: you hold this post until {clock(claim.expires_at)}."
+        message = (f"Claim extended: you hold this post until {clock(claim.expires_at)} (a claim runs at most "
+                   f"{most_ahead_minutes()} minutes ahead).")
         if wants_json(request):
             # seconds_left: the page counts down from it on its own clock, never the browser's wall clock.
             return JsonResponse({"extended": True, "message": message, "expires_at": claim.expires_at.isoformat(),

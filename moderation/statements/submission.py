@@ -61,8 +61,12 @@ class SubmissionRefused(ValueError):
 
 
 def check_endpoint(endpoint: str) -> None:
-    """HTTPS only; plain HTTP only to this machine (a local test receiver)."""
+    """HTTPS only; plain HTTP only to this machine (a local test receiver); a port that is a port."""
     parts = urllib.parse.urlsplit(endpoint)
+    try:
+        parts.port  # noqa: B018  (urllib checks the port only when it is read)
+    except ValueError:
+        raise SubmissionRefused(f"{endpoint!r} has no valid port (1-65535).") from None
     if parts.scheme == "https" and parts.hostname:
         return
     if parts.scheme == "http" and parts.hostname in LOOPBACK:

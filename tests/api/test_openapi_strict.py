@@ -242,3 +242,13 @@ def test_an_appeal_statement_with_control_characters_is_a_422(document, platform
     assert response.status_code == 422
     assert [e["field"] for e in response.json()["error"]["details"]["errors"]] == ["statement"]
     assert not Appeal.objects.exists()
+
+
+@pytest.mark.parametrize("external_id", [".", ".."])
+def test_a_post_id_that_is_a_dot_segment_is_a_422(document, platform_client, external_id):
+    # Clients resolve /api/v1/posts/../ratings to /api/v1/ratings: such a post could never be reached.
+    assert not _matches(_component(document, "PostIn")["properties"]["external_id"], external_id)
+    assert _matches(_component(document, "PostIn")["properties"]["external_id"], "...")
+    response = post_json(platform_client, URL, flag_payload(post={"external_id": external_id}))
+    assert response.status_code == 422 and "'..'" in response.json()["error"]["details"]["errors"][0]["message"]
+    assert not Post.objects.exists()

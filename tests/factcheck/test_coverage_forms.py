@@ -37,8 +37,9 @@ def test_every_form_of_coverage_picks_the_same_posts(languages, countries):
         pk__in=posts).values_list("pk", flat=True))
     condition, params = coverage_sql("p", organisation)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT p.id FROM {Post._meta.db_table} p WHERE p.id = ANY(%s){condition}",
-                       [list(posts), *params])
+        ids = ", ".join(["%s"] * len(posts))
+        cursor.execute(f"SELECT p.id FROM {Post._meta.db_table} p WHERE p.id IN ({ids}){condition}",
+                       [*posts, *params])
         as_sql_text = {row[0] for row in cursor.fetchall()}
 
     expected = {pk for pk, (language, country) in posts.items()

@@ -87,7 +87,7 @@ def test_a_rated_posts_page_opens_with_the_post_and_its_current_rating_then_chan
     timeline = html[html.index('id="timeline"'):]
     assert "Rated False" in timeline and "maria (Verifica)" in timeline
     assert "Fact-check action: distribution ×0.2" in timeline
-    assert "No appeals." in html
+    assert "No appeals of Verifica's ratings." in html
 
 
 def test_change_rating_opens_from_a_link_and_stays_open_after_a_failed_save(login, rater):
@@ -127,7 +127,7 @@ def test_while_an_appeal_is_open_the_button_gives_way_to_the_reason_and_the_appe
     outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Faktenwerk"))
     other = html_of(login(outsider).get(f"/queue/posts/{post.pk}/"))
     assert "Measles is a virus" in other or post.external_id in other
-    assert "No appeals." in other and "Dispute appeal filed" not in other
+    assert "No appeals of Faktenwerk's ratings." in other and "Dispute appeal filed" not in other
     assert appeal.statement not in other and appeal.filed_by.get_username() not in other
     assert f"/queue/appeals/{appeal.pk}/" not in other
 
@@ -288,11 +288,15 @@ def test_extensions_hold_a_post_at_most_two_leases_ahead(login, rater):
     post = PostFactory()
     claim_post(reviewer=rater, post_id=post.pk)
     client = login(rater)
-    for _ in range(5):
-        client.post(f"/queue/posts/{post.pk}/extend/")
+    first = client.post(f"/queue/posts/{post.pk}/extend/", HTTP_ACCEPT="application/json").json()
+    assert first["extended"] and "(a claim runs at most 60 minutes ahead)" in first["message"]
+    for _ in range(4):  # each says it cannot go further, rather than "extended"
+        again = client.post(f"/queue/posts/{post.pk}/extend/", HTTP_ACCEPT="application/json")
+        assert again.status_code == 409 and not again.json()["extended"]
+        assert "as far ahead as a claim may (60 minutes)" in again.json()["message"]
     left = Claim.objects.get(post=post, status=ClaimStatus.ACTIVE).expires_at - timezone.now()
     assert timedelta(minutes=59) < left <= timedelta(minutes=60)
-    assert AuditEvent.objects.filter(verb=AuditVerb.CLAIM_EXTENDED).count() == 5
+    assert AuditEvent.objects.filter(verb=AuditVerb.CLAIM_EXTENDED).count() == 1
 
 
 def test_nobody_but_the_holder_extends_a_claim_and_a_lapsed_one_cannot_be_extended(login, rater, colleague):

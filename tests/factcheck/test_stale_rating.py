@@ -244,3 +244,13 @@ def test_a_first_rating_in_the_browser_is_stale_when_a_rating_appeared_since(log
     assert "Someone else rated this post meanwhile: it is now rated False" in html
     assert TYPED["rationale"] in html and 'name="change_reason"' in html  # saving now is a re-rating
     assert Rating.objects.filter(post=post).count() == 1
+
+
+@pytest.mark.django_db
+def test_ones_own_rating_of_last_week_is_not_called_a_second_click():
+    alice, _ = colleagues()
+    original = first_rating(reviewer=alice)
+    Rating.objects.filter(pk=original.pk).update(created_at=timezone.now() - timedelta(days=7))
+    response = rerate(bearer_client(alice), original, replaces=None)
+    assert response.status_code == 409
+    assert "a moment ago" not in response.json()["error"]["message"]

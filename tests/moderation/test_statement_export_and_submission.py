@@ -185,6 +185,14 @@ def test_an_endpoint_is_recorded_in_one_spelling_without_credentials(typed, reco
     assert normalised_endpoint(typed) == recorded
 
 
+@pytest.mark.parametrize("endpoint", ["https://tdb.example:99999/api", "https://tdb.example:abc/api"])
+def test_an_endpoint_with_a_port_that_is_no_port_is_refused_before_anything_is_sent(dsa_token, endpoint):
+    make_statements(1)
+    status, output = submit(endpoint)
+    assert status != 0 and "has no valid port" in output
+    assert not StatementSubmission.objects.exists()
+
+
 def test_a_batch_that_keeps_failing_is_left_for_the_next_run(dsa_token):
     puids = make_statements(150)
     down = {"yes": True}
