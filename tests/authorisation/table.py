@@ -204,9 +204,10 @@ TABLE: dict[str, Route] = {
     ),
     # ---- deciding reports of harm: trust-and-safety staff only ------------------------------------
     "moderation:staff_reports": route(GET=staff_desk(200)),
-    # Deciding without holding the post's reports is refused with a message, back to the post's page.
+    # Deciding without holding the post's reports is refused (409): the post's page as it is, with the refusal and
+    # what was typed shown back.
     "moderation:staff_report": route(
-        GET=staff_desk(200), POST=staff_desk(Redirect("/staff/reports/{w.reported_post.pk}/")),
+        GET=staff_desk(200), POST=staff_desk(409),
         args={"post_id": "reported_post.pk"},
         data={"POST": {"decision": "no_violation", "no_violation-reason": "Criticism of a public figure."}},
     ),
