@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Path, Query, Router, Schema
 from ninja.responses import Status
@@ -32,6 +33,7 @@ from moderation.feed import changes_after
 from moderation.models import Action, Appeal, AppealKind, AppealStatus, StatementOfReasons
 from moderation.publishing import appeal_out, change_out, distribution_out
 from moderation.report_queue import open_report_counts
+from moderation.selectors import appeals_read_by_factcheckers_of
 from moderation.statements import transparency as tdb
 
 MAX_FEED_PAGE = 1000
@@ -181,12 +183,11 @@ def action_out(action: Action) -> dict[str, Any]:
     }
 
 
-def post_out(post: Post, *, owner: bool = False, appeals_of_organisation: int | None = None) -> dict[str, Any]:
+def post_out(post: Post, *, owner: bool = False, appeals: QuerySet[Appeal] | None = None) -> dict[str, Any]:
     """`owner`: read by one of the page's owners, who learn of other pages' posts only the claim theirs
     copies or that copies theirs (linked pairs), not the suggestions fact-checkers weigh.
-    `appeals_of_organisation`: read by a fact-checker of this organisation, who sees the appeals against its own
-    ratings only (another organisation's, and removal appeals, are not theirs: the post page and the appeal desks
-    say the same); None: every appeal (the platform, staff, the page's owners)."""
+    `appeals`: those the reader may read (a fact-checker's: moderation.selectors); None: every appeal (the
+    platform, staff, the page's owners)."""
     by_source = flag_counts(post)
     rating = current_rating(post)
     reports = open_report_counts(post)
@@ -210,9 +211,8 @@ def post_out(post: Post, *, owner: bool = False, appeals_of_organisation: int | 
         "rating": rating_out(rating, post=post) if rating is not None else None,
         "distribution": distribution_out(current_distribution(post)),
         "actions": [action_out(a) for a in Action.objects.filter(post=post).order_by("created_at", "id")],
-        "appeals": [appeal_out(a) for a in Appeal.objects.filter(
-            post=post, **({"rating__organisation_id": appeals_of_organisation}
-                          if appeals_of_organisation is not None else {})).order_by("created_at", "id")],
+        "appeals": [appeal_out(a) for a in (appeals if appeals is not None else Appeal.objects.filter(post=post))
+                    .order_by("created_at", "id")],
         "matches": [
             {"external_id": m.external_id, "relation": m.relation, "method": m.match.method, "score": m.match.score,
              "state": m.match.state, "guard": m.match.guard or None}
@@ -235,9 +235,9 @@ def get_post(request: HttpRequest, external_id: str) -> dict[str, Any]:
     # The same 404 for a post that exists on someone else's page: page owners learn nothing.
     if post is None or not may_read_post(user, post):
         raise NotFound(f"No post {external_id!r}.")
-    # A fact-checker reads the appeals against their own organisation's ratings (0: one without an organisation).
-    theirs = (organisation_id_of(user) or 0) if user.role == Role.FACTCHECKER else None
-    return post_out(post, owner=user.role == Role.PAGE_OWNER, appeals_of_organisation=theirs)
+    theirs = (appeals_read_by_factcheckers_of(organisation_id_of(user), post=post)
+              if user.role == Role.FACTCHECKER else None)
+    return post_out(post, owner=user.role == Role.PAGE_OWNER, appeals=theirs)
 
 
 @router.post(

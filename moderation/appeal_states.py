@@ -16,6 +16,7 @@ from datetime import datetime
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.models import Post, Verdict
+from moderation.deadlines import is_past_target
 from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealKind, AppealStatus, NotificationKind
 from moderation.notices import Notice
 
@@ -26,6 +27,15 @@ COPIES_NAMED = 10
 def is_matched(appeal: Appeal) -> bool:
     """A matched copy's appeal ("not the same claim"): it names the copy's matched action."""
     return appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
+
+
+def held_by_a_colleague(appeal: Appeal, user, *, now: datetime) -> bool:
+    """Whether someone other than `user` is reviewing the appeal and still holds it: a colleague may take over from a
+    reviewer who left, or who let it go past its target. Deciding it (moderation.appeals) and lifting the removal
+    it is against (moderation.staff_actions) both give way to such a holder."""
+    reviewer = appeal.reviewer
+    return (appeal.status == AppealStatus.IN_REVIEW and reviewer is not None and reviewer.pk != user.pk
+            and reviewer.is_active and not is_past_target(appeal.created_at, now=now))
 
 
 def transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:

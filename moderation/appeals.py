@@ -31,7 +31,7 @@ from factcheck.models import Match, Post, Rating
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
 from moderation import jobs
 from moderation.appeal_input import clean_appeal_input, clean_decision_input
-from moderation.appeal_states import COPIES_NAMED, is_matched, outcome_notice, transition
+from moderation.appeal_states import COPIES_NAMED, held_by_a_colleague, is_matched, outcome_notice, transition
 from moderation.deadlines import is_past_target
 from moderation.enforcement import apply_rating
 from moderation.models import (
@@ -214,10 +214,8 @@ def _check_decider(appeal: Appeal, reviewer) -> None:
         raise NotAllowed("You cannot decide this appeal.")
     if not appeal.is_open:
         raise AppealConflict(f"This appeal was already {appeal.get_status_display().lower()}.")
-    if appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id != reviewer.pk:
-        # A colleague may take over from a reviewer who left or let the appeal go overdue.
-        if appeal.reviewer.is_active and not is_overdue(appeal):
-            raise AppealConflict(f"{appeal.reviewer} is already reviewing this appeal.")
+    if held_by_a_colleague(appeal, reviewer, now=timezone.now()):
+        raise AppealConflict(f"{appeal.reviewer} is already reviewing this appeal.")
 
 
 @transaction.atomic(durable=True)

@@ -280,3 +280,13 @@ def organisation_appeals(*, organisation_id: int | None) -> QuerySet[Appeal]:
 def removal_appeals() -> QuerySet[Appeal]:
     """Every removal appeal: trust-and-safety staff decide them."""
     return Appeal.objects.filter(kind=AppealKind.REMOVAL)
+
+
+def appeals_read_by_factcheckers_of(organisation_id: int | None, *, post: Post) -> QuerySet[Appeal]:
+    """A post's appeals as a fact-checker of this organisation reads them: those against its own ratings (none
+    without an organisation). Another organisation's appeals (the owner's statement, the reason given to them) and
+    removal appeals are not theirs, as the appeal desks refuse them (moderation.views_appeals): the post page's
+    story (moderation.timeline) and GET /api/v1/posts/{external_id} (moderation.api) both read this."""
+    if not organisation_id:
+        return Appeal.objects.none()
+    return Appeal.objects.filter(post=post, rating__organisation_id=organisation_id)

@@ -17,9 +17,8 @@ from django.utils import timezone
 from core.reasons import control_problem, reason_problem
 from core.refusals import Refusal
 from factcheck.models import Post
-from moderation.appeal_states import grant_removal_appeal, open_removal_appeal, outcome_notice
-from moderation.deadlines import is_past_target
-from moderation.models import Action, ActionKind, Appeal, AppealStatus, EndReason, RemovalGround, StrikeKind
+from moderation.appeal_states import grant_removal_appeal, held_by_a_colleague, open_removal_appeal, outcome_notice
+from moderation.models import Action, ActionKind, Appeal, EndReason, RemovalGround, StrikeKind
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, carry_out, lock_action, lock_post
 from moderation.publishing import publish_appeal
@@ -125,10 +124,8 @@ def _may_grant(appeal: Appeal, *, actor, now: datetime) -> None:
     if appeal.action.created_by_id == actor.pk:
         raise RemovalRefused("You made this removal and the owner has appealed it: another member of trust and "
                              "safety decides the appeal (accepting it restores the post).")
-    reviewer = appeal.reviewer
-    if (appeal.status == AppealStatus.IN_REVIEW and reviewer is not None and reviewer.pk != actor.pk
-            and reviewer.is_active and not is_past_target(appeal.created_at, now=now)):
-        raise RemovalRefused(f"{reviewer} is reviewing the owner's appeal of this removal: they decide it "
+    if held_by_a_colleague(appeal, actor, now=now):
+        raise RemovalRefused(f"{appeal.reviewer} is reviewing the owner's appeal of this removal: they decide it "
                              "(accepting it restores the post).")
 
 

@@ -20,7 +20,8 @@ from core.formatting import times
 from factcheck.members import organisation_of
 from factcheck.models import Flag, Post, Rating
 from factcheck.previews import AppealSummary, PostStory, StoryEntry
-from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealStatus
+from moderation.models import Action, ActionKind, AppealEvent, AppealStatus
+from moderation.selectors import appeals_read_by_factcheckers_of
 
 OWNER_OUTCOMES = {AppealStatus.REVERSED: "Appeal accepted", AppealStatus.UPHELD: "Appeal not accepted"}
 
@@ -93,8 +94,8 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
 def tell_post_story(post: Post, *, organisation_id: int | None) -> PostStory:
     """The post's timeline as a fact-checker of this organisation reads it (people named) and the appeals against
     its ratings, newest first."""
-    theirs = Appeal.objects.filter(post=post, rating__organisation_id=organisation_id) if organisation_id else None
-    theirs = list(theirs.select_related("rating").order_by("-created_at", "-id")) if theirs is not None else []
+    theirs = list(appeals_read_by_factcheckers_of(organisation_id, post=post).select_related("rating")
+                  .order_by("-created_at", "-id"))
     entries = [StoryEntry(at=e.at, kind=e.kind, title=e.title, detail=e.detail, by=e.by)
                for e in post_timeline(post, for_owner=False, appeal_ids=[appeal.pk for appeal in theirs])]
     appeals = [

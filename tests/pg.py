@@ -215,3 +215,13 @@ def jit_for_every_statement(watched: Callable[[str], bool]) -> Iterator[JitSeen]
             yield seen
         cursor.execute("SHOW jit")
         seen.after = cursor.fetchone()[0]
+
+
+def planned_rows(queryset, *, table: str) -> int:
+    """How many rows PostgreSQL expects `queryset` to return, right after ANALYZE of `table`: what the planner's
+    statistics of columns that go together (migrations 0033 and 0035) are tested by."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {table}")
+        sql, params = queryset.query.sql_with_params()
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        return cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
