@@ -105,6 +105,11 @@ def test_a_factchecker_works_the_queue_rates_with_the_preview_and_changes_a_rati
     assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTHS[device]
     display = page.evaluate("getComputedStyle(document.querySelector('table.queue tbody tr')).display")
     assert display == ("table-row" if device == "desk" else "flex")
+    # The header: one line at a desk; on a phone the name and Sign out beside the brand, the navigation under them.
+    header = page.locator("header.site-header").bounding_box()
+    nav, who = page.locator("ul.nav").bounding_box(), page.locator(".who").bounding_box()
+    assert header["height"] <= (64 if device == "desk" else 130), header
+    assert (abs(nav["y"] - who["y"]) < 16) if device == "desk" else (who["y"] + who["height"] <= nav["y"]), (nav, who)
     fits(page)
     shoot(page, f"review-queue-{WIDTHS[device]}")
 
@@ -126,7 +131,16 @@ def test_a_factchecker_works_the_queue_rates_with_the_preview_and_changes_a_rati
     expect(page.get_by_text("Claim extended")).to_be_visible()
     expect(page.locator("#effect-false")).to_contain_text("Feed distribution ×0.2")
     expect(page.locator("#guide-altered")).to_contain_text("edited or synthesised")
+    # What a verdict would do: every verdict's at a desk; on a phone only the chosen one's (the form was 2,400 px).
+    if device == "desk":
+        expect(page.locator("#effect-altered")).to_be_visible()
+    else:
+        expect(page.locator("#effect-false")).to_be_hidden()
     page.get_by_label("False", exact=True).check()
+    expect(page.locator("#effect-false")).to_be_visible()
+    if device == "phone":
+        expect(page.locator("#effect-altered")).to_be_hidden()
+        assert page.locator("form.rating-form").bounding_box()["height"] < 1900
     page.get_by_label("Rationale").fill("Measles is a virus; no food cures it.")
     page.get_by_label("Sources").fill("https://www.who.int/news-room/fact-sheets/detail/measles")
     fits(page)

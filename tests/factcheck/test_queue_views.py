@@ -85,7 +85,7 @@ def test_a_factchecker_signs_in_through_the_form_and_lands_on_the_queue(client):
     assert response.redirect_chain[-1][0] == "/queue/"
     html = response.content.decode()
     assert "Review queue" in html
-    assert f"Signed in as <strong>{user.username}</strong> · Verifica" in html
+    assert f'Signed in as </span><strong>{user.username}</strong><span class="who-org"> · Verifica' in html
 
 
 def test_a_wrong_password_shows_the_login_form_again(client):
