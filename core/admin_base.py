@@ -14,10 +14,11 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import SEARCH_VAR
-from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.paginator import Paginator
 from django.db import connections, models
 from django.db.models import Model, Q, QuerySet
@@ -69,7 +70,22 @@ class EstimatedCountPaginator(Paginator):
 class ControlCharacterSafeAdmin(admin.ModelAdmin):
     """A list's query string with NUL in it (PostgreSQL refuses NUL in a text parameter) is not a 500: the
     search box drops control characters (core.search_input), and a filter value with NUL is Django's
-    "invalid lookup", which sends the list back to itself unfiltered (?e=1)."""
+    "invalid lookup", which sends the list back to itself unfiltered (?e=1). A bulk action whose selection
+    holds something that is no id of this list's rows (Django filters by it and fails) changes nothing and
+    says so on the list."""
+
+    def response_action(self, request, queryset):
+        primary_key = self.model._meta.pk
+        for value in request.POST.getlist(ACTION_CHECKBOX_NAME):
+            try:
+                if has_nul(value):
+                    raise ValidationError("NUL")
+                primary_key.to_python(value)
+            except ValidationError:
+                self.message_user(request, f"“{without_control_characters(value)[:40]}” is not the id of a "
+                                  f"{self.model._meta.verbose_name}: nothing was changed.", messages.ERROR)
+                return None  # the list again, with the message, as Django answers an empty selection
+        return super().response_action(request, queryset)
 
     def get_changelist_instance(self, request):
         filters = (value for name, values in request.GET.lists() if name != SEARCH_VAR for value in values)

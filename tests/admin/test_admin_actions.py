@@ -314,3 +314,15 @@ def test_decisions_are_refused_without_a_csrf_token(staff, targets, model, slug,
     assert not Action.objects.filter(kind__in=[ActionKind.REMOVAL, ActionKind.OVERRIDE]).exists()
     assert not Action.objects.filter(ended_at__isnull=False).exists()
     assert not Page.objects.filter(is_politician=True).exists()
+
+
+@pytest.mark.parametrize("selected", ["abc", "1.5", "7\x00", ""])
+def test_a_bulk_action_whose_selection_is_no_id_changes_nothing_and_says_so(staff_client, selected):
+    """A forged or mangled selection (Django filters the list by it) was a 500."""
+    posts = [PostFactory(), PostFactory()]
+    response = staff_client.post(POSTS, {"action": "remove", "_selected_action": [posts[0].pk, selected], "confirm": "yes",
+                                  "ground": "hate", "reason": "Hate speech."},
+                                 follow=True)
+    assert response.status_code == 200
+    assert "is not the id of a post: nothing was changed." in text(response)
+    assert not Action.objects.exists()
