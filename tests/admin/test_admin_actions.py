@@ -320,9 +320,8 @@ def test_decisions_are_refused_without_a_csrf_token(staff, targets, model, slug,
 def test_a_bulk_action_whose_selection_is_no_id_changes_nothing_and_says_so(staff_client, selected):
     """A forged or mangled selection (Django filters the list by it) was a 500."""
     posts = [PostFactory(), PostFactory()]
-    response = staff_client.post(POSTS, {"action": "remove", "_selected_action": [posts[0].pk, selected], "confirm": "yes",
-                                  "ground": "hate", "reason": "Hate speech."},
-                                 follow=True)
+    response = bulk(staff_client, POSTS, "remove", [], _selected_action=[posts[0].pk, selected], confirm="yes",
+                    ground="hate", reason="Hate speech.")
     assert response.status_code == 200
     assert "is not the id of a post: nothing was changed." in text(response)
     assert not Action.objects.exists()
