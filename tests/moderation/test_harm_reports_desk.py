@@ -120,6 +120,7 @@ def test_a_staff_member_claims_a_post_then_removes_it_under_a_ground_with_its_st
         assert re.search(rf'<label for="id_{field}">{re.escape(label)}', page), field
     # The ground of the most severe report is offered first.
     assert '<option value="harassment" selected>' in page
+    assert "{#" not in page and "#}" not in page  # no template comment shown as text
     up_to = max(post.flags.values_list("pk", flat=True))
     response = staff_client.post(f"/staff/reports/{post.pk}/", {
         "decision": "removed", "removed-ground": "harassment", "removed-reason": "Sends people to her workplace.",
