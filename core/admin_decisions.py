@@ -20,7 +20,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.utils import unquote
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.core.validators import MaxLengthValidator
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -28,7 +28,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import SafeString
 
-from core.reasons import MAX_REASON
+from core.reasons import MAX_REASON, refuse_control_characters
 
 # One reviewer can read and vouch for this many rows on one confirmation page.
 BULK_CAP = 100
@@ -47,7 +47,7 @@ class ReasonForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
         help_text="Recorded with the decision in the audit log and shown where the decision is explained.",
         # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-        validators=[MaxLengthValidator(MAX_REASON, TOO_LONG)],
+        validators=[MaxLengthValidator(MAX_REASON, TOO_LONG), refuse_control_characters],
         error_messages={"required": "A reason is required: every staff decision records why."},
     )
 
@@ -94,6 +94,9 @@ def confirm_bulk(
         return None
     manager = queryset.model._default_manager
     rows = list(manager.select_related(*decision.select_related).filter(pk__in=ids).order_by("pk"))
+    if not rows:
+        messages.error(request, "None of the selected rows exists: nothing was changed.")
+        return None
     form = decision.form_class(request.POST if "confirm" in request.POST else None)
     if form.is_bound and form.is_valid():
         apply_decision(request, rows=rows, decision=decision, data=form.cleaned_data)
@@ -135,10 +138,20 @@ def apply_decision(request: HttpRequest, *, rows: list[Model], decision: StaffDe
         except decision.refusals as exc:
             messages.error(request, f"{decision.describe(row)}: {exc} Nothing was changed for it.")
         else:
+            _as_it_is_now(row)  # "now a politician's page", "ended": the message describes the row after it
             done.append(f"{decision.describe(row)}: {outcome}")
             log_decision(request, row=row, decision=decision, outcome=outcome, data=data)
     if done:
         messages.success(request, f"{decision.title} — done for {len(done)} of {len(rows)}: " + "; ".join(done))
+
+
+def _as_it_is_now(row: Model) -> None:
+    """The row read again after a decision changed it in the database (a decision that deletes it, unlocking
+    sign-ins, leaves it as it was)."""
+    try:
+        row.refresh_from_db()
+    except ObjectDoesNotExist:
+        pass
 
 
 def log_decision(request: HttpRequest, *, row: Model, decision: StaffDecision, outcome: str,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from django.core.exceptions import ValidationError
+
 MAX_REASON = 2000
 # Control characters (C0 but tab, line feed and carriage return; DEL; C1) mean nothing in what a person writes,
 # and in the plain-text e-mails the owners and reviewers get, an escape sequence drives the reader's terminal.
@@ -23,6 +25,12 @@ def control_problem(text: str) -> str | None:
     """The message for text that holds a control character, or None: every free text a person writes for the
     record (rationales, reasons, statements, labels) is checked with this."""
     return CONTROLS_MESSAGE if CONTROLS.search(text) else None
+
+
+def refuse_control_characters(text: str) -> None:
+    """A form field's validator: control_problem as the field's error."""
+    if problem := control_problem(text):
+        raise ValidationError(problem, code="control_characters")
 
 
 def reason_problem(reason: str) -> str | None:

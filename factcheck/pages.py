@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.reasons import reason_problem
 from factcheck.claims import expire_claim
 from factcheck.eligibility import WAITING_STATES, is_removed, returning_state
 from factcheck.matching.leaving import release_group
@@ -44,6 +45,8 @@ def set_politician(*, staff, page_id: int, is_politician: bool, reason: str, now
     """Mark or unmark a politician's page; returns how many of its posts changed queue state."""
     if not (reason or "").strip():
         raise ValueError("Marking a page needs a reason.")
+    if problem := reason_problem(reason):
+        raise ValueError(problem)
     now = now or timezone.now()
     # A full lock (not NO KEY): ingest must not insert posts on the page while it changes (their foreign-key
     # check waits for it), or a new post could be queued on a page that is no longer eligible.

@@ -23,7 +23,7 @@ from django.db.models import Q, QuerySet
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from core.reasons import reason_problem
+from core.reasons import control_problem, reason_problem
 from factcheck.models import Verdict
 from moderation.models import Action, ActionKind, EnforcementPolicy
 from moderation.models.decisions import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS  # noqa: F401  (the admin's bounds)
@@ -117,6 +117,8 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
     reason = (reason or "").strip()
     if message := reason_problem(reason):
         raise ValidationError({"reason": [message]})
+    if message := control_problem(getattr(row, "label", "")):
+        raise ValidationError({"label": [message]})
     row.full_clean()
     fields = [f.name for f in row._meta.concrete_fields if f.name not in ("id", "updated_at", "updated_by")]
     before = {}

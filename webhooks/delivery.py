@@ -372,6 +372,10 @@ def redeliver(*, staff, delivery_id: int, reason: str, now: datetime | None = No
     delivery = (
         Delivery.objects.select_for_update(no_key=True, of=("self",)).select_related("endpoint").get(pk=delivery_id)
     )
+    if delivery.endpoint.deleted_at is not None:
+        raise DeliveryRefused(
+            f"Endpoint #{delivery.endpoint_id} was deleted by its owner; nothing is sent to it again."
+        )
     if not delivery.endpoint.active:
         raise DeliveryRefused(
             f"Endpoint #{delivery.endpoint_id} is {delivery.endpoint.health}; enable it again before redelivering."

@@ -12,7 +12,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.validators import MaxLengthValidator
 
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
-from core.reasons import MAX_REASON
+from core.reasons import MAX_REASON, refuse_control_characters
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
 from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, save_policy
 
@@ -22,7 +22,7 @@ POLICY_REASON = forms.CharField(
                f"new values. At most {MAX_REASON:,} characters."),
     # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
     validators=[MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters "
-                                                      "(it has %(show_value)d).")],
+                                                      "(it has %(show_value)d)."), refuse_control_characters],
     error_messages={"required": "A reason is required: every policy change records why."},
 )
 MULTIPLIER_HELP = ("How much of its usual feed distribution a post keeps, from 0 to 1: 1 is full distribution, "
@@ -31,6 +31,11 @@ MULTIPLIER_HELP = ("How much of its usual feed distribution a post keeps, from 0
 
 class EnforcementPolicyForm(forms.ModelForm):
     reason = POLICY_REASON
+
+    def clean_label(self) -> str:
+        label = self.cleaned_data["label"]
+        refuse_control_characters(label)  # copied onto every new action, notice and statement
+        return label
 
     class Meta:
         model = EnforcementPolicy

@@ -221,6 +221,7 @@ def test_staff_mark_a_politicians_page_from_its_change_page_and_its_posts_leave_
                                  follow=True)
 
     assert "1 post(s) changed queue state" in text(response)
+    assert f"{page.name} ({page.external_id}), now a politician&#x27;s page: marked; 1 post(s)" in text(response)
     assert Page.objects.get(pk=page.pk).is_politician is True
     post.refresh_from_db()
     assert post.queue_state == QueueState.NOT_ELIGIBLE
@@ -325,3 +326,21 @@ def test_a_bulk_action_whose_selection_is_no_id_changes_nothing_and_says_so(staf
     assert response.status_code == 200
     assert "is not the id of a post: nothing was changed." in text(response)
     assert not Action.objects.exists()
+
+
+def test_a_bulk_action_on_rows_that_no_longer_exist_says_so_and_offers_nothing_to_confirm(staff_client):
+    post = PostFactory()
+    response = bulk(staff_client, POSTS, "remove", [], _selected_action=[post.pk + 1000])
+    assert "None of the selected rows exists: nothing was changed." in text(response)
+    assert "0 posts will change" not in text(response)
+
+
+@pytest.mark.parametrize("reason", ["\x1b[2J mayor", "elected\x07"])
+def test_a_reason_with_control_characters_is_refused_next_to_the_field_and_changes_nothing(staff_client, reason):
+    """The escape sequence reached the audit log and its CSV (marking a page, revoking a token: the same form)."""
+    page = PageFactory()
+    response = staff_client.post(f"{PAGES}{page.pk}/mark_politician/", {"reason": reason})
+    assert response.status_code == 200
+    assert "Take out the control characters" in text(response)
+    assert Page.objects.get(pk=page.pk).is_politician is False
+    assert not AuditEvent.objects.filter(verb=AuditVerb.PAGE_CHANGED).exists()

@@ -91,3 +91,25 @@ def test_staff_see_appeals_and_the_overdue_filter_in_the_admin(staff_client):
     assert staff_client.get("/admin/moderation/appeal/").status_code == 200
     assert staff_client.get("/admin/moderation/appeal/?overdue=yes").status_code == 200
     assert staff_client.get("/admin/moderation/appeal/add/").status_code == 403
+
+
+@pytest.mark.parametrize(("field", "value"), [("reason", "why\x07"), ("label", "bad\x1bthing")])
+def test_a_control_character_in_the_reason_or_the_label_is_a_form_error_not_a_500(staff_client, field, value):
+    policy = EnforcementPolicy.objects.get(verdict="satire")
+    data = policy_form(policy, feed_multiplier="0.9", reason="Satire misleads some.")
+    data[field] = value
+    response = staff_client.post(f"/admin/moderation/enforcementpolicy/{policy.pk}/change/", data)
+    assert response.status_code == 200
+    assert "Take out the control characters" in response.content.decode()
+    assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == policy.feed_multiplier
+    assert not AuditEvent.objects.filter(verb=AuditVerb.POLICY_CHANGED).exists()
+
+
+def test_a_repeat_offender_policy_reason_with_a_control_character_is_a_form_error(staff_client):
+    policy = RepeatOffenderPolicy.current()
+    response = staff_client.post(f"/admin/moderation/repeatoffenderpolicy/{policy.pk}/change/", {
+        "strike_threshold": 5, "window_days": policy.window_days, "page_multiplier": str(policy.page_multiplier),
+        "reason": "x\x1b[31m",
+    })
+    assert response.status_code == 200 and "Take out the control characters" in response.content.decode()
+    assert RepeatOffenderPolicy.current().strike_threshold == policy.strike_threshold

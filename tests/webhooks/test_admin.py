@@ -124,3 +124,13 @@ def test_the_endpoint_list_shows_each_endpoints_health(staff_client, register, r
     only_disabled = staff_client.get(ENDPOINTS, {"health": "disabled"}).content.decode()
     assert f"{ENDPOINTS}{failed_delivery.endpoint_id}/change/" in only_disabled
     assert f"{ENDPOINTS}{healthy['id']}/change/" not in only_disabled
+
+
+def test_redelivering_to_an_endpoint_its_owner_deleted_says_it_cannot_be_sent_again(staff_client, failed_delivery):
+    """It had said "enable it again", which the enable button then refused for a deleted endpoint."""
+    Endpoint.objects.filter(pk=failed_delivery.endpoint_id).update(deleted_at=timezone.now())
+    refused = staff_client.post(f"{DELIVERIES}{failed_delivery.pk}/redeliver/", {"reason": "Receiver fixed."},
+                                follow=True).content.decode()
+    assert "was deleted by its owner; nothing is sent to it again" in refused
+    assert "enable it again" not in refused
+    assert Delivery.objects.get(pk=failed_delivery.pk).status == DeliveryStatus.FAILED
