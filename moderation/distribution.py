@@ -107,13 +107,16 @@ def current_distribution(post: Post) -> Distribution:
 
 
 def recompute_page_distributions(
-    *, post_ids: list[int], page: Page, cause: str, now: datetime
+    *, post_ids: list[int], page: Page, cause: str, causes: dict[int, str] | None = None, now: datetime
 ) -> list[DistributionChange]:
-    """Store the distribution of some posts of one page; returns the feed entries of those that changed, unsaved."""
+    """Store the distribution of some posts of one page; returns the feed entries of those that changed, unsaved.
+    Each entry's cause is `cause`, or the post's own in `causes` (a decision on it in the same step)."""
     if not post_ids:
         return []
     standing = PageStanding.objects.filter(page=page).first()
-    return _refresh(post_ids, standing_of=lambda post_id: standing, cause_of=lambda post_id: cause, now=now)
+    own = causes or {}
+    return _refresh(post_ids, standing_of=lambda post_id: standing, cause_of=lambda post_id: own.get(post_id, cause),
+                    now=now)
 
 
 def recompute_distributions(*, causes: dict[int, str], now: datetime) -> list[DistributionChange]:

@@ -159,9 +159,10 @@ def carry_out_many(changes: Sequence[Change], *, now: datetime) -> list[Outcome]
     decisions = _record_decisions(changes, created, now=now, events=events)
     follow_decisions(changes, created, ended, now=now)
     AuditEvent.objects.bulk_create(events)
-    standings = recompute_standings(page_ids=[c.post.page_id for c in changes], now=now)
+    causes = {c.post.pk: c.cause for c in changes}
+    standings = recompute_standings(page_ids=[c.post.page_id for c in changes], now=now, causes=causes)
     statements = _store_statements(changes, created)
-    feed = standings.feed + recompute_distributions(causes={c.post.pk: c.cause for c in changes}, now=now)
+    feed = standings.feed + recompute_distributions(causes=causes, now=now)
     _send_notices(changes, created, statements, now=now)
     publish_changes(append_to_feed(feed))
     return [

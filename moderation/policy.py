@@ -23,9 +23,10 @@ from django.db.models import Q, QuerySet
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.jobs import enqueue_on_commit
 from core.reasons import control_problem, reason_problem
 from factcheck.models import Verdict
-from moderation.models import Action, ActionKind, EnforcementPolicy
+from moderation.models import Action, ActionKind, EnforcementPolicy, RepeatOffenderPolicy
 from moderation.models.decisions import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS  # noqa: F401  (the admin's bounds)
 
 ONE = Decimal("1")
@@ -134,9 +135,18 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
     row.refresh_from_db()  # compare stored values, not what the form typed ("0.4" vs "0.400")
     after = _snapshot(row, fields)
     changes = {field: [before.get(field, ""), after[field]] for field in fields if before.get(field) != after[field]}
+    if changes and getattr(row, "verdict", None) in NO_ACTION_VERDICTS:
+        raise ValidationError(f"A {row.get_verdict_display()} rating takes no action of its own, whatever this row "
+                              "says: there is nothing here to change.")
     if changes:
+        repeat_offenders = isinstance(row, RepeatOffenderPolicy)
         record_event(
             actor=changed_by, verb=AuditVerb.POLICY_CHANGED, target=row, reason=reason or "edited in the admin",
-            data={"changes": changes, "applies_to": "decisions made from now on"},
+            data={"changes": changes, "applies_to": "every page's standing, from now" if repeat_offenders
+                  else "decisions made from now on"},
         )
+        if repeat_offenders:
+            # A page's standing is read from the policy as it is: recompute every page with strikes now, rather
+            # than at the next hourly pass, so that what the admin says on saving holds at once.
+            enqueue_on_commit("moderation.jobs.age_out_strikes")
     return changes

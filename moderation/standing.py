@@ -85,9 +85,11 @@ class StandingChanges:
     feed: list[DistributionChange] = field(default_factory=list)
 
 
-def recompute_standings(*, page_ids: list[int], now: datetime) -> StandingChanges:
+def recompute_standings(*, page_ids: list[int], now: datetime, causes: dict[int, str] | None = None) -> StandingChanges:
     """Update these pages' standings in a fixed number of statements (one decision reaching the copies of
-    a claim on hundreds of pages); a page whose repeat-offender state flips has every post redistributed.
+    a claim on hundreds of pages); a page whose repeat-offender state flips, or whose page multiplier the
+    policy changed, has every post redistributed. The feed gives each post its cause: the caller's for the
+    posts it is deciding (`causes`, post id -> cause), the page's for the rest.
 
     Runs in the caller's transaction, which holds the posts' locks; locks the pages' standings in page
     id order, after the posts (docs/concurrency.md). Appends nothing to the feed: see StandingChanges.
@@ -127,10 +129,14 @@ def recompute_standings(*, page_ids: list[int], now: datetime) -> StandingChange
             )
     repeat_now = {standing.page_id: standing.is_repeat_offender for standing in standings}
     for page in Page.objects.filter(pk__in=redo).order_by("pk"):  # rare: every post of the page changes
+        if page.pk not in changes.flipped:
+            page_cause = "the repeat-offender policy changed the page multiplier"
+        elif repeat_now[page.pk]:
+            page_cause = "page became a repeat offender"
+        else:
+            page_cause = "page is no longer a repeat offender"
         changes.feed += recompute_page_distributions(
-            post_ids=page_post_ids(page), page=page,
-            cause="page became a repeat offender" if repeat_now[page.pk] else "page is no longer a repeat offender",
-            now=now,
+            post_ids=page_post_ids(page), page=page, cause=page_cause, causes=causes or {}, now=now,
         )
     return changes
 

@@ -14,23 +14,32 @@ from django.core.validators import MaxLengthValidator
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
 from core.reasons import MAX_REASON, refuse_control_characters
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
-from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, save_policy
+from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, NO_ACTION_VERDICTS, save_policy
 
-POLICY_REASON = forms.CharField(
-    label="Reason for the change", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-    help_text=("Recorded in the audit log with the change. Past decisions keep their terms; new ones use the "
-               f"new values. At most {MAX_REASON:,} characters."),
-    # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-    validators=[MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters "
-                                                      "(it has %(show_value)d)."), refuse_control_characters],
-    error_messages={"required": "A reason is required: every policy change records why."},
-)
+
+def policy_reason(applies: str) -> forms.CharField:
+    """The reason field of a policy's form; `applies` says when the new values take effect."""
+    return forms.CharField(
+        label="Reason for the change", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=f"Recorded in the audit log with the change. {applies} At most {MAX_REASON:,} characters.",
+        # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
+        validators=[MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters "
+                                                   "(it has %(show_value)d)."), refuse_control_characters],
+        error_messages={"required": "A reason is required: every policy change records why."},
+    )
+
+
+# When each policy's new values take effect (moderation.policy.save_policy).
+NEW_DECISIONS = "The change applies to new decisions; past decisions keep their terms."
+EVERY_PAGE = ("Every page's standing is recomputed under the new numbers at once: pages that become or stop being "
+              "repeat offenders, and every post of a repeat offender's page, are redistributed, and the decisions "
+              "feed says why.")
 MULTIPLIER_HELP = ("How much of its usual feed distribution a post keeps, from 0 to 1: 1 is full distribution, "
                    "0.5 means shown half as often, 0.2 means shown 80% less, 0 hides it from feeds.")
 
 
 class EnforcementPolicyForm(forms.ModelForm):
-    reason = POLICY_REASON
+    reason = policy_reason(NEW_DECISIONS)
 
     def clean_label(self) -> str:
         label = self.cleaned_data["label"]
@@ -50,7 +59,7 @@ class EnforcementPolicyForm(forms.ModelForm):
 
 
 class RepeatOffenderPolicyForm(forms.ModelForm):
-    reason = POLICY_REASON
+    reason = policy_reason(EVERY_PAGE)
 
     class Meta:
         model = RepeatOffenderPolicy
@@ -79,6 +88,7 @@ class PolicyAdmin(FastListAdmin):
 
     readonly_fields = ("updated", "updated_by")
     policy_changes_key = "_factdesk_policy_changes"
+    applies = NEW_DECISIONS  # what the message after saving says of when the change takes effect
 
     def has_delete_permission(self, request, obj=None):
         return False
@@ -94,8 +104,7 @@ class PolicyAdmin(FastListAdmin):
         changes = getattr(request, self.policy_changes_key, None)
         if level == messages.SUCCESS and changes is not None:
             # Django's own "was changed successfully" would be the second message for one save.
-            message = (f"Saved: {_changes_text(changes)}. The change applies to new decisions; past decisions "
-                       "keep their terms." if changes else "Nothing changed.")
+            message = f"Saved: {_changes_text(changes)}. {self.applies}" if changes else "Nothing changed."
         super().message_user(request, message, level, extra_tags, fail_silently)
 
     updated = shown_as(when, "updated_at", "last changed")
@@ -134,7 +143,16 @@ class EnforcementPolicyAdmin(PolicyAdmin):
     def has_add_permission(self, request):
         return False
 
+    def has_change_permission(self, request, obj=None):
+        # True lifts earlier fact-check actions and Not eligible only takes the post out of the queue, whatever
+        # their rows say (moderation.policy.effect_of): their rows are shown, not offered for editing.
+        if obj is not None and obj.verdict in NO_ACTION_VERDICTS:
+            return False
+        return super().has_change_permission(request, obj)
+
     def policy_name(self, obj: EnforcementPolicy) -> str:
+        if obj.verdict in NO_ACTION_VERDICTS:
+            return f"Enforcement policy for {obj.get_verdict_display()}: takes no action of its own, whatever is set"
         return f"Enforcement policy for {obj.get_verdict_display()}"
 
     @admin.display(description="in feeds", ordering="feed_multiplier")
@@ -145,6 +163,7 @@ class EnforcementPolicyAdmin(PolicyAdmin):
 @admin.register(RepeatOffenderPolicy)
 class RepeatOffenderPolicyAdmin(PolicyAdmin):
     form = RepeatOffenderPolicyForm
+    applies = EVERY_PAGE
     fields = ("strike_threshold", "window_days", "page_multiplier", "reason", "updated", "updated_by")
     list_display = ("strike_threshold", "window_days", "page_multiplier", "updated", "updated_by")
     list_select_related = ("updated_by",)

@@ -8,8 +8,8 @@ import pytest
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.members import create_user
-from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
-from tests.factories import PASSWORD
+from moderation.models import DistributionChange, EnforcementPolicy, PostDistribution, RepeatOffenderPolicy
+from tests.factories import PASSWORD, DecisionFactory, PageFactory, PostFactory
 
 
 @pytest.fixture
@@ -113,3 +113,44 @@ def test_a_repeat_offender_policy_reason_with_a_control_character_is_a_form_erro
     })
     assert response.status_code == 200 and "Take out the control characters" in response.content.decode()
     assert RepeatOffenderPolicy.current().strike_threshold == policy.strike_threshold
+
+
+def test_a_new_page_multiplier_reaches_repeat_offenders_at_once_and_the_feed_names_the_policy(
+    staff_client, settings, django_capture_on_commit_callbacks, factchecker
+):
+    """The admin had said "past decisions keep their terms" while the next hourly pass applied the new numbers
+    to every page, and the feed said "page became a repeat offender" of a page that already was one."""
+    settings.FACTDESK_JOBS_IN_PROCESS = True
+    page = PageFactory()
+    innocent = PostFactory(page=page, queue_state="unflagged")
+    for post in PostFactory.create_batch(3, page=page):
+        DecisionFactory(reviewer=factchecker, post=post)
+    assert PostDistribution.objects.get(post=innocent).multiplier == Decimal("0.5")
+    policy = RepeatOffenderPolicy.current()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(
+            f"/admin/moderation/repeatoffenderpolicy/{policy.pk}/change/",
+            {"strike_threshold": "3", "window_days": "90", "page_multiplier": "0.25", "reason": "Harder on repeats."},
+            follow=True,
+        )
+
+    assert "recomputed under the new numbers at once" in response.content.decode()
+    assert "past decisions keep their terms" not in response.content.decode()
+    assert PostDistribution.objects.get(post=innocent).multiplier == Decimal("0.25")
+    assert DistributionChange.objects.filter(post=innocent).latest("id").cause == (
+        "the repeat-offender policy changed the page multiplier"
+    )
+    assert AuditEvent.objects.get(verb=AuditVerb.POLICY_CHANGED).data["applies_to"] == "every page's standing, from now"
+
+
+def test_the_row_of_true_which_takes_no_action_is_shown_not_offered_for_editing(staff_client):
+    """Staff changed True's row to x0.5 with a label, were told it applied, and True ratings still did nothing."""
+    policy = EnforcementPolicy.objects.get(verdict="true")
+    url = f"/admin/moderation/enforcementpolicy/{policy.pk}/change/"
+    page = staff_client.get(url).content.decode()
+    assert "takes no action of its own, whatever is set" in page
+    assert 'name="_save"' not in page
+    response = staff_client.post(url, policy_form(policy, feed_multiplier="0.5", reason="Label true posts."))
+    assert response.status_code == 403
+    assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == policy.feed_multiplier

@@ -68,10 +68,12 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
     for p in posts:
         assert distribution_of(p) == (D("0.1"), [FALSE_LABEL], False)  # 0.2 x 0.5
     assert distribution_of(innocent) == (D("0.5"), [], False)
-    # Every post of the page, the rated one included, in one feed entry each.
+    # Every post of the page, the rated one included, in one feed entry each: the rated one's names its rating
+    # (it had said "page became a repeat offender", as the others rightly do).
     assert sorted(watch.feed()) == sorted(
-        [(p.pk, D("0.1"), [FALSE_LABEL], False, "page became a repeat offender") for p in posts]
-        + [(innocent.pk, D("0.5"), [], False, "page became a repeat offender")]
+        [(p.pk, D("0.1"), [FALSE_LABEL], False, "page became a repeat offender") for p in posts[:2]]
+        + [(posts[2].pk, D("0.1"), [FALSE_LABEL], False, "rated False"),
+           (innocent.pk, D("0.5"), [], False, "page became a repeat offender")]
     )
     [sor] = watch.statements()
     check_statement(sor, actions[2], visibility=[VISIBILITY_DEMOTED, VISIBILITY_LABELLED],
@@ -103,7 +105,7 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
         assert distribution_of(p) == (D("0.2"), [FALSE_LABEL], False)
     assert distribution_of(innocent) == (D("1"), [], False)
     assert sorted(watch.feed()) == sorted(
-        [(posts[0].pk, D("1"), [], False, "page is no longer a repeat offender")]
+        [(posts[0].pk, D("1"), [], False, "rated True")]  # its own decision, the reversal
         + [(p.pk, D("0.2"), [FALSE_LABEL], False, "page is no longer a repeat offender") for p in posts[1:]]
         + [(innocent.pk, D("1"), [], False, "page is no longer a repeat offender")]
     )
