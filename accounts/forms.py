@@ -54,7 +54,13 @@ class BoundedUsername:
 
 
 class SignInForm(BoundedUsername, AuthenticationForm):
-    """/accounts/login/."""
+    """/accounts/login/. An empty field's error names it: the error summary's two links both read "This field is
+    required." and a screen reader could not tell them apart."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].error_messages["required"] = "Enter your username."
+        self.fields["password"].error_messages["required"] = "Enter your password."
 
 
 class AdminSignInForm(BoundedUsername, AdminAuthenticationForm):

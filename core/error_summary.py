@@ -23,7 +23,10 @@ def error_summary(form: forms.Form, *, radio_ids: dict[str, str] | None = None) 
         bound = form[name]
         attrs = form.fields[name].widget.attrs
         attrs["aria-invalid"] = "true"
-        described_by = [attrs.get("aria-describedby", ""), f"{bound.auto_id}_error"]
+        # Django refers a field to its help text (<id>_helptext) unless the widget names what describes it: once
+        # the error is named here, the help text must be named too, or a screen reader stops reading it.
+        help_text = f"{bound.auto_id}_helptext" if bound.help_text else ""
+        described_by = [attrs.get("aria-describedby", help_text), f"{bound.auto_id}_error"]
         attrs["aria-describedby"] = " ".join(filter(None, described_by))
         target = bound.id_for_label or bound.auto_id
         if isinstance(form.fields[name].widget, forms.RadioSelect):

@@ -1,9 +1,11 @@
 """Template filters for the app's one way of writing multipliers (core.formatting): `{{ m|times }}` gives
-"×0.2", `{{ m|less }}` gives "shown 80% less", `{{ text|sentence }}` ends a sentence with one full stop."""
+"×0.2", `{{ m|less }}` gives "shown 80% less", `{{ text|sentence }}` ends a sentence with one full stop; and
+`{{ messages|refusals }}`, whether a page opens with a refusal."""
 
 from __future__ import annotations
 
 from django import template
+from django.contrib.messages import ERROR
 
 from core import formatting
 
@@ -24,3 +26,9 @@ def less(value) -> str:
 def sentence(value) -> str:
     """`{% filter sentence %}… label "{{ label }}"{% endfilter %}`: one full stop, never '..' or '.".'."""
     return formatting.sentence(str(value))
+
+
+@register.filter
+def refusals(messages) -> bool:
+    """Whether the page's messages hold an error (a refusal): base.html makes them an alert that takes the focus."""
+    return any(message.level >= ERROR for message in messages)

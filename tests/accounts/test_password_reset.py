@@ -245,3 +245,11 @@ def test_a_reset_request_without_an_address_is_summarised_at_its_field(client):
     assert response.status_code == 200
     assert 'href="#id_email"' in text and "Enter the e-mail address of your account." in text
     assert not mail.outbox
+
+
+def test_an_empty_sign_in_names_each_empty_field_in_the_summary(client):
+    """Both links had read "This field is required.": a screen reader could not tell which field each was."""
+    text = client.post("/accounts/login/", {"username": "", "password": ""}).content.decode()
+    assert '<a href="#id_username">Enter your username.</a>' in text
+    assert '<a href="#id_password">Enter your password.</a>' in text
+    assert "This field is required." not in text

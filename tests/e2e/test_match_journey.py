@@ -52,8 +52,9 @@ def test_a_factchecker_confirms_a_suggested_copy_from_the_claims_page(live_serve
     screenshot("match-suggestion")
 
     copies.get_by_role("button", name=f"Confirm post {copy.external_id} as the same claim").click()
-    # Back on the claim's page, which now counts the copy as carrying its rating.
-    expect(page).to_have_url(f"{live_server.url}/queue/posts/{claim.pk}/")
+    # Back on the claim's page at its copies (the next Tab goes on from them), which now counts the copy as carrying
+    # its rating.
+    expect(page).to_have_url(f"{live_server.url}/queue/posts/{claim.pk}/#copies-title")
     expect(page.get_by_text(f"Confirmed: “{copy.external_id}” is a copy of “{claim.external_id}”")).to_be_visible()
     expect(page.get_by_text("Its copy carries this rating too")).to_be_visible()
     expect(copies.get_by_role("button", name="Confirm", exact=False)).to_have_count(0)

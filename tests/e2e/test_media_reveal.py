@@ -94,6 +94,13 @@ def test_a_reviewer_reveals_a_blurred_picture_by_click_and_keyboard_and_keeps_pi
     expect(figure).to_contain_text("Image hidden: click to show")
     assert "blur" in filter_of(picture)
     assert picture.evaluate("img => img.complete && img.naturalWidth") > 0
+    # "Show" sits on a dark chip: white over the blurred picture alone measured 1.6:1. Over white, the worst
+    # case for the chip, rgba(0, 0, 0, a) leaves 255 x (1 - a): at a >= 0.7 white on it is above 8:1.
+    hint = figure.locator(".media-hint")
+    expect(hint).to_have_text("Show")
+    color, background = hint.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+    assert color == "rgb(255, 255, 255)" and background.startswith("rgba(0, 0, 0, ")
+    assert float(background.rsplit(",", 1)[1].strip(" )")) >= 0.7
     fits(page)
     shoot(page, f"media-post-hidden-{width}")
 

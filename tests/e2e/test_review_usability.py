@@ -213,3 +213,25 @@ def test_the_claim_box_comes_before_the_rating_form_at_a_desk_and_on_a_phone(liv
         assert form["y"] < 768, form  # the form starts on the first screen
     fits(page)
     shoot(page, f"review-claim-box-{WIDTHS[device]}")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize("width", [683, 760])
+def test_at_200_percent_zoom_on_a_desk_the_queue_rows_are_cards_with_their_claim_button_in_sight(
+    live_server, browser, width
+):
+    """683 px is a 1,366 px screen at 200% zoom: the table was cut off in its box, every Claim button out of sight
+    and its focus ring clipped (WCAG 1.4.10)."""
+    FactCheckerFactory(username="maria", organisation=OrganisationFactory(name="Verifica"))
+    best, _, _ = seed()
+    context = browser.new_context(viewport={"width": width, "height": 900}, locale="en-GB", bypass_csp=True)
+    page = context.new_page()
+    sign_in(page, live_server.url, "maria", "/queue/")
+    assert page.evaluate("getComputedStyle(document.querySelector('table.queue tbody tr')).display") == "flex"
+    claim = page.get_by_role("button", name=f"Claim post {best.external_id}")
+    claim.focus()
+    box, wrap = claim.bounding_box(), page.locator(".table-wrap").bounding_box()
+    assert box["x"] >= wrap["x"] and box["x"] + box["width"] <= min(wrap["x"] + wrap["width"], width), (box, wrap)
+    fits(page)
+    context.close()

@@ -87,7 +87,7 @@ def test_every_offered_confirm_works_and_the_buttons_go_once_decided(live_server
     for left, match in zip(range(3, -1, -1), pairs, strict=True):
         copy = copy_of(match, claim)
         copies.get_by_role("button", name=f"Confirm post {copy.external_id} as the same claim").click()
-        expect(page).to_have_url(f"{live_server.url}/queue/posts/{claim.pk}/")
+        expect(page).to_have_url(f"{live_server.url}/queue/posts/{claim.pk}/#copies-title")
         expect(page.get_by_text(f"Confirmed: “{copy.external_id}” is a copy of “{claim.external_id}”; "
                                 "it now carries that claim's rating.")).to_be_visible()
         expect(copies.get_by_role("button", name="Confirm", exact=False)).to_have_count(left)

@@ -132,6 +132,8 @@ def test_the_claims_page_lists_its_pairs_with_relation_method_score_state_and_gu
     assert f'action="/queue/matches/{pair.pk}/confirm/"' in section
     assert f'action="/queue/matches/{pair.pk}/reject/"' in section
     assert section.count('name="csrfmiddlewaretoken"') == 2
+    # Each decision comes back to this list, so the next Tab goes on from it, not from the top of the page.
+    assert section.count(f'name="next" value="/queue/posts/{claim.pk}/#copies-title"') == 2
     # The reason has a real label, tied to its field.
     assert re.search(rf'<label for="id_reject_{pair.pk}_reason">Why it is not the same claim', section)
     assert f'id="id_reject_{pair.pk}_reason"' in section and 'name="reason"' in section
@@ -358,7 +360,9 @@ def test_a_pair_a_guard_held_is_confirmed_only_despite_its_warning_ticked(login,
     client = login(reviewer)
     section = text(client.get(f"/queue/posts/{claim.pk}/")).split('id="copies-title"', 1)[1].split("</section>")[0]
     assert "Warning:</strong> This copy negates the claim." in section
-    assert '<input type="checkbox" name="despite_warning" required> Same claim despite the warning' in section
+    # The checkbox names its post: five pairs had five boxes of one name for a screen reader.
+    assert ('<input type="checkbox" name="despite_warning" required> Same claim despite the warning'
+            f'<span class="visually-hidden"> (post {negation.external_id})</span>') in section
     assert 'class="button primary small" aria-label="Confirm post' not in section  # not the page's main action
     before = state_of(pair, negation)
 

@@ -246,10 +246,18 @@ def test_claiming_a_post_another_reviewer_holds_is_refused_with_a_message(login,
     post = PostFactory()
     other = FactCheckerFactory(organisation=organisation_of(factchecker))
     claim_post(reviewer=other, post_id=post.pk)
-    response = login(factchecker).post(f"/queue/posts/{post.pk}/claim/", follow=True)
+    reviewer = login(factchecker)
+    response = reviewer.post(f"/queue/posts/{post.pk}/claim/", follow=True)
     assert response.status_code == 200
-    assert "Another reviewer is working on this post." in response.content.decode()
+    html = response.content.decode()
+    assert "Another reviewer is working on this post." in html
     assert Claim.objects.get().reviewer_id == other.pk
+    # An alert that takes the focus: a screen reader had heard the same page again and nothing of the refusal.
+    box = html[html.index('<ul class="messages">') - 120:html.index('<ul class="messages">')]
+    assert 'role="alert" tabindex="-1" autofocus' in box
+    # A message that is no refusal stays a polite status.
+    reviewer.post(f"/queue/posts/{PostFactory().pk}/claim/")
+    assert 'role="status" aria-live="polite"' in reviewer.get("/queue/").content.decode()
 
 
 def test_claiming_a_politicians_post_is_refused_with_a_message(login, factchecker):

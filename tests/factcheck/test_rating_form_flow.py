@@ -47,9 +47,26 @@ def test_a_failed_save_opens_with_an_error_summary_linking_to_each_field(login, 
     # At the top of the rating form, before its first field; each field in error says so to screen readers.
     form = html[html.index('<form method="post" action="/queue/posts/'):]
     assert form.index("error-summary") < form.index('name="verdict"')
-    assert 'aria-invalid="true"' in html and 'aria-describedby="id_rationale_error"' in html
+    assert 'aria-invalid="true"' in html and 'aria-describedby="id_rationale_helptext id_rationale_error"' in html
     assert 'id="id_rationale_error"' in html
+    assert not unknown_references(html)
     assert not Rating.objects.exists()
+
+
+def unknown_references(html: str) -> set[str]:
+    """Ids that an aria-describedby or aria-labelledby names and no element of the page has: a screen reader
+    reads nothing for them (the rating form's help texts, "One http:// or https:// URL per line", were such)."""
+    named = {name for refs in re.findall(r'aria-(?:describedby|labelledby)="([^"]*)"', html) for name in refs.split()}
+    return named - set(re.findall(r'\sid="([^"]+)"', html))
+
+
+def test_every_field_of_the_rating_form_is_described_by_its_help_text(login, factchecker):
+    post = PostFactory()
+    claim_post(reviewer=factchecker, post_id=post.pk)
+    html = html_lib.unescape(login(factchecker).get(f"/queue/posts/{post.pk}/").content.decode())
+    assert 'aria-describedby="id_sources_helptext"' in html
+    assert 'id="id_sources_helptext">One http:// or https:// URL per line' in html
+    assert not unknown_references(html)
 
 
 def test_a_refused_save_is_in_the_error_summary_with_what_was_typed(login, factchecker):
