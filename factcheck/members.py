@@ -57,21 +57,25 @@ def create_user(
     page_external_ids: list[str] | None = None,
     email: str = "",
     is_active: bool = True,
+    new_organisation: bool = False,
 ) -> User:
     """A user with one role and its place (a fact-checker's organisation, a page owner's pages), audited.
 
     A fact-checker must have an organisation: a ValidationError otherwise. This is the rule's only
     enforcement: the membership is its own table, and a check constraint cannot span two tables.
+    The organisation must exist unless `new_organisation`: a mistyped name had made a new organisation,
+    which covers every language and country until staff set its coverage, and its new member with it.
     Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
     if role not in Role.values:
         raise ValidationError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
+    _check_username_and_email(username, email)
     if User.objects.filter(username=username).exists():
         raise ValidationError(f"a user named {username!r} already exists")
     organisation = None
     if role == Role.FACTCHECKER:
         if not organisation_name:
             raise ValidationError("a fact-checker needs --org NAME")
-        organisation, _ = Organisation.objects.get_or_create(name=organisation_name)
+        organisation = _organisation_named(organisation_name, create=new_organisation)
     elif organisation_name:
         raise ValidationError("--org is only for fact-checkers")
     if page_external_ids and role != Role.PAGE_OWNER:
@@ -92,6 +96,34 @@ def create_user(
         page.owners.add(user)
     record_event(actor=None, verb=AuditVerb.USER_CREATED, target=user, data={"role": role})
     return user
+
+
+def _check_username_and_email(username: str, email: str) -> None:
+    """The model's own rules, which a command does not run: an empty or over-long name, characters a username
+    may not have (a 200-character name was a database error), an address that is not one."""
+    field = User._meta.get_field("username")
+    if not username.strip():
+        raise ValidationError("the username is empty")
+    if len(username) > field.max_length:
+        raise ValidationError(f"a username has at most {field.max_length} characters ({len(username)} given)")
+    field.run_validators(username)
+    if email:
+        User._meta.get_field("email").run_validators(email)
+
+
+def _organisation_named(name: str, *, create: bool) -> Organisation:
+    found = Organisation.objects.filter(name=name).first()
+    if found is not None:
+        return found
+    alike = Organisation.objects.filter(name__iexact=name.strip()).values_list("name", flat=True).first()
+    if alike is not None:
+        raise ValidationError(f"there is no organisation named {name!r}; did you mean {alike!r}?")
+    if not create:
+        raise ValidationError(
+            f"there is no organisation named {name!r}: give --new-org to create it (it covers every language and "
+            "country until staff set its coverage in the admin)"
+        )
+    return Organisation.objects.create(name=name)
 
 
 IMPORTER_PREFIX = "import-"

@@ -80,11 +80,18 @@ def _schema_org(context: Any) -> bool:
     return any(isinstance(c, str) and _SCHEMA_ORG.match(c.strip()) for c in contexts)
 
 
+def _skip_bom(stream: BinaryIO) -> BinaryIO:
+    """A UTF-8 byte order mark (Windows editors write one) is read past, as the other formats' readers do."""
+    if stream.peek(3)[:3] == b"\xef\xbb\xbf":  # type: ignore[attr-defined]  (runner._open: a BufferedReader)
+        stream.read(3)
+    return stream
+
+
 def check(stream: BinaryIO) -> None:
     """Parse the whole document (events only, nothing kept) and its top-level @context."""
     depth, key = 0, None
     try:
-        events = ijson.basic_parse(stream)
+        events = ijson.basic_parse(_skip_bom(stream))
         first = next(events, None)
         if first is None:
             raise FileProblem("the file is empty: expected a ClaimReview, a list of them or a DataFeed")
@@ -102,6 +109,9 @@ def check(stream: BinaryIO) -> None:
                 depth -= 1
     except ijson.JSONError as exc:
         raise FileProblem(f"not valid JSON ({_one_line(exc)}): is the file cut short or not UTF-8?") from None
+    except (ValueError, SystemError):
+        # Python reads no integer of more than 4,300 digits (ijson's C parser raises it as a SystemError).
+        raise FileProblem("a number in the file is too long to read (more than 4,300 digits)") from None
 
 
 def _build(event: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
@@ -124,7 +134,7 @@ def _build(event: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
 
 def _elements(stream: BinaryIO) -> Iterator[Any]:
     """The top-level list's elements, a DataFeed's dataFeedElement one by one, or the single object."""
-    events = ijson.basic_parse(stream, use_float=True)
+    events = ijson.basic_parse(_skip_bom(stream), use_float=True)
     event, value = next(events)
     if event == "start_array":
         for event, value in events:
@@ -145,6 +155,9 @@ def _elements(stream: BinaryIO) -> Iterator[Any]:
                 if event == "end_array":
                     break
                 yield _build(event, value, events)
+        elif key == "dataFeedElement" and event == "start_map":  # JSON-LD: one element may stand for a list of one
+            feed = True
+            yield _build(event, value, events)
         else:
             top[key] = _build(event, value, events)
     if not feed:

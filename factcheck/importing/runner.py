@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -78,12 +79,24 @@ class _Rejections:
             self.summary.shown.append(Rejection(where, reason))
             return
         if self.writer is None:
-            self.file = self.file_path.open("w", newline="", encoding="utf-8")
+            self.file = self._open()
             self.writer = csv.writer(self.file)
             self.writer.writerow([self.summary.unit, "reason"])
             self.writer.writerows([r.where, r.reason] for r in self.summary.shown)
             self.summary.rejections_file = self.file_path
         self.writer.writerow([where, reason])
+
+    def _open(self) -> TextIO:
+        """The file beside the input, or one in the temporary directory when that cannot be written (a read-only
+        mount, /dev/stdin): an import stopped there at its 21st rejection, with none of the rest imported."""
+        try:
+            return self.file_path.open("w", newline="", encoding="utf-8")
+        except OSError:
+            file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by close(), after the import
+                "w", newline="", encoding="utf-8", delete=False, prefix=f"{self.file_path.name}.", suffix=".csv"
+            )
+            self.file_path = Path(file.name)
+            return file
 
     def close(self) -> None:
         if self.file is not None:
@@ -179,7 +192,10 @@ class _Writer:
                     self._count(self._write([record], now=now))
                 except IdempotencyConflict:
                     self.reviewers.forget()
-                    self.rejections.add(record[0], "idempotency_key: already names another flag")
+                    if isinstance(record[1], RatedPost):
+                        self._count(self._rate_imported_post(record))
+                    else:
+                        self.rejections.add(record[0], "idempotency_key: already names another flag")
                 except DatabaseError as exc:
                     self.reviewers.forget()
                     self.rejections.add(record[0], f"could not be stored: {str(exc).strip().splitlines()[0]}")
@@ -189,6 +205,26 @@ class _Writer:
         self.summary.already_present += tally.already_present
         for rejection in tally.rejections:
             self.rejections.add(rejection.where, rejection.reason)
+
+    @transaction.atomic(durable=True)
+    def _rate_imported_post(self, record: tuple[int, RatedPost]) -> _Tally:
+        """A review imported before whose post details the publisher has since edited (its date, the claimant's
+        name): its flag's key, derived from the review's URL and claim, names the earlier flag, so the flag is
+        not stored again; the post it made keeps the details it has, and a new verdict re-rates it, as importing
+        the same review with only its verdict changed does."""
+        tally, (where, item) = _Tally(), record
+        post_id = Post.objects.filter(external_id=item.flag.post.external_id).values_list("id", flat=True).first()
+        if post_id is None:
+            tally.rejections.append(Rejection(where, "idempotency_key: already names another flag"))
+            return tally
+        outcome = record_imported_rating(rating=item.rating, post_id=post_id, reviewers=self.reviewers)
+        if isinstance(outcome, str):
+            tally.rejections.append(Rejection(where, outcome))
+        elif outcome is Outcome.NEW:
+            tally.imported += 1
+        else:
+            tally.already_present += 1
+        return tally
 
     @transaction.atomic(durable=True)
     def _write(self, batch: list[tuple[int, FlagInput | RatedPost]], *, now: datetime) -> _Tally:

@@ -3,7 +3,8 @@
 `submit_statements` sends, in batches of at most 100, every stored statement whose puid is not yet
 settled at that endpoint, and records what the database answered (moderation.models.submissions):
 
-- 2xx: the batch's puids are accepted.
+- 2xx: the puids the answer names as stored are accepted. One it does not name is not: an endpoint that answers
+  200 with a web page (a proxy, a wrong path) had every statement recorded as accepted and never sent again.
 - 422: the database refused the whole batch. The puids it names are taken out: `existing_puids`
   means the database has them already (accepted earlier: recorded as such), `statement_N` errors
   mean statement N broke its rules (recorded as rejected, with the reason; stored statements are
@@ -186,7 +187,14 @@ def _send(batch: list[tuple[str, dict[str, Any]]], run: _Run) -> None:
         answer = run.post(run.url, body, run.headers, run.timeout)
         parsed = _json(answer.body)
         if answer.status is not None and 200 <= answer.status < 300:
-            _accept(pending, parsed, answer, run)
+            unnamed = _accept(pending, parsed, answer, run)
+            if unnamed:
+                detail = (f"HTTP {answer.status} without naming {len(unnamed)} of the {len(pending)} statements as "
+                          "stored (is --endpoint the Transparency Database's POST /api/v1/statements?): "
+                          f"{_excerpt(answer.body, 200)}")
+                _attempt(run, unnamed, answer, AttemptOutcome.FAILED, detail)
+                run.summary.errors.append(f"a batch of {len(unnamed)} from {unnamed[0]} was not accepted: {detail}")
+                run.summary.failed += unnamed
             return
         if answer.status == 422:
             named = _named_in_422(parsed, pending)
@@ -211,21 +219,24 @@ def _send(batch: list[tuple[str, dict[str, Any]]], run: _Run) -> None:
         return
 
 
-def _accept(pending: list[tuple[str, dict]], parsed: Any, answer: Answer, run: _Run) -> None:
+def _accept(pending: list[tuple[str, dict]], parsed: Any, answer: Answer, run: _Run) -> list[str]:
+    """Record the puids a 2xx answer names as stored as accepted; returns the batch's puids it does not name."""
     created = parsed.get("statements") if isinstance(parsed, dict) else None
     by_puid = {
         item.get("puid"): {key: item.get(key) for key in ("uuid", "permalink", "self") if item.get(key)}
         for item in (created if isinstance(created, list) else []) if isinstance(item, dict)
     }
-    puids = [puid for puid, _ in pending]
-    with transaction.atomic(durable=True):
-        attempt = _attempt(run, puids, answer, AttemptOutcome.ACCEPTED, "")
-        StatementSubmission.objects.bulk_create([
-            StatementSubmission(puid=puid, endpoint=run.endpoint, outcome=SubmissionOutcome.ACCEPTED,
-                                recorded_at=attempt.sent_at, answer=by_puid.get(puid, {}), attempt=attempt)
-            for puid in puids
-        ])
-    run.summary.accepted += puids
+    puids = [puid for puid, _ in pending if puid in by_puid]
+    if puids:
+        with transaction.atomic(durable=True):
+            attempt = _attempt(run, puids, answer, AttemptOutcome.ACCEPTED, "")
+            StatementSubmission.objects.bulk_create([
+                StatementSubmission(puid=puid, endpoint=run.endpoint, outcome=SubmissionOutcome.ACCEPTED,
+                                    recorded_at=attempt.sent_at, answer=by_puid[puid], attempt=attempt)
+                for puid in puids
+            ])
+        run.summary.accepted += puids
+    return [puid for puid, _ in pending if puid not in by_puid]
 
 
 def _named_in_422(parsed: Any, pending: list[tuple[str, dict]]) -> dict[str, tuple[str, str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from io import StringIO
 
@@ -36,7 +37,8 @@ def add_user(*args: str) -> str:
 def test_add_user_creates_a_factchecker_in_a_new_organisation_who_can_log_in(stdin):
     stdin("a long enough secret\n")
 
-    output = add_user("alice", "--role", "factchecker", "--org", "Verifact", "--password-stdin", "--email", "a@x.org")
+    output = add_user("alice", "--role", "factchecker", "--org", "Verifact", "--new-org", "--password-stdin",
+                      "--email", "a@x.org")
 
     user = User.objects.get(username="alice")
     assert (user.role, organisation_of(user).name, user.email) == (Role.FACTCHECKER, "Verifact", "a@x.org")
@@ -44,6 +46,30 @@ def test_add_user_creates_a_factchecker_in_a_new_organisation_who_can_log_in(std
     assert authenticate(username="alice", password="a long enough secret") == user
     assert "alice" in output
     assert AuditEvent.objects.filter(verb=AuditVerb.USER_CREATED, target_id=str(user.pk)).exists()
+
+
+def test_an_organisation_that_does_not_exist_is_created_only_when_asked_for():
+    """A typo (or another case) made a new organisation covering every language and country, and its member with
+    it, said only as "Created fact-checker"."""
+    Organisation.objects.create(name="Verifact", languages=["en"])
+    with pytest.raises(CommandError, match="no organisation named 'verifact'; did you mean 'Verifact'"):
+        add_user("rita", "--role", "factchecker", "--org", "verifact")
+    with pytest.raises(CommandError, match="no organisation named 'Verifactt': give --new-org to create it"):
+        add_user("rita", "--role", "factchecker", "--org", "Verifactt")
+    assert Organisation.objects.count() == 1 and not User.objects.filter(username="rita").exists()
+
+
+@pytest.mark.parametrize(("username", "email", "message"), [
+    ("", "", "the username is empty"),
+    ("   ", "", "the username is empty"),
+    ("bad name!", "", "Enter a valid username"),
+    ("u" * 200, "", "a username has at most 150 characters (200 given)"),
+    ("fine", "not an email", "Enter a valid email address"),
+])
+def test_a_username_or_address_the_model_refuses_is_a_clear_error(username, email, message):
+    with pytest.raises(CommandError, match=re.escape(message)):
+        add_user(username, "--role", "platform", "--email", email)
+    assert not User.objects.filter(role="platform").exists()
 
 
 def test_add_user_keeps_inner_and_surrounding_spaces_and_drops_only_the_line_ending(stdin):

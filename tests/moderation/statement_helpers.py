@@ -65,6 +65,7 @@ class Receiver:
     held: set[str] = field(default_factory=set)  # already in the database
     fail: Callable[[list[str]], bool] = lambda puids: False
     delay: float = 0.0
+    web_page: bytes | None = None  # answer every POST 200 with this page instead (a proxy, a wrong path)
     requests: list[list[str]] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -107,11 +108,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        status, body = self.server.receiver.answer(self.headers, raw)  # type: ignore[attr-defined]
-        self.server.receiver.statuses.append(status)  # type: ignore[attr-defined]
-        payload = json.dumps(body).encode()
+        receiver = self.server.receiver  # type: ignore[attr-defined]
+        if receiver.web_page is not None:
+            status, payload, content_type = 200, receiver.web_page, "text/html"
+        else:
+            status, body = receiver.answer(self.headers, raw)
+            payload, content_type = json.dumps(body).encode(), "application/json"
+        receiver.statuses.append(status)
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)

@@ -278,3 +278,21 @@ def test_a_negative_backoff_or_a_timeout_that_is_not_positive_is_refused_before_
         with pytest.raises(CommandError, match="--"):
             call_command("submit_statements", endpoint=server.url, stdout=out, stderr=out, **{"attempts": 3, **option})
     assert receiver.requests == []
+
+
+def test_a_2xx_that_names_no_statement_accepts_none_and_the_next_run_sends_them(dsa_token):
+    """An endpoint answering 200 with a web page (a proxy, a wrong path) had every statement recorded as accepted,
+    the run printing "failed 0", and no later run ever sent them."""
+    puids = make_statements(3)
+    with ReceiverServer(Receiver(web_page=b"<html><body>Welcome</body></html>")) as server:
+        status, output = submit(server.url)
+    assert status == 1
+    assert "without naming 3 of the 3 statements as stored" in output and "Welcome" in output
+    assert not StatementSubmission.objects.filter(outcome=SubmissionOutcome.ACCEPTED).exists()
+    assert StatementSubmissionAttempt.objects.get().outcome == AttemptOutcome.FAILED
+
+    receiver = Receiver()
+    with ReceiverServer(receiver) as server:
+        status, _ = submit(server.url)
+    assert status == 0 and sorted(receiver.received()) == sorted(puids)
+    assert StatementSubmission.objects.filter(outcome=SubmissionOutcome.ACCEPTED).count() == 3

@@ -1,4 +1,4 @@
-"""`manage.py add_user USERNAME --role ROLE [--org NAME] [--page EXTERNAL_ID ...] [--password-stdin]`."""
+"""`manage.py add_user USERNAME --role ROLE [--org NAME [--new-org]] [--page EXTERNAL_ID ...] [--password-stdin]`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, help=f"one of: {', '.join(Role.values)}")
         parser.add_argument("--org", dest="organisation", help="fact-checking organisation (fact-checkers only)")
         parser.add_argument(
+            "--new-org", action="store_true",
+            help="create the --org organisation if it does not exist (it covers every language and country until "
+                 "staff set its coverage)",
+        )
+        parser.add_argument(
             "--page", dest="pages", action="append", default=[], metavar="EXTERNAL_ID",
             help="a page the user owns (page owners only; repeatable)",
         )
@@ -44,6 +49,7 @@ class Command(BaseCommand):
                     organisation_name=options["organisation"],
                     page_external_ids=options["pages"],
                     email=options["email"],
+                    new_organisation=options["new_org"],
                 )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc

@@ -114,6 +114,23 @@ def test_the_same_organisation_changing_its_verdict_re_rates_with_a_reason(tmp_p
     assert Rating.objects.count() == 2
 
 
+def test_a_new_verdict_re_rates_even_when_the_publisher_also_edited_the_posts_details(tmp_path):
+    """The review's key (its URL and claim) names the first import's flag: with the post's date or the claimant
+    changed too, the item was rejected ("idempotency_key: already names another flag") and the verdict lost."""
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(review(1, {"alternateName": "False"})))
+    import_posts(path, "claimreview")
+    post = Post.objects.get()
+    edited = review(1, {"alternateName": "Partly false"})
+    edited["itemReviewed"]["datePublished"] = "2024-03-02"
+    edited["itemReviewed"]["author"] = {"@type": "Person", "name": "Someone Else"}
+    path.write_text(json.dumps(edited))
+    assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
+    assert Rating.objects.get(is_current=True).verdict == Verdict.PARTLY_FALSE
+    assert Post.objects.get().posted_at == post.posted_at  # the post keeps the details it has
+    assert import_posts(path, "claimreview") == ["imported 0, already present 1, rejected 0"]
+
+
 def test_a_post_rated_by_another_organisation_is_a_rejection_with_the_refusal(tmp_path):
     other = FactCheckerFactory(organisation__name="Other Checkers")
     path = tmp_path / "one.json"
@@ -273,3 +290,27 @@ def test_an_identifier_with_a_slash_is_not_the_posts_id_but_the_reviews_key_is(t
     assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
     post = Post.objects.get()
     assert post.external_id.startswith("claimreview:") and "/" not in post.external_id
+
+
+def test_a_file_with_a_byte_order_mark_imports(tmp_path):
+    """Windows editors write one; it was refused as "not valid JSON ... or not UTF-8?" though it is UTF-8."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(review(1, {"alternateName": "False"})).encode())
+    assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
+
+
+def test_a_data_feed_with_one_element_as_an_object_imports_it(tmp_path):
+    """JSON-LD lets one object stand for a list of one; the feed was refused whole as 'not a ClaimReview'."""
+    path = tmp_path / "feed.json"
+    path.write_text(json.dumps({"@context": "https://schema.org", "@type": "DataFeed",
+                                "dataFeedElement": review(1, {"alternateName": "False"})}))
+    assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
+    assert Rating.objects.get().verdict == Verdict.FALSE
+
+
+def test_a_number_too_long_to_read_refuses_the_file_with_a_message_not_a_traceback(tmp_path):
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(review(1, {"alternateName": "False"}))[:-1] + ', "ratingValue": ' + "1" * 5001 + "}")
+    message = import_fails(path, "claimreview")
+    assert message.endswith("a number in the file is too long to read (more than 4,300 digits)")
+    assert row_counts()["posts"] == 0

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from audit.models import AuditEvent
@@ -97,3 +100,21 @@ def test_a_number_too_long_for_python_is_a_rejection_not_a_traceback(tmp_path):
         "imported 1, already present 0, rejected 1",
         "line 2: views: Input should be a valid integer",
     ]
+
+
+def test_rejections_that_cannot_be_written_beside_the_input_go_to_the_temporary_directory(tmp_path):
+    """A directory the importer could not write in (a read-only mount, /dev/stdin) stopped the import at its 21st
+    rejection, with a traceback and none of the valid rows after it imported. Here the file's name is taken by a
+    directory, which no user, root included, can open as a file."""
+    header = (FILES / "posts.csv").read_text().splitlines()[0]
+    bad = [f"k{n},user_report,,,p{n},,text,en,GB,text,not-a-date,1,1,pg,Page,false" for n in range(25)]
+    good = "good-1,user_report,,,post-good-1,,text,en,GB,text,2026-01-01T00:00:00Z,1,1,pg,Page,false"
+    path = tmp_path / "many.csv"
+    path.write_text("\n".join([header, *bad, good]) + "\n")
+    (tmp_path / "many.csv.rejections.csv").mkdir()
+    out = import_posts(path, "csv")
+    assert out[0] == "imported 1, already present 0, rejected 25"
+    written = Path(out[-1].rsplit(": ", 1)[1])
+    assert written.parent == Path(tempfile.gettempdir()) and written.name.startswith("many.csv.rejections.csv.")
+    assert len(written.read_text().splitlines()) == 26
+    written.unlink()
