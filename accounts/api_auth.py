@@ -5,28 +5,27 @@ refusal into ninja's AuthenticationError, which config/api.py answers with 401 a
 refusal's code (`unauthorized`, `token_expired`, `token_revoked`).
 
 Failed token checks are counted per client address (accounts.security.client_ip, the address the
-login lockout counts too): past settings.API_AUTH_FAILURE_LIMIT, every API request from that address
-is a 429 `throttled`, whatever token it carries, until the window has passed. A guess is then not
-even checked, so a right one cannot be told from a wrong one. Only failures count: a client with a
-good token is limited by the per-token rate (config/api.py) alone.
+login lockout counts too): past settings.API_AUTH_FAILURE_LIMIT, every request from that address with a
+wrong, expired or revoked token is a 429 `throttled` until the window has passed, so guessing is slowed
+to the limit. A good token is never refused for it: a platform keeps working from an address it shares
+with a client sending wrong ones. A client with a good token is limited by the per-token rate
+(config/api.py) alone.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
 from ninja.errors import AuthenticationError
 from ninja.security import HttpBearer
-from ninja.throttling import SimpleRateThrottle
 
 from accounts.security import client_ip
 from accounts.services import TokenRefused, UnknownToken, authenticate_token
 from core.api_errors import ApiError, Forbidden
+from core.rate_windows import Windows, parse_rate
 
 
 class TokenNotAccepted(AuthenticationError):
@@ -50,42 +49,26 @@ class TooManyFailedTokens(ApiError):
 
 
 class FailedTokens:
-    """Failed token checks from one address: a counter per minute (per window of the limit's period) in the
-    cache, which Redis shares between processes and each process keeps while Redis is down
-    (core.resilience.FallbackCache). Counting is Redis's atomic INCR, so parallel guesses are all
-    counted; the limit applies to the current and the previous window together, so no burst slips
-    through across a window's end.
+    """Failed token checks from one address, counted per window of the limit's period (core.rate_windows).
+    The limit applies to the current and the previous window together, so no burst slips through across a
+    window's end.
     """
 
     def __init__(self, request: HttpRequest) -> None:
-        rate = SimpleRateThrottle(settings.API_AUTH_FAILURE_LIMIT)  # ninja's reading of "20/m", as config/api.py's
-        self.limit, self.allowed, self.window = rate.rate, rate.num_requests, rate.duration
-        number, into = divmod(time.time(), self.window)
-        self.number, self.left = int(number), self.window - into
-        self.address = client_ip(request)
-
-    def key(self, number: int) -> str:
-        return f"api-auth-failures:{self.address}:{number}"
+        self.limit = settings.API_AUTH_FAILURE_LIMIT
+        self.allowed, period = parse_rate(self.limit)
+        self.windows = Windows.now(name="api-auth-failures", who=client_ip(request), period=period)
 
     def refuse(self) -> None:
         """A failed check: 429 past the limit, otherwise counted (and the caller answers 401)."""
         self.check()
-        self.count()
+        self.windows.add()
 
     def check(self) -> None:
-        previous, current = self.key(self.number - 1), self.key(self.number)
-        counts = cache.get_many([previous, current])
-        if counts.get(previous, 0) + counts.get(current, 0) >= self.allowed:
-            wait = self.left + (self.window if counts.get(current, 0) >= self.allowed else 0)
+        previous, current = self.windows.counts()
+        if previous + current >= self.allowed:
+            wait = self.windows.left + (self.windows.period if current >= self.allowed else 0)
             raise TooManyFailedTokens(limit=self.limit, retry_after=max(1, math.ceil(wait)))
-
-    def count(self) -> None:
-        key, timeout = self.key(self.number), 2 * self.window + 1
-        cache.add(key, 0, timeout)
-        try:
-            cache.incr(key)
-        except ValueError:  # gone between the two calls
-            cache.set(key, 1, timeout)
 
 
 class TokenAuth(HttpBearer):

@@ -27,13 +27,14 @@ from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, Throttled, ValidationError
 from ninja.parser import Parser
-from ninja.throttling import SimpleRateThrottle
+from ninja.throttling import BaseThrottle
 from pydantic.json_schema import models_json_schema
 
 from accounts.api import router as accounts_router
 from accounts.api_auth import TokenAuth, TokenNotAccepted
 from accounts.services import AmbiguousTokenPrefix, InvalidTokenRequest, TokenAlreadyRevoked, TokenNotFound
 from core.api_errors import ApiError, TooLarge, check_body_size, read_json_object, unprocessable
+from core.rate_windows import Windows, parse_rate
 from core.refusals import Refusal
 from factcheck.api import REQUEST_SCHEMAS
 from factcheck.api import router as factcheck_router
@@ -78,7 +79,8 @@ Validation errors (422) list each problem in `details.errors` as `{"field", "mes
 `item` (the index in the batch) for flags. Datetimes are ISO 8601 and must carry a timezone
 offset (`Z` or `+01:00`); naive datetimes are refused. Requests are limited per token holder
 (`429` with `Retry-After` when exceeded), and so are failed authentications per client address
-(by default 20 a minute; past it, every request from that address is `429` for a minute or two).
+(by default 20 a minute; past it, every request from that address with a wrong, expired or revoked
+token is `429` for a minute or two, while a good token goes on working).
 By default a URL (path and query) over 8,000 bytes
 is refused with `414` (`uri_too_long`), request headers over 16 KiB or 100 fields with `431`
 (`headers_too_large`), and a body over 5 MiB with `413`, chunked bodies included (an image sent to
@@ -98,30 +100,33 @@ class JsonObjectParser(Parser):
         return read_json_object(request)
 
 
-class TokenRateThrottle(SimpleRateThrottle, threading.local):
-    """settings.API_RATE_LIMIT per authenticated user, read on each request so it can change.
+class TokenRateThrottle(BaseThrottle, threading.local):
+    """settings.API_RATE_LIMIT per authenticated user (read on each request, so it can change), over a sliding
+    minute (or the rate's period): each request counted atomically (core.rate_windows), refused ones too, so a
+    client that keeps sending past the limit stays refused.
 
-    ninja keeps a request's state (its key, history, time) on the throttle, of which the API has one;
-    gunicorn's gthread workers (bin/run) serve several requests of a process at once, so each thread
-    has its own (threading.local: __init__ runs again in each thread).
+    ninja asks the throttle for `wait()` after `allow_request`, and the API has one throttle; gunicorn's gthread
+    workers (bin/run) serve several requests of a process at once, so each thread keeps its own wait
+    (threading.local).
     """
 
-    scope = "api"
-
-    def __init__(self) -> None:
-        # The rate is read in allow_request, not fixed when the module is imported.
-        self.rate = None
+    retry_after: int | None = None
 
     def allow_request(self, request: HttpRequest) -> bool:
-        self.rate = settings.API_RATE_LIMIT
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request)
-
-    def get_cache_key(self, request: HttpRequest) -> str | None:
         user = getattr(request, "auth", None)
         if user is None:
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": user.pk}
+            return True
+        allowed, period = parse_rate(settings.API_RATE_LIMIT)
+        windows = Windows.now(name="api-rate", who=user.pk, period=period)
+        current = windows.add()
+        previous = windows.counts()[0]
+        if windows.sliding(previous, current) <= allowed:
+            return True
+        self.retry_after = windows.wait_for(allowed, previous, current)
+        return False
+
+    def wait(self) -> float | None:
+        return self.retry_after
 
 
 def error_response(request: HttpRequest, status: int, code: str, message: str, details: Any = None) -> HttpResponse:

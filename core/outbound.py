@@ -70,7 +70,7 @@ def parse_target(url: str) -> Target:
     except ValueError as exc:
         raise UnsafeTarget(f"The URL is malformed: {exc}.") from None
     if parts.scheme not in ("http", "https"):
-        raise UnsafeTarget("The URL must start with https://.")
+        raise UnsafeTarget("The URL must start with https:// (or http://).")
     if not parts.hostname:
         raise UnsafeTarget("The URL has no host name.")
     if parts.username is not None or parts.password is not None:

@@ -52,7 +52,7 @@ class WebhookOut(Schema):
     created_at: datetime
     status: Literal["healthy", "failing", "disabled"] = Field(
         description="`failing`: deliveries fail since `failing_since` and are retried; `disabled`: they failed "
-        "for 24 hours, nothing is sent until staff enable it again."
+        "for 24 hours, or the endpoint answered 410 Gone once; nothing is sent until staff enable it again."
     )
     failing_since: datetime | None
     disabled_at: datetime | None
