@@ -164,7 +164,7 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
             code="invalid_text",
             details={"errors": [{"field": "", "message": "an unpaired UTF-16 surrogate is not a character"}]},
         ) from None
-    if b"\\u0000" in raw:
+    if holds_nul(raw):
         # PostgreSQL text cannot hold NUL; refuse it here rather than fail on insert.
         raise Unprocessable(
             NUL_MESSAGE,
@@ -176,6 +176,15 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
 # What refuses text no database can store; the importers (factcheck.importing) say the same.
 SURROGATE_MESSAGE = "Text may not contain unpaired surrogates (such as \\ud800): they are not characters."
 NUL_MESSAGE = "Text may not contain NUL (\\u0000) characters."
+# The escape of NUL in a JSON text: \u0000 after an even number of backslashes (none included). Text that only
+# mentions it (a post about programming: the JSON "\\u0000") is a backslash and five characters, and was refused.
+_NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def holds_nul(raw: bytes) -> bool:
+    """Whether a JSON text holds a NUL character (as the only way JSON can: escaped)."""
+    return _NUL_ESCAPE.search(raw) is not None
+
 
 # Deeper than any request of this API needs; json.loads would recurse into a hostile body.
 MAX_JSON_DEPTH = 32

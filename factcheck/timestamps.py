@@ -26,8 +26,8 @@ def timestamp_problem(value: datetime, *, now: datetime) -> str | None:
         return "has no real timezone offset: offsets run from -12:00 to +14:00"
     try:
         utc = value.astimezone(UTC)
-    except OverflowError:
-        return "is before 2000-01-01"
+    except OverflowError:  # the first or the last day Python has, moved out of its range by the offset
+        return "is before 2000-01-01" if value.year < EARLIEST.year else "is more than a day in the future"
     if utc < EARLIEST:
         return "is before 2000-01-01"
     if utc > now + MAX_AHEAD:

@@ -257,6 +257,8 @@ def _images(item: dict[str, Any]) -> tuple[MediaInput, ...]:
 
 def rated_post(review: Any, *, now: datetime) -> RatedPost | str:
     """One ClaimReview as a rated post, or why it is refused."""
+    if review is None:  # a DataFeedItem without its `item`
+        return "is a DataFeedItem without an item: there is no ClaimReview in it"
     if not isinstance(review, dict) or not _is(review, "ClaimReview"):
         kind = review.get("@type") if isinstance(review, dict) else type(review).__name__
         return f"is not a ClaimReview (@type {str(kind)[:40]!r})"

@@ -60,10 +60,21 @@ def _rows(stream: BinaryIO) -> Iterator[tuple[int, list[str]]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            raise FileProblem(f"line {line}: the CSV is broken ({exc}); is the file cut short?") from None
+            raise FileProblem(f"line {line}: {_what_broke(exc)}") from None
         if cells:  # a blank line is no record
             yield line, cells
         line = reader.line_num + 1
+
+
+def _what_broke(exc: csv.Error) -> str:
+    """The csv module's error as the person with the file can act on it."""
+    said = str(exc)
+    if "field larger than field limit" in said:
+        return f"a cell is longer than {csv.field_size_limit():,} characters, more than any field of a flag can hold"
+    if "new-line character seen in unquoted field" in said:
+        return ("a line ends with a carriage return alone (an old Mac \"CSV (Macintosh)\" file?): save it with "
+                "Windows or Unix line endings")
+    return f"the CSV is broken ({said}); is the file cut short?"
 
 
 def _header(rows: Iterator[tuple[int, list[str]]]) -> list[str]:

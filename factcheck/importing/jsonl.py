@@ -15,7 +15,7 @@ from typing import BinaryIO
 
 from django.conf import settings
 
-from core.api_errors import MAX_JSON_DEPTH, NUL_MESSAGE, SURROGATE_MESSAGE, nesting_depth
+from core.api_errors import MAX_JSON_DEPTH, NUL_MESSAGE, SURROGATE_MESSAGE, holds_nul, nesting_depth
 from factcheck.importing.records import Record, check_utf8, valid_flag
 
 UNIT = "line"
@@ -59,7 +59,7 @@ def parse_line(raw: bytes, *, now: datetime):
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return SURROGATE_MESSAGE
-    if b"\\u0000" in raw:
+    if holds_nul(raw):
         return NUL_MESSAGE
     return valid_flag(data, now=now)
 

@@ -143,8 +143,10 @@ def parse_timestamp(value: object, *, what: str, now: datetime) -> datetime | st
 
     Returns the aware datetime, or the reason it is refused, naming `what`.
     """
-    if not isinstance(value, str) or not value.strip():
+    if value is None or isinstance(value, str) and not value.strip():
         return f"{what} is missing"
+    if not isinstance(value, str):  # a number (20250101) or an object: said as what it is, not as missing
+        return f"{what} {str(value)[:40]!r} is not an ISO 8601 date such as 2024-08-30 or 2024-08-30T12:00:00Z"
     text = value.strip()
     try:
         if len(text) == 10:  # a date alone: its midnight, UTC

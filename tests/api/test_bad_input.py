@@ -45,6 +45,8 @@ def fields(error: dict) -> set[str]:
         ("post.posted_at", "0001-01-01T00:00:00+14:00", "before 2000-01-01"),
         ("post.posted_at", "1999-12-31T23:59:59Z", "before 2000-01-01"),
         ("post.posted_at", "2100-01-01T00:00:00Z", "more than a day in the future"),
+        # The last second Python has, pushed past it by its offset: it had said "before 2000-01-01".
+        ("post.posted_at", "9999-12-31T23:59:59-12:00", "more than a day in the future"),
         ("post.posted_at", "2026-03-01T08:00:00+20:00", "no real timezone offset"),
         ("post.posted_at", "2026-03-01T08:00:00-13:00", "no real timezone offset"),
         ("flagged_at", "0001-01-01T00:00:00+14:00", "before 2000-01-01"),

@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from factcheck.models import Flag
+from factcheck.models import Flag, Post
 from tests.api.helpers import flag_payload, post_json
 from tests.conftest import bearer_client
 from tests.factories import PlatformUserFactory, PostFactory
@@ -145,3 +145,14 @@ def test_nul_characters_are_refused_not_a_server_error(platform_client):
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "validation_error"
     assert platform_client.get("/api/v1/posts/ab%00c").status_code == 404
+
+
+def test_text_that_only_mentions_the_nul_escape_is_taken(platform_client):
+    """A post about programming, "strings end with \\u0000", was refused as holding NUL."""
+    flag = {"idempotency_key": "k-escape", "source": "user_report", "flagged_at": "2026-01-02T00:00:00Z",
+            "post": {"external_id": "p-escape", "url": "https://social.example/p",
+                     "text": r"C strings end with \u0000", "posted_at": "2026-01-01T00:00:00Z",
+                     "page": {"external_id": "pg", "name": "Code"}}}
+    response = platform_client.post("/api/v1/flags", json.dumps(flag), content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert Post.objects.get(external_id="p-escape").text == r"C strings end with \u0000"

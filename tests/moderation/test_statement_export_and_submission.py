@@ -269,8 +269,12 @@ def test_overlapping_runs_never_send_the_same_puid(dsa_token):
     assert StatementSubmission.objects.filter(outcome=SubmissionOutcome.ACCEPTED).count() == 230
 
 
-@pytest.mark.parametrize("option", [{"backoff": -1}, {"timeout": -1}, {"timeout": 0}])
-def test_a_negative_backoff_or_a_timeout_that_is_not_positive_is_refused_before_sending(dsa_token, option):
+@pytest.mark.parametrize("option", [
+    {"backoff": -1}, {"timeout": -1}, {"timeout": 0},
+    # Endless or huge waits were a traceback (OverflowError: timestamp out of range).
+    {"timeout": float("inf")}, {"backoff": 1e12}, {"attempts": 0}, {"attempts": 1000},
+])
+def test_a_wait_or_a_number_of_tries_out_of_bounds_is_refused_before_sending(dsa_token, option):
     make_statements(1)
     receiver = Receiver(fail=lambda puids: True)  # a 500: the run would sleep -1 s before retrying
     with ReceiverServer(receiver) as server:

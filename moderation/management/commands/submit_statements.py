@@ -15,6 +15,9 @@ from moderation.management.commands._dates import parse_day
 from moderation.statements.submission import SubmissionRefused, submit_statements
 from moderation.statements.transparency import MAX_BATCH
 
+MAX_SECONDS = 3600
+MAX_ATTEMPTS = 10  # the back-off doubles: the tenth try waits 512 times the first wait
+
 
 class Command(BaseCommand):
     help = "POST the unsent statements of reasons to the EU DSA Transparency Database, in batches."
@@ -34,10 +37,13 @@ class Command(BaseCommand):
             raise CommandError("FACTDESK_DSA_TOKEN is not set: the Transparency Database's API token is needed.")
         if not 1 <= batch_size <= MAX_BATCH:
             raise CommandError(f"--batch-size must be 1 to {MAX_BATCH}, not {batch_size}.")
-        if not backoff >= 0:
-            raise CommandError(f"--backoff must be 0 or more seconds, not {backoff}.")
-        if not timeout > 0:
-            raise CommandError(f"--timeout must be more than 0 seconds, not {timeout}.")
+        # Bounded: an infinite or huge number of seconds was a traceback (no clock can wait that long).
+        if not 1 <= attempts <= MAX_ATTEMPTS:
+            raise CommandError(f"--attempts must be 1 to {MAX_ATTEMPTS}, not {attempts}.")
+        if not 0 <= backoff <= MAX_SECONDS:
+            raise CommandError(f"--backoff must be 0 to {MAX_SECONDS:,} seconds, not {backoff}.")
+        if not 0 < timeout <= MAX_SECONDS:
+            raise CommandError(f"--timeout must be more than 0 and at most {MAX_SECONDS:,} seconds, not {timeout}.")
         try:
             done = submit_statements(
                 endpoint=endpoint, token=token, since=parse_day(since, option="--since"), batch_size=batch_size,

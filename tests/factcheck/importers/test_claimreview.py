@@ -314,3 +314,15 @@ def test_a_number_too_long_to_read_refuses_the_file_with_a_message_not_a_traceba
     message = import_fails(path, "claimreview")
     assert message.endswith("a number in the file is too long to read (more than 4,300 digits)")
     assert row_counts()["posts"] == 0
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"datePublished": 20250101}, "item 1: datePublished '20250101' is not an ISO 8601 date"),
+    ({"@type": "DataFeedItem", "item": None}, "item 1: is a DataFeedItem without an item"),
+])
+def test_a_review_refused_for_its_shape_is_told_what_is_wrong_with_it(tmp_path, change, message):
+    """A number for a date was reported as "datePublished is missing", an empty DataFeedItem as "@type 'NoneType'"."""
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({**review(1, {"alternateName": "False"}), **change}))
+    out = import_posts(path, "claimreview")
+    assert out[0] == "imported 0, already present 0, rejected 1" and out[1].startswith(message)

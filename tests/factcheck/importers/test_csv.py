@@ -118,3 +118,15 @@ def test_rejections_that_cannot_be_written_beside_the_input_go_to_the_temporary_
     assert written.parent == Path(tempfile.gettempdir()) and written.name.startswith("many.csv.rejections.csv.")
     assert len(written.read_text().splitlines()) == 26
     written.unlink()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"source,external_id\r" + b"user_report,a\r", "a line ends with a carriage return alone"),
+    (b"source,external_id,posted_at,page_external_id,page_name,text\n"
+     + b"user_report,a,2026-01-01T00:00:00Z,pg,Page," + b"x" * 140_000 + b"\n", "a cell is longer than 131,072"),
+])
+def test_a_csv_the_reader_cannot_split_says_why_not_that_it_is_cut_short(tmp_path, content, message):
+    path = tmp_path / "odd.csv"
+    path.write_bytes(content)
+    problem = import_fails(path, "csv")
+    assert message in problem and "cut short" not in problem
