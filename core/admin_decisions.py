@@ -69,6 +69,9 @@ class StaffDecision:
     link: Callable[[Any], str]
     explanation: str
     select_related: tuple[str, ...] = ()
+    # What `detail` reads of each row's related records (Prefetch objects): a bulk confirmation of 100 rows stays a
+    # few queries.
+    prefetch_related: tuple[Any, ...] = ()
     # What the confirmation page shows under each row, so staff know what they decide on (HTML).
     detail: Callable[[Any], SafeString] | None = None
 
@@ -93,7 +96,8 @@ def confirm_bulk(
         messages.error(request, f"At most {BULK_CAP} rows per bulk action; narrow the selection. Nothing was changed.")
         return None
     manager = queryset.model._default_manager
-    rows = list(manager.select_related(*decision.select_related).filter(pk__in=ids).order_by("pk"))
+    rows = list(manager.select_related(*decision.select_related).prefetch_related(*decision.prefetch_related)
+                .filter(pk__in=ids).order_by("pk"))
     if not rows:
         messages.error(request, "None of the selected rows exists: nothing was changed.")
         return None
@@ -111,7 +115,8 @@ def confirm_one(
     if not request.user.has_perm(decision.permission):
         raise PermissionDenied
     model = modeladmin.model
-    rows = modeladmin.get_queryset(request).select_related(*decision.select_related)
+    rows = (modeladmin.get_queryset(request).select_related(*decision.select_related)
+            .prefetch_related(*decision.prefetch_related))
     obj = modeladmin.get_object(request, unquote(object_id))  # None for a missing or malformed id
     if obj is not None:
         obj = rows.filter(pk=obj.pk).first()

@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import Prefetch
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -19,7 +20,7 @@ from django.utils.safestring import SafeString
 from core.admin_base import excerpt, number, share, when
 from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
 from core.formatting import unstopped
-from factcheck.models import Post
+from factcheck.models import Claim, ClaimStatus, Post
 from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
 from moderation.selectors import active_removal
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
@@ -82,18 +83,34 @@ def _lift_link(action: Action) -> str:
 
 
 def _post_detail(post: Post) -> SafeString:
-    """What staff read before removing: the words themselves, where they are, how far they went."""
+    """What staff read before removing: the words themselves, where they are, how far they went, and whose review
+    the removal ends (a fact-checker's claim had ended with no word of it)."""
+    held = next(iter(post.active_claims), None)  # REMOVE_POST's prefetch
     return format_html(
         '<blockquote class="post-text">{}</blockquote><p class="post-facts">On {} · posted {} · {} views, '
-        '{} shares</p>',
+        '{} shares</p>{}',
         post.text or "(no text)", post.page.name, when(post.posted_at), number(post.views), number(post.shares),
+        format_html('<p class="post-facts"><strong>{} is reviewing it</strong> (claimed {}): removing it ends '
+                    "that claim.</p>", held.reviewer.get_username(), when(held.claimed_at)) if held else "",
     )
+
+
+def _action_detail(action: Action) -> SafeString | str:
+    """Before a lift: the open appeal it decides (a lift of a removal grants the owner's appeal against it)."""
+    appeal = next(iter(action.open_removal_appeals), None)  # LIFT's prefetch (an appeal of a removal only)
+    if appeal is None:
+        return ""
+    return format_html('<p class="post-facts"><strong>Its owner\'s appeal #{} is open:</strong> restoring the post '
+                       "decides it as granted, by you, with this reason.</p>", appeal.pk)
 
 
 REMOVE_POST = StaffDecision(
     slug="remove", title="Remove posts", button="Remove", permission="moderation.remove_post",
     form_class=RemovalForm, apply=_remove, refusals=(RemovalRefused,), describe=_describe_post,
-    detail=_post_detail,
+    detail=_post_detail, prefetch_related=(
+        Prefetch("claims", queryset=Claim.objects.filter(status=ClaimStatus.ACTIVE).select_related("reviewer"),
+                 to_attr="active_claims"),
+    ),
     link=lambda post: "Remove this post", select_related=("page",),
     explanation=("A removed post gets distribution 0, its page a community-standards strike, and its owners a "
                  "notice with the ground and reason; they can appeal."),
@@ -101,7 +118,10 @@ REMOVE_POST = StaffDecision(
 LIFT_ACTION = StaffDecision(
     slug="lift", title="Lift actions (restores removed posts)", button="Lift", permission="moderation.lift_action",
     form_class=ReasonForm, apply=_lift, refusals=(RemovalRefused, Action.DoesNotExist), describe=_describe_action,
-    link=_lift_link, select_related=("post",),
+    detail=_action_detail, link=_lift_link, select_related=("post",), prefetch_related=(
+        Prefetch("appeals", queryset=Appeal.objects.open().filter(kind=AppealKind.REMOVAL),
+                 to_attr="open_removal_appeals"),
+    ),
     explanation=("Each action ends now, with its strike; the post's distribution is recomputed at once. "
                  "Actions that have already ended are refused."),
 )

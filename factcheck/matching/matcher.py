@@ -62,7 +62,14 @@ from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMa
 from factcheck.matching.media import index_rated_media, judge_with_media, rated_media_hits
 from factcheck.matching.reading import guard_warning
 from factcheck.matching.recording import new_match, record_matches, replace_suggestions
-from factcheck.matching.semantic import Embedded, embed_posts, semantic_pairs, store_embeddings
+from factcheck.matching.semantic import (
+    Embedded,
+    detect_copy_languages,
+    embed_posts,
+    semantic_pairs,
+    store_detected_languages,
+    store_embeddings,
+)
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import judge
 from factcheck.models import (
@@ -256,12 +263,15 @@ def embed_and_match(post_ids: list[int], *, now: datetime | None = None) -> Sema
     so that no lock is held while the encoder runs, then record their semantic pairs under their locks (id order,
     as the matching job takes them)."""
     found = embed_posts(post_ids=post_ids)
-    if not found:
+    languages = detect_copy_languages(post_ids=post_ids)
+    if not found and not languages:
         return SemanticStep(0, 0)
     with transaction.atomic(durable=True):
         locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
-                      .filter(id__in_array=[e.post_id for e in found]).order_by("id").values_list("id", flat=True))
-        return SemanticStep(len(found), match_semantically(found, post_ids=locked, now=now))
+                      .filter(id__in_array=sorted({e.post_id for e in found} | set(languages)))
+                      .order_by("id").values_list("id", flat=True))
+        store_detected_languages({pk: languages[pk] for pk in locked if pk in languages})
+        return SemanticStep(len(found), match_semantically(found, post_ids=locked, now=now) if found else 0)
 
 
 def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: datetime | None = None,

@@ -208,11 +208,28 @@ def store_embeddings(embedded: list[Embedded], *, now: datetime) -> list[Embedde
     insert_rows(SemanticBand, ("band", "post", "sketch_high", "sketch_low"),
                 sorted((int(key), e.post_id, int(high), int(low))
                        for e, row, (high, low) in zip(fresh, keys, sketches, strict=True) for key in row))
-    detected = {e.post_id: e.language for e in fresh if e.detected and e.language}
-    if detected:
-        blank = Post.objects.filter(id__in_array=sorted(detected), language="").values_list("id", flat=True)
-        update_rows(Post, ["language"], [(pk, detected[pk]) for pk in sorted(blank)])
+    store_detected_languages({e.post_id: e.language for e in fresh if e.detected and e.language})
     return fresh
+
+
+def detect_copy_languages(*, post_ids: Iterable[int]) -> dict[int, str]:
+    """The languages of linked copies the platform sent none for, detected from their own words (a confirmed
+    translation is a copy too): embed_posts leaves copies out, and their language stayed blank, where PRODUCT.md
+    says a language is detected when the platform sends none. Outside any transaction, as embed_posts."""
+    found = {}
+    for pk, text in (Post.objects.filter(id__in_array=sorted(set(post_ids)), duplicate_of__isnull=False, language="")
+                     .order_by("id").values_list("id", "text")):
+        if language := semantic.detect_language(text):
+            found[pk] = language
+    return found
+
+
+def store_detected_languages(languages: dict[int, str]) -> None:
+    """Write detected languages to posts whose language is still blank (one sent meanwhile stands). Under the
+    posts' locks, in the matching transaction."""
+    if languages:
+        blank = Post.objects.filter(id__in_array=sorted(languages), language="").values_list("id", flat=True)
+        update_rows(Post, ["language"], [(pk, languages[pk]) for pk in sorted(blank)])
 
 
 def _negated(features: Features) -> bool:

@@ -6,19 +6,22 @@ what the Transparency Database answered.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Q
 from django.utils.html import format_html
 
-from core.admin_base import ReadOnlyAdmin, admin_link, share, shown_as, when
+from core.admin_base import ReadOnlyAdmin, admin_link, html_table, share, shown_as, when
 from factcheck.admin import POST_SEARCH_HELP, PostSearch
 from moderation.admin_actions import ActionDecisions
 from moderation.models import (
     Action,
     ActionKind,
+    Appeal,
     DistributionChange,
     Notification,
     PageStanding,
     PostDistribution,
     RatingDecision,
+    StatementOfReasons,
     StatementSubmission,
     StatementSubmissionAttempt,
     Strike,
@@ -64,8 +67,39 @@ class ActionAdmin(ActionDecisions, PostSearch, ReadOnlyAdmin):  # lift/override:
     search_fields = ("puid__exact",)
     search_help_text = f"{POST_SEARCH_HELP} Or an action's exact puid."
     raw_id_fields = ("post", "rating", "created_by", "ended_by")
+    # What a staff member deciding about the action needs beside its fields: what its owner was told, its strike,
+    # the appeals against it (the staff appeal desk links here).
+    readonly_fields = ("statement_of_reasons", "its_strike", "its_appeals")
 
     taken = shown_as(when, "created_at", "taken")
+
+    @admin.display(description="statement of reasons (what the page's owners were told)")
+    def statement_of_reasons(self, action: Action):
+        statement = StatementOfReasons.objects.filter(action=action).first()
+        if statement is None:
+            return "None: only an action that demotes, labels or removes a post carries one."
+        return html_table(("part", "as stored and sent"), [
+            ("puid", statement.puid), ("what was done", statement.what), ("territorial scope", statement.scope),
+            ("facts relied on", statement.facts), ("ground", statement.ground), ("automation", statement.automation),
+            ("how to appeal", statement.how_to_appeal), ("appeal by", when(statement.appeal_by)),
+        ])
+
+    @admin.display(description="strike")
+    def its_strike(self, action: Action):
+        strike = Strike.objects.filter(action=action).select_related("page").first()
+        if strike is None:
+            return "None"
+        state = f"ended {when(strike.ended_at)}" if strike.ended_at else "active"
+        return format_html("{} strike on {}, {}", strike.get_kind_display(), admin_link(strike.page), state)
+
+    @admin.display(description="appeals against it")
+    def its_appeals(self, action: Action):
+        appeals = Appeal.objects.filter(Q(action=action) | Q(rating_id=action.rating_id, rating__isnull=False))
+        return html_table(("appeal", "kind", "status", "filed"), [
+            (admin_link(appeal, f"#{appeal.pk}"), appeal.get_kind_display(), appeal.get_status_display(),
+             when(appeal.created_at))
+            for appeal in appeals.order_by("created_at")
+        ])
 
     @admin.display(description="what")
     def what(self, action: Action) -> str:

@@ -8,13 +8,23 @@ from decimal import Decimal
 import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
+from django.utils.html import escape
 
 from audit.models import AuditEvent, AuditVerb
+from factcheck.claims import claim_post
 from factcheck.models import Post, Rating
-from moderation.models import AppealKind, EnforcementPolicy, RemovalGround, RepeatOffenderPolicy
+from moderation.models import (
+    Action,
+    ActionKind,
+    AppealKind,
+    EnforcementPolicy,
+    RemovalGround,
+    RepeatOffenderPolicy,
+    StatementOfReasons,
+)
 from tests import scenarios
 from tests.admin.test_admin_pages import MAX_QUERIES, story_models
-from tests.factories import AppealFactory, DecisionFactory, FlagFactory, PostFactory
+from tests.factories import AppealFactory, DecisionFactory, FactCheckerFactory, FlagFactory, PostFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -80,6 +90,19 @@ def test_a_removed_post_says_removed_first_with_when_who_ground_and_reason(remov
     assert '<p class="errornote factdesk-banner"' not in staff_client.get(f"{POSTS}{other.pk}/change/").content.decode()
 
 
+def test_a_removals_page_shows_what_its_owner_was_told_its_strike_and_its_appeal(removed_post, staff_client):
+    """Staff deciding a removal appeal could not read the statement of reasons anywhere in the admin."""
+    removal = Action.objects.get(post=removed_post, kind=ActionKind.REMOVAL)
+    body = main_content(staff_client.get(f"/admin/moderation/action/{removal.pk}/change/").content.decode())
+    statement = StatementOfReasons.objects.get(action=removal)
+    assert "Statement of reasons (what the page&#x27;s owners were told)" in body
+    assert escape(statement.puid) in body and escape(statement.how_to_appeal) in body
+    assert "Calls for an attack." in body  # the facts relied on
+    assert "Community standards strike on" in body and ", active" in body
+    appeal = removal.appeals.get()
+    assert f'/admin/moderation/appeal/{appeal.pk}/change/">#{appeal.pk}</a>' in body and "Removal" in body
+
+
 def test_view_on_site_opens_the_public_page_of_a_published_rating_and_is_absent_otherwise(removed_post, staff_client):
     post = PostFactory()
     rating = DecisionFactory(post=post).rating
@@ -124,6 +147,21 @@ def test_the_removal_confirmation_shows_the_posts_text_page_and_reach(staff_clie
     assert "They all deserve what is coming to them on Friday." in body
     assert post.page.name in body
     assert "98,765 views" in body and "4,321 shares" in body
+    assert "is reviewing it" not in body
+
+
+def test_the_removal_confirmation_says_whose_review_it_ends(staff_client):
+    post = PostFactory()
+    claim_post(reviewer=FactCheckerFactory(username="maria"), post_id=post.pk)
+    body = staff_client.get(f"{POSTS}{post.pk}/remove/").content.decode()
+    assert "<strong>maria is reviewing it</strong>" in body and "removing it ends that claim" in body
+
+
+def test_restoring_a_removed_post_says_first_that_it_decides_its_open_appeal(removed_post, staff_client):
+    removal = Action.objects.get(post=removed_post, kind=ActionKind.REMOVAL)
+    appeal = removal.appeals.get()
+    body = staff_client.get(f"/admin/moderation/action/{removal.pk}/lift/").content.decode()
+    assert f"Its owner's appeal #{appeal.pk} is open:</strong> restoring the post decides it as granted" in body
 
 
 def test_each_staff_decision_in_the_admin_is_in_the_admin_log_and_its_recent_actions(staff_client, ts_user):

@@ -199,6 +199,18 @@ def test_the_language_of_a_post_sent_without_one_is_detected_and_written_to_it(f
 
 
 @pytest.mark.django_db
+def test_a_copy_sent_without_a_language_has_it_detected_from_its_own_words(factchecker):
+    """Copies are not embedded (their claim is), and their language stayed blank ("grouped", language "") where
+    PRODUCT.md says a language is detected when the platform sends none."""
+    send("first", GERMAN, language="de")
+    copy = send("copy", GERMAN, language="")
+    match_new_posts(post_ids=[post("first").pk, copy.pk])
+    copy = post("copy")
+    assert copy.duplicate_of_id == post("first").pk and copy.language == "de"
+    assert not PostEmbedding.objects.filter(post=copy).exists()  # still not embedded: its claim is
+
+
+@pytest.mark.django_db
 def test_a_language_the_platform_sent_is_kept(factchecker):
     copy = send("copy", GERMAN, language="lb")  # the platform says Luxembourgish: its word stands
     match_new_posts(post_ids=[copy.pk])
