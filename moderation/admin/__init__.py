@@ -9,8 +9,9 @@ models every admin is read-only. One module per responsibility:
   statement submissions;
 - `appeals`: appeals and their state changes;
 - `reports`: the posts reported for harm (decided on the reports desk, `/staff/reports/`);
+- `page_story`: factcheck's PageAdmin re-registered with the page's standing, strikes and posts;
 - `post_story`: factcheck's PostAdmin re-registered with the post's whole story, because factcheck
   never imports moderation.
 """
 
-from moderation.admin import appeals, policy, post_story, records, reports  # noqa: F401  (each registers its admins)
+from moderation.admin import appeals, page_story, policy, post_story, records, reports  # noqa: F401  (each registers its admins)

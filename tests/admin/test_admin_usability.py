@@ -24,7 +24,14 @@ from moderation.models import (
 )
 from tests import scenarios
 from tests.admin.test_admin_pages import MAX_QUERIES, story_models
-from tests.factories import AppealFactory, DecisionFactory, FactCheckerFactory, FlagFactory, PostFactory
+from tests.factories import (
+    AppealFactory,
+    DecisionFactory,
+    FactCheckerFactory,
+    FlagFactory,
+    PageFactory,
+    PostFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -272,3 +279,20 @@ def test_every_list_writes_its_dates_one_way(populate, staff_client):
         assert listing is not None, opts.label
         assert not django_format.search(listing.group(1)), (opts.label, django_format.search(listing.group(1)))
         assert not RAW_TIMESTAMP.search(listing.group(1)), (opts.label, RAW_TIMESTAMP.search(listing.group(1)))
+
+
+def test_a_pages_admin_page_shows_its_standing_strikes_posts_and_marking_history(staff_client, factchecker):
+    """It had shown the page's owners, id, name and politician mark alone."""
+    page = PageFactory(name="Health Truth Daily")
+    posts = PostFactory.create_batch(3, page=page)
+    for post in posts:
+        DecisionFactory(reviewer=factchecker, post=post)
+    other = PostFactory()
+    body = main_content(staff_client.get(f"/admin/factcheck/page/{page.pk}/change/").content.decode())
+    assert "Repeat offender since" in body
+    assert "3 active strikes of the 3 that make a repeat offender in 90 days" in body
+    assert body.count("Fact-check False: shown at 20%") == 3 and f"post {posts[0].external_id}</a>" in body
+    posts_link = re.search(r'<a href="(/admin/factcheck/post/\?[^"]+)">The page\'s posts</a>', body).group(1)
+    listed = staff_client.get(posts_link.replace("&amp;", "&")).content.decode()
+    assert all(post.external_id in listed for post in posts) and other.external_id not in listed
+    assert "/admin/audit/auditevent/?q=factcheck.page%23" in body
