@@ -118,8 +118,8 @@ EMAIL_MARGIN = 320
 
 
 def _public(text: str, *, most: int) -> str:
-    """Free text (a rationale, a staff reason) cut to `most` characters, without the e-mail addresses
-    people sometimes paste in.
+    """Free text (a rationale, a staff reason) cut to `most` characters, without the e-mail addresses and
+    telephone numbers people sometimes paste in (PRODUCT.md: no personal data in the export).
 
     Cut first, then cleaned: the work is bounded by `most`, whatever the length of what was typed
     (a 1 MB removal reason once took the worker down). An address that the first cut splits after its "@"
@@ -130,7 +130,7 @@ def _public(text: str, *, most: int) -> str:
         at = head.rfind("@", len(head) - EMAIL_MARGIN)
         if at != -1 and all(c.isalnum() or c in tdb.EMAIL_CHARACTERS for c in head[at:]):
             head = head[:at]
-    return _cut(tdb.EMAIL.sub("[e-mail address removed]", head), most)
+    return _cut(tdb.without_phone_numbers(tdb.EMAIL.sub("[e-mail address removed]", head)), most)
 
 
 def _day(moment: datetime) -> str:

@@ -196,6 +196,23 @@ MAX_BATCH = 100  # POST /api/v1/statements takes 1 to 100 statements
 # addresses: the leftmost match always starts at such a run's start.
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 EMAIL_CHARACTERS = frozenset(".+-@_")  # with str.isalnum(), what \w and the pattern's classes take
+# Telephone numbers as people write them, and not as figures are written: international (+44 7700 900123), a
+# national number with its trunk 0 (020 7946 0958, 07700 900123) and North America's ((555) 123-4567,
+# 555-123-4567). "600 calories", "100 000 000 views" or "2024-2025" are none of them. Each alternative's groups
+# are bounded, so the search is linear in the text.
+_NOT_AFTER, _NOT_BEFORE = r"(?<![\w.,+])", r"(?!\w|[.,]\d)"  # not inside a word or a figure; a full stop may end it
+PHONE = re.compile(
+    rf"{_NOT_AFTER}\+\d{{1,3}}(?:[ .-]?\(\d{{1,4}}\))?(?:[ .-]?\d{{1,5}}){{2,6}}{_NOT_BEFORE}"
+    rf"|{_NOT_AFTER}0\d{{2,4}}[ .-]\d{{3,4}}[ .-]?\d{{3,4}}{_NOT_BEFORE}"
+    rf"|{_NOT_AFTER}\(\d{{3}}\)[ .-]?\d{{3}}[ .-]\d{{4}}{_NOT_BEFORE}"
+    rf"|{_NOT_AFTER}\d{{3}}[.-]\d{{3}}[.-]\d{{4}}{_NOT_BEFORE}"
+)
+MIN_PHONE_DIGITS = 8  # "+20 000 jobs" is a figure
+
+
+def without_phone_numbers(text: str) -> str:
+    return PHONE.sub(lambda found: "[phone number removed]"
+                     if sum(c.isdigit() for c in found[0]) >= MIN_PHONE_DIGITS else found[0], text)
 
 
 def statement_problems(data: Mapping[str, Any]) -> list[str]:

@@ -91,6 +91,19 @@ def test_short_reasons_keep_their_words_and_lose_their_addresses():
         "Posted the home address of [e-mail address removed] twice.")
 
 
+@pytest.mark.parametrize(("reason", "facts"), [
+    ("Call +44 7700 900123 or +33 1 23 45 67 89.", "Call [phone number removed] or [phone number removed]."),
+    ("Her number, 07700 900123, and (555) 123-4567 and 555-123-4567 were posted.",
+     "Her number, [phone number removed], and [phone number removed] and [phone number removed] were posted."),
+    # Figures stay figures: a fact-check's rationale is full of them.
+    ("600 calories, 100 000 000 views, 2024-2025, +5%, +20 000 jobs, 0.5 mg, 1,000,000, ISBN 978-3-16-148410-0.",
+     "600 calories, 100 000 000 views, 2024-2025, +5%, +20 000 jobs, 0.5 mg, 1,000,000, ISBN 978-3-16-148410-0."),
+])
+def test_telephone_numbers_leave_the_statement_and_figures_stay(reason, facts):
+    """PRODUCT.md: no personal data in the export; a rationale's pasted number reached decision_facts."""
+    assert facts_of(reason) == facts
+
+
 # Every reason field: a 1 MB reason is a form error, not a 500, and the rest of the form is kept
 
 
