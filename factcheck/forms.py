@@ -163,7 +163,8 @@ class RatingForm(forms.Form):
         # data-limit: the appeal forms' character count (static/js/appeals.js); data-shortcut: static/js/shortcuts.js.
         widget=forms.Textarea(attrs={"rows": 6, "data-limit": MAX_RATIONALE, "data-shortcut": "r",
                                      "data-shortcut-label": "Write the rationale"}),
-        help_text="What is wrong or right about the claim, and how you know.",
+        help_text=("What is wrong or right about the claim, and how you know. It goes into the public statement "
+                   "of reasons: no names of private people, addresses or contact details."),
     )
     sources = forms.CharField(
         label="Sources",

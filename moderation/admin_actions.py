@@ -29,6 +29,11 @@ from moderation.staff_actions import RemovalRefused, lift_action, override_actio
 class RemovalForm(ReasonForm):
     field_order = ["ground", "reason"]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].help_text = ("Shown to the page's owners in the statement of reasons, which is public: "
+                                           "no names of private people, addresses or contact details.")
+
     ground = forms.ChoiceField(
         label="Ground",
         choices=[("", "Choose the community standard broken"), *RemovalGround.choices],

@@ -65,7 +65,8 @@ class RemoveForm(DecisionForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["reason"].label = "Reason for the removal"
-        self.fields["reason"].help_text = "Shown to the page owner in the statement of reasons."
+        self.fields["reason"].help_text = ("Shown to the page owner in the statement of reasons, which is public: no "
+                                           "names of private people, addresses or contact details.")
 
 
 class NoViolationForm(DecisionForm):

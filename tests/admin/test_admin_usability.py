@@ -155,6 +155,8 @@ def test_the_removal_confirmation_shows_the_posts_text_page_and_reach(staff_clie
     assert post.page.name in body
     assert "98,765 views" in body and "4,321 shares" in body
     assert "is reviewing it" not in body
+    # What is typed goes into a public statement: the field says so (names reached the DSA export).
+    assert "which is public: no names of private people, addresses or contact details" in body
 
 
 def test_the_removal_confirmation_says_whose_review_it_ends(staff_client):
