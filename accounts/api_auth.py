@@ -6,10 +6,11 @@ refusal's code (`unauthorized`, `token_expired`, `token_revoked`).
 
 Failed token checks are counted per client address (accounts.security.client_ip, the address the
 login lockout counts too): past settings.API_AUTH_FAILURE_LIMIT, every request from that address with a
-wrong, expired or revoked token is a 429 `throttled` until the window has passed, so guessing is slowed
-to the limit. A good token is never refused for it: a platform keeps working from an address it shares
-with a client sending wrong ones. A client with a good token is limited by the per-token rate
-(config/api.py) alone.
+wrong, expired or revoked token is a 429 `throttled` instead of a 401 until the window has passed: a
+misconfigured client is told to stop. Every token is still checked, so a good token is never refused for
+it (a platform keeps working from an address it shares with a client sending wrong ones), and a guess is
+not slowed: tokens are 256-bit secrets, which no rate of guessing finds. A client with a good token is
+limited by the per-token rate (config/api.py) alone.
 """
 
 from __future__ import annotations

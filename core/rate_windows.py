@@ -67,12 +67,13 @@ class Windows:
         return previous * (1 - self.into / self.period) + current
 
     def wait_for(self, allowed: int, previous: int, current: int) -> int:
-        """Whole seconds until the sliding count is back under `allowed` (at least 1)."""
-        if current < allowed and previous:
-            # previous * (1 - t / period) + current < allowed, t counted from the window's start
-            seconds = self.period * (1 - (allowed - current) / previous) - self.into
-        elif current < allowed:
-            seconds = 0.0
-        else:  # this window's count alone is over: wait for it to become the previous one and fade
-            seconds = self.left + self.period * (1 - allowed / current)
-        return max(1, math.ceil(seconds))
+        """Whole seconds until one more request is allowed: until the sliding count with it, the retry counted as
+        every request is, is at most `allowed` (at least 1). A client that waits this long is answered."""
+        room = allowed - current - 1  # what the previous window's weighted count may be then, in this window
+        if room >= 0:
+            # previous * (1 - (into + t) / period) <= room
+            seconds = self.period * (1 - room / previous) - self.into if previous else 0.0
+        else:  # this window's count alone is too many: wait for it to become the previous one and fade
+            # current * (1 - t' / period) + 1 <= allowed, t' into the next window
+            seconds = self.left + self.period * (1 - (allowed - 1) / current)
+        return max(1, math.ceil(seconds + 0.001))  # not on the boundary itself, where rounding may say one too many

@@ -51,6 +51,7 @@ from factcheck.pages import take_out_of_queue
 from factcheck.priority import SCORE_COLUMNS, compute_priority, source_weight
 from factcheck.routing import arrival_outcome
 from factcheck.signals import flags_stored, posts_created
+from factcheck.timestamps import first_flagged
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,9 @@ class _Tally:
         self.weight += n * source_weight(source)
         self.first = first if self.first is None else min(self.first, first)
 
+    def first_by(self, now: datetime) -> datetime | None:
+        return first_flagged(self.first, now=now)
+
 
 class _PageRow(NamedTuple):
     """A page as this batch leaves it; plain tuples, as a batch names hundreds of pages."""
@@ -205,7 +209,7 @@ def _upsert_pages(inputs: list[PageInput]) -> tuple[dict[str, _PageRow], list[_P
 def _scores(post: PostInput, tally: _Tally, now: datetime) -> tuple:
     p = compute_priority(
         views=post.views, shares=post.shares, posted_at=post.posted_at, flag_weight=tally.weight,
-        first_flagged_at=tally.first, now=now,
+        first_flagged_at=tally.first_by(now), now=now,
     )
     return p.stored
 
@@ -340,7 +344,7 @@ def _write(
         new_rows.append(
             (key, page.pk, post.posted_at, *_post_values(post), *normalised[key],
              states[key], tally.count,
-             tally.weight, tally.first, *_scores(post, tally, now), now, now)
+             tally.weight, tally.first_by(now), *_scores(post, tally, now), now, now)
         )
     ids = dict(zip(new_keys, insert_rows_returning_ids(Post, NEW_POST_COLUMNS, new_rows), strict=True))
     if new_keys:
@@ -391,7 +395,7 @@ def _write(
             updates.append(
                 (post.pk, *_post_values(_unsaid_kept(given, post)), *normalised[key],
                  states[key], tally.count, tally.weight,
-                 tally.first, *_scores(given, tally, now), now)
+                 tally.first_by(now), *_scores(given, tally, now), now)
             )
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
     # Each post's media as its last flag that sends them has them; a flag without `media` leaves them alone.

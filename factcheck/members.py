@@ -16,6 +16,7 @@ from django.utils.text import slugify
 from accounts.models import Role, User
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.reasons import control_problem
 from factcheck.models import Membership, Organisation, Page
 
 TRUST_SAFETY_GROUP = "trust_safety"
@@ -57,14 +58,14 @@ def create_user(
     page_external_ids: list[str] | None = None,
     email: str = "",
     is_active: bool = True,
-    new_organisation: bool = False,
 ) -> User:
     """A user with one role and its place (a fact-checker's organisation, a page owner's pages), audited.
 
     A fact-checker must have an organisation: a ValidationError otherwise. This is the rule's only
     enforcement: the membership is its own table, and a check constraint cannot span two tables.
-    The organisation must exist unless `new_organisation`: a mistyped name had made a new organisation,
-    which covers every language and country until staff set its coverage, and its new member with it.
+    An organisation that does not exist is made (it covers every language and country until staff set its
+    coverage: `manage.py add_user` says so); one that differs from an existing one only in case or surrounding
+    spaces is refused, naming it: "--org verifact" had made a second organisation covering everything.
     Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
     if role not in Role.values:
         raise ValidationError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
@@ -75,7 +76,7 @@ def create_user(
     if role == Role.FACTCHECKER:
         if not organisation_name:
             raise ValidationError("a fact-checker needs --org NAME")
-        organisation = _organisation_named(organisation_name, create=new_organisation)
+        organisation = _organisation_named(organisation_name)
     elif organisation_name:
         raise ValidationError("--org is only for fact-checkers")
     if page_external_ids and role != Role.PAGE_OWNER:
@@ -111,18 +112,20 @@ def _check_username_and_email(username: str, email: str) -> None:
         User._meta.get_field("email").run_validators(email)
 
 
-def _organisation_named(name: str, *, create: bool) -> Organisation:
+def _organisation_named(name: str) -> Organisation:
     found = Organisation.objects.filter(name=name).first()
     if found is not None:
         return found
     alike = Organisation.objects.filter(name__iexact=name.strip()).values_list("name", flat=True).first()
     if alike is not None:
         raise ValidationError(f"there is no organisation named {name!r}; did you mean {alike!r}?")
-    if not create:
-        raise ValidationError(
-            f"there is no organisation named {name!r}: give --new-org to create it (it covers every language and "
-            "country until staff set its coverage in the admin)"
-        )
+    field = Organisation._meta.get_field("name")
+    if not name.strip() or name != name.strip():
+        raise ValidationError(f"an organisation's name is not blank and has no spaces around it: {name!r}")
+    if len(name) > field.max_length:
+        raise ValidationError(f"an organisation's name has at most {field.max_length} characters ({len(name)} given)")
+    if problem := control_problem(name):
+        raise ValidationError(f"the organisation's name: {problem}")
     return Organisation.objects.create(name=name)
 
 

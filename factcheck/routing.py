@@ -30,6 +30,8 @@ from factcheck.eligibility import LEAVES_ON_REMOVAL, REVIEW_FLAGS, queue_state_f
 from factcheck.matching.leaving import release_group
 from factcheck.models import Claim, ClaimStatus, Flag, FlagCategory, Post, QueueState, ReportOutcome
 from factcheck.priority import compute_priority, source_weight
+from factcheck.timestamps import first_flagged
+from factcheck.waiting import left_queue, waits_again
 
 # A misinformation flag on a post in these states is answered at once by the rating the post carries.
 CARRIES_A_RATING = (QueueState.RATED, QueueState.MATCHED, QueueState.NOT_ELIGIBLE)
@@ -76,6 +78,7 @@ def withdraw_for_removal(*, post: Post, actor, now: datetime) -> None:
         withdraw_claim(claim, now=now, actor=actor, reason="the post was removed by trust and safety")
     if post.queue_state in LEAVES_ON_REMOVAL:
         _move(post, to=QueueState.REMOVED, actor=actor, now=now, reason="removed by trust and safety")
+        left_queue([post.pk], now=now)  # no longer waiting for a rating (the dashboard's queue: factcheck.waiting)
     release_group(root_ids=[post.pk], reason="the claim's first post was removed by trust and safety", now=now)
 
 
@@ -86,6 +89,7 @@ def restore_after_removal(*, post: Post, actor, now: datetime) -> None:
     state = restored_state(politician=post.page.is_politician, flagged=post.flag_count > 0,
                            copy=post.duplicate_of_id is not None)
     _move(post, to=state, actor=actor, now=now, reason="the removal was lifted")
+    waits_again([post.pk])
 
 
 def send_to_fact_checkers(*, post: Post, actor, now: datetime) -> str:
@@ -108,6 +112,7 @@ def recount_review_flags(*, post: Post, now: datetime) -> None:
     for source, n, earliest in counted.values_list("source", "n", "earliest"):
         count, weight = count + n, weight + n * source_weight(source)
         first = earliest if first is None else min(first, earliest)
+    first = first_flagged(first, now=now)
     post.flag_count, post.flag_weight, post.first_flagged_at = count, weight, first
     post.priority, post.velocity_score, post.flag_score, post.age_score = compute_priority(
         views=post.views, shares=post.shares, posted_at=post.posted_at, flag_weight=weight, first_flagged_at=first,

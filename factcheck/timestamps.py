@@ -33,3 +33,10 @@ def timestamp_problem(value: datetime, *, now: datetime) -> str | None:
     if utc > now + MAX_AHEAD:
         return "is more than a day in the future"
     return None
+
+
+def first_flagged(earliest: datetime | None, *, now: datetime) -> datetime | None:
+    """A post's `first_flagged_at` from its earliest flag's timestamp: no later than now. A flag may be dated up to
+    MAX_AHEAD ahead (a platform's clock), but nobody waits from a moment to come; a post dated so had been missing
+    from the queue's figures, and its first rating from the time to rating (reports.rollup)."""
+    return None if earliest is None else min(earliest, now)

@@ -8,9 +8,10 @@ T, and the roll-up's exact test (from the ratings, decisions and matches) needs 
 later than the real one, or an empty one, costs the roll-up a little more reading; an earlier one would lose a
 post from its figures. Hence:
 
-- `left_queue`: a post rated (its own rating) or given its claim's rating (an applied decision) left now;
-- `waits_again`: a copy unlinked from the claim whose rating it carried waits again, unless it has a rating of
-  its own (it never waits again then).
+- `left_queue`: a post rated (its own rating), given its claim's rating (an applied decision) or removed by trust
+  and safety while it waited left now;
+- `waits_again`: a copy unlinked from the claim whose rating it carried, or a post whose removal was lifted, waits
+  again, unless it has a rating of its own (it never waits again then).
 """
 
 from __future__ import annotations

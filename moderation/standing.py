@@ -142,17 +142,20 @@ def recompute_standings(*, page_ids: list[int], now: datetime, causes: dict[int,
 
 
 def age_out_strikes(*, now: datetime | None = None) -> int:
-    """Let strikes age out: recompute every page that has strikes counted, each in a transaction of its
-    own that appends its posts' new distributions to the feed and publishes them. Returns flips.
+    """Let strikes age out: recompute every page that has strikes counted or counting, each in a transaction of
+    its own that appends its posts' new distributions to the feed and publishes them. Returns flips.
 
     Also the reconciler of new posts on repeat offenders' pages whose job was lost: any such post
     without a distribution of its own gets one (moderation.distribution.distribute_new_posts).
     """
     now = now or timezone.now()
     flips = 0
-    page_ids = list(
-        PageStanding.objects.filter(active_strikes__gt=0).order_by("page_id").values_list("page_id", flat=True)
-    )
+    # Pages counted with strikes, and pages with strikes that count now but are not counted: a longer window (the
+    # repeat-offender policy changed) brings back strikes a page's stored count had let go.
+    counted = set(PageStanding.objects.filter(active_strikes__gt=0).values_list("page_id", flat=True))
+    striking = set(Strike.objects.filter(counts_toward_standing(now=now, policy=RepeatOffenderPolicy.current()))
+                   .values_list("page_id", flat=True).distinct())
+    page_ids = sorted(counted | striking)
     for page_id in page_ids:
         with transaction.atomic(durable=True):
             changes = recompute_standings(page_ids=[page_id], now=now)

@@ -11,7 +11,8 @@ any past range.
 
 What each figure counts (tests/reports check every one against a direct count):
 - A post waits for a rating from its first flag until its first rating or the rating it inherits
-  as a copy of a rated claim (until the copy is unlinked from that claim, when it waits again).
+  as a copy of a rated claim (until the copy is unlinked from that claim, when it waits again), and not
+  while trust and safety have it removed (a removed post is never rated: it had counted for ever).
   So the queue depth counts every post awaiting a rating: queued, claimed, and copies waiting
   with their group (one each), which the queue page shows as one row per group. Posts of
   politicians' pages are never in the queue. An organisation's queue is the posts in the
@@ -194,6 +195,9 @@ def waiting_posts(through: datetime):
     candidates = Q(left_queue_at__isnull=True) | Q(left_queue_at__gte=through)
     return (Post.objects.filter(candidates, first_flagged_at__lt=through, page__is_politician=False)
             .exclude(Exists(Rating.objects.filter(post=OuterRef("pk"), created_at__lt=through)))
+            .exclude(Exists(Action.objects.filter(Q(ended_at__isnull=True) | Q(ended_at__gte=through),
+                                                  post=OuterRef("pk"), kind=ActionKind.REMOVAL,
+                                                  created_at__lt=through)))
             # A copy inherits its claim's rating with that rating's decision on it, an action or none
             # (True), until the copy is unlinked from the claim (a match rejected, on appeal or by staff).
             .exclude(Exists(

@@ -34,8 +34,7 @@ page = PageInput(external_id="page-1", name="Daily Miracle")
 post = PostInput(external_id="post-1", page=page, posted_at=now - timedelta(hours=2), text="Lemon water cures flu.",
                  language="en", country="GB", views=5000, shares=300)
 ingest_flags(flags=[FlagInput(idempotency_key="k1", source="user_report", post=post, flagged_at=now)])
-reviewer = create_user(username="rita", role="factchecker", password=None, organisation_name="Verifact",
-                       new_organisation=True)
+reviewer = create_user(username="rita", role="factchecker", password=None, organisation_name="Verifact")
 claim = claim_next(reviewer=reviewer)
 record_rating(claim_if_unclaimed=True, reviewer=reviewer, post_id=claim.post_id, verdict="false",
               rationale="No such study exists.", sources=["https://example.org/evidence"])
@@ -99,8 +98,7 @@ for i, hours in enumerate((50, 3)):
 root = Post.objects.get(external_id="post-0")
 Post.objects.create(external_id="copy-0", page=root.page, posted_at=root.posted_at, text=root.text,
                     duplicate_of=root, queue_state="grouped", views=40, shares=2)
-reviewer = create_user(username="rita", role="factchecker", password=None, organisation_name="Verifact",
-                       new_organisation=True)
+reviewer = create_user(username="rita", role="factchecker", password=None, organisation_name="Verifact")
 client = Client()
 client.force_login(reviewer)
 html = client.get("/queue/", {"sort": "waiting"}).content.decode()

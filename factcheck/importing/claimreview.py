@@ -31,6 +31,7 @@ dates (midnight UTC) or datetimes (UTC when they name no offset), from 2000 to n
 
 from __future__ import annotations
 
+import decimal
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -109,9 +110,10 @@ def check(stream: BinaryIO) -> None:
                 depth -= 1
     except ijson.JSONError as exc:
         raise FileProblem(f"not valid JSON ({_one_line(exc)}): is the file cut short or not UTF-8?") from None
-    except (ValueError, SystemError):
-        # Python reads no integer of more than 4,300 digits (ijson's C parser raises it as a SystemError).
-        raise FileProblem("a number in the file is too long to read (more than 4,300 digits)") from None
+    except (ValueError, SystemError, decimal.InvalidOperation):
+        # Python reads no integer of more than 4,300 digits (ijson's C parser raises it as a SystemError), and no
+        # Decimal of an exponent past its range (1e99999999999999999999).
+        raise FileProblem("a number in the file is too long or too large to read") from None
 
 
 def _build(event: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:

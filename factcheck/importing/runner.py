@@ -92,8 +92,9 @@ class _Rejections:
         try:
             return self.file_path.open("w", newline="", encoding="utf-8")
         except OSError:
+            # A short name of its own: the input's name may be what was too long.
             file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by close(), after the import
-                "w", newline="", encoding="utf-8", delete=False, prefix=f"{self.file_path.name}.", suffix=".csv"
+                "w", newline="", encoding="utf-8", delete=False, prefix="factdesk-rejections-", suffix=".csv"
             )
             self.file_path = Path(file.name)
             return file

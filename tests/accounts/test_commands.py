@@ -37,8 +37,7 @@ def add_user(*args: str) -> str:
 def test_add_user_creates_a_factchecker_in_a_new_organisation_who_can_log_in(stdin):
     stdin("a long enough secret\n")
 
-    output = add_user("alice", "--role", "factchecker", "--org", "Verifact", "--new-org", "--password-stdin",
-                      "--email", "a@x.org")
+    output = add_user("alice", "--role", "factchecker", "--org", "Verifact", "--password-stdin", "--email", "a@x.org")
 
     user = User.objects.get(username="alice")
     assert (user.role, organisation_of(user).name, user.email) == (Role.FACTCHECKER, "Verifact", "a@x.org")
@@ -48,15 +47,29 @@ def test_add_user_creates_a_factchecker_in_a_new_organisation_who_can_log_in(std
     assert AuditEvent.objects.filter(verb=AuditVerb.USER_CREATED, target_id=str(user.pk)).exists()
 
 
-def test_an_organisation_that_does_not_exist_is_created_only_when_asked_for():
-    """A typo (or another case) made a new organisation covering every language and country, and its member with
-    it, said only as "Created fact-checker"."""
+def test_an_organisation_differing_only_in_case_is_refused_naming_the_one_that_exists():
+    """A typo of case made a second organisation covering every language and country, and its member with it,
+    said only as "Created fact-checker"."""
     Organisation.objects.create(name="Verifact", languages=["en"])
     with pytest.raises(CommandError, match="no organisation named 'verifact'; did you mean 'Verifact'"):
         add_user("rita", "--role", "factchecker", "--org", "verifact")
-    with pytest.raises(CommandError, match="no organisation named 'Verifactt': give --new-org to create it"):
-        add_user("rita", "--role", "factchecker", "--org", "Verifactt")
     assert Organisation.objects.count() == 1 and not User.objects.filter(username="rita").exists()
+
+
+def test_a_new_organisation_is_made_and_the_command_says_what_it_covers():
+    output = add_user("rita", "--role", "factchecker", "--org", "Faktenwerk")
+    assert "Created the organisation 'Faktenwerk': it covers every language and country until staff" in output
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("   ", "is not blank and has no spaces around it"),
+    ("O" * 300, "at most 200 characters (300 given)"),
+    ("Bad\x1b[31mOrg", "Take out the control characters"),
+])
+def test_an_organisation_name_no_organisation_may_have_is_refused(name, message):
+    with pytest.raises(CommandError, match=re.escape(message)):
+        add_user("zed", "--role", "factchecker", "--org", name)
+    assert not Organisation.objects.exists()
 
 
 @pytest.mark.parametrize(("username", "email", "message"), [

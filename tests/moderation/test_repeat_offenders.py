@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from factcheck.models import Verdict
-from moderation.models import DistributionChange, PageStanding, PostDistribution, Strike
+from moderation.models import DistributionChange, PageStanding, PostDistribution, RepeatOffenderPolicy, Strike
 from moderation.standing import age_out_strikes
 from tests.factories import DecisionFactory, PageFactory, PostFactory
 
@@ -110,3 +110,20 @@ def test_a_new_post_of_a_repeat_offender_whose_job_was_lost_is_halved_by_the_sta
     assert not PostDistribution.objects.filter(post__external_id="lost-job").exists()
     age_out_strikes()
     assert PostDistribution.objects.get(post__external_id="lost-job").multiplier == Decimal("0.5")
+
+
+@pytest.mark.django_db
+def test_a_longer_window_brings_back_strikes_a_pages_count_had_let_go(factchecker):
+    """The pass looked only at pages with strikes counted: a page whose three strikes had aged out stayed clear
+    when staff lengthened the window to a year, though the admin said every page was recomputed."""
+    page = PageFactory()
+    long_ago = timezone.now() - timedelta(days=120)
+    for post in PostFactory.create_batch(3, page=page):
+        DecisionFactory(reviewer=factchecker, post=post, decided_at=long_ago)
+    age_out_strikes(now=timezone.now())
+    assert not PageStanding.objects.get(page=page).is_repeat_offender
+
+    RepeatOffenderPolicy.objects.filter(pk=RepeatOffenderPolicy.current().pk).update(window_days=365)
+    assert age_out_strikes(now=timezone.now()) == 1
+    standing = PageStanding.objects.get(page=page)
+    assert (standing.active_strikes, standing.is_repeat_offender) == (3, True)

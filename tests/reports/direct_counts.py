@@ -45,13 +45,16 @@ def covers(organisation: Organisation | None, post: Post) -> bool:
 
 def waiting_at(through: datetime, organisation: Organisation | None) -> list[Post]:
     """Flagged posts of non-politicians with no rating of their own and no inherited rating yet (or one
-    inherited from a claim the post has since been unlinked from)."""
+    inherited from a claim the post has since been unlinked from), not removed at the moment."""
     waiting = []
     for post in Post.objects.select_related("page").exclude(first_flagged_at=None).order_by("pk"):
         if post.first_flagged_at >= through or post.page.is_politician or not covers(organisation, post):
             continue
         if Rating.objects.filter(post=post, created_at__lt=through).exists():
             continue
+        removals = Action.objects.filter(post=post, kind=ActionKind.REMOVAL, created_at__lt=through)
+        if any(removal.ended_at is None or removal.ended_at >= through for removal in removals):
+            continue  # removed then: it cannot be rated while it is
         inherited = (RatingDecision.objects.filter(post=post, decided_at__lt=through, outcome=DecisionOutcome.APPLIED)
                      .exclude(rating__post=post).select_related("rating"))
         unlinked = {source for source in Match.objects.filter(

@@ -45,12 +45,12 @@ def test_every_days_figures_equal_a_direct_count_of_the_history(rolled_up, scope
 
 
 @pytest.mark.parametrize("scope, depths, oldest_hours", [
-    # D0 ends with fr2, en2 and de1 waiting (fr1, en1, claim1 rated, copy1 matched, the politician's never);
-    # D1 adds fr3, claim2 and its grouped copy (one each); D3 rates fr2, fr3, claim2 and gives copy2 its
-    # match; en2 stays waiting after its removal (a removal is not a rating); nobody covers de1.
-    ("program", [3, 6, 6, 2, 2], [19, 43, 67, 91, 115]),  # de1, flagged D0 05:00
+    # D0 ends with fr2 and en2 waiting (fr1, en1, claim1 rated, copy1 matched, the politician's never; de1 removed
+    # at 18:00: a removed post is never rated, so it waits no more); D1 adds fr3, claim2 and its grouped copy (one
+    # each); D3 rates fr2, fr3, claim2 and gives copy2 its match; D4 removes en2. Nobody covers de1.
+    ("program", [2, 5, 5, 1, 0], [17, 41, 65, 88, None]),  # fr2, flagged D0 07:00, then en2 (08:00)
     ("org_fr", [1, 2, 2, 0, 0], [17, 41, 65, None, None]),  # fr2, flagged D0 07:00
-    ("org_en", [1, 3, 3, 1, 1], [16, 40, 64, 88, 112]),  # en2, flagged D0 08:00
+    ("org_en", [1, 3, 3, 1, 0], [16, 40, 64, 88, None]),  # en2, flagged D0 08:00
 ])
 def test_queue_depth_and_oldest_wait_at_each_days_end_follow_the_organisations_coverage(
         rolled_up, scope, depths, oldest_hours):

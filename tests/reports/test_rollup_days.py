@@ -48,7 +48,7 @@ def test_a_day_with_no_activity_is_computed_with_no_flows_and_carries_the_stocks
     assert empty.computed and empty.through == at(3, 0)
     assert (empty.ratings, empty.decisions, empty.appeals_filed, empty.appeals_closed) == ({}, {}, {}, {})
     assert (empty.first_ratings, empty.time_to_rating_p50) == (0, None)
-    assert (empty.queue_depth, empty.appeals_open, empty.appeals_overdue) == (6, 2, 2)
+    assert (empty.queue_depth, empty.appeals_open, empty.appeals_overdue) == (5, 2, 2)
 
 
 def test_a_day_never_computed_shows_as_not_computed_not_as_zero(history):
@@ -74,7 +74,7 @@ def test_today_is_counted_up_to_now(history):
         today = figures_for(Scope(organisation=organisation), start=LAST, end=LAST).days[0]
         assert shown(today) == approximately(direct_day(LAST, organisation, now=now)), scope
     program = figures_for(Scope(organisation=None), start=LAST, end=LAST).days[0]
-    assert program.queue_depth == 3 and program.ratings == {}  # en2, de1 and en4, still unrated at 12:30
+    assert program.queue_depth == 1 and program.ratings == {}  # en4, unrated at 12:30 (en2 and de1 removed)
 
 
 def test_days_after_now_are_not_computed(history):
@@ -139,7 +139,7 @@ def test_a_stale_run_of_a_past_day_never_overwrites_a_run_that_read_the_history_
     # A run that read the history later still replaces it, and stores when it read it (not when it wrote).
     later = history.now + timedelta(hours=1)
     assert roll_up_day(day=day, now=later) > 0
-    assert figure_of("program", history, 3, "queue_depth") == 2
+    assert figure_of("program", history, 3, "queue_depth") == 1
     assert RolledUpDay.objects.get(day=day).computed_at == later
 
 

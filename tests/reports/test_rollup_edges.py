@@ -197,3 +197,18 @@ def test_a_rating_made_before_the_posts_first_flag_is_not_a_first_rating_and_add
         assert day.ratings == {"false": 1, "partly_false": 1}  # both ratings count as ratings
         assert (day.first_ratings, day.time_to_rating_p50, day.time_to_rating_p90) == (1, 7200.0, 7200.0)
         assert day.queue_depth == 0  # rated before its flag, it never waited
+
+
+def test_a_flag_dated_ahead_of_its_arrival_waits_from_its_arrival(db):
+    """The API takes a flag dated up to a day ahead (a platform's clock). Its post waited from that moment to
+    come: it was left out of the queue's depth until then, and its first rating out of the time to rating."""
+    organisation = OrganisationFactory(name="Full Facts", languages=["en"])
+    reviewer = FactCheckerFactory(organisation=organisation)
+    ingest_flags(flags=[flag("en1", flagged_at=at(0, 20))], now=at(0, 12))  # dated 8 h after it arrived
+    post = Post.objects.get(external_id="en1")
+    assert post.first_flagged_at == at(0, 12)
+    assert [p.pk for p in waiting_posts(at(0, 13))] == [post.pk]
+    DecisionFactory(reviewer=reviewer, post=post, verdict="false", created_at=at(0, 14), decided_at=at(0, 14, 1))
+    roll_up_days(start=FIRST, end=FIRST, now=at(1, 6))
+    day = figures_for(Scope(organisation=None), start=FIRST, end=FIRST).days[0]
+    assert (day.first_ratings, day.time_to_rating_p50) == (1, 7200.0)

@@ -1,4 +1,4 @@
-"""`manage.py add_user USERNAME --role ROLE [--org NAME [--new-org]] [--page EXTERNAL_ID ...] [--password-stdin]`."""
+"""`manage.py add_user USERNAME --role ROLE [--org NAME] [--page EXTERNAL_ID ...] [--password-stdin]`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from django.db import transaction
 
 from accounts.models import Role
 from factcheck.members import create_user
+from factcheck.models import Organisation
 
 
 class Command(BaseCommand):
@@ -24,11 +25,6 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, help=f"one of: {', '.join(Role.values)}")
         parser.add_argument("--org", dest="organisation", help="fact-checking organisation (fact-checkers only)")
         parser.add_argument(
-            "--new-org", action="store_true",
-            help="create the --org organisation if it does not exist (it covers every language and country until "
-                 "staff set its coverage)",
-        )
-        parser.add_argument(
             "--page", dest="pages", action="append", default=[], metavar="EXTERNAL_ID",
             help="a page the user owns (page owners only; repeatable)",
         )
@@ -40,6 +36,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         password = self.read_password() if options["password_stdin"] else None
+        new_organisation = options["role"] == Role.FACTCHECKER and bool(options["organisation"]) and \
+            not Organisation.objects.filter(name=options["organisation"]).exists()
         try:
             with transaction.atomic(durable=True):
                 user = create_user(
@@ -49,11 +47,13 @@ class Command(BaseCommand):
                     organisation_name=options["organisation"],
                     page_external_ids=options["pages"],
                     email=options["email"],
-                    new_organisation=options["new_org"],
                 )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
         self.stdout.write(f"Created {user.get_role_display().lower()} {user.username!r}.")
+        if new_organisation:
+            self.stdout.write(f"Created the organisation {options['organisation']!r}: it covers every language and "
+                              "country until staff set its coverage in the admin.")
 
     def read_password(self) -> str:
         # Only the line ending goes: spaces inside or around a password are the user's choice.

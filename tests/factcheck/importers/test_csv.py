@@ -115,7 +115,7 @@ def test_rejections_that_cannot_be_written_beside_the_input_go_to_the_temporary_
     out = import_posts(path, "csv")
     assert out[0] == "imported 1, already present 0, rejected 25"
     written = Path(out[-1].rsplit(": ", 1)[1])
-    assert written.parent == Path(tempfile.gettempdir()) and written.name.startswith("many.csv.rejections.csv.")
+    assert written.parent == Path(tempfile.gettempdir()) and written.name.startswith("factdesk-rejections-")
     assert len(written.read_text().splitlines()) == 26
     written.unlink()
 
