@@ -322,3 +322,14 @@ def test_a_name_that_looks_like_a_formula_is_written_as_text_in_the_csv(world):
     world["bob"].save(update_fields=["first_name", "last_name"])
     reviewers = csv_rows(signed_in(world["staff"]).get("/dashboard/reviewers.csv"))
     assert "'=HYPERLINK(\"http://evil.example\")" in [r["name"] for r in reviewers]
+
+
+def test_todays_figures_say_which_utc_day_they_are_and_when_they_run_to_in_the_readers_zone(world):
+    """A reader in UTC+14 read "Today's figures run to 07:40 +14" beside the figures of the UTC day before theirs."""
+    alice = world["alice"]
+    alice.time_zone = "Pacific/Kiritimati"
+    alice.save(update_fields=["time_zone"])
+    html_text = signed_in(alice).get("/dashboard/").content.decode()
+    utc_day = today()
+    assert f"Today's figures (the UTC day of {utc_day.day} {utc_day:%b}) run to " in html_text
+    assert re.search(r"run to \d{1,2} \w{3}, \d{2}:\d{2} \+14;", html_text)

@@ -61,7 +61,7 @@ def test_a_rebuild_replaces_what_a_day_held(history):
 def test_from_alone_rebuilds_that_one_day_and_verbosity_two_times_each_day(history):
     printed = run("--from", DAYS[3].isoformat())
     assert computed_days() == [DAYS[3]]
-    assert printed.startswith("1 days rebuilt, ")
+    assert printed.startswith("1 day rebuilt, ")
     printed = run("--from", DAYS[0].isoformat(), "--to", DAYS[1].isoformat(), "--verbosity", "2")
     lines = printed.splitlines()
     assert [line.split(":")[0] for line in lines[:2]] == [DAYS[0].isoformat(), DAYS[1].isoformat()]
@@ -118,6 +118,7 @@ def test_the_allowed_days_run_from_2000_to_tomorrow_and_a_later_day_is_refused_n
         run("--from", (tomorrow + timedelta(days=1)).isoformat())
     assert str(refused.value) == f"'--from' must be a day from 2000-01-01 to {tomorrow.isoformat()}."
     # Tomorrow (a UTC day that has begun somewhere) and 1 January 2000 are allowed.
-    assert run("--from", tomorrow.isoformat()).startswith("1 days rebuilt, ")
-    assert run("--from", "2000-01-01").startswith("1 days rebuilt, ")
+    # It had said "1 days rebuilt, 0 figures written" of tomorrow.
+    assert run("--from", tomorrow.isoformat()) == "0 days rebuilt, 0 figures written; 1 day after today left alone\n"
+    assert run("--from", "2000-01-01").startswith("1 day rebuilt, ")
     assert computed_days() == [datetime(2000, 1, 1).date()]  # tomorrow has not begun here: nothing to compute

@@ -43,12 +43,15 @@ class Command(BaseCommand):
         first, last = day_range(start, end)
         if (last - first).days + 1 > 10 * MAX_DAYS:
             raise CommandError(f"At most {10 * MAX_DAYS} days at a time.")
-        day, written = first, 0
-        while day <= last:
+        today = timezone.now().astimezone(UTC).date()
+        day, written, rebuilt = first, 0, 0
+        while day <= min(last, today):  # a day to come has nothing to count yet
             started = time.monotonic()
             rows = roll_up_day(day=day)
-            written += rows
+            written, rebuilt = written + rows, rebuilt + 1
             if options["verbosity"] > 1:
                 self.stdout.write(f"{day}: {rows} figures in {(time.monotonic() - started) * 1000:.0f} ms")
             day += timedelta(days=1)
-        self.stdout.write(f"{(last - first).days + 1} days rebuilt, {written} figures written")
+        ahead = (last - max(first, today + timedelta(days=1))).days + 1
+        later = f"; {ahead} day{'s' if ahead != 1 else ''} after today left alone" if ahead > 0 else ""
+        self.stdout.write(f"{rebuilt} day{'s' if rebuilt != 1 else ''} rebuilt, {written} figures written{later}")
