@@ -20,8 +20,9 @@ from moderation.staff_actions import remove_post
 
 # sam's removal of the London Ledger's post that sends readers after a councillor (factcheck.demo_reports), and
 # its owner's appeal: the councillor's public surgery is at that address, and tariq, not sam, decides.
+# Written as the removal form asks (the statement of reasons is public): what the post does, not whom it names.
 REMOVAL_REASON = (
-    "Harassment: names Councillor Tom Hale, gives where to find him and tells readers to go round and not be "
+    "Harassment: names a local councillor, gives where to find him and tells readers to go round and not be "
     "polite about it."
 )
 REMOVAL_APPEAL = (
