@@ -119,7 +119,7 @@ class TokenRateThrottle(BaseThrottle, threading.local):
         allowed, period = parse_rate(settings.API_RATE_LIMIT)
         windows = Windows.now(name="api-rate", who=user.pk, period=period)
         current = windows.add()
-        previous = windows.counts()[0]
+        previous = windows.previous()
         if windows.sliding(previous, current) <= allowed:
             return True
         self.retry_after = windows.wait_for(allowed, previous, current)

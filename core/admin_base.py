@@ -75,17 +75,19 @@ class ControlCharacterSafeAdmin(admin.ModelAdmin):
     says so on the list."""
 
     def response_action(self, request, queryset):
-        primary_key = self.model._meta.pk
         for value in request.POST.getlist(ACTION_CHECKBOX_NAME):
-            try:
-                if has_nul(value):
-                    raise ValidationError("NUL")
-                primary_key.to_python(value)
-            except ValidationError:
+            if not self._is_an_id(value):
                 self.message_user(request, f"“{without_control_characters(value)[:40]}” is not the id of a "
                                   f"{self.model._meta.verbose_name}: nothing was changed.", messages.ERROR)
                 return None  # the list again, with the message, as Django answers an empty selection
         return super().response_action(request, queryset)
+
+    def _is_an_id(self, value: str) -> bool:
+        try:
+            self.model._meta.pk.to_python(value)
+        except ValidationError:
+            return False
+        return not has_nul(value)
 
     def get_changelist_instance(self, request):
         filters = (value for name, values in request.GET.lists() if name != SEARCH_VAR for value in values)

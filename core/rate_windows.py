@@ -52,6 +52,10 @@ class Windows:
         found = cache.get_many([previous, current])
         return found.get(previous, 0), found.get(current, 0)
 
+    def previous(self) -> int:
+        """The previous window's count."""
+        return cache.get(self.key(self.number - 1), 0)
+
     def add(self) -> int:
         """Count one in the current window, atomically; the current window's count after it."""
         key, timeout = self.key(self.number), 2 * self.period + 1

@@ -87,9 +87,14 @@ def active_claims_of(reviewer_id: int, *, now: datetime) -> list[dict[str, objec
     )
 
 
+def active_claims() -> QuerySet[Claim]:
+    """Active claims with their reviewers, live or past their time (the periodic expiry ends those)."""
+    return Claim.objects.filter(status=ClaimStatus.ACTIVE).select_related("reviewer")
+
+
 def active_claim(post: Post) -> Claim | None:
-    """The post's active claim with its reviewer, live or past its time (the periodic expiry ends those)."""
-    return post.claims.filter(status=ClaimStatus.ACTIVE).select_related("reviewer").first()
+    """The post's active claim (`active_claims`), if any."""
+    return active_claims().filter(post=post).first()
 
 
 def post_history(post: Post) -> QuerySet[Rating]:

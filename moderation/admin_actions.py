@@ -20,7 +20,9 @@ from django.utils.safestring import SafeString
 from core.admin_base import excerpt, number, share, when
 from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
 from core.formatting import unstopped
-from factcheck.models import Claim, ClaimStatus, Post
+from factcheck.models import Post
+from factcheck.selectors import active_claims
+from moderation.appeal_states import open_removal_appeals
 from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
 from moderation.selectors import active_removal
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
@@ -113,8 +115,7 @@ REMOVE_POST = StaffDecision(
     slug="remove", title="Remove posts", button="Remove", permission="moderation.remove_post",
     form_class=RemovalForm, apply=_remove, refusals=(RemovalRefused,), describe=_describe_post,
     detail=_post_detail, prefetch_related=(
-        Prefetch("claims", queryset=Claim.objects.filter(status=ClaimStatus.ACTIVE).select_related("reviewer"),
-                 to_attr="active_claims"),
+        Prefetch("claims", queryset=active_claims(), to_attr="active_claims"),
     ),
     link=lambda post: "Remove this post", select_related=("page",),
     explanation=("A removed post gets distribution 0, its page a community-standards strike, and its owners a "
@@ -124,8 +125,7 @@ LIFT_ACTION = StaffDecision(
     slug="lift", title="Lift actions (restores removed posts)", button="Lift", permission="moderation.lift_action",
     form_class=ReasonForm, apply=_lift, refusals=(RemovalRefused, Action.DoesNotExist), describe=_describe_action,
     detail=_action_detail, link=_lift_link, select_related=("post",), prefetch_related=(
-        Prefetch("appeals", queryset=Appeal.objects.open().filter(kind=AppealKind.REMOVAL),
-                 to_attr="open_removal_appeals"),
+        Prefetch("appeals", queryset=open_removal_appeals(), to_attr="open_removal_appeals"),
     ),
     explanation=("Each action ends now, with its strike; the post's distribution is recomputed at once. "
                  "Actions that have already ended are refused."),

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.db.models import QuerySet
+
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.models import Post, Verdict
@@ -69,9 +71,14 @@ def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notic
     return Notice("appeal_decided", context, kind=NotificationKind.APPEAL_DECIDED, appeal=appeal)
 
 
+def open_removal_appeals() -> QuerySet[Appeal]:
+    """Owners' appeals of removals, while they are open."""
+    return Appeal.objects.open().filter(kind=AppealKind.REMOVAL)
+
+
 def open_removal_appeal(removal: Action) -> Appeal | None:
     """The owner's open appeal of this removal, if any."""
-    return (Appeal.objects.open().filter(kind=AppealKind.REMOVAL, action=removal)
+    return (open_removal_appeals().filter(action=removal)
             .select_related("post__page", "action", "filed_by", "reviewer").first())
 
 

@@ -44,6 +44,12 @@ def active_removals() -> QuerySet[Action]:
     return Action.objects.filter(kind=ActionKind.REMOVAL, ended_at__isnull=True)
 
 
+def removals_standing_at(moment: datetime) -> QuerySet[Action]:
+    """Removals that stood at `moment` (made before it, not ended by then): active_removals at a past moment."""
+    return Action.objects.filter(Q(ended_at__isnull=True) | Q(ended_at__gte=moment), kind=ActionKind.REMOVAL,
+                                 created_at__lt=moment)
+
+
 def _active_removal() -> QuerySet[Action]:
     """The outer row's post's standing removal, for an Exists() (removed content is not republished)."""
     return active_removals().filter(post=OuterRef("post_id"))

@@ -136,7 +136,7 @@ def recompute_standings(*, page_ids: list[int], now: datetime, causes: dict[int,
         else:
             page_cause = "page is no longer a repeat offender"
         changes.feed += recompute_page_distributions(
-            post_ids=page_post_ids(page), page=page, cause=page_cause, causes=causes or {}, now=now,
+            post_ids=page_post_ids(page), page=page, cause=page_cause, causes=causes, now=now,
         )
     return changes
 

@@ -48,6 +48,7 @@ from factcheck.coverage import covered_by
 from factcheck.models import Match, MatchState, Organisation, Post, Rating
 from moderation.appeals import DECISION_TARGET
 from moderation.models import Action, ActionKind, Appeal, AppealStatus, DecisionOutcome, RatingDecision
+from moderation.selectors import removals_standing_at
 from reports.models import DailyFigure, Metric, RolledUpDay
 from reports.notices import count_notices
 
@@ -195,9 +196,7 @@ def waiting_posts(through: datetime):
     candidates = Q(left_queue_at__isnull=True) | Q(left_queue_at__gte=through)
     return (Post.objects.filter(candidates, first_flagged_at__lt=through, page__is_politician=False)
             .exclude(Exists(Rating.objects.filter(post=OuterRef("pk"), created_at__lt=through)))
-            .exclude(Exists(Action.objects.filter(Q(ended_at__isnull=True) | Q(ended_at__gte=through),
-                                                  post=OuterRef("pk"), kind=ActionKind.REMOVAL,
-                                                  created_at__lt=through)))
+            .exclude(Exists(removals_standing_at(through).filter(post=OuterRef("pk"))))
             # A copy inherits its claim's rating with that rating's decision on it, an action or none
             # (True), until the copy is unlinked from the claim (a match rejected, on appeal or by staff).
             .exclude(Exists(
