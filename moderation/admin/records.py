@@ -94,7 +94,9 @@ class ActionAdmin(ActionDecisions, PostSearch, ReadOnlyAdmin):  # lift/override:
 
     @admin.display(description="appeals against it")
     def its_appeals(self, action: Action):
-        appeals = Appeal.objects.filter(Q(action=action) | Q(rating_id=action.rating_id, rating__isnull=False))
+        # Of this post only: a copy's matched rating names its claim's rating, which other copies' owners appeal too.
+        appeals = Appeal.objects.filter(Q(action=action) | Q(rating_id=action.rating_id, rating__isnull=False),
+                                        post_id=action.post_id)
         return html_table(("appeal", "kind", "status", "filed"), [
             (admin_link(appeal, f"#{appeal.pk}"), appeal.get_kind_display(), appeal.get_status_display(),
              when(appeal.created_at))
