@@ -1,7 +1,7 @@
 """Factdesk settings: everything that differs between machines comes from the environment.
 
 Without DATABASE_URL a SQLite file under var/ is used; without REDIS_URL jobs run in-process
-right after the transaction commits (see config/jobs.py).
+right after the transaction commits (see core/jobs.py).
 """
 
 from __future__ import annotations

@@ -46,6 +46,10 @@ class FactdeskWorker(SimpleWorker):
             self._recover_from_outage()
 
     def _recover_from_outage(self) -> None:
+        if self._stop_requested:
+            # Stopping after the job in hand (SIGTERM arrived during it): RQ stopped the scheduler on purpose.
+            # Started again here, it outlived the worker, whose exit then waited for it for ever.
+            return
         if self.birth_date is not None and not self.connection.hexists(self.key, "birth"):
             # Redis lost the worker's registration (it restarted empty): register again.
             self.log.warning("Worker %s: Redis forgot this worker (restarted?); registering again", self.name)

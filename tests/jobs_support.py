@@ -49,8 +49,45 @@ def worker_env(redis_url: str, **extra: str) -> dict[str, str]:
     }
 
 
+def parent_of(pid: int) -> int | None:
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+    except OSError:
+        return None  # ended meanwhile
+    return int(stat.rsplit(")", 1)[1].split()[1])  # "pid (comm) state ppid ...": comm may hold ")"
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid`, children first."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (parent := parent_of(int(entry.name))) is not None:
+            children.setdefault(parent, []).append(int(entry.name))
+    found, frontier = [], [pid]
+    while frontier:
+        frontier = [child for parent in frontier for child in children.get(parent, [])]
+        found += frontier
+    return found
+
+
+def command_line(pid: int) -> str:
+    """The process's command line ("" once it has ended)."""
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def job_commands(pid: int) -> dict[int, str]:
+    """The `manage.py` processes below `pid` (bin/jobs' workers and rqcron, not the work horses a worker forks
+    for its jobs), by process id."""
+    found = {child: command for child in descendants(pid) if "manage.py" in (command := command_line(child))}
+    return {child: command for child, command in found.items() if parent_of(child) not in found}
+
+
 class JobProcesses:
-    """`bin/jobs` (the supervised RQ worker and rqcron of bin/run) in a process group of its own."""
+    """`bin/jobs` (the supervised RQ workers and rqcron of bin/run) in a process group of its own; the job
+    processes run in sessions of their own below it (bin/jobs, DETACHED)."""
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.log = log
@@ -62,6 +99,7 @@ class JobProcesses:
         return self.log.read_bytes().decode(errors="replace")
 
     def stop(self) -> None:
+        below = job_commands(self.process.pid)
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -72,7 +110,21 @@ class JobProcesses:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        for pid, command in below.items():  # and the job processes, each in a session of its own
+            if command_line(pid) == command:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         self._log_file.close()
+
+
+def hold_until(started: str, release: str) -> None:
+    """A job for a worker process: says it has started (the file `started`), then holds the worker until the
+    file `release` exists."""
+    Path(started).touch()
+    while not Path(release).exists():
+        time.sleep(0.05)
 
 
 def wait_for(condition: Callable[[], object], *, timeout: float = 60.0, what: str = "the condition") -> object:

@@ -8,15 +8,30 @@ nothing saved) and starts again on the same port; the shared Redis is never touc
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+
 import pytest
 from django.utils import timezone
+from rq import Queue
 from rq.cron import CronScheduler
 
 import core.jobs
 from moderation.models import Notification, NotificationKind
 from moderation.notice_delivery import record_notifications
 from tests.factories import PostFactory, UserFactory
-from tests.jobs_support import JobProcesses, own_redis_fixture, wait_for, worker_env  # noqa: F401 - a fixture
+from tests.jobs_support import (  # noqa: F401 - own_redis_fixture is a fixture
+    ROOT,
+    JobProcesses,
+    command_line,
+    descendants,
+    job_commands,
+    own_redis_fixture,
+    wait_for,
+    worker_env,
+)
 
 transactional = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -103,3 +118,70 @@ def own_redis_connection(server):
     from redis import Redis
 
     return Redis.from_url(server.url)
+
+
+@transactional
+@pytest.mark.parametrize("email_failures", ["0"])
+def test_a_terminal_ctrl_c_stops_the_job_processes_without_starting_them_again(
+    email_failures, job_processes, own_redis, client
+):
+    """README: Ctrl-C stops the server and the background processes together. A terminal's Ctrl-C is SIGINT to
+    every process of its foreground group, and RQ ends a worker and rqcron on it: their supervisors saw them exit
+    and started them again while bin/run was stopping. Each job process is in a session of its own, so the
+    SIGINT reaches bin/jobs alone, which stops them through their supervisors."""
+    redis = own_redis_connection(own_redis)
+    wait_for(lambda: client.get("/healthz").json()["worker_count"] == 2 and CronScheduler.all(redis),
+             what=f"the workers and rqcron to start\n{job_processes.output()}")
+    group = job_processes.process.pid
+    started = job_commands(group)
+    assert len(started) == 3, started  # two workers (RQ_WORKERS, RQ_URGENT_WORKERS) and rqcron
+    assert all(os.getpgid(pid) != group for pid in started)  # out of the terminal's reach
+
+    os.killpg(group, signal.SIGINT)  # the Ctrl-C
+    job_processes.process.wait(30)
+    wait_for(lambda: not any(command_line(pid) for pid in started), what="the job processes to stop")
+    assert "starting it again" not in job_processes.output()
+
+
+@transactional
+def test_a_worker_told_to_stop_during_a_job_finishes_it_and_exits(own_redis, tmp_path):
+    """SIGTERM (systemd's stop, bin/jobs' supervisor) during a job: RQ lets the job finish and stops the worker's
+    scheduler process. The worker's check after each job took the stopped scheduler for one an outage killed and
+    started it again, and the worker's exit then waited for that process for ever."""
+    log = tmp_path / "worker.log"
+    with log.open("ab") as output:
+        worker = subprocess.Popen([sys.executable, "manage.py", "jobworker"], cwd=ROOT, stdout=output,
+                                  stderr=subprocess.STDOUT, env=worker_env(own_redis.url), start_new_session=True)
+    started, release = tmp_path / "started", tmp_path / "release"
+    try:
+        Queue("bulk", connection=own_redis_connection(own_redis)).enqueue(
+            "tests.jobs_support.hold_until", str(started), str(release))
+        wait_for(started.exists, what=f"the job to start\n{log.read_text()}")
+        worker.send_signal(signal.SIGTERM)
+        wait_for(lambda: "warm shut down requested" in log.read_text(), what=f"the stop request\n{log.read_text()}")
+        release.touch()
+        assert worker.wait(30) == 0, log.read_text()
+        assert "starting it again" not in log.read_text()
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+
+
+@transactional
+@pytest.mark.parametrize("email_failures", ["0"])
+def test_a_worker_killed_outright_takes_its_scheduler_process_with_it(email_failures, job_processes, own_redis, client):
+    """A worker killed by SIGKILL (the kernel's out-of-memory killer) left its scheduler process running on its
+    own, holding every queue's scheduler lock, so the worker started in its place ran without one. Its supervisor
+    now ends what the worker leaves behind before it starts it again."""
+    wait_for(lambda: client.get("/healthz").json()["worker_count"] == 2,
+             what=f"the workers to start\n{job_processes.output()}")
+    [worker] = [pid for pid, command in job_commands(job_processes.process.pid).items()
+                if command.rstrip().endswith("jobworker")]
+    scheduler = wait_for(lambda: [pid for pid in descendants(worker) if command_line(pid)],
+                         what=f"the worker's scheduler process\n{job_processes.output()}")
+    os.kill(worker, signal.SIGKILL)
+    wait_for(lambda: not any(command_line(pid) for pid in scheduler),
+             what=f"the scheduler process to end\n{job_processes.output()}")
+    # bash's status of a process killed by signal 9: 128 + 9.
+    wait_for(lambda: "worker 1 exited (137)" in job_processes.output(),
+             what=f"the supervisor to see it\n{job_processes.output()}")
