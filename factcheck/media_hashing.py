@@ -21,6 +21,11 @@ development machine under load (README, "Media"); decoding is the cost, and the 
 is for memory: a frame is shrunk before its palette, 1-bit or 16-bit pixels are widened to RGB (a band at a
 time, _shrunk), so a 50 MP palette, 1-bit or GIF file peaks at +80-90 MB (50 MB of it the decoded frame), a
 16-bit one at +128 MB; Pillow's WebP decoder alone holds about 760 MB for a 50 MP frame with alpha.
+
+The limits bound one decode, not how many run at once: a flat-colour 50 MP WebP is 2 KB, and four sent
+together took three web processes from 0.55 to 3.15 GB (a process has 8 threads; bin/run, deploy/). So a
+process decodes at most MAX_PIXELS pixels at a time (`DECODING`): one image at the limit, or a dozen of a
+few megapixels, while others wait their turn (a decode at the limit takes under a second of CPU).
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,6 +90,31 @@ class EmptyImage(MediaRefused):
     """No bytes at all (400, as an empty JSON body is)."""
 
     code = "empty_body"
+
+
+class DecodeBudget:
+    """Pixels being decoded at once in this process, at most `pixels`; a decode that would pass it waits."""
+
+    def __init__(self, pixels: int) -> None:
+        self.pixels = pixels
+        self._decoding = 0
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def held(self, pixels: int) -> Iterator[None]:
+        pixels = min(pixels, self.pixels)  # one image alone always fits
+        with self._changed:
+            self._changed.wait_for(lambda: self._decoding + pixels <= self.pixels)
+            self._decoding += pixels
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._decoding -= pixels
+                self._changed.notify_all()
+
+
+DECODING = DecodeBudget(MAX_PIXELS)
 
 
 @dataclass(frozen=True)
@@ -145,14 +178,15 @@ def _decoded_rgb(data: bytes, fmt: str) -> np.ndarray:
         with Image.open(io.BytesIO(data), formats=[fmt]) as image:
             width, height = image.size
             _check_pixels(width, height, fmt)
-            factor = math.ceil(math.sqrt(width * height / HASH_PIXELS))
-            if factor > 1 and fmt == "JPEG":
-                # libjpeg decodes at 1/2, 1/4 or 1/8 scale, no smaller than asked: most of the work saved.
-                image.draft("RGB", (math.ceil(width / factor), math.ceil(height / factor)))
-            image.load()  # the first frame only, for an animated GIF or WebP
-            factor = math.ceil(math.sqrt(image.width * image.height / HASH_PIXELS))
-            frame = _shrunk(image, factor) if factor > 1 else _reducible(image)
-            return np.asarray(_as_rgb(frame))
+            with DECODING.held(width * height):
+                factor = math.ceil(math.sqrt(width * height / HASH_PIXELS))
+                if factor > 1 and fmt == "JPEG":
+                    # libjpeg decodes at 1/2, 1/4 or 1/8 scale, no smaller than asked: most of the work saved.
+                    image.draft("RGB", (math.ceil(width / factor), math.ceil(height / factor)))
+                image.load()  # the first frame only, for an animated GIF or WebP
+                factor = math.ceil(math.sqrt(image.width * image.height / HASH_PIXELS))
+                frame = _shrunk(image, factor) if factor > 1 else _reducible(image)
+                return np.asarray(_as_rgb(frame))
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         # Pillow's own bound (about 89 MP), met first only if warnings are errors; the size is in the header.
         raise TooManyPixels(f"The image has more than {MAX_PIXELS:,} pixels.",
