@@ -75,6 +75,8 @@ def parse_target(url: str) -> Target:
         raise UnsafeTarget("The URL has no host name.")
     if parts.username is not None or parts.password is not None:
         raise UnsafeTarget("The URL must not carry a user name or password.")
+    if port == 0:
+        raise UnsafeTarget("The port must be 1 to 65535.")
     path = parts.path or "/"
     if parts.query:
         path = f"{path}?{parts.query}"

@@ -63,6 +63,7 @@ class AppealSummary:
     # The organisation whose rating it contests (None for a removal appeal): only its members decide it.
     organisation_id: int | None
     outcome_reason: str = ""
+    rated_by_id: int | None = None  # who made the rating it contests: they may not decide it
 
 
 @dataclass(frozen=True)

@@ -222,10 +222,12 @@ def _verdict_options(post: Post, form: RatingForm) -> list[dict[str, object]]:
     ]
 
 
-def _appeal_rows(story: PostStory) -> list[dict[str, object]]:
-    """The appeals against the reader's organisation's ratings (the story holds no other), each with its page."""
+def _appeal_rows(story: PostStory, *, reader_id: int) -> list[dict[str, object]]:
+    """The appeals against the reader's organisation's ratings (the story holds no other), each with its page and
+    whether the reader made the rating it contests (another member decides it then)."""
     appeal_url = url_for_ids("moderation:factchecker_appeal")
-    return [{"appeal": appeal, "url": appeal_url(appeal.id)} for appeal in story.appeals]
+    return [{"appeal": appeal, "url": appeal_url(appeal.id), "theirs": appeal.rated_by_id == reader_id}
+            for appeal in story.appeals]
 
 
 def _post_context(
@@ -324,7 +326,7 @@ def _post_context(
         "stale": stale,
         "verdict_options": _verdict_options(post, form) if show_form else [],
         "story": story,
-        "appeals": _appeal_rows(story) if story is not None else [],
+        "appeals": _appeal_rows(story, reader_id=request.user.pk) if story is not None else [],
         "matches": (match_list := match_rows(post, pairs, reviewer=request.user, now=now)),
         "matches_total": len(pairs),
         "suggestions": offered_count(match_list),  # those this reviewer can confirm (views_matches)

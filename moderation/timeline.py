@@ -103,7 +103,7 @@ def tell_post_story(post: Post, *, organisation_id: int | None) -> PostStory:
             id=appeal.pk, kind=appeal.kind_name.capitalize(), status=appeal.status,
             status_label=appeal.get_status_display(), created_at=appeal.created_at, decided_at=appeal.decided_at,
             is_open=appeal.is_open, organisation_id=appeal.rating.organisation_id if appeal.rating_id else None,
-            outcome_reason=appeal.outcome_reason,
+            outcome_reason=appeal.outcome_reason, rated_by_id=appeal.rating.reviewer_id if appeal.rating_id else None,
         )
         for appeal in theirs
     ]

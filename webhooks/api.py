@@ -24,7 +24,8 @@ router = Router(tags=["webhooks"])
 # What core.outbound.parse_target and webhooks.endpoints.check_url take, as far as a pattern can say it (the
 # host's addresses are checked when it is registered): https://, a host name, an optional port, printable ASCII.
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-WEBHOOK_URL = rf"^\s*[Hh][Tt][Tt][Pp][Ss]://(?:{_LABEL}\.)*{_LABEL}(?::[1-9]\d{{0,3}})?(?:[/?#][!-~]*)?\s*$"
+PORT = r"(?:[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])"  # 1 to 65535
+WEBHOOK_URL = rf"^\s*[Hh][Tt][Tt][Pp][Ss]://(?:{_LABEL}\.)*{_LABEL}(?::{PORT})?(?:[/?#][!-~]*)?\s*$"
 
 EventName = Literal["distribution.changed", "appeal.filed", "appeal.decided", "report.decided"]
 

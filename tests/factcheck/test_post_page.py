@@ -122,6 +122,12 @@ def test_while_an_appeal_is_open_the_button_gives_way_to_the_reason_and_the_appe
     assert "Dispute" in appeals and "Open" in appeals
     assert f'href="/queue/appeals/{appeal.pk}/">Decide this appeal</a>' in appeals
     assert "Dispute appeal filed" in html[html.index('id="timeline"'):]
+    # The one who made the rating is not offered to decide it (the appeal's page would refuse them).
+    own = html_of(login(rater).get(f"/queue/posts/{post.pk}/"))
+    own_appeals = own[own.index('id="appeals"'):own.index('id="timeline"')]
+    assert "Decide this appeal" not in own_appeals
+    assert "You made this rating: another member decides it." in own_appeals
+    assert f'href="/queue/appeals/{appeal.pk}/">Open the appeal</a>' in own_appeals
     # Another organisation reads the post and its rating, but not the appeal: not the owner's statement, nor who
     # reviewed it, nor the reason given to the owner (the appeal desks refuse it to them with a 404 too).
     outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Faktenwerk"))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
 
 from audit.models import AuditEvent, AuditVerb
+from core.outbound import UnsafeTarget, parse_target
 from tests.conftest import bearer_client
 from tests.factories import FactCheckerFactory, PlatformUserFactory, StaffFactory, UserFactory
+from webhooks.api import WEBHOOK_URL
 from webhooks.models import Delivery, DeliveryStatus, Endpoint
 
 pytestmark = pytest.mark.django_db
@@ -146,3 +149,18 @@ def test_deleting_an_endpoint_cancels_what_was_pending_and_keeps_the_record(plat
     delivery = Delivery.objects.get()
     assert delivery.status == DeliveryStatus.CANCELLED and delivery.last_error == "endpoint deleted"
     assert AuditEvent.objects.filter(verb=AuditVerb.WEBHOOK_DELETED).count() == 1
+
+
+def test_any_port_from_1_to_65535_is_taken_as_the_openapi_document_says(platform_client):
+    """The document's pattern took ports 1 to 9999 only, so a client checking its requests against it could not
+    register a receiver on 10443; port 0 was taken and sent to 443."""
+    pattern = re.compile(WEBHOOK_URL)
+    for url in ("https://93.184.216.34:10443/hook", "https://93.184.216.34:65535/hook"):
+        assert pattern.match(url)
+        assert create(platform_client, url).status_code == 201
+    for url in ("https://93.184.216.34:0/hook", "https://93.184.216.34:65536/hook"):
+        assert not pattern.match(url)
+        assert create(platform_client, url).status_code == 422
+    assert Endpoint.objects.count() == 2
+    with pytest.raises(UnsafeTarget, match="1 to 65535"):  # what the admin's form checks the URL with
+        parse_target("https://93.184.216.34:0/hook")
