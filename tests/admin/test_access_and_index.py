@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+import signal
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -128,19 +132,52 @@ def test_the_index_says_none_waiting_and_no_overdue_appeals_on_an_empty_queue(st
     assert rows["Overdue appeals"] == "0 open for more than 24 hours"
 
 
-def test_the_index_reports_failed_jobs_as_unavailable_when_redis_is_down(staff_client, monkeypatch, settings):
-    import django_rq
-    from redis.exceptions import ConnectionError as RedisConnectionError
+class Hung(Exception):  # not an OSError, which the code under test catches (the builtin TimeoutError is one)
+    pass
 
+
+@contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    def hung(signum, frame):
+        raise Hung(f"no answer within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def redis_at(settings, url: str) -> None:
     settings.FACTDESK_JOBS_IN_PROCESS = False
+    settings.RQ_QUEUES = {name: {**queue, "URL": url} for name, queue in settings.RQ_QUEUES.items()}
 
-    def down(name):
-        raise RedisConnectionError("Connection refused")
 
-    monkeypatch.setattr(django_rq, "get_queue", down)
+def test_the_index_reports_failed_jobs_as_unavailable_when_redis_is_down(staff_client, settings):
+    with socket.socket() as closed:  # a port nothing listens on: the connection is refused
+        closed.bind(("127.0.0.1", 0))
+        redis_at(settings, f"redis://127.0.0.1:{closed.getsockname()[1]}/0")
     response = staff_client.get("/admin/")
     assert response.status_code == 200
     assert "default: unavailable" in response.content.decode()
+
+
+def test_the_index_answers_while_redis_hangs(staff_client, settings):
+    """A Redis that takes connections and never answers (a network partition, a stalled server) held the index
+    for as long as it hung; it is asked with a short timeout, once."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # connections complete in the backlog; nothing is ever read or written
+        redis_at(settings, f"redis://127.0.0.1:{silent.getsockname()[1]}/0")
+        # Asked once with REDIS_WAIT_SECONDS (0.5 s); before, each queue waited on the silent socket
+        # (redis-py's 5 s each, 30 s in all).
+        with deadline(10):
+            answer = staff_client.get("/admin/")
+    body = answer.content.decode()
+    assert answer.status_code == 200
+    assert all(f"{name}: unavailable" in body for name in settings.RQ_QUEUES)
 
 
 def test_the_index_counts_failed_jobs_from_each_queues_failed_registry(staff_client, settings):
