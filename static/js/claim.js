@@ -7,7 +7,9 @@
  * - One-click extension: the `[data-claim-extend]` form is posted in the background (JSON from the extend
  *   view); the countdown starts again from the new end. Without script the form posts and reloads.
  * - Draft: what is typed into the rating form (`[data-draft-url]`) is saved to the server a moment after
- *   typing stops (and when the page is left), so nothing is lost to a lapsed claim or a reload.
+ *   typing stops (and when the page is left), so nothing is lost to a lapsed claim or a reload. Signing out
+ *   (`form[data-sign-out]`, the header's) waits for that save first: the session it is saved under ends with
+ *   the sign-out, and the page-leaving save arrived after it.
  *
  * CSP: script-src 'self'; loaded with `defer` from the post page's head.
  */
@@ -17,6 +19,7 @@
   // "replaces": the rating the form saw as current; the server refuses a draft from a form that is out of date.
   var DRAFT_FIELDS = ["verdict", "rationale", "sources", "article_url", "change_reason", "replaces"];
   var DRAFT_DELAY = 800; // ms after the last key
+  var SIGN_OUT_WAIT = 3000; // ms: a sign-out waits no longer than this for the draft's save
 
   function csrfToken(form) {
     var input = form.querySelector("input[name='csrfmiddlewaretoken']");
@@ -142,6 +145,7 @@
     // One save at a time: a later one waits for the earlier one's answer, so the server never writes an
     // older text after a newer one (a save can wait behind the post's row lock).
     var saving = false;
+    var lastSave = Promise.resolve(); // the newest save's answer (or its failure)
 
     function size(data) {
       var total = 0;
@@ -152,12 +156,12 @@
     function save(leaving) {
       clearTimeout(timer);
       timer = null;
-      if (!dirty || (saving && !leaving)) return;
+      if (!dirty || (saving && !leaving)) return lastSave;
       dirty = false;
       saving = true;
       var data = body();
       // A keepalive request may carry at most 64 KB; a longer draft goes as an ordinary request.
-      post(url, form, data, leaving && size(data) < 60000)
+      lastSave = post(url, form, data, leaving && size(data) < 60000)
         .then(function (response) {
           var json = (response.headers.get("Content-Type") || "").indexOf("application/json") === 0;
           if (!json) return [false, { errors: { form: ["the server refused it: reload the page."] } }];
@@ -176,6 +180,7 @@
           saving = false;
           if (dirty && !timer) save(false);
         });
+      return lastSave;
     }
 
     function changed() {
@@ -196,6 +201,15 @@
       if (document.visibilityState === "hidden") save(true);
     });
     window.addEventListener("pagehide", function () { save(true); });
+    // Signing out: the draft is saved first (at most SIGN_OUT_WAIT), then the form is sent as it was.
+    document.querySelectorAll("form[data-sign-out]").forEach(function (signOut) {
+      signOut.addEventListener("submit", function (event) {
+        if (!dirty && !saving) return;
+        event.preventDefault();
+        var waited = new Promise(function (resolve) { setTimeout(resolve, SIGN_OUT_WAIT); });
+        Promise.race([save(true), waited]).catch(function () {}).then(function () { signOut.submit(); });
+      });
+    });
   }
 
   function start() {

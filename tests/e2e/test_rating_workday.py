@@ -353,3 +353,26 @@ def test_draft_saves_go_one_at_a_time_so_the_newest_text_is_the_one_kept(live_se
         assert RatingDraft.objects.get(reviewer=maria, post=best).rationale == RATIONALE
     finally:
         context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_text_typed_just_before_signing_out_is_there_after_signing_in_again(live_server, browser):
+    """The draft is saved a moment after typing stops, or as the page is left; Sign out ended the session first,
+    so the page-leaving save was refused and a paragraph typed without a pause was lost."""
+    maria = reviewer()
+    best, _ = seed()
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
+        page.get_by_role("button", name="Claim", exact=True).click()
+        page.get_by_label("Rationale").press_sequentially(RATIONALE, delay=5)
+        page.get_by_role("button", name="Sign out").click()  # at once: no pause for the timed save
+        expect(page).to_have_url(re.compile(r"/accounts/login/"))
+        assert RatingDraft.objects.get(reviewer=maria, post=best).rationale == RATIONALE
+        sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
+        expect(page.get_by_label("Rationale")).to_have_value(RATIONALE)
+    finally:
+        context.close()
