@@ -19,7 +19,17 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.models import Post, Verdict
 from moderation.deadlines import is_past_target
-from moderation.models import Action, ActionKind, Appeal, AppealEvent, AppealKind, AppealStatus, NotificationKind
+from moderation.models import (
+    OPEN_STATUSES,
+    Action,
+    ActionKind,
+    Appeal,
+    AppealEvent,
+    AppealKind,
+    AppealStatus,
+    Notification,
+    NotificationKind,
+)
 from moderation.notices import Notice
 
 # Copies named in an appeal's outcome notice at most; the rest are counted.
@@ -42,12 +52,16 @@ def held_by_a_colleague(appeal: Appeal, user, *, now: datetime) -> bool:
 
 def transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:
     """Move the appeal to state `to`: its event (append-only), its version, the audit log. The caller saves
-    the appeal's fields."""
+    the appeal's fields. An appeal that closes (decided, withdrawn) is no longer work: the notices that asked
+    its deciders to decide it are marked read, so they neither count as unread nor ask any more."""
     event = AppealEvent.objects.create(
         appeal=appeal, from_status=appeal.status, to_status=to, actor=actor, reason=reason, created_at=now
     )
     appeal.status = to
     appeal.version += 1
+    if to not in OPEN_STATUSES:
+        Notification.objects.filter(appeal=appeal, kind=NotificationKind.APPEAL_RECEIVED,
+                                    read_at__isnull=True).update(read_at=now)
     record_event(
         actor=actor, verb=AuditVerb.APPEAL_CHANGED, target=appeal, post_id=appeal.post_id, reason=reason,
         data={"from": event.from_status, "to": to, "kind": appeal.kind},
