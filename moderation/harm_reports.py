@@ -157,7 +157,9 @@ def decide_report(
     *, staff, post_id: int, outcome: str, reason: str = "", ground: str | None = None,
     up_to_flag: int | None = None, now: datetime | None = None,
 ) -> ReportedPost:
-    """Decide a post's open reports of harm, by the holder of their live lease.
+    """Decide a post's open reports of harm, by the holder of their lease: a live one, or their own that ran out
+    while nobody else took the post (as a fact-checker's save after a lapsed claim; the page they decided on
+    named the reports they saw, `up_to_flag`).
 
     `outcome`: `removed` (with `ground`), `no_violation` or `sent_to_fact_checkers`. `up_to_flag`: the last
     report the holder saw (the newest id on their page); reports after it stay open as the next round. A
@@ -173,7 +175,8 @@ def decide_report(
         holder = live_holder(row, now=now)
         if holder is not None:
             raise ReportClaimed(f"{holder.get_username()} holds this post's reports; your decision was not saved.")
-        raise ReportClaimRequired("Claim this post's reports before you decide them.")
+        if row.holder_id != staff.pk:
+            raise ReportClaimRequired("Claim this post's reports before you decide them.")
     seen = Q(post=post, category__in=HARM_CATEGORIES)
     if up_to_flag is not None:
         seen &= Q(pk__lte=up_to_flag)

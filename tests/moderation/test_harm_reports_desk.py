@@ -201,6 +201,23 @@ def test_deciding_needs_the_lease_and_another_staff_members_lease_is_refused(ts_
     assert post.flags.get().status == ReportStatus.OPEN
 
 
+def test_a_decision_after_ones_own_lease_ran_out_is_saved_if_nobody_took_the_post(staff_client, ts_user):
+    """The desk has no countdown: staff who typed a removal's reason past their lease were refused and had to
+    claim again, choose the ground again and paste their text back."""
+    post = reported_post(reports=[("violence", "user_report")])
+    claim_report(staff=ts_user, post_id=post.pk, now=timezone.now() - timedelta(hours=2))
+    response = staff_client.post(f"/staff/reports/{post.pk}/", {
+        "decision": "removed", "removed-ground": "violence", "removed-reason": "Calls for an attack on a named mosque.",
+        "removed-up_to_flag": str(post.flags.get().pk)})
+    assert response.status_code == 302
+    assert post.flags.get().outcome == ReportOutcome.REMOVED
+    # Not when someone else took the post meanwhile, nor when another's lapsed lease is the row's.
+    other_post = reported_post(reports=[("hate", "user_report")])
+    claim_report(staff=StaffFactory(), post_id=other_post.pk, now=timezone.now() - timedelta(hours=2))
+    with pytest.raises(ReportClaimRequired):
+        decide_report(staff=ts_user, post_id=other_post.pk, outcome="no_violation", reason="Fine.")
+
+
 def test_a_lapsed_lease_lets_another_staff_member_claim(ts_user):
     other = StaffFactory()
     post = reported_post(reports=[("violence", "user_report")])
