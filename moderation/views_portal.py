@@ -57,6 +57,7 @@ from moderation.policy import restricts
 from moderation.selectors import (
     PostState,
     active_actions,
+    active_removal,
     appealable_kinds,
     current_ratings,
     fact_check_decision,
@@ -254,6 +255,10 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             # A matched copy's appeal is against its matched action, a post's own against its rating.
             "matched": decision.matched if decision is not None else None,
             "matched_source": decision.source if decision is not None else None,
+            # Trust and safety removed the rated claim: it is not quoted to another page's owner any more, and its
+            # fact-check page is gone (404), as the claim pages leave removed posts out.
+            "matched_source_removed": (decision is not None and decision.matched is not None
+                                       and active_removal(decision.source) is not None),
             # How the copy was linked (found automatically, or confirmed by a fact-checker), told to the owner.
             "match": (
                 Match.objects.filter(post=post, source=decision.source).only("method", "state").first()

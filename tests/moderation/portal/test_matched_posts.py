@@ -8,8 +8,9 @@ import re
 import pytest
 
 from factcheck.models import MatchState, Post, QueueState
-from moderation.models import Appeal, RepeatOffenderPolicy
+from moderation.models import Appeal, RemovalGround, RepeatOffenderPolicy
 from moderation.propagation import apply_matched_rating
+from tests import scenarios
 from tests.factories import (
     DecisionFactory,
     MatchFactory,
@@ -99,6 +100,21 @@ def test_the_portal_with_matched_posts_renders_in_a_fixed_number_of_queries(
     assert text(response).count("Matched to a claim that") == copies
     copy = Post.objects.filter(duplicate_of=claim_rating.post).first()
     # The matched post's own page: one query more than a rated post's, for how the match was made.
-    with django_assert_max_num_queries(14):  # +1: the post's media (issue 30)
+    with django_assert_max_num_queries(15):  # +1: the post's media (issue 30); +1: whether the claim was removed
         response = client.get(f"/appeals/posts/{copy.pk}/")
     assert "Your post was matched automatically" in text(response)
+
+
+def test_a_removed_claim_is_not_quoted_to_its_copies_owners_nor_linked(login, owner, page, claim_rating):
+    """Trust and safety removed the rated claim: its copies keep the rating, but another page's owner was still
+    shown the removed post word for word, with a link to its fact-check page, which answers 404 now."""
+    copy = matched_copy(page, claim_rating)
+    scenarios.removed_post(post=claim_rating.post, ground=RemovalGround.VIOLENCE, reason="Incites an attack.")
+    client = login(owner)
+    body = text(client.get(f"/appeals/posts/{copy.pk}/"))
+    organisation = claim_rating.organisation.name
+    assert f"Your post was matched automatically to a claim that {organisation} rated False." in body
+    assert "has since been removed by trust and safety, so it is no longer shown" in body
+    assert SOURCE_TEXT not in body
+    assert f'href="/claims/{claim_rating.pk}/"' not in body
+    assert client.get(f"/claims/{claim_rating.pk}/").status_code == 404
