@@ -86,9 +86,18 @@ def appeal_steps(statement: StatementOfReasons) -> str:
     return statement.how_to_appeal.removesuffix(f" {appeal_deadline(statement.appeal_by)}")
 
 
-def _what(action: Action) -> str:
+def _what(action: Action, standing: PageStanding | None) -> str:
+    """What the action does to the post, and what the page's standing does with it: a repeat offender's
+    page is told so, as the export says it with `decision_monetary` (the owner was told only the post's own
+    multiplier, "shown about 80% less", of a post shown 90% less on a page that had stopped earning)."""
+    page = ""
+    if standing is not None and standing.monetisation_suspended:
+        percent = round((1 - float(standing.page_multiplier)) * 100)
+        page = (f" Your page is a repeat offender ({standing.active_strikes} fact-check strikes): all its posts "
+                f"are shown about {percent}% less on top of their own ratings, and it cannot earn money, until "
+                "enough strikes age out.")
     if action.kind == ActionKind.REMOVAL:
-        return "Your post was removed: it is no longer shown to anyone."
+        return "Your post was removed: it is no longer shown to anyone." + page
     parts = []
     if action.feed_multiplier < 1:
         percent = round((1 - float(action.feed_multiplier)) * 100)
@@ -98,7 +107,7 @@ def _what(action: Action) -> str:
     # The label last: it often ends with its own full stop, which then ends the sentence too.
     if action.label:
         parts.append(f'it carries the label "{action.label}"')
-    return sentence(f"Your post stays up, but {'; '.join(parts)}")
+    return sentence(f"Your post stays up, but {'; '.join(parts)}") + page
 
 
 def _source_type(flag_sources: set[str]) -> str:
@@ -229,7 +238,7 @@ def build_statement(
         action=action,
         puid=action.puid,
         created_at=action.created_at,
-        what=_what(action),
+        what=_what(action, standing),
         scope=scope_sentence(country=post.country, default_scope=scope),
         facts=facts,
         ground=ground,

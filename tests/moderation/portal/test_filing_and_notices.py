@@ -13,7 +13,7 @@ from django.utils import timezone
 from factcheck.members import organisation_of
 from factcheck.models import Post
 from moderation.appeals import decide_appeal, file_appeal
-from moderation.models import Appeal, AppealStatus, Notification
+from moderation.models import Appeal, AppealStatus, Notification, RepeatOffenderPolicy
 from moderation.staff_actions import override_action
 from tests.factories import (
     DecisionFactory,
@@ -173,6 +173,10 @@ def notices_shown(html: str) -> tuple[str, list[str]]:
 
 
 def test_notices_repeating_an_explanation_show_it_once_and_each_notices_own_facts(login, owner, page, factchecker):
+    # Under the threshold: a third strike would make the page a repeat offender, which its notice says too.
+    policy = RepeatOffenderPolicy.current()
+    policy.strike_threshold = 4
+    policy.save()
     posts = [PostFactory(page=page) for _ in range(3)]
     for post in posts:
         DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
@@ -225,3 +229,20 @@ def test_an_owner_cannot_mark_someone_elses_notifications_read(login, owner, rat
     login(owner).post("/appeals/notifications/read/", {"notification": str(theirs.pk)})
     theirs.refresh_from_db()
     assert theirs.read_at is None
+
+
+def test_the_rating_that_makes_the_page_a_repeat_offender_says_so_in_its_notice_and_statement(
+    login, owner, page, factchecker
+):
+    """The owner was told only the post's own multiplier ("shown about 80% less") of a post shown 90% less on a
+    page that had stopped earning, while the exported statement said the page's monetisation was suspended."""
+    posts = [PostFactory(page=page) for _ in range(3)]  # the third strike makes a repeat offender (the default 3)
+    for post in posts:
+        DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
+    first, third = (Post.objects.get(pk=post.pk).actions.get().statement for post in (posts[0], posts[2]))
+    page_words = ("Your page is a repeat offender (3 fact-check strikes): all its posts are shown about 50% less on "
+                  "top of their own ratings, and it cannot earn money, until enough strikes age out.")
+    assert page_words in third.what and "decision_monetary" in third.transparency
+    assert "repeat offender" not in first.what and "decision_monetary" not in first.transparency
+    notice = Notification.objects.filter(user=owner, post=posts[2]).get()
+    assert page_words in notice.body
