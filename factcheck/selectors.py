@@ -12,9 +12,21 @@ from django.db.models import Case, Count, Q, QuerySet, When
 from django.utils import timezone
 
 from accounts.models import Role
+from audit.models import AuditEvent, AuditVerb
 from core.jit import reading_without_jit
 from factcheck.matching.confirmable import confirmable_by, confirmable_ways
-from factcheck.models import Claim, ClaimStatus, Flag, FlagSource, Match, MatchState, Organisation, Post, Rating
+from factcheck.models import (
+    Claim,
+    ClaimStatus,
+    Flag,
+    FlagSource,
+    Match,
+    MatchState,
+    Organisation,
+    Post,
+    Rating,
+    ReportOutcome,
+)
 from factcheck.search import matching_text
 
 
@@ -38,6 +50,14 @@ def flag_counts(post: Post, *, flags: Q = EVERY_FLAG) -> dict[str, int]:
 
 def recent_flags(post: Post, *, limit: int, flags: Q = EVERY_FLAG) -> list[Flag]:
     return list(Flag.objects.filter(flags, post=post).order_by("-flagged_at", "-id")[:limit])
+
+
+def sent_by_staff(post: Post) -> QuerySet[AuditEvent]:
+    """Trust and safety's decisions to send the post to the fact-checkers (the reports desk), oldest first, each
+    with the note they wrote for them (its reason, blank if none) and who sent it (its actor)."""
+    return (AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.REPORTS_DECIDED,
+                                      data__outcome=ReportOutcome.SENT_TO_FACT_CHECKERS)
+            .select_related("actor__membership__organisation").order_by("created_at", "id"))
 
 
 def current_rating(post: Post) -> Rating | None:

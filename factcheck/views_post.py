@@ -60,6 +60,7 @@ from factcheck.selectors import (
     post_history,
     post_matches,
     recent_flags,
+    sent_by_staff,
     waiting_suggestions,
 )
 from factcheck.views import clock, factchecker_required, url_for_ids
@@ -319,6 +320,9 @@ def _post_context(
         "flags_by_source": flags_by_source,
         "flag_total": sum(row["count"] for row in flags_by_source),
         "recent_flags": recent_flags(post, limit=RECENT_FLAGS, flags=REVIEW_FLAGS),
+        # Trust and safety's notes when they sent the post here from the reports desk (a decided post's timeline
+        # tells them instead).
+        "staff_notes": list(sent_by_staff(post)) if story is None else [],
         "velocity": velocity,
         "form": form,
         "show_form": show_form,

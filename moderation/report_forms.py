@@ -83,8 +83,9 @@ class SendForm(DecisionForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reason"].label = "Note for the fact-checkers' record (optional)"
-        self.fields["reason"].help_text = "The post joins the fact-checkers' queue as misinformation."
+        self.fields["reason"].label = "Note for the fact-checkers (optional)"
+        self.fields["reason"].help_text = ("The post joins the fact-checkers' queue as misinformation; they read the "
+                                           "note in its history. The page's owner does not.")
 
 
 FORMS = {form.outcome: form for form in (RemoveForm, NoViolationForm, SendForm)}

@@ -20,6 +20,7 @@ from core.formatting import times
 from factcheck.members import organisation_of
 from factcheck.models import Flag, Post, Rating
 from factcheck.previews import AppealSummary, PostStory, StoryEntry
+from factcheck.selectors import sent_by_staff
 from moderation.models import Action, ActionKind, AppealEvent, AppealStatus
 from moderation.selectors import appeals_read_by_factcheckers_of
 
@@ -29,7 +30,7 @@ OWNER_OUTCOMES = {AppealStatus.REVERSED: "Appeal accepted", AppealStatus.UPHELD:
 @dataclass(frozen=True)
 class Entry:
     at: datetime
-    kind: str  # flags | rating | action | action_ended | appeal
+    kind: str  # flags | rating | action | action_ended | appeal | reports
     title: str
     detail: str
     by: str
@@ -87,8 +88,16 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
                  else f"Appeal {event.get_to_status_display().lower()}")
         entries.append(Entry(event.created_at, "appeal", title, event.reason,
                              _by(event.actor, for_owner=for_owner, nobody="Factdesk")))
+    if not for_owner:  # reports of harm are staff's and the reviewers' business, not the page owner's
+        entries += _sent_by_staff(post)
     entries.sort(key=lambda e: e.at)
     return entries
+
+
+def _sent_by_staff(post: Post) -> list[Entry]:
+    """Trust and safety sending the post to the fact-checkers, with the note they wrote for them."""
+    return [Entry(event.created_at, "reports", "Sent to the fact-checkers by trust and safety", event.reason,
+                  _by(event.actor, for_owner=False, nobody="Trust and safety")) for event in sent_by_staff(post)]
 
 
 def tell_post_story(post: Post, *, organisation_id: int | None) -> PostStory:

@@ -21,7 +21,8 @@ from moderation.harm_reports import (
     release_report,
 )
 from moderation.models import Action, ActionKind, ReportedPost, StatementOfReasons, Strike, StrikeKind
-from tests.factories import PASSWORD, StaffFactory
+from moderation.timeline import post_timeline
+from tests.factories import PASSWORD, FactCheckerFactory, StaffFactory, UserFactory
 from tests.scenarios import reported_post
 
 pytestmark = pytest.mark.django_db
@@ -116,7 +117,7 @@ def test_a_staff_member_claims_a_post_then_removes_it_under_a_ground_with_its_st
     # Real labels for every field of the three forms.
     for field, label in (("removed-ground", "Ground"), ("removed-reason", "Reason for the removal"),
                          ("no_violation-reason", "Why there is no violation"),
-                         ("sent_to_fact_checkers-reason", "Note for the fact-checkers&#x27; record (optional)")):
+                         ("sent_to_fact_checkers-reason", "Note for the fact-checkers (optional)")):
         assert re.search(rf'<label for="id_{field}">{re.escape(label)}', page), field
     # The ground of the most severe report is offered first.
     assert '<option value="harassment" selected>' in page
@@ -324,3 +325,25 @@ def test_the_admins_post_page_shows_open_reports_by_category_and_the_log_says_wh
     assert "claimed the reports of harm on" in page
     assert "answered 3 flags on" in page and "no violation: “Quoted to condemn it.”" in page
     assert "No open reports of harm." in page
+
+
+def test_the_note_sent_with_a_post_reaches_the_fact_checkers_and_not_the_owner(staff_client, ts_user, client):
+    """The desk asked for a "note for the fact-checkers", which no page of the review side showed."""
+    owner = UserFactory()
+    post = reported_post(reports=[("imminent_harm", "user_report")])
+    post.page.owners.add(owner)
+    claim_report(staff=ts_user, post_id=post.pk)
+    note = "Not a threat: a false cure claim. Please check the dosage it gives."
+    staff_client.post(f"/staff/reports/{post.pk}/", {"decision": "sent_to_fact_checkers",
+                                                      "sent_to_fact_checkers-reason": note})
+    client.force_login(FactCheckerFactory())
+    page = client.get(f"/queue/posts/{post.pk}/").content.decode()
+    flags = page[page.index('id="flags-title"'):]
+    flags = flags[:flags.index("</section>")]
+    assert "Sent to the fact-checkers by trust and safety" in flags and note in flags
+    assert ts_user.get_username() in flags
+    client.force_login(owner)
+    assert note not in client.get(f"/appeals/posts/{post.pk}/").content.decode()
+    # Once rated, the post's timeline keeps it for the reviewers (and not for the owner).
+    assert [e.detail for e in post_timeline(post, for_owner=False) if e.kind == "reports"] == [note]
+    assert not [e for e in post_timeline(post, for_owner=True) if e.kind == "reports"]
