@@ -31,6 +31,9 @@ RELATION_LABELS = {
 }
 # "Confirmed by Maria Lopez, 3 May 2026" rather than the state's own label ("Confirmed by a fact-checker").
 DECIDED_LABELS = {MatchState.CONFIRMED: "Confirmed", MatchState.REJECTED: "Rejected"}
+# A decision's outcome is shown beside the list it was made in (the page returns to #copies-title, a screen below
+# the messages at the top: a refused confirm looked like a success), where the page has that list.
+BESIDE_COPIES = "copies"
 
 @factchecker_required
 @require_POST
@@ -40,7 +43,7 @@ def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
         confirmed = confirm_match(match_id=match.pk, reviewer=request.user,
                                   despite_warning=request.POST.get("despite_warning") == "on")
     except Refusal as exc:
-        messages.error(request, str(exc))
+        messages.error(request, str(exc), extra_tags=BESIDE_COPIES)
     else:
         # The match as confirmed: a pair confirmed the other way round names its posts the other way round now.
         copy = confirmed.post
@@ -49,6 +52,7 @@ def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
         messages.success(
             request,
             f"Confirmed: “{copy.external_id}” is a copy of “{confirmed.source.external_id}”; {follows}.",
+            extra_tags=BESIDE_COPIES,
         )
     return redirect(_back_to(request, match))
 
@@ -59,17 +63,19 @@ def reject_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
     match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
     form = MatchRejectForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])))
+        messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])),
+                       extra_tags=BESIDE_COPIES)
         return redirect(_back_to(request, match))
     try:
         reject_match(match_id=match.pk, reviewer=request.user, reason=form.cleaned_data["reason"])
     except Refusal as exc:
-        messages.error(request, str(exc))
+        messages.error(request, str(exc), extra_tags=BESIDE_COPIES)
     else:
         messages.success(
             request,
             f"Rejected: “{match.post.external_id}” is not a copy of “{match.source.external_id}”; "
             "this pair will not be suggested again.",
+            extra_tags=BESIDE_COPIES,
         )
     return redirect(_back_to(request, match))
 

@@ -8,6 +8,7 @@ from django import template
 from django.contrib.messages import ERROR
 
 from core import formatting
+from factcheck.views_matches import BESIDE_COPIES
 
 register = template.Library()
 
@@ -26,6 +27,17 @@ def less(value) -> str:
 def sentence(value) -> str:
     """`{% filter sentence %}… label "{{ label }}"{% endfilter %}`: one full stop, never '..' or '.".'."""
     return formatting.sentence(str(value))
+
+
+@register.filter
+def beside_copies(messages) -> list:
+    """A copy decision's messages, which the copies' list shows beside itself (factcheck.views_matches)."""
+    return [m for m in messages if BESIDE_COPIES in m.extra_tags.split()]
+
+
+@register.filter
+def not_beside_copies(messages) -> list:
+    return [m for m in messages if BESIDE_COPIES not in m.extra_tags.split()]
 
 
 @register.filter

@@ -383,3 +383,20 @@ def test_a_pair_without_a_guard_is_confirmed_in_one_click(login, reviewer, claim
     confirm(login(reviewer), suggestion)
     suggestion.refresh_from_db()
     assert suggestion.state == MatchState.CONFIRMED
+
+
+@pytest.mark.parametrize("decide", [confirm, reject])
+def test_a_decisions_outcome_is_shown_beside_the_copies_list_the_page_returns_to(login, reviewer, claim, decide):
+    """The page returns to #copies-title, a screen below the messages at the top of the page: a confirm refused
+    because a colleague had rejected the pair looked like a success there (the row just went away)."""
+    stale, fresh = (MatchFactory(post=PostFactory(), source=claim, state=state)
+                    for state in (MatchState.REJECTED, MatchState.SUGGESTED))
+    client = login(reviewer)
+    for pair, says in ((stale, "This suggestion was already rejected."), (fresh, "is not a copy of" if decide is reject
+                                                                          else "is a copy of")):
+        page = client.get(decide(client, pair)["Location"]).content.decode()
+        top, copies = page.split('id="copies-title"', 1)
+        copies = copies.split("</section>", 1)[0]
+        assert says in html.unescape(copies) and says not in html.unescape(top)
+        if pair is stale:  # a refusal is an alert with the focus, where the reviewer is
+            assert 'role="alert" tabindex="-1" autofocus' in copies
