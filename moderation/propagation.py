@@ -41,6 +41,7 @@ from moderation.models import (
 )
 from moderation.notices import Notice, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out_many, record_decision
+from moderation.selectors import active_removals
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,10 @@ def apply_to_copies(
     reversed_ratings = _reversed_on_appeal({rating_of[post.pk] for post in todo if active[post.pk]})
     new_actions = {rating_id: action_for(rating, kind=ActionKind.MATCHED_RATING)
                    for rating_id, rating in ratings.items() if rating.is_current}
+    # A rated claim that trust and safety removed still carries its rating to copies; its text is not quoted to
+    # their owners (as the portal does not quote it).
+    removed = set(active_removals().filter(post_id__in=[rating.post_id for rating in ratings.values()])
+                  .values_list("post_id", flat=True))
     changes = []
     for post in todo:
         rating = ratings[rating_of[post.pk]]
@@ -108,7 +113,7 @@ def apply_to_copies(
             continue
         new = new_actions[rating.pk]
         reason = EndReason.REVERSED if rating.pk in reversed_ratings else EndReason.SUPERSEDED
-        context = {"rating": rating, "source": rating.post}
+        context = {"rating": rating, "source": rating.post, "source_removed": rating.post_id in removed}
         changes.append(Change(
             post=post, cause=f"matched to a claim rated {rating.get_verdict_display()}", decides=rating,
             end=[Ending(old, reason, f"the claim it copies was rated again (rating {rating.pk})")

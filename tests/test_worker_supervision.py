@@ -122,13 +122,15 @@ def own_redis_connection(server):
 
 @transactional
 @pytest.mark.parametrize("email_failures", ["0"])
-def test_a_terminal_ctrl_c_stops_the_job_processes_without_starting_them_again(
-    email_failures, job_processes, own_redis, client
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
+def test_a_terminal_ctrl_c_or_closing_stops_the_job_processes_without_starting_them_again(
+    email_failures, signum, job_processes, own_redis, client
 ):
     """README: Ctrl-C stops the server and the background processes together. A terminal's Ctrl-C is SIGINT to
     every process of its foreground group, and RQ ends a worker and rqcron on it: their supervisors saw them exit
     and started them again while bin/run was stopping. Each job process is in a session of its own, so the
-    SIGINT reaches bin/jobs alone, which stops them through their supervisors."""
+    SIGINT reaches bin/jobs alone, which stops them through their supervisors. Closing the terminal (SIGHUP)
+    stops them the same way: in sessions of their own they do not get it, and bin/jobs had not stopped them."""
     redis = own_redis_connection(own_redis)
     wait_for(lambda: client.get("/healthz").json()["worker_count"] == 2 and CronScheduler.all(redis),
              what=f"the workers and rqcron to start\n{job_processes.output()}")
@@ -137,10 +139,15 @@ def test_a_terminal_ctrl_c_stops_the_job_processes_without_starting_them_again(
     assert len(started) == 3, started  # two workers (RQ_WORKERS, RQ_URGENT_WORKERS) and rqcron
     assert all(os.getpgid(pid) != group for pid in started)  # out of the terminal's reach
 
-    os.killpg(group, signal.SIGINT)  # the Ctrl-C
-    job_processes.process.wait(30)
-    wait_for(lambda: not any(command_line(pid) for pid in started), what="the job processes to stop")
-    assert "starting it again" not in job_processes.output()
+    try:
+        os.killpg(group, signum)  # the Ctrl-C, or the terminal closing
+        job_processes.process.wait(30)
+        wait_for(lambda: not any(command_line(pid) for pid in started), what="the job processes to stop")
+        assert "starting it again" not in job_processes.output()
+    finally:  # were they left behind, they are not below bin/jobs any more for the fixture to find
+        for pid, command in started.items():
+            if command_line(pid) == command:
+                os.kill(pid, signal.SIGKILL)
 
 
 @transactional

@@ -89,13 +89,16 @@ def appeal_steps(statement: StatementOfReasons) -> str:
 def _what(action: Action, standing: PageStanding | None) -> str:
     """What the action does to the post, and what the page's standing does with it: a repeat offender's
     page is told so, as the export says it with `decision_monetary` (the owner was told only the post's own
-    multiplier, "shown about 80% less", of a post shown 90% less on a page that had stopped earning)."""
+    multiplier, "shown about 80% less", of a post shown 90% less on a page that had stopped earning). A
+    statement is never rewritten, so the page's standing is told as it was at the decision, and what it does
+    as what holds while the page stays one (the portal shows the standing of today beside it)."""
     page = ""
     if standing is not None and standing.monetisation_suspended:
         percent = round((1 - float(standing.page_multiplier)) * 100)
-        page = (f" Your page is a repeat offender ({standing.active_strikes} fact-check strikes): all its posts "
-                f"are shown about {percent}% less on top of their own ratings, and it cannot earn money, until "
-                "enough strikes age out.")
+        shown_less = (f"all its posts are shown about {percent}% less on top of their own ratings, and "
+                      if percent else "")  # a policy may take only the money (a page multiplier of 1)
+        page = (f" When this was decided your page was a repeat offender ({standing.active_strikes} fact-check "
+                f"strikes): while it is one, {shown_less}it cannot earn money.")
     if action.kind == ActionKind.REMOVAL:
         return "Your post was removed: it is no longer shown to anyone." + page
     parts = []

@@ -240,9 +240,22 @@ def test_the_rating_that_makes_the_page_a_repeat_offender_says_so_in_its_notice_
     for post in posts:
         DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
     first, third = (Post.objects.get(pk=post.pk).actions.get().statement for post in (posts[0], posts[2]))
-    page_words = ("Your page is a repeat offender (3 fact-check strikes): all its posts are shown about 50% less on "
-                  "top of their own ratings, and it cannot earn money, until enough strikes age out.")
+    page_words = ("When this was decided your page was a repeat offender (3 fact-check strikes): while it is one, all "
+                  "its posts are shown about 50% less on top of their own ratings, and it cannot earn money.")
     assert page_words in third.what and "decision_monetary" in third.transparency
     assert "repeat offender" not in first.what and "decision_monetary" not in first.transparency
     notice = Notification.objects.filter(user=owner, post=posts[2]).get()
     assert page_words in notice.body
+
+
+def test_a_policy_that_takes_only_the_money_is_told_without_a_demotion(login, owner, page, factchecker):
+    policy = RepeatOffenderPolicy.current()
+    policy.page_multiplier = 1
+    policy.save()
+    posts = [PostFactory(page=page) for _ in range(3)]
+    for post in posts:
+        DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
+    what = Post.objects.get(pk=posts[2].pk).actions.get().statement.what
+    assert what.endswith("When this was decided your page was a repeat offender (3 fact-check strikes): while it is "
+                         "one, it cannot earn money.")
+    assert "shown about 0%" not in what

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from factcheck.models import MatchState, Post, QueueState
-from moderation.models import Appeal, RemovalGround, RepeatOffenderPolicy
+from moderation.models import Appeal, Notification, RemovalGround, RepeatOffenderPolicy
 from moderation.propagation import apply_matched_rating
 from tests import scenarios
 from tests.factories import (
@@ -118,3 +118,12 @@ def test_a_removed_claim_is_not_quoted_to_its_copies_owners_nor_linked(login, ow
     assert SOURCE_TEXT not in body
     assert f'href="/claims/{claim_rating.pk}/"' not in body
     assert client.get(f"/claims/{claim_rating.pk}/").status_code == 404
+
+
+def test_a_copy_of_a_removed_claim_is_told_its_rating_without_the_removed_text(owner, page, claim_rating):
+    """A removed claim still carries its rating to new copies; the notice quoted its text to their owners."""
+    scenarios.removed_post(post=claim_rating.post, ground=RemovalGround.VIOLENCE, reason="Incites an attack.")
+    copy = matched_copy(page, claim_rating)
+    notice = Notification.objects.get(user=owner, post=copy)
+    assert "The post that made the claim was removed by trust and safety, so it is not shown." in notice.body
+    assert SOURCE_TEXT not in notice.body
