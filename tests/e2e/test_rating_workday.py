@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -64,6 +65,18 @@ def screen(browser, request) -> Iterator:
     page.set_default_timeout(10_000)
     yield page
     context.close()
+
+
+@contextmanager
+def desk_page(browser) -> Iterator:
+    """A page of a browser context of its own at a desk's size, closed after."""
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def shoot(page, name: str) -> None:
@@ -248,10 +261,7 @@ def test_single_key_shortcuts_can_be_turned_off_and_on_again(live_server, browse
     """WCAG 2.1.4 (Character Key Shortcuts): a switch in the "?" dialog, kept for the next page."""
     reviewer()
     best, _ = seed()
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    try:
+    with desk_page(browser) as page:
         sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
         page.get_by_role("button", name="Claim", exact=True).click()
         expect(page.get_by_text("You claimed this post until")).to_be_visible()
@@ -283,8 +293,6 @@ def test_single_key_shortcuts_can_be_turned_off_and_on_again(live_server, browse
         page.keyboard.press("1")
         expect(page.locator("#id_verdict_0")).to_be_checked()
         expect(page.get_by_text("Press ? for keyboard shortcuts")).to_be_visible()
-    finally:
-        context.close()
 
 
 @pytest.mark.browser
@@ -294,13 +302,10 @@ def test_a_discarded_draft_is_not_saved_again_when_the_page_is_left(live_server,
     best, _ = seed()
     RatingDraft.objects.create(reviewer=maria, post=best, verdict=Verdict.FALSE, rationale=RATIONALE,
                                sources=SOURCE, updated_at=timezone.now())
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
-    page = context.new_page()
-    page.set_default_timeout(10_000)
     drafts: list[str] = []
-    page.on("request", lambda request: drafts.append(request.post_data or "")
-            if request.method == "POST" and request.url.endswith("/draft/") else None)
-    try:
+    with desk_page(browser) as page:
+        page.on("request", lambda request: drafts.append(request.post_data or "")
+                if request.method == "POST" and request.url.endswith("/draft/") else None)
         sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
         page.get_by_role("button", name="Claim", exact=True).click()
         expect(page.get_by_label("Rationale")).to_have_value(RATIONALE)
@@ -312,8 +317,6 @@ def test_a_discarded_draft_is_not_saved_again_when_the_page_is_left(live_server,
         page.goto(f"{live_server.url}/queue/")  # leaving the page saves nothing either
         assert [body for body in drafts[before:] if "discard" not in body] == []
         assert not RatingDraft.objects.exists()
-    finally:
-        context.close()
 
 
 @pytest.mark.browser
@@ -323,16 +326,13 @@ def test_draft_saves_go_one_at_a_time_so_the_newest_text_is_the_one_kept(live_se
     sends the next save only when the last one answered, so an older text never lands after a newer one."""
     maria = reviewer()
     best, _ = seed()
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
-    page = context.new_page()
-    page.set_default_timeout(10_000)
     held, sent = [], []
 
     def hold(route):
         sent.append(route.request.post_data or "")
         held.append(route)
 
-    try:
+    with desk_page(browser) as page:
         sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
         page.get_by_role("button", name="Claim", exact=True).click()
         # The claimed page loaded, its requests done, before the saves are held: without it the first held save
@@ -351,8 +351,6 @@ def test_draft_saves_go_one_at_a_time_so_the_newest_text_is_the_one_kept(live_se
             held.pop().continue_()
         assert answered.value.ok
         assert RatingDraft.objects.get(reviewer=maria, post=best).rationale == RATIONALE
-    finally:
-        context.close()
 
 
 @pytest.mark.browser
@@ -362,10 +360,7 @@ def test_text_typed_just_before_signing_out_is_there_after_signing_in_again(live
     so the page-leaving save was refused and a paragraph typed without a pause was lost."""
     maria = reviewer()
     best, _ = seed()
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    try:
+    with desk_page(browser) as page:
         sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
         page.get_by_role("button", name="Claim", exact=True).click()
         page.get_by_label("Rationale").press_sequentially(RATIONALE, delay=5)
@@ -374,5 +369,3 @@ def test_text_typed_just_before_signing_out_is_there_after_signing_in_again(live
         assert RatingDraft.objects.get(reviewer=maria, post=best).rationale == RATIONALE
         sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
         expect(page.get_by_label("Rationale")).to_have_value(RATIONALE)
-    finally:
-        context.close()

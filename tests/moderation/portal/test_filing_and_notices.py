@@ -172,14 +172,22 @@ def notices_shown(html: str) -> tuple[str, list[str]]:
     return re.sub(r'<details class="repeated">.*?</details>', "", section, flags=re.S), folds
 
 
-def test_notices_repeating_an_explanation_show_it_once_and_each_notices_own_facts(login, owner, page, factchecker):
-    # Under the threshold: a third strike would make the page a repeat offender, which its notice says too.
+def three_false_ratings(page, factchecker, **policy_fields) -> list[Post]:
+    """Three posts of the page rated False one after the other, under the repeat-offender policy with
+    `policy_fields` changed (by default the third strike makes the page a repeat offender)."""
     policy = RepeatOffenderPolicy.current()
-    policy.strike_threshold = 4
+    for name, value in policy_fields.items():
+        setattr(policy, name, value)
     policy.save()
     posts = [PostFactory(page=page) for _ in range(3)]
     for post in posts:
         DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
+    return posts
+
+
+def test_notices_repeating_an_explanation_show_it_once_and_each_notices_own_facts(login, owner, page, factchecker):
+    # Under the threshold: a third strike would make the page a repeat offender, which its notice says too.
+    posts = three_false_ratings(page, factchecker, strike_threshold=4)
     html = text(login(owner).get("/appeals/"))
     visible, folds = notices_shown(html)
     # Each notice's own facts stay in view: which post, what happened, until when it can be appealed.
@@ -236,9 +244,7 @@ def test_the_rating_that_makes_the_page_a_repeat_offender_says_so_in_its_notice_
 ):
     """The owner was told only the post's own multiplier ("shown about 80% less") of a post shown 90% less on a
     page that had stopped earning, while the exported statement said the page's monetisation was suspended."""
-    posts = [PostFactory(page=page) for _ in range(3)]  # the third strike makes a repeat offender (the default 3)
-    for post in posts:
-        DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
+    posts = three_false_ratings(page, factchecker)
     first, third = (Post.objects.get(pk=post.pk).actions.get().statement for post in (posts[0], posts[2]))
     page_words = ("When this was decided your page was a repeat offender (3 fact-check strikes): while it is one, all "
                   "its posts are shown about 50% less on top of their own ratings, and it cannot earn money.")
@@ -249,12 +255,7 @@ def test_the_rating_that_makes_the_page_a_repeat_offender_says_so_in_its_notice_
 
 
 def test_a_policy_that_takes_only_the_money_is_told_without_a_demotion(login, owner, page, factchecker):
-    policy = RepeatOffenderPolicy.current()
-    policy.page_multiplier = 1
-    policy.save()
-    posts = [PostFactory(page=page) for _ in range(3)]
-    for post in posts:
-        DecisionFactory(post=post, reviewer=factchecker, rationale=LONG_RATIONALE)
+    posts = three_false_ratings(page, factchecker, page_multiplier=1)
     what = Post.objects.get(pk=posts[2].pk).actions.get().statement.what
     assert what.endswith("When this was decided your page was a repeat offender (3 fact-check strikes): while it is "
                          "one, it cannot earn money.")
