@@ -48,17 +48,13 @@ class AdminVitals:
         return {name: number(getattr(self, name)) for name in counts}
 
 
-# How long the index waits for Redis, to connect and for each answer (as /healthz). RQ's own connections wait
-# for ever: while Redis hung (a network partition, a stalled managed Redis) the index took as long as the hang.
-REDIS_WAIT_SECONDS = 0.5
-
-
 def failed_job_counts() -> list[QueueFailures]:
-    """Each RQ queue's failed-job registry size; a Redis that does not answer is reported, not raised, and once
-    one has not answered the other queues are not asked (each would wait as long)."""
-    from redis import Redis
-    from redis.exceptions import RedisError
+    """Each RQ queue's failed-job registry size, asked with a glance's time-out (core.resilience: while Redis hung,
+    the index took as long as the hang); a Redis that does not answer is reported, not raised, and once one has
+    not answered the other queues are not asked (each would wait as long)."""
     from rq import Queue
+
+    from core.resilience import OUTAGE, glancing_redis
 
     counts, connections, answering = [], {}, True
     for name, queue in settings.RQ_QUEUES.items():
@@ -67,10 +63,9 @@ def failed_job_counts() -> list[QueueFailures]:
             url = queue["URL"]
             try:
                 if url not in connections:
-                    connections[url] = Redis.from_url(url, socket_connect_timeout=REDIS_WAIT_SECONDS,
-                                                      socket_timeout=REDIS_WAIT_SECONDS)
+                    connections[url] = glancing_redis(url)
                 failed = Queue(name, connection=connections[url]).failed_job_registry.count
-            except (RedisError, OSError):
+            except OUTAGE:
                 answering = False
         counts.append(QueueFailures(queue=name, failed=failed))
     return counts

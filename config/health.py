@@ -33,12 +33,10 @@ def _database() -> str:
 def _redis_and_workers() -> tuple[str, str, int]:
     if not settings.REDIS_URL:
         return "not_configured", "not_configured", 0
-    from redis import Redis
-
-    from core.resilience import OUTAGE
+    from core.resilience import OUTAGE, glancing_redis
 
     try:
-        redis = Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=0.5)
+        redis = glancing_redis(settings.REDIS_URL)
         redis.ping()
         workers = live_workers(redis)
     except OUTAGE:

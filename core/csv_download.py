@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -50,6 +50,14 @@ def csv_rows(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterabl
     yield BOM + writer.writerow(header)
     for row in rows:
         yield writer.writerow([safe_cell(value) for value in row])
+
+
+def csv_file(text: str, *, filename: str) -> HttpResponse:
+    """CSV text written whole (the dashboard's charts, the DSA report) as an attachment named `filename`, with the
+    byte-order mark every download starts with."""
+    response = HttpResponse(BOM + text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 def csv_download(*, name: str, header: Sequence[str], rows: Iterable[Sequence[object]]) -> StreamingHttpResponse:

@@ -26,6 +26,16 @@ try:
 except ImportError:  # pragma: no cover - redis is a pinned dependency
     RedisError = OSError  # type: ignore[misc,assignment]
 OUTAGE = (RedisError, OSError)
+# How long a page that only looks at Redis (/healthz, the admin's index) waits for it, to connect and for each
+# answer: a Redis that hangs (a partition, a stalled server) costs it this, not as long as the hang.
+GLANCE_SECONDS = 0.5
+
+
+def glancing_redis(url: str):
+    """A connection for a quick look at Redis (RQ's own connections wait for an answer for ever)."""
+    from redis import Redis
+
+    return Redis.from_url(url, socket_connect_timeout=GLANCE_SECONDS, socket_timeout=GLANCE_SECONDS)
 
 
 class Breaker:

@@ -32,7 +32,8 @@ RELATION_LABELS = {
 # "Confirmed by Maria Lopez, 3 May 2026" rather than the state's own label ("Confirmed by a fact-checker").
 DECIDED_LABELS = {MatchState.CONFIRMED: "Confirmed", MatchState.REJECTED: "Rejected"}
 # A decision's outcome is shown beside the list it was made in (the page returns to #copies-title, a screen below
-# the messages at the top: a refused confirm looked like a success), where the page has that list.
+# the messages at the top: a refused confirm looked like a success), where the page has that list: the templates
+# take these messages by this tag (`messages|tagged:"copies"`, factdesk_format).
 BESIDE_COPIES = "copies"
 
 @factchecker_required

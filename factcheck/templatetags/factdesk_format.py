@@ -8,7 +8,6 @@ from django import template
 from django.contrib.messages import ERROR
 
 from core import formatting
-from factcheck.views_matches import BESIDE_COPIES
 
 register = template.Library()
 
@@ -30,14 +29,16 @@ def sentence(value) -> str:
 
 
 @register.filter
-def beside_copies(messages) -> list:
-    """A copy decision's messages, which the copies' list shows beside itself (factcheck.views_matches)."""
-    return [m for m in messages if BESIDE_COPIES in m.extra_tags.split()]
+def tagged(messages, tag: str) -> list:
+    """`{{ messages|tagged:"copies" }}`: the messages a view gave this extra tag, shown beside what they are about
+    (factcheck.views_matches tags a copy decision's)."""
+    return [m for m in messages if tag in m.extra_tags.split()]
 
 
 @register.filter
-def not_beside_copies(messages) -> list:
-    return [m for m in messages if BESIDE_COPIES not in m.extra_tags.split()]
+def untagged(messages, tag: str) -> list:
+    """The messages without this extra tag: the rest, at the top of the page."""
+    return [m for m in messages if tag not in m.extra_tags.split()]
 
 
 @register.filter

@@ -171,7 +171,7 @@ def test_the_index_answers_while_redis_hangs(staff_client, settings):
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)  # connections complete in the backlog; nothing is ever read or written
         redis_at(settings, f"redis://127.0.0.1:{silent.getsockname()[1]}/0")
-        # Asked once with REDIS_WAIT_SECONDS (0.5 s); before, each queue waited on the silent socket
+        # Asked once with core.resilience.GLANCE_SECONDS (0.5 s); before, each queue waited on the silent socket
         # (redis-py's 5 s each, 30 s in all).
         with deadline(10):
             answer = staff_client.get("/admin/")
