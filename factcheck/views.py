@@ -28,7 +28,7 @@ from core.formatting import duration as waiting_for
 from core.paging import page_number
 from core.place_names import country_name, language_name
 from core.refusals import Refusal
-from factcheck.claims import claim_next, claim_post, release_claim
+from factcheck.claims import claim_next, release_claim
 from factcheck.coverage import describe_coverage, narrowed_by
 from factcheck.forms import QueueFilterForm, render_filter_fields
 from factcheck.media_display import ShownMedia, media_by_post
@@ -226,19 +226,6 @@ def claim_next_view(request: HttpRequest) -> HttpResponse:
         return redirect(_queue_url(filters))
     messages.success(request, f"You claimed this post until {clock(claim.expires_at)}.")
     return redirect("factcheck:post", post_id=claim.post_id)
-
-
-@factchecker_required
-@require_POST
-def claim_view(request: HttpRequest, post_id: int) -> HttpResponse:
-    get_object_or_404(Post.objects.only("id"), pk=post_id)
-    try:
-        claim = claim_post(reviewer=request.user, post_id=post_id)
-    except Refusal as exc:
-        messages.error(request, str(exc))
-        return redirect("factcheck:post", post_id=post_id)
-    messages.success(request, f"You claimed this post until {clock(claim.expires_at)}.")
-    return redirect("factcheck:post", post_id=post_id)
 
 
 @factchecker_required

@@ -36,6 +36,7 @@ from factcheck.claimreview import PUBLISHED_VERDICTS
 from factcheck.claims import (
     AlreadyClaimed,
     claim_next,
+    claim_post,
     extend_claim,
     lapsed_claim_of,
     lease_length,
@@ -79,6 +80,31 @@ THEN_CLAIM_NEXT = "claim_next"
 CLAIM_WARNING = timedelta(minutes=5)
 
 
+def _lease(claim: Claim, message: str, **answer: bool) -> JsonResponse:
+    """A claim's lease for the page's script (static/js/claim.js), which counts down from `seconds_left` on the
+    page's own clock, never the browser's wall clock."""
+    return JsonResponse({**answer, "message": message, "expires_at": claim.expires_at.isoformat(),
+                         "seconds_left": seconds_left(claim, now=timezone.now()), "ends": clock(claim.expires_at)})
+
+
+@factchecker_required
+@require_POST
+def claim_view(request: HttpRequest, post_id: int) -> HttpResponse:
+    get_object_or_404(Post.objects.only("id"), pk=post_id)
+    try:
+        claim = claim_post(reviewer=request.user, post_id=post_id)
+    except Refusal as exc:
+        if wants_json(request):  # "Claim again" on a page whose claim ran out: said in the claim's live region
+            return JsonResponse({"claimed": False, "message": str(exc)}, status=409)
+        messages.error(request, str(exc))
+    else:
+        message = f"You claimed this post until {clock(claim.expires_at)}."
+        if wants_json(request):
+            return _lease(claim, message, claimed=True)
+        messages.success(request, message)
+    return redirect("factcheck:post", post_id=post_id)
+
+
 @factchecker_required
 @require_POST
 def extend_view(request: HttpRequest, post_id: int) -> HttpResponse:
@@ -86,17 +112,14 @@ def extend_view(request: HttpRequest, post_id: int) -> HttpResponse:
     try:
         claim = extend_claim(post_id=post_id, reviewer=request.user)
     except Refusal as exc:
-        if wants_json(request):  # the page's script (static/js/claim.js) says it in the claim's live region
+        if wants_json(request):  # the page's script says it in the claim's live region
             return JsonResponse({"extended": False, "message": str(exc)}, status=409)
         messages.error(request, str(exc))
     else:
         message = (f"Claim extended: you hold this post until {clock(claim.expires_at)} (a claim runs at most "
                    f"{most_ahead_minutes()} minutes ahead).")
         if wants_json(request):
-            # seconds_left: the page counts down from it on its own clock, never the browser's wall clock.
-            return JsonResponse({"extended": True, "message": message, "expires_at": claim.expires_at.isoformat(),
-                                 "seconds_left": seconds_left(claim, now=timezone.now()),
-                                 "ends": clock(claim.expires_at)})
+            return _lease(claim, message, extended=True)
         messages.success(request, message)
     return redirect("factcheck:post", post_id=post_id)
 

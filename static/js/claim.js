@@ -6,6 +6,8 @@
  *   again when the claim has run out. Without script the page shows the end time.
  * - One-click extension: the `[data-claim-extend]` form is posted in the background (JSON from the extend
  *   view); the countdown starts again from the new end. Without script the form posts and reloads.
+ * - Once the claim has run out, Extend and Release give way to `[data-claim-again]` (the claim view, posted
+ *   the same way): nobody else holding the post, the countdown starts again without a reload.
  * - Draft: what is typed into the rating form (`[data-draft-url]`) is saved to the server a moment after
  *   typing stops (and when the page is left), so nothing is lost to a lapsed claim or a reload. Signing out
  *   (`form[data-sign-out]`, the header's) waits for that save first: the session it is saved under ends with
@@ -55,6 +57,8 @@
     var endsEl = box.querySelector("strong");
     var warning = document.querySelector("[data-claim-warning]");
     var warnMs = parseInt(box.getAttribute("data-warning-minutes") || "5", 10) * 60000;
+    var held = document.querySelectorAll("form[data-claim-extend], form[data-claim-release]");
+    var again = document.querySelector("form[data-claim-again]");
     // Never the browser's wall clock (Date.now): it may be minutes or hours off the server's.
     var secondsLeft = parseInt(box.getAttribute("data-seconds-left") || "0", 10);
     var state = { expires: performance.now() + secondsLeft * 1000, warned: false, ended: false };
@@ -71,14 +75,21 @@
       warning.append(p);
     }
 
+    function runOut(ended) {
+      state.ended = ended;
+      box.classList.toggle("claim-ended", ended);
+      held.forEach(function (form) { form.hidden = ended; });
+      if (again) again.hidden = !ended;
+    }
+
     function tick() {
       var ms = state.expires - performance.now();
       if (ms <= 0) {
         if (leftEl) leftEl.textContent = "no time";
         if (!state.ended) {
-          state.ended = true;
-          box.classList.add("claim-ended");
-          say("Your claim has run out. What you typed is kept as your draft; saving claims the post again if nobody else has taken it.");
+          runOut(true);
+          say("Your claim has run out. What you typed is kept as your draft: claim the post again to go on (saving " +
+              "claims it again too), if nobody else has taken it.");
         }
         return;
       }
@@ -92,11 +103,10 @@
     tick();
     setInterval(tick, 1000);
     return {
-      extended: function (seconds, ends, message) {
+      renewed: function (seconds, ends, message) {
         state.expires = performance.now() + seconds * 1000;
         state.warned = false;
-        state.ended = false;
-        box.classList.remove("claim-ended");
+        runOut(false);
         if (endsEl && ends) endsEl.textContent = ends;
         say(message, "ok");
         tick();
@@ -105,21 +115,31 @@
     };
   }
 
-  function extension(clock) {
-    var form = document.querySelector("form[data-claim-extend]");
-    if (!form || !clock) return;
-    form.addEventListener("submit", function (event) {
-      event.preventDefault();
-      var button = form.querySelector("button");
-      if (button) button.disabled = true;
-      post(form.action, form, new FormData(form))
-        .then(function (response) { return response.json(); })
-        .then(function (data) {
-          if (data.extended) clock.extended(data.seconds_left, data.ends, data.message);
-          else clock.say(data.message || "The claim could not be extended.");
-        })
-        .catch(function () { form.submit(); }) // the page's own way, without script
-        .finally(function () { if (button) button.disabled = false; });
+  // The lease's forms posted in the background: each answers JSON with `ok` (extended or claimed) true and the
+  // new lease, or false and why (another reviewer holds the post, the claim runs as far ahead as it may).
+  var LEASE_FORMS = [
+    { selector: "form[data-claim-extend]", ok: "extended", failed: "The claim could not be extended." },
+    { selector: "form[data-claim-again]", ok: "claimed", failed: "The post could not be claimed again." },
+  ];
+
+  function leases(clock) {
+    if (!clock) return;
+    LEASE_FORMS.forEach(function (kind) {
+      var form = document.querySelector(kind.selector);
+      if (!form) return;
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        var button = form.querySelector("button");
+        if (button) button.disabled = true;
+        post(form.action, form, new FormData(form))
+          .then(function (response) { return response.json(); })
+          .then(function (data) {
+            if (data[kind.ok]) clock.renewed(data.seconds_left, data.ends, data.message);
+            else clock.say(data.message || kind.failed);
+          })
+          .catch(function () { form.submit(); }) // the page's own way, without script
+          .finally(function () { if (button) button.disabled = false; });
+      });
     });
   }
 
@@ -213,7 +233,7 @@
   }
 
   function start() {
-    extension(countdown());
+    leases(countdown());
     drafts();
   }
 

@@ -223,6 +223,36 @@ def test_the_claim_counts_down_and_warns_five_minutes_before_it_runs_out(live_se
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_claim_that_runs_out_on_the_open_page_is_claimed_again_without_a_reload(live_server, browser):
+    maria = reviewer()
+    best, _ = seed()
+    now = timezone.now()
+    lapsing = Claim.objects.create(post=best, reviewer=maria, claimed_at=now - timedelta(minutes=29, seconds=52),
+                                   expires_at=now + timedelta(seconds=8), status=ClaimStatus.ACTIVE)
+    best.queue_state = "claimed"
+    best.save(update_fields=["queue_state"])
+    with desk_page(browser) as page:
+        sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
+        page.get_by_label("Rationale").fill(RATIONALE)
+        page.evaluate("window.stillTheSamePage = true")  # gone if the page were loaded again
+        warning = page.locator("[data-claim-warning]")
+        expect(warning).to_contain_text("Your claim has run out", timeout=15_000)
+        # Extending or releasing a claim that has run out is refused: they give way to claiming it again.
+        expect(page.get_by_role("button", name="Extend by 30 minutes")).to_be_hidden()
+        expect(page.get_by_role("button", name="Release")).to_be_hidden()
+        page.get_by_role("button", name="Claim again").click()
+        expect(warning).to_contain_text("You claimed this post until")
+        expect(page.locator("[data-claim-left]")).to_contain_text(re.compile(r"^(29|30) minutes$"))
+        expect(page.get_by_role("button", name="Extend by 30 minutes")).to_be_visible()
+        expect(page.get_by_role("button", name="Claim again")).to_be_hidden()
+        assert page.evaluate("window.stillTheSamePage") is True
+        expect(page.get_by_label("Rationale")).to_have_value(RATIONALE)
+    claim = Claim.objects.get(post=best, status=ClaimStatus.ACTIVE)
+    assert claim.reviewer_id == maria.pk and claim.pk != lapsing.pk and claim.expires_at > timezone.now()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.parametrize("device", list(SCREENS))
 def test_the_form_is_beside_the_post_and_a_failed_save_opens_with_the_error_summary(live_server, screen, device):
     reviewer()

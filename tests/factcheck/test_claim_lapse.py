@@ -144,6 +144,29 @@ def test_the_script_extends_the_claim_and_gets_its_new_end(login, factchecker):
     assert response.json()["expires_at"] == claim.expires_at.isoformat()
 
 
+def test_the_script_claims_again_after_the_claim_ran_out_and_gets_the_new_end(login, factchecker):
+    post = PostFactory()
+    lapse(claim_post(reviewer=factchecker, post_id=post.pk))
+    response = login(factchecker).post(f"/queue/posts/{post.pk}/claim/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    claim = Claim.objects.get(post=post, status=ClaimStatus.ACTIVE)
+    assert claim.reviewer_id == factchecker.pk and claim.expires_at > timezone.now()
+    answer = response.json()
+    assert answer["claimed"] is True and answer["expires_at"] == claim.expires_at.isoformat()
+    assert 1790 <= answer["seconds_left"] <= 1800 and answer["message"].startswith("You claimed this post until")
+    assert Claim.objects.filter(post=post, status=ClaimStatus.EXPIRED).count() == 1  # the lapsed one, ended
+
+
+def test_the_script_is_told_who_took_the_post_when_it_claims_again_too_late(login, factchecker):
+    post = PostFactory()
+    lapse(claim_post(reviewer=factchecker, post_id=post.pk))
+    taken = claim_post(reviewer=FactCheckerFactory(), post_id=post.pk)
+    response = login(factchecker).post(f"/queue/posts/{post.pk}/claim/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 409
+    assert response.json() == {"claimed": False, "message": "Another reviewer is working on this post."}
+    assert Claim.objects.get(post=post, status=ClaimStatus.ACTIVE) == taken
+
+
 # In the browser the reviewer holds the lease (PRODUCT.md): only their own lapsed claim is taken again by a save.
 
 def test_a_save_of_a_post_nobody_ever_claimed_is_refused_and_keeps_what_was_typed(login, factchecker):
