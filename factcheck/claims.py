@@ -7,6 +7,7 @@ not queue behind each other), and a partial unique index allows one active claim
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -314,8 +315,10 @@ def shown_state(post: Post, *, live_claim: Claim | None) -> str:
 
 
 def seconds_left(claim: Claim, *, now: datetime) -> int:
-    """Whole seconds until the claim runs out (0 once it has): what the page's countdown starts from."""
-    return max(0, int((claim.expires_at - now).total_seconds()))
+    """Whole seconds until the claim runs out (0 once it has), rounded up: what the page's countdown starts from.
+    So the page never says the claim has run out while it still holds: its "Claim again" would get back the claim
+    that ends a moment later (factcheck.claims.claim_post keeps a reviewer's live claim) instead of a new one."""
+    return max(0, math.ceil((claim.expires_at - now).total_seconds()))
 
 
 def expire_claim(claim: Claim, *, now: datetime, return_to_queue: bool = True) -> None:

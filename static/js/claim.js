@@ -54,7 +54,9 @@
     var box = document.querySelector("[data-claim-countdown]");
     if (!box) return null;
     var leftEl = box.querySelector("[data-claim-left]");
-    var endsEl = box.querySelector("strong");
+    var holding = box.querySelector("[data-claim-holding]");
+    var ranOut = box.querySelector("[data-claim-ran-out]");
+    var endsEl = holding ? holding.querySelector("strong") : null;
     var warning = document.querySelector("[data-claim-warning]");
     var warnMs = parseInt(box.getAttribute("data-warning-minutes") || "5", 10) * 60000;
     var held = document.querySelectorAll("form[data-claim-extend], form[data-claim-release]");
@@ -78,6 +80,11 @@
     function runOut(ended) {
       state.ended = ended;
       box.classList.toggle("claim-ended", ended);
+      if (holding && ranOut) {
+        holding.hidden = ended;
+        ranOut.hidden = !ended;
+        if (ended && endsEl) ranOut.querySelector("strong").textContent = endsEl.textContent;
+      }
       held.forEach(function (form) { form.hidden = ended; });
       if (again) again.hidden = !ended;
     }

@@ -12,7 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
-from factcheck.claims import claim_post
+from factcheck.claims import claim_post, seconds_left
 from factcheck.models import (
     Claim,
     ClaimStatus,
@@ -155,6 +155,15 @@ def test_the_script_claims_again_after_the_claim_ran_out_and_gets_the_new_end(lo
     assert answer["claimed"] is True and answer["expires_at"] == claim.expires_at.isoformat()
     assert 1790 <= answer["seconds_left"] <= 1800 and answer["message"].startswith("You claimed this post until")
     assert Claim.objects.filter(post=post, status=ClaimStatus.EXPIRED).count() == 1  # the lapsed one, ended
+
+
+def test_the_page_counts_down_to_no_earlier_than_the_claims_end():
+    # Rounded down, a claim with 0.4 s left read as run out on the page, whose "Claim again" then got back the
+    # claim that ended a moment later rather than a new one.
+    now = timezone.now()
+    assert seconds_left(Claim(expires_at=now + timedelta(milliseconds=400)), now=now) == 1
+    assert seconds_left(Claim(expires_at=now + timedelta(seconds=60)), now=now) == 60
+    assert seconds_left(Claim(expires_at=now - timedelta(milliseconds=400)), now=now) == 0
 
 
 def test_the_script_is_told_who_took_the_post_when_it_claims_again_too_late(login, factchecker):
