@@ -14,7 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Min
+from django.db.models import Count, Min, QuerySet
 
 from core.formatting import times
 from factcheck.members import organisation_of
@@ -47,9 +47,9 @@ def _by(user, *, for_owner: bool, nobody: str) -> str:
     return team if for_owner else f"{user.get_username()} ({team})"
 
 
-def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | None = None) -> list[Entry]:
+def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | QuerySet | None = None) -> list[Entry]:
     """Every step, oldest first, in a fixed number of queries; `appeal_ids`: the appeals whose steps are shown
-    (None: every appeal)."""
+    (None: every appeal; a queryset of ids is read as a subquery)."""
     entries: list[Entry] = []
     for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id"), first=Min("flagged_at")):
         entries.append(Entry(row["first"], "flags", f"Flagged ({row['source'].replace('_', ' ')})",
@@ -79,7 +79,7 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
                                  _by(action.ended_by, for_owner=for_owner, nobody="Factdesk")))
     events = AppealEvent.objects.filter(appeal__post=post).select_related("actor__membership__organisation", "appeal")
     if appeal_ids is not None:
-        events = events.filter(appeal_id__in=list(appeal_ids))
+        events = events.filter(appeal_id__in=appeal_ids)
     for event in events:
         appeal = event.appeal
         title = (f"{appeal.kind_name.capitalize()} filed" if not event.from_status
@@ -98,6 +98,13 @@ def _sent_by_staff(post: Post) -> list[Entry]:
     """Trust and safety sending the post to the fact-checkers, with the note they wrote for them."""
     return [Entry(event.created_at, "reports", "Sent to the fact-checkers by trust and safety", event.reason,
                   _by(event.actor, for_owner=False, nobody="Trust and safety")) for event in sent_by_staff(post)]
+
+
+def timeline_for_factcheckers(post: Post, *, organisation_id: int | None) -> list[Entry]:
+    """The post's timeline with the steps of the appeals a fact-checker of this organisation reads only: another
+    organisation's appeals and removal appeals are not theirs (the appeal desk's page reads this)."""
+    theirs = appeals_read_by_factcheckers_of(organisation_id, post=post).values("pk")
+    return post_timeline(post, for_owner=False, appeal_ids=theirs)
 
 
 def tell_post_story(post: Post, *, organisation_id: int | None) -> PostStory:

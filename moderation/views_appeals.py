@@ -33,7 +33,7 @@ from core.replicas import reads_from_replica
 from core.search_input import search_text
 from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of
-from factcheck.models import Verdict
+from factcheck.models import Post, Verdict
 from moderation.appeals import (
     AppealConflict,
     NotAllowed,
@@ -47,7 +47,7 @@ from moderation.deadlines import due_label
 from moderation.forms import DecideForm, error_summary
 from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
 from moderation.selectors import organisation_appeals, removal_appeals
-from moderation.timeline import post_timeline
+from moderation.timeline import Entry, post_timeline, timeline_for_factcheckers
 
 PAGE_SIZE = 50
 STATEMENT_PREVIEW_WORDS = 25
@@ -98,6 +98,13 @@ class Desk:
         if self.key == "factcheck":
             return organisation_appeals(organisation_id=organisation_id_of(user))
         return removal_appeals()
+
+    def timeline(self, user, post: Post) -> list[Entry]:
+        """The post's timeline as this desk reads it: staff every step; a fact-checker only the steps of their own
+        organisation's appeals, as on the post page (moderation.selectors.appeals_read_by_factcheckers_of)."""
+        if self.key == "factcheck":
+            return timeline_for_factcheckers(post, organisation_id=organisation_id_of(user))
+        return post_timeline(post, for_owner=False)
 
 
 FACTCHECK_DESK = Desk(
@@ -267,7 +274,7 @@ def _render_detail(
         "distribution": getattr(appeal.post, "distribution", None),
         "rating": appeal.rating,
         "removal": appeal.action if appeal.kind == AppealKind.REMOVAL else None,
-        "timeline": post_timeline(appeal.post, for_owner=False),
+        "timeline": desk.timeline(user, appeal.post),
         "overdue": is_overdue(appeal, now=now),
         "due": _due(appeal, now) if appeal.is_open else "",
         "own_decision": _own_decision(appeal, user),

@@ -215,6 +215,20 @@ def test_the_appeal_page_shows_the_appeal_the_rating_the_post_and_the_full_timel
         assert label in html
 
 
+def test_the_appeal_page_shows_a_factchecker_the_steps_of_their_own_organisations_appeals_only(
+    login, appeal, owner, colleague, staff_user
+):
+    # The owner appeals a removal of the same post: the statement and the reason given to them are trust and
+    # safety's, as on the post page; staff read every step.
+    remove_post(staff=staff_user, post_id=appeal.post_id, ground="harassment", reason="Named a private person.")
+    removal = file_appeal(owner=owner, post_id=appeal.post_id, kind="removal", statement="STAFF-ONLY-STATEMENT")
+    html = login(colleague).get(url(appeal)).content.decode()
+    assert "Dispute appeal filed" in html and "The cure is real." in html
+    assert "STAFF-ONLY-STATEMENT" not in html and "Removal appeal filed" not in html
+    staff_html = login(StaffFactory()).get(url(removal)).content.decode()
+    assert "STAFF-ONLY-STATEMENT" in staff_html and "Dispute appeal filed" in staff_html
+
+
 def test_taking_into_review_then_reversing_a_dispute_restores_full_distribution(login, appeal, colleague):
     client = login(colleague)
     response = client.post(url(appeal, "review/"), follow=True)
