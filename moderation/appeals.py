@@ -347,8 +347,10 @@ def _reverse_rating(appeal: Appeal, *, reviewer, decision: Decision, now: dateti
             rationale=decision.public_rationale,
             sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES],
             article_url=decision.article_url,
-            # The fact-checkers' record of why the rating changed (their post page, the audit log), never published.
-            change_reason=f"appeal {appeal.pk} reversed: {decision.reason}", now=now,
+            # The fact-checkers' record of why the rating changed (every organisation's post page, the audit log):
+            # which appeal, not the reason, a note to the owner that stays on the appeal (its page and timeline,
+            # the deciding organisation's and the owner's).
+            change_reason=f"appeal {appeal.pk} reversed", now=now,
         )
     except Refusal as exc:  # e.g. the page became a politician's meanwhile
         raise AppealConflict(str(exc)) from exc
@@ -383,7 +385,8 @@ def _unlink_copy(appeal: Appeal, *, reviewer, decision: Decision, now: datetime)
     group, never to be matched to it again, and its matched rating ends; the claim keeps its rating."""
     reason = decision.reason
     post = appeal.post  # locked by _locked
-    unlink_copy(post=post, actor=reviewer, reason=f"appeal {appeal.pk} reversed: {reason}", now=now)
+    # The pair's reason is read on the claim's and the copy's pages, by any organisation: not the note to the owner.
+    unlink_copy(post=post, actor=reviewer, reason=f"appeal {appeal.pk} reversed: not the same claim", now=now)
     # The matched action active now: the one appealed, or the one a re-rating of the claim put in its place.
     active = Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
     carry_out(

@@ -123,6 +123,9 @@ def test_the_rater_cannot_decide_but_a_colleague_can_reverse_and_distribution_is
     decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
                             public_rationale="New evidence.", new_verdict="true", reason="The video is authentic.")
     assert decided.status == AppealStatus.REVERSED and decided.new_rating.verdict == "true"
+    # Every organisation's post page shows why a rating changed: which appeal, not the note to the owner.
+    assert decided.new_rating.change_reason == f"appeal {appeal.pk} reversed"
+    assert decided.outcome_reason == "The video is authentic."
     distribution = PostDistribution.objects.get(post=rated_post)
     assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
     assert [e.to_status for e in AppealEvent.objects.filter(appeal=appeal)] == ["open", "in_review", "reversed"]
@@ -237,7 +240,7 @@ def test_while_a_dispute_is_open_only_its_decision_changes_the_rating(owner, rat
     assert list(Rating.objects.filter(post=rated_post).values_list("pk", flat=True)) == [rating.pk]
     decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", reason="The quote is real.",
                             public_rationale="New evidence.", new_verdict="true")
-    assert decided.new_rating.is_current and decided.new_rating.change_reason.endswith("The quote is real.")
+    assert decided.new_rating.is_current and decided.new_rating.change_reason == f"appeal {decided.pk} reversed"
 
 
 def test_reversing_a_removal_that_staff_lifted_meanwhile_is_a_conflict_not_an_error(owner):

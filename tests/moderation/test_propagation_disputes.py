@@ -91,7 +91,10 @@ def test_reversing_a_dispute_of_a_copy_unlinks_that_copy_alone(factchecker, coll
     assert Action.objects.get(pk=matched.pk).end_reason == "reversed"
     assert not Action.objects.filter(post=copy, ended_at__isnull=True).exists()
     assert PostDistribution.objects.get(post=copy).multiplier == Decimal("1")
-    assert Match.objects.get(post=copy, source=source).state == "rejected"
+    unlinked = Match.objects.get(post=copy, source=source)
+    assert unlinked.state == "rejected"
+    # Every organisation's post pages show the pair's reason: the note to the owner stays on the appeal.
+    assert unlinked.reason == f"appeal {appeal.pk} reversed: not the same claim"
     assert (copy.queue_state, copy.duplicate_of_id) == (QueueState.QUEUED, None)
     assert copy in queued_posts(organisation=None)
     # The claim keeps its rating, and the other copy its matched rating.
