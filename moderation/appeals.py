@@ -44,7 +44,7 @@ from moderation.models import (
     EndReason,
     NotificationKind,
 )
-from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW
+from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW, filing_closes_at, last_day_to_appeal
 from moderation.notices import Notice, organisation_members, page_owners, send_notice, staff_members, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
@@ -94,6 +94,10 @@ def nothing_to_dispute_message(rating: Rating) -> str:
     cannot be disputed or corrected."""
     return (f"This post is rated {rating.get_verdict_display()}: that rating does not reduce its distribution or "
             "label it, so there is nothing to dispute or correct.")
+
+
+def window_closed_message(notice_at: datetime, *, what: str = "decision") -> str:
+    return f"The 6-month window to appeal this {what} closed at the end of {day(last_day_to_appeal(notice_at))}."
 
 
 def can_decide(user, appeal: Appeal) -> bool:
@@ -156,8 +160,8 @@ def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
     if not can_file(owner, post):
         raise NotAllowed("Only an owner of the post's page can appeal its decisions.")
     rating, action, notice_at = _target(post, values["kind"])
-    if now > notice_at + FILING_WINDOW:
-        raise AppealRefused(f"The 6-month window to appeal this decision closed on {day(notice_at + FILING_WINDOW)}.")
+    if now >= filing_closes_at(notice_at):
+        raise AppealRefused(window_closed_message(notice_at))
     # One open appeal per decision; a matched copy's "not the same claim" stays one appeal while the
     # claim is re-rated under it (its matched action is replaced, the question is not).
     same_decision = (Q(post=post, action__kind=ActionKind.MATCHED_RATING) if action is not None

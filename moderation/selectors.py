@@ -29,6 +29,7 @@ from moderation.models import (
     Strike,
     StrikeKind,
 )
+from moderation.models.appeals import filing_closes_at
 from moderation.policy import NO_EFFECT, Effect, current_effect, restricting_actions, restricts
 from moderation.standing import ages_out, counts_toward_standing
 
@@ -162,13 +163,28 @@ def fact_check_decision(post: Post) -> FactCheckDecision | None:
     return FactCheckDecision(rating=matched.rating, matched=matched) if matched is not None else None
 
 
-def appealable_kinds(decision: FactCheckDecision | None, actions: list[Action]) -> list[str]:
-    """What an owner may appeal on a post now: the fact-check decision (dispute, correction) while it
-    restricts the post, and an active removal. The portal offers exactly these, and filing checks them."""
-    kinds = [AppealKind.DISPUTE, AppealKind.CORRECTION] if decision is not None and decision.restricts else []
-    if any(action.kind == ActionKind.REMOVAL for action in actions):
+def appealable_kinds(decision: FactCheckDecision | None, actions: list[Action], *, now: datetime) -> list[str]:
+    """What an owner may appeal on a post now: the fact-check decision (dispute, correction) while it restricts the
+    post, and an active removal, each while its window is open (filing_closes_at). The portal offers exactly these,
+    and filing checks them."""
+    kinds = []
+    if decision is not None and decision.restricts and now < filing_closes_at(decision.notice_at):
+        kinds += [AppealKind.DISPUTE, AppealKind.CORRECTION]
+    removal = next((action for action in actions if action.kind == ActionKind.REMOVAL), None)
+    if removal is not None and now < filing_closes_at(removal.created_at):
         kinds.append(AppealKind.REMOVAL)
     return [str(kind) for kind in kinds]
+
+
+def closed_windows(decision: FactCheckDecision | None, actions: list[Action], *,
+                   now: datetime) -> list[tuple[str, datetime]]:
+    """The post's decisions an owner could appeal but for their window (what, and when they were told of it)."""
+    closed = []
+    if decision is not None and decision.restricts and now >= filing_closes_at(decision.notice_at):
+        closed.append(("match" if decision.matched is not None else "rating", decision.notice_at))
+    closed += [("removal", action.created_at) for action in actions
+               if action.kind == ActionKind.REMOVAL and now >= filing_closes_at(action.created_at)]
+    return closed
 
 
 def owner_distribution(post: Post) -> dict[str, object]:

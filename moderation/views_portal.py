@@ -42,6 +42,7 @@ from moderation.appeals import (
     file_appeal,
     is_overdue,
     nothing_to_dispute_message,
+    window_closed_message,
     withdraw_appeal,
 )
 from moderation.forms import AppealForm
@@ -59,6 +60,7 @@ from moderation.selectors import (
     active_actions,
     active_removal,
     appealable_kinds,
+    closed_windows,
     current_ratings,
     fact_check_decision,
     owner_distribution,
@@ -206,7 +208,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     rating_appeal = next((a for a in appeals if decision is not None and a.is_open and a.rating_id == rating.pk
                           and a.action_id == getattr(decision.matched, "pk", None)), None)
     removal_appeal = next((a for a in appeals if a.is_open and a.kind == AppealKind.REMOVAL), None)
-    possible = appealable_kinds(decision, actions)
+    now = timezone.now()
+    possible = appealable_kinds(decision, actions, now=now)
+    closed = [window_closed_message(told, what=what) for what, told in closed_windows(decision, actions, now=now)]
     kinds = [kind for kind in possible
              if not (rating_appeal if kind != AppealKind.REMOVAL else removal_appeal)]
     form = AppealForm(request.POST or None, kinds=kinds)
@@ -214,7 +218,7 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         if not kinds:
             messages.error(request, "An appeal against this decision is already open." if possible else
                            nothing_to_dispute_message(rating) if decision is not None and not decision.restricts
-                           else "This post has no rating or removal to appeal.")
+                           else closed[0] if closed else "This post has no rating or removal to appeal.")
             return redirect("moderation:portal_post", post_id=post.pk)
         if form.is_valid():
             try:
@@ -232,7 +236,6 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                 return redirect("moderation:portal_post", post_id=post.pk)
 
     withdraw_url = _url_for_ids("moderation:portal_withdraw")
-    now = timezone.now()
     return render(
         request,
         "moderation/portal_post.html",
@@ -251,6 +254,7 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             # Why a dispute is not offered: the rating restricts nothing (True, Not eligible).
             "nothing_to_dispute": (nothing_to_dispute_message(rating)
                                    if decision is not None and not decision.restricts else ""),
+            "windows_closed": closed,
             # One open appeal per decision: say so before the owner writes a second one.
             # A matched copy's appeal is against its matched action, a post's own against its rating.
             "matched": decision.matched if decision is not None else None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time, timedelta
+
 from dateutil.relativedelta import relativedelta
 from django.conf import settings
 from django.db import models
@@ -39,6 +41,19 @@ class AppealStatus(models.TextChoices):
 OPEN_STATUSES = (AppealStatus.OPEN, AppealStatus.IN_REVIEW)
 # An owner may appeal for this long after being told of the decision (PRODUCT.md, Appeals).
 FILING_WINDOW = relativedelta(months=6)
+
+
+def last_day_to_appeal(notice_at: datetime) -> date:
+    """The day an owner is given ("You can appeal until 6 Jun 2027"): the UTC date six months after the notice."""
+    return (notice_at + FILING_WINDOW).astimezone(UTC).date()
+
+
+def filing_closes_at(notice_at: datetime) -> datetime:
+    """When filing closes: at the end of the owner's last day anywhere on Earth (UTC-12, as deadlines for people in
+    every time zone are kept), so that nobody is refused on the day they were given, wherever they live. Closing at
+    the notice's time of day refused an owner in Los Angeles from the afternoon before that day. Up to 36 hours past
+    the six months."""
+    return datetime.combine(last_day_to_appeal(notice_at) + timedelta(days=1), time(12), tzinfo=UTC)
 # Appeals should be decided within this; older open ones are overdue (the target every desk shares).
 DECISION_TARGET = DESK_TARGET
 

@@ -4,7 +4,7 @@ notifications."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from dateutil.relativedelta import relativedelta
@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from factcheck.members import organisation_of
 from factcheck.models import Post
-from moderation.appeals import decide_appeal, file_appeal
+from moderation.appeals import AppealRefused, decide_appeal, file_appeal
 from moderation.models import Appeal, AppealStatus, Notification, RepeatOffenderPolicy
 from moderation.staff_actions import override_action
 from tests.factories import (
@@ -83,10 +83,34 @@ def test_filing_after_the_six_month_window_is_refused_with_a_message(login, owne
     # Rated and decided 200 days ago (history is append-only, so it is made in the past, not rewritten).
     old_post = PostFactory(page=page)
     DecisionFactory(post=old_post, reviewer=factchecker, created_at=long_ago)
-    response = file(login(owner), old_post)
+    client = login(owner)
     closed = long_ago + relativedelta(months=6)
-    assert f"The 6-month window to appeal this decision closed on {closed.day} {closed:%b %Y}." in text(response)
+    said = f"The 6-month window to appeal this rating closed at the end of {closed.day} {closed:%b %Y}."
+    page_text = text(client.get(f"/appeals/posts/{old_post.pk}/"))
+    assert said in page_text and 'name="statement"' not in page_text  # said, and no form to fill in vain
+    assert said in text(file(client, old_post))
     assert not Appeal.objects.exists()
+
+
+@pytest.mark.parametrize(("filed_at", "filed"), [
+    ("2026-12-06T19:59:59+00:00", True),   # six months to the second: the notice's time of day
+    ("2026-12-06T23:30:00-08:00", True),   # late on the day given, in Los Angeles (7 Dec, 07:30 UTC)
+    ("2026-12-07T11:59:59+00:00", True),   # still 6 Dec somewhere on Earth (UTC-12)
+    ("2026-12-07T12:00:00+00:00", False),  # 6 Dec has ended everywhere
+])
+def test_the_window_stays_open_to_the_end_of_the_day_given_wherever_the_owner_lives(owner, page, factchecker,
+                                                                                    filed_at, filed):
+    told = datetime.fromisoformat("2026-06-06T20:00:00+00:00")
+    post = PostFactory(page=page)
+    decision = DecisionFactory(post=post, reviewer=factchecker, created_at=told)
+    assert decision.action.statement.how_to_appeal.endswith("You can appeal until 6 Dec 2026.")
+    now = datetime.fromisoformat(filed_at)
+    if filed:
+        assert file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="Real.", now=now).pk
+    else:
+        with pytest.raises(AppealRefused, match=r"^The 6-month window to appeal this decision closed at the end "
+                                                r"of 6 Dec 2026\.$"):
+            file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="Real.", now=now)
 
 
 def test_an_over_long_statement_is_refused_next_to_the_field_and_kept_for_editing(login, owner, rated_post):
