@@ -109,6 +109,15 @@ def _snapshot(row: models.Model, fields: list[str]) -> dict[str, str]:
     return {field: str(getattr(row, field)) for field in fields}
 
 
+def changed_since(row: models.Model, *, seen: str) -> models.Model | None:
+    """The policy row as it is now if it was saved since the version `seen` (its `updated_at`, ISO) was read, else
+    None. Locks the row until the caller's transaction ends (the admin's, around the check and `save_policy`), so
+    nobody saves it in between."""
+    now = (type(row).objects.select_for_update(no_key=True, of=("self",)).select_related("updated_by")
+           .filter(pk=row.pk).first())
+    return now if now is not None and now.updated_at.isoformat() != seen else None
+
+
 @transaction.atomic
 def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str, list[str]]:
     """Save an EnforcementPolicy or RepeatOffenderPolicy row and audit what changed.

@@ -14,7 +14,7 @@ from django.core.validators import MaxLengthValidator
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
 from core.reasons import MAX_REASON, refuse_control_characters
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
-from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, NO_ACTION_VERDICTS, save_policy
+from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, NO_ACTION_VERDICTS, changed_since, save_policy
 
 
 def policy_reason(applies: str) -> forms.CharField:
@@ -38,7 +38,36 @@ MULTIPLIER_HELP = ("How much of its usual feed distribution a post keeps, from 0
                    "0.5 means shown half as often, 0.2 means shown 80% less, 0 hides it from feeds.")
 
 
-class EnforcementPolicyForm(forms.ModelForm):
+class PolicyForm(forms.ModelForm):
+    """A policy row's change form, refused when someone saved the row since the form was opened: the admin posts
+    every field, so a stale form saved over another's change would undo it (a multiplier set back without a
+    word). `seen`: the row's version (its `updated_at`) when the form was rendered."""
+
+    seen = forms.CharField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.fields["seen"].initial = self.instance.updated_at.isoformat()
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if self.instance.pk is None or not cleaned.get("seen"):  # a form the admin rendered always says
+            return cleaned
+        now = changed_since(self.instance, seen=cleaned["seen"])
+        if now is not None:
+            # Shown with the values typed; a second save, now that the change is known, goes through.
+            self.data = self.data.copy()
+            self.data[self.add_prefix("seen")] = now.updated_at.isoformat()
+            by = f" by {now.updated_by.get_username()}" if now.updated_by_id else ""
+            raise forms.ValidationError(
+                f"This policy was changed{by} at {when(now.updated_at)}, after you opened this page, and your change "
+                "was not saved: it would have undone theirs. The values in force are in the list of policies; "
+                "check the values below and save again.", code="stale")
+        return cleaned
+
+
+class EnforcementPolicyForm(PolicyForm):
     reason = policy_reason(NEW_DECISIONS)
 
     def clean_label(self) -> str:
@@ -58,7 +87,7 @@ class EnforcementPolicyForm(forms.ModelForm):
         }
 
 
-class RepeatOffenderPolicyForm(forms.ModelForm):
+class RepeatOffenderPolicyForm(PolicyForm):
     reason = policy_reason(EVERY_PAGE)
 
     class Meta:
@@ -136,7 +165,8 @@ class EnforcementPolicyAdmin(PolicyAdmin):
     form = EnforcementPolicyForm
     # A row is the policy of its verdict: re-keying it would leave that verdict with no policy.
     readonly_fields = ("verdict", "updated", "updated_by")
-    fields = ("verdict", "feed_multiplier", "label", "warn_sharers", "page_strike", "reason", "updated", "updated_by")
+    fields = ("verdict", "feed_multiplier", "label", "warn_sharers", "page_strike", "reason", "seen", "updated",
+              "updated_by")
     list_display = ("verdict", "in_feeds", "label", "warn_sharers", "page_strike", "updated", "updated_by")
     list_select_related = ("updated_by",)
 
@@ -164,7 +194,7 @@ class EnforcementPolicyAdmin(PolicyAdmin):
 class RepeatOffenderPolicyAdmin(PolicyAdmin):
     form = RepeatOffenderPolicyForm
     applies = EVERY_PAGE
-    fields = ("strike_threshold", "window_days", "page_multiplier", "reason", "updated", "updated_by")
+    fields = ("strike_threshold", "window_days", "page_multiplier", "reason", "seen", "updated", "updated_by")
     list_display = ("strike_threshold", "window_days", "page_multiplier", "updated", "updated_by")
     list_select_related = ("updated_by",)
 

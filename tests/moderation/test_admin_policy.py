@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
+from django.test import Client
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.members import create_user
@@ -154,3 +156,32 @@ def test_the_row_of_true_which_takes_no_action_is_shown_not_offered_for_editing(
     response = staff_client.post(url, policy_form(policy, feed_multiplier="0.5", reason="Label true posts."))
     assert response.status_code == 403
     assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == policy.feed_multiplier
+
+
+def test_a_form_opened_before_someone_elses_save_is_refused_and_undoes_nothing(staff_client):
+    policy = EnforcementPolicy.objects.get(verdict="false")
+    url = f"/admin/moderation/enforcementpolicy/{policy.pk}/change/"
+    seen = re.search(r'name="seen" value="([^"]+)"', staff_client.get(url).content.decode()).group(1)
+    # Meanwhile tariq opens the same form and lowers the multiplier.
+    create_user(username="tariq", role="trust_safety", password=PASSWORD)
+    tariq = Client()
+    assert tariq.login(username="tariq", password=PASSWORD)
+    tariq_seen = re.search(r'name="seen" value="([^"]+)"', tariq.get(url).content.decode()).group(1)
+    assert tariq_seen == seen
+    tariq.post(url, policy_form(policy, feed_multiplier="0.1", seen=tariq_seen, reason="Stronger demotion."))
+    assert EnforcementPolicy.objects.get(pk=policy.pk).feed_multiplier == Decimal("0.1")
+
+    # sam's form still shows 0.2 and changes only the label: saving it would set the multiplier back.
+    stale = policy_form(policy, label="False. Checked by fact-checkers.", seen=seen, reason="Shorter label.")
+    response = staff_client.post(url, stale)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "This policy was changed by tariq at" in page and "your change was not saved" in page
+    assert "False. Checked by fact-checkers." in page  # what sam typed is still in the form
+    kept = EnforcementPolicy.objects.get(pk=policy.pk)
+    assert (kept.feed_multiplier, kept.label) == (Decimal("0.1"), policy.label)
+    assert AuditEvent.objects.filter(verb=AuditVerb.POLICY_CHANGED).count() == 1
+    # Told, sam saves again (his form now carries the newest version): his values are what he chose to send.
+    again = re.search(r'name="seen" value="([^"]+)"', page).group(1)
+    staff_client.post(url, {**stale, "seen": again, "feed_multiplier": "0.1"})
+    assert EnforcementPolicy.objects.get(pk=policy.pk).label == "False. Checked by fact-checkers."
