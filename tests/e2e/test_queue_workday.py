@@ -6,6 +6,7 @@ serious or critical violation. The world: 25 queued posts of realistic length, s
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from factcheck import views
 from factcheck.models import Claim, ClaimStatus, FlagSource, QueueState
 from tests.e2e.conftest import SHOTS_DIR
 from tests.e2e.helpers import sign_in
@@ -83,6 +85,24 @@ def desk(browser) -> Iterator:
     page = new_page(browser, DESK)
     yield page
     page.context.close()
+
+
+def slowly(monkeypatch, module, name: str, seconds: float = 0.5) -> None:
+    """`module.name` (what a view calls) takes `seconds` longer: the live server runs in this process."""
+    fast = getattr(module, name)
+
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return fast(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, slow)
+
+
+def twice(page, button) -> None:
+    """Two clicks 100 ms apart, as an impatient person's double-click, the second while the first request is on its
+    way (Playwright's own dblclick lands both before the request leaves, and waits out a navigation between
+    clicks)."""
+    button.evaluate("b => { b.click(); setTimeout(() => b.click(), 100); }")
 
 
 def open_queue(page, base_url: str) -> None:
@@ -174,6 +194,19 @@ def test_n_claims_the_best_post_and_opens_it(live_server, desk, reviewer):
     expect(desk).to_have_url(f"{live_server.url}/queue/posts/{best.pk}/")
     claim = Claim.objects.get()
     assert (claim.post_id, claim.reviewer_id, claim.status) == (best.pk, reviewer.pk, ClaimStatus.ACTIVE)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_double_click_on_claim_next_claims_one_post_the_best(live_server, desk, reviewer, monkeypatch):
+    best, *_ = queue_world(5)
+    open_queue(desk, live_server.url)
+    slowly(monkeypatch, views, "claim_next")  # the second click lands while the first is on its way
+    twice(desk, desk.get_by_role("button", name="Claim next", exact=True).first)
+    expect(desk).to_have_url(f"{live_server.url}/queue/posts/{best.pk}/")
+    expect(desk.get_by_text("You claimed this post until")).to_have_count(1)
+    claim = Claim.objects.get()  # not a second post held out of the queue unseen
+    assert (claim.post_id, claim.reviewer_id) == (best.pk, reviewer.pk)
 
 
 @pytest.mark.browser

@@ -14,9 +14,11 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from factcheck import views_post
 from factcheck.models import Claim, ClaimStatus, FlagSource, Rating, RatingDraft, Verdict
 from tests.e2e.conftest import SHOTS_DIR
 from tests.e2e.helpers import sign_in
+from tests.e2e.test_queue_workday import slowly, twice
 from tests.e2e.test_review_usability import fits
 from tests.factories import FactCheckerFactory, FlagFactory, OrganisationFactory, PageFactory, PostFactory
 
@@ -253,6 +255,26 @@ def test_a_claim_that_runs_out_on_the_open_page_is_claimed_again_without_a_reloa
         expect(page.get_by_label("Rationale")).to_have_value(RATIONALE)
     claim = Claim.objects.get(post=best, status=ClaimStatus.ACTIVE)
     assert claim.reviewer_id == maria.pk and claim.pk != lapsing.pk and claim.expires_at > timezone.now()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_double_clicked_save_saves_once_and_says_it_was_saved(live_server, browser, monkeypatch):
+    maria = reviewer()
+    best, _ = seed()
+    with desk_page(browser) as page:
+        sign_in(page, live_server.url, "maria", f"/queue/posts/{best.pk}/")
+        page.get_by_role("button", name="Claim", exact=True).click()
+        page.get_by_label("False", exact=True).check()
+        page.get_by_label("Rationale").fill(RATIONALE)
+        page.get_by_label("Sources").fill(SOURCE)
+        slowly(monkeypatch, views_post, "record_rating")  # the second click lands while the first is on its way
+        twice(page, page.get_by_role("button", name="Save rating"))
+        expect(page).to_have_url(f"{live_server.url}/queue/")
+        expect(page.get_by_text("Rating saved:")).to_be_visible()  # not "Not saved: you rated this a moment ago"
+    rating = Rating.objects.get()
+    assert (rating.post_id, rating.reviewer_id) == (best.pk, maria.pk)
+    assert not RatingDraft.objects.exists()  # the second click left no out-of-date draft behind
 
 
 @pytest.mark.browser
