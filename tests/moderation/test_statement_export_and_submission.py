@@ -87,6 +87,16 @@ def test_export_refuses_a_bad_date_clearly(since, tmp_path):
         call_command("export_statements", since=since, out=str(tmp_path))
 
 
+@pytest.mark.parametrize(("option", "day"), [("since", "1999-12-31"), ("since", "9999-12-31"),
+                                             ("until", "9999-12-31"), ("until", "0001-01-01")])
+def test_export_refuses_a_day_outside_the_history_clearly_and_writes_nothing(option, day, tmp_path):
+    # --until 9999-12-31 was an OverflowError traceback (the day after it is no date), with an empty directory left.
+    arguments = {"since": "2026-01-01", option: day}
+    with pytest.raises(CommandError, match=rf"^--{option} must be a day from 2000-01-01 to \d{{4}}-\d\d-\d\d, "):
+        call_command("export_statements", **arguments, out=str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
 def test_export_refuses_until_before_since_and_a_directory_holding_an_export(tmp_path):
     with pytest.raises(CommandError, match="before --since"):
         call_command("export_statements", since="2026-02-02", until="2026-02-01", out=str(tmp_path))

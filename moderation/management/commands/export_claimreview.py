@@ -16,7 +16,7 @@ from django.utils import timezone
 from core.files import whole_file
 from core.replicas import reads_from_replica
 from factcheck.claimreview import published_reviews, write_data_feed
-from moderation.management.commands._dates import parse_day
+from moderation.management.commands._dates import parse_past_day
 from moderation.selectors import published_ratings
 
 
@@ -29,7 +29,7 @@ class Command(BaseCommand):
 
     @reads_from_replica
     def handle(self, *args, since: str, out: Path | None, **options) -> None:
-        start = timezone.make_aware(datetime.combine(parse_day(since, option="--since"), time.min))
+        start = timezone.make_aware(datetime.combine(parse_past_day(since, option="--since"), time.min))
         ratings = (
             published_ratings()
             .annotate(published=Coalesce("published_at", "created_at"))

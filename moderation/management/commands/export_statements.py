@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.replicas import reads_from_replica
-from moderation.management.commands._dates import parse_day
+from moderation.management.commands._dates import parse_past_day
 from moderation.statements.export import ExportRefused, export_statements
 
 
@@ -25,8 +25,8 @@ class Command(BaseCommand):
 
     @reads_from_replica
     def handle(self, *args, since: str, until: str | None, out: Path, **options) -> None:
-        first = parse_day(since, option="--since")
-        last = parse_day(until, option="--until")
+        first = parse_past_day(since, option="--since")
+        last = parse_past_day(until, option="--until")
         if last is not None and first is not None and last < first:
             raise CommandError(f"--until ({last}) is before --since ({first}).")
         try:

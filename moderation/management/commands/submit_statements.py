@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from moderation.management.commands._dates import parse_day
+from moderation.management.commands._dates import parse_past_day
 from moderation.statements.submission import SubmissionRefused, submit_statements
 from moderation.statements.transparency import MAX_BATCH
 
@@ -46,7 +46,7 @@ class Command(BaseCommand):
             raise CommandError(f"--timeout must be more than 0 and at most {MAX_SECONDS:,} seconds, not {timeout}.")
         try:
             done = submit_statements(
-                endpoint=endpoint, token=token, since=parse_day(since, option="--since"), batch_size=batch_size,
+                endpoint=endpoint, token=token, since=parse_past_day(since, option="--since"), batch_size=batch_size,
                 attempts=attempts, backoff=backoff, timeout=timeout,
             )
         except SubmissionRefused as exc:
