@@ -128,7 +128,9 @@ def notice_lines(since: datetime, until: datetime) -> Iterable[tuple[str, str, s
 
 def _median_waits(since: datetime, until: datetime) -> dict[str, tuple[int, int | None]]:
     """Per category, the flags decided in the range and their median wait from receipt (seconds): computed by
-    PostgreSQL (percentile_cont, one row per category, however many flags); in Python on SQLite."""
+    PostgreSQL (percentile_cont, one row per category, however many flags); in Python on SQLite. A flag on a post
+    rated before it arrived (an imported rating, a back-dated one) was answered at once: no wait, never a
+    negative one, as the histogram's buckets count it (`wait_bucket`)."""
     decided = Flag.objects.filter(decided_at__gte=since, decided_at__lt=until)
     # The database the ORM reads these flags from (a replica inside core.replicas' scope), for the statement too.
     connection = connections[decided.db]
@@ -137,11 +139,12 @@ def _median_waits(since: datetime, until: datetime) -> dict[str, tuple[int, int 
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT category, COUNT(*), percentile_cont(0.5) WITHIN GROUP "
-                f"(ORDER BY EXTRACT(EPOCH FROM decided_at - received_at)) FROM ({sql}) AS decided GROUP BY category",
+                f"(ORDER BY GREATEST(EXTRACT(EPOCH FROM decided_at - received_at), 0)) FROM ({sql}) AS decided "
+                "GROUP BY category",
                 params,
             )
             return {category: (n, round(median)) for category, n, median in cursor.fetchall()}
     waits: dict[str, list[float]] = {}
     for category, received_at, decided_at in decided.values_list("category", "received_at", "decided_at"):
-        waits.setdefault(category, []).append((decided_at - received_at).total_seconds())
+        waits.setdefault(category, []).append(max((decided_at - received_at).total_seconds(), 0))
     return {category: (len(times), round(statistics.median(times))) for category, times in waits.items()}

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, time, timedelta
 import pytest
 from django.core.management import call_command
 
-from factcheck.models import ReportOutcome
+from factcheck.models import Flag, ReportOutcome
 from moderation.harm_reports import claim_report, decide_report
 from reports.notices import histogram_median, wait_bucket
 from reports.rollup import roll_up_days
 from tests.conftest import bearer_client
-from tests.factories import StaffFactory
+from tests.factories import FlagFactory, StaffFactory
 from tests.scenarios import reported_post
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +94,17 @@ def test_the_transparency_report_counts_notices_and_the_median_time_to_decide_by
         "median_seconds_to_decide"]) == ("2", str(6 * 3600))
     assert rows[("notices_decided", "violence")]["median_seconds_to_decide"] == str(2 * 3600)
     assert rows[("notices_decided", "harassment")]["median_seconds_to_decide"] == ""
+
+
+def test_a_flag_on_a_post_rated_before_it_arrived_waited_no_time(tmp_path):
+    # An imported or back-dated rating: the flag is answered before it was received. The report said -7200.
+    flag = FlagFactory()
+    Flag.objects.filter(pk=flag.pk).update(received_at=at(10), status="decided", outcome="rated", decided_at=at(8))
+    out = tmp_path / "report.csv"
+    call_command("transparency_report", "--from", DAY.isoformat(), "--to", DAY.isoformat(), "--out", str(out),
+                 stdout=io.StringIO())
+    rows = {(row["section"], row["item"]): row for row in csv.DictReader(io.StringIO(out.read_text()))}
+    assert rows[("notices_decided", "misinformation")]["median_seconds_to_decide"] == "0"
 
 
 def test_the_wait_histogram_keeps_minutes_then_quarter_hours_then_hours_and_reads_its_median():
