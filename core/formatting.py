@@ -1,6 +1,7 @@
 """How people read dates and multipliers, one way across the app's pages, notices, messages and admin.
 
-Dates: "2 Jun 2027"; moments: "2 Jun 2027, 14:05 UTC" (as config/formats writes them in templates).
+Dates: "2 Jun 2027"; moments: "2 Jun 2027, 14:05 UTC" (as config/formats writes them in templates), or in the
+reader's own time zone: "14:05 (Europe/Paris)" (`clock`).
 Feed multipliers: "×0.2" (no trailing zeros), and as a share: "shown 80% less".
 Durations: "3 h 10 min", "2 d 4 h", "under a minute".
 Sentences that end in a label, a name or a reason: one full stop, never '..' or '.".'.
@@ -11,11 +12,23 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
+from django.utils import timezone
+
 
 def day(value: date | datetime) -> str:
     if isinstance(value, datetime):
         value = value.astimezone(UTC)
     return f"{value.day} {value:%b %Y}"
+
+
+def clock(value: datetime) -> str:
+    """A moment as the person reading it keeps time, in their own (the active) time zone: "14:05 (Europe/Paris)"
+    today, "3 Dec, 14:05 (Europe/Paris)" another day (a draft from days ago read as today's)."""
+    local, today = timezone.localtime(value), timezone.localdate()
+    when = f"{local:%H:%M}" if local.date() == today else f"{local.day} {local:%b}, {local:%H:%M}"
+    if local.year != today.year:
+        when = f"{local.day} {local:%b %Y}, {local:%H:%M}"
+    return f"{when} ({timezone.get_current_timezone_name()})"
 
 
 def moment(value: datetime) -> str:

@@ -231,15 +231,18 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
 @transaction.atomic(durable=True)
 def release_claim(
     *, claim_id: int, reviewer, reason: str = "released by reviewer", now: datetime | None = None
-) -> None:
+) -> bool:
+    """Whether the claim was released: False when it had ended meanwhile (its post rated in another tab, the
+    claim expired), which changes nothing."""
     now = now or timezone.now()
     Post.objects.select_for_update(no_key=True, of=("self",)).filter(claims__pk=claim_id).first()
     claim = Claim.objects.get(pk=claim_id)
     if claim.reviewer_id != reviewer.pk:
         raise NotClaimable("You can only release your own claims.")
     if claim.status != ClaimStatus.ACTIVE:
-        return
+        return False
     _end(claim, status=ClaimStatus.RELEASED, now=now, actor=reviewer, reason=reason)
+    return True
 
 
 class ClaimLapsed(ClaimError):

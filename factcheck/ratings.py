@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.formatting import clock
 from core.reasons import control_problem
 from core.refusals import Refusal
 from factcheck.claims import (
@@ -222,6 +223,13 @@ def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None,
         raise StaleRating(
             f"You rated this post {current.get_verdict_display()} a moment ago (a second click, or another tab): "
             "that rating stands, and nothing more was saved.",
+            current=current,
+        )
+    if current.reviewer_id == reviewer.pk:  # their own, longer ago: a form sent again from the Back button
+        raise StaleRating(
+            f"You rated this post {current.get_verdict_display()} at {clock(current.created_at)}, after this form "
+            "was opened: that rating stands, and nothing more was saved. Read it, then save again if this one "
+            "should replace it.",
             current=current,
         )
     raise StaleRating(

@@ -24,6 +24,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.formatting import clock
 from core.formatting import duration as waiting_for
 from core.paging import page_number
 from core.place_names import country_name, language_name
@@ -70,11 +71,6 @@ def range_label(*, first: int, shown: int, total: int) -> str:
     else:
         of = f"{max(COUNT_CAP, last):,}+" if total > COUNT_CAP else f"{total:,}"
     return f"{first:,}–{last:,} of {of}" if shown else f"0 of {of}"
-
-
-def clock(moment) -> str:
-    """ "14:05 (Europe/Paris)": a time of day in the reviewer's own time zone (the active one)."""
-    return f"{timezone.localtime(moment):%H:%M} ({timezone.get_current_timezone_name()})"
 
 
 def _queue_url(filters: QueueFilters) -> str:
@@ -237,9 +233,12 @@ def release_view(request: HttpRequest, post_id: int) -> HttpResponse:
         messages.error(request, "You do not hold a claim on this post.")
         return redirect("factcheck:post", post_id=post_id)
     try:
-        release_claim(claim_id=claim.pk, reviewer=request.user)
+        released = release_claim(claim_id=claim.pk, reviewer=request.user)
     except Refusal as exc:
         messages.error(request, str(exc))
+        return redirect("factcheck:post", post_id=post_id)
+    if not released:  # ended while this request waited for the post: rated in another tab, say
+        messages.info(request, "Your claim had already ended (the post page says how): nothing was released.")
         return redirect("factcheck:post", post_id=post_id)
     messages.success(request, "Claim released; the post is back in the queue.")
     return redirect("factcheck:queue")

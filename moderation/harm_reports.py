@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from core.formatting import moment
+from core.formatting import clock
 from core.reasons import reason_problem
 from core.refusals import Refusal
 from factcheck.claims import lease_length
@@ -114,7 +114,7 @@ def claim_report(*, staff, post_id: int, now: datetime | None = None) -> Reporte
     holder = live_holder(row, now=now)
     if holder is not None and holder.pk != staff.pk:
         raise ReportClaimed(f"{holder.get_username()} is deciding this post's reports (until "
-                            f"{moment(row.lease_expires_at)}); it is theirs until then.")
+                            f"{clock(row.lease_expires_at)}); it is theirs until then.")
     if holder is None:
         row.claimed_at = now
     row.holder, row.lease_expires_at = staff, now + lease_length()

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.csv_download import csv_download
 from core.error_summary import typed_text
-from core.formatting import moment
+from core.formatting import clock
 from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
 from core.search_input import search_text
@@ -304,7 +304,7 @@ def _conflict_message(appeal: Appeal, exc: AppealConflict) -> str:
     if appeal.is_open:
         return str(exc)
     by = f" by {appeal.reviewer.get_username()}" if appeal.reviewer_id else ""
-    when = f" on {moment(appeal.decided_at)}" if appeal.decided_at else ""
+    when = f" at {clock(appeal.decided_at)}" if appeal.decided_at else ""
     outcome = appeal.get_status_display().lower()
     return f"This appeal was already decided{by}{when}: {outcome}. Your decision was not saved."
 

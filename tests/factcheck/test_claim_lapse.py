@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
+from factcheck import views
 from factcheck.claims import claim_post, seconds_left
 from factcheck.models import (
     Claim,
@@ -174,6 +175,20 @@ def test_the_script_is_told_who_took_the_post_when_it_claims_again_too_late(logi
     assert response.status_code == 409
     assert response.json() == {"claimed": False, "message": "Another reviewer is working on this post."}
     assert Claim.objects.get(post=post, status=ClaimStatus.ACTIVE) == taken
+
+
+def test_releasing_a_claim_whose_post_was_rated_meanwhile_says_nothing_was_released(login, factchecker, monkeypatch):
+    # Release in one tab while the rating is saved in another: the release read the claim as active, then waited
+    # for the post's lock while the save completed it. It said "Claim released; the post is back in the queue."
+    post = PostFactory()
+    read_before_the_save = claim_post(reviewer=factchecker, post_id=post.pk)
+    client = login(factchecker)
+    client.post(f"/queue/posts/{post.pk}/", TYPED)
+    monkeypatch.setattr(views, "active_claim", lambda post: read_before_the_save)
+    html = text(client.post(f"/queue/posts/{post.pk}/release/", follow=True))
+    assert "Your claim had already ended" in html and "back in the queue" not in html
+    assert Claim.objects.get().status == ClaimStatus.COMPLETED
+    assert not AuditEvent.objects.filter(verb=AuditVerb.CLAIM_RELEASED).exists()
 
 
 # In the browser the reviewer holds the lease (PRODUCT.md): only their own lapsed claim is taken again by a save.

@@ -185,9 +185,11 @@ def test_released_claim_returns_the_post_and_only_its_holder_can_release(factche
     claim = claim_next(reviewer=factchecker)
     with pytest.raises(NotClaimable):
         release_claim(claim_id=claim.pk, reviewer=other)
-    release_claim(claim_id=claim.pk, reviewer=factchecker)
+    assert release_claim(claim_id=claim.pk, reviewer=factchecker) is True
     post.refresh_from_db()
     assert post.queue_state == QueueState.QUEUED
+    # Released again (a second tab, a double-click): nothing to release, and it says so.
+    assert release_claim(claim_id=claim.pk, reviewer=factchecker) is False
     assert AuditEvent.objects.filter(verb=AuditVerb.CLAIM_RELEASED, actor=factchecker).exists()
     assert claim_next(reviewer=other).post_id == post.pk
 

@@ -146,6 +146,20 @@ def test_a_second_save_of_ones_own_rating_says_so_rather_than_someone_else():
 
 
 @pytest.mark.django_db
+def test_a_form_sent_again_long_after_ones_own_rating_says_whose_rating_it_is(monkeypatch):
+    # The Back button, then the same form sent again eleven minutes later (past SECOND_SAVE): "Someone else rated
+    # this post" was about the reviewer's own rating.
+    alice, _ = colleagues()
+    original = first_rating(reviewer=alice)
+    monkeypatch.setattr(ratings, "SECOND_SAVE", timedelta(0))
+    response = rerate(bearer_client(alice), original, replaces=None)
+    assert response.status_code == 409
+    message = response.json()["error"]["message"]
+    assert re.match(r"^You rated this post False at \d\d:\d\d \(UTC\), after this form was opened", message)
+    assert "Someone else" not in message
+
+
+@pytest.mark.django_db
 def test_a_first_rating_with_replaces_null_is_201(factchecker):
     post = PostFactory()
     response = post_json(bearer_client(factchecker), f"/api/v1/posts/{post.external_id}/ratings",
