@@ -48,7 +48,7 @@ from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW, filing_clo
 from moderation.notices import Notice, organisation_members, page_owners, send_notice, staff_members, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
-from moderation.selectors import active_removal, fact_check_decision
+from moderation.selectors import active_removal, fact_check_decision, fact_check_read
 from moderation.staff_actions import RemovalRefused, lift_action
 
 __all__ = ["DECISION_TARGET", "FILING_WINDOW"]  # re-exported: the appeal rules' numbers
@@ -67,6 +67,10 @@ class AppealRefused(AppealError):
     """The request breaks a rule: nothing to appeal, window closed, wrong kind."""
 
     code = "appeal_refused"
+
+
+class DecisionChanged(AppealRefused):
+    """The decision appealed is not the one the owner's page showed: they appeal what they have read."""
 
 
 class AppealConflict(AppealError):
@@ -138,28 +142,38 @@ def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, dateti
 
 def file_appeal(
     *, owner, post_id: int, kind: str, statement: str, evidence_urls: list[str] | None = None,
-    correction_details: str = "", now: datetime | None = None,
+    correction_details: str = "", seen: str = "", now: datetime | None = None,
 ) -> Appeal:
     """An owner's appeal against the post's decision. Not durable: the demo seed files inside its own
-    transaction. Takes the post's lock."""
+    transaction. Takes the post's lock. `seen`: the decisions as the owner's page showed them
+    (moderation.selectors.decisions_read; the portal's form sends it): refused (DecisionChanged) when the one
+    appealed has changed since, a re-rating or a removal made or lifted meanwhile."""
     values = clean_appeal_input(
         kind=kind, statement=statement, evidence_urls=evidence_urls or [], correction_details=correction_details
     )
     now = now or timezone.now()
     try:
         with transaction.atomic():
-            return _file(owner=owner, post_id=post_id, values=values, now=now)
+            return _file(owner=owner, post_id=post_id, values=values, seen=seen, now=now)
     except IntegrityError as exc:  # a concurrent filing for the same decision won the race
         raise AppealConflict("An appeal against this decision is already open.") from exc
 
 
-def _file(*, owner, post_id: int, values: dict, now: datetime) -> Appeal:
+def _file(*, owner, post_id: int, values: dict, seen: str, now: datetime) -> Appeal:
     # The post lock orders filing against a reversal or a new rating of the same post, so an
     # appeal is never filed against a decision that is being replaced at this moment.
     post = lock_post(post_id)
     if not can_file(owner, post):
         raise NotAllowed("Only an owner of the post's page can appeal its decisions.")
     rating, action, notice_at = _target(post, values["kind"])
+    if seen:
+        fact_check, _, removal = seen.partition("|")
+        now_read = str(action.pk) if values["kind"] == AppealKind.REMOVAL else fact_check_read(rating, action)
+        if now_read != (removal if values["kind"] == AppealKind.REMOVAL else fact_check):
+            raise DecisionChanged(
+                "The decision changed after you opened this page (the post was rated again, or removed or restored), "
+                "so nothing was filed. Read it as it is now; what you wrote is still in the form."
+            )
     if now >= filing_closes_at(notice_at):
         raise AppealRefused(window_closed_message(notice_at))
     # One open appeal per decision; a matched copy's "not the same claim" stays one appeal while the

@@ -57,6 +57,9 @@ class AppealForm(forms.Form):
                   "paragraph now says 12%, not 40%”.",
     )
 
+    # The decisions as the page showed them (moderation.selectors.decisions_read): filing refuses a changed one.
+    seen = forms.CharField(widget=forms.HiddenInput, required=False)
+
     def __init__(self, *args, kinds: list[str], **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
@@ -81,7 +84,7 @@ class AppealForm(forms.Form):
         if values["kind"] != AppealKind.CORRECTION:
             # Without script the field shows with every kind; what it says belongs only to a correction.
             values["correction_details"] = ""
-        return values
+        return {**values, "seen": data.get("seen") or ""}
 
 
 class DecideForm(forms.Form):

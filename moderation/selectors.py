@@ -176,6 +176,18 @@ def appealable_kinds(decision: FactCheckDecision | None, actions: list[Action], 
     return [str(kind) for kind in kinds]
 
 
+def decisions_read(decision: FactCheckDecision | None, actions: list[Action]) -> str:
+    """The post's decisions as its page shows the owner: the fact-check rating (with the matched action, for a copy)
+    and the removal. The appeal form carries it (`seen`): filing refuses one whose decision changed since
+    (moderation.appeals: an appeal is never filed against a rating its owner has not read)."""
+    removal = next((action.pk for action in actions if action.kind == ActionKind.REMOVAL), "")
+    return f"{fact_check_read(decision.rating, decision.matched) if decision is not None else ''}|{removal}"
+
+
+def fact_check_read(rating: Rating, matched: Action | None) -> str:
+    return f"{rating.pk}.{matched.pk if matched is not None else ''}"
+
+
 def closed_windows(decision: FactCheckDecision | None, actions: list[Action], *,
                    now: datetime) -> list[tuple[str, datetime]]:
     """The post's decisions an owner could appeal but for their window (what, and when they were told of it)."""

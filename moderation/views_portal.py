@@ -30,7 +30,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.error_summary import error_summary
+from core.error_summary import error_summary, typed_text
 from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
 from factcheck.media_display import media_by_post, media_of
@@ -62,6 +62,7 @@ from moderation.selectors import (
     appealable_kinds,
     closed_windows,
     current_ratings,
+    decisions_read,
     fact_check_decision,
     owner_distribution,
     owner_posts,
@@ -213,14 +214,17 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     closed = [window_closed_message(told, what=what) for what, told in closed_windows(decision, actions, now=now)]
     kinds = [kind for kind in possible
              if not (rating_appeal if kind != AppealKind.REMOVAL else removal_appeal)]
-    form = AppealForm(request.POST or None, kinds=kinds)
+    read = decisions_read(decision, actions)
+    form = AppealForm(request.POST or None, kinds=kinds, initial={"seen": read})
+    unsaved, status = [], 200
     if request.method == "POST":
         if not kinds:
+            # Another tab or a co-owner filed first, say: the page says why, with what was typed shown back.
             messages.error(request, "An appeal against this decision is already open." if possible else
                            nothing_to_dispute_message(rating) if decision is not None and not decision.restricts
                            else closed[0] if closed else "This post has no rating or removal to appeal.")
-            return redirect("moderation:portal_post", post_id=post.pk)
-        if form.is_valid():
+            unsaved, status = typed_text(form), 409
+        elif form.is_valid():
             try:
                 appeal = file_appeal(owner=request.user, post_id=post.pk, **form.cleaned_data)
             except (NotAllowed, AppealRefused, AppealConflict) as exc:
@@ -234,6 +238,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                     request, f"Your {appeal.kind_name} was filed. {decider} will review it, normally within 24 hours."
                 )
                 return redirect("moderation:portal_post", post_id=post.pk)
+        # Shown again with what was typed: its form now carries the decisions this page shows.
+        form.data = form.data.copy()
+        form.data["seen"] = read
 
     withdraw_url = _url_for_ids("moderation:portal_withdraw")
     return render(
@@ -280,7 +287,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                 for appeal in appeals
             ],
             "timeline": post_timeline(post, for_owner=True),
+            "unsaved": unsaved,
         },
+        status=status,
     )
 
 

@@ -78,6 +78,35 @@ def test_a_second_appeal_against_the_same_decision_is_refused_with_a_message(log
     assert Appeal.objects.count() == 1
 
 
+def test_an_appeal_typed_on_a_page_whose_rating_changed_is_not_filed_against_the_new_one(
+    login, owner, rated_post, factchecker
+):
+    client = login(owner)
+    seen = re.search(r'name="seen" value="([^"]+)"', text(client.get(f"/appeals/posts/{rated_post.pk}/"))).group(1)
+    # While the owner writes about the False rating, its organisation rates the post again: Partly false.
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
+    DecisionFactory(post=rated_post, reviewer=colleague, verdict="partly_false", change_reason="New source.")
+    response = file(client, rated_post, statement="The False rating is wrong: QUOTE-IS-REAL.", seen=seen)
+    page = text(response)
+    assert "The decision changed after you opened this page" in page and "QUOTE-IS-REAL" in page
+    assert not Appeal.objects.exists()
+    # Having read it, the owner files against what the page now shows.
+    again = re.search(r'name="seen" value="([^"]+)"', page).group(1)
+    assert again != seen
+    file(client, rated_post, statement="Partly false is wrong too.", seen=again)
+    assert Appeal.objects.get().rating.verdict == "partly_false"
+
+
+def test_an_appeal_typed_while_another_was_filed_is_shown_back_not_lost(login, owner, rated_post):
+    client = login(owner)
+    file(client, rated_post, statement="First, from another tab.")
+    response = file(client, rated_post, kind="correction", statement="SECOND-TAB-TEXT", correction_details="Title.")
+    assert response.status_code == 409
+    assert "An appeal against this decision is already open." in text(response)
+    assert "What you wrote (not saved)" in text(response) and "SECOND-TAB-TEXT" in text(response)
+    assert Appeal.objects.count() == 1
+
+
 def test_filing_after_the_six_month_window_is_refused_with_a_message(login, owner, page, factchecker):
     long_ago = timezone.now() - timedelta(days=200)
     # Rated and decided 200 days ago (history is append-only, so it is made in the past, not rewritten).
