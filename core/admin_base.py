@@ -23,12 +23,13 @@ from django.core.paginator import Paginator
 from django.db import connections, models
 from django.db.models import Model, Q, QuerySet
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
-from core.formatting import day, moment
+from core.formatting import day
 from core.search_input import has_nul, without_control_characters
 
 EMPTY = "—"
@@ -186,10 +187,15 @@ class ReadOnlyInline(NoEditing, admin.TabularInline):
 
 
 def when(value: datetime | date | None, *, empty: str = EMPTY) -> str:
-    """Every date staff read in the admin, one way: "30 Nov 2026, 01:09 UTC" (a date alone: "30 Nov 2026")."""
+    """Every date staff read in the admin, one way and in their own time zone, as its change pages and date filters
+    have them (config/formats): "30 Nov 2026, 01:09 UTC", "30 Nov 2026, 10:09 JST" (a date alone: "30 Nov 2026").
+    In UTC, the lists said one time and the change page another."""
     if value is None:
         return empty
-    return moment(value) if isinstance(value, datetime) else day(value)
+    if not isinstance(value, datetime):
+        return day(value)
+    local = timezone.localtime(value)
+    return f"{local.day} {local:%b %Y, %H:%M} {local.tzname()}"
 
 
 def number(value: int | None) -> str:
