@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
@@ -379,3 +379,14 @@ def test_the_countdown_counts_from_the_servers_seconds_left_not_the_browsers_clo
     assert 12 * 60 - 30 <= seconds <= 12 * 60
     extended = client.post(f"/queue/posts/{post.pk}/extend/", HTTP_ACCEPT="application/json").json()
     assert 42 * 60 - 30 <= extended["seconds_left"] <= 42 * 60
+
+
+@pytest.mark.parametrize(("posted_at", "told"), [("2026-10-30T14:00:00+00:00", "30 Oct 2026, 10:00 EDT"),
+                                                 ("2026-11-02T15:00:00+00:00", "2 Nov 2026, 10:00 EST")])
+def test_times_on_the_post_page_name_their_zone(login, rater, posted_at, told):
+    # Across New York's clock change both read "10:00": the zone's name tells which. (In the hour that happens twice,
+    # 01:00-02:00 on 1 Nov, Django's date filter leaves the name out: it cannot tell which of the two it is.)
+    rater.time_zone = "America/New_York"
+    rater.save(update_fields=["time_zone"])
+    post = PostFactory(posted_at=datetime.fromisoformat(posted_at))
+    assert told in html_of(login(rater).get(f"/queue/posts/{post.pk}/"))
