@@ -242,9 +242,9 @@ def start_review(
 ) -> Appeal:
     appeal = _locked(appeal_id)
     _check_decider(appeal, reviewer)
-    _check_version(appeal, expected_version)
     if appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == reviewer.pk:
-        return appeal
+        return appeal  # theirs already (a second click, another tab): nothing changed that they have not seen
+    _check_version(appeal, expected_version)
     if appeal.status == AppealStatus.IN_REVIEW:  # taking over (see _check_decider)
         appeal.reviewer = reviewer
         appeal.version += 1

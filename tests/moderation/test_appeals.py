@@ -259,3 +259,14 @@ def test_reversing_a_removal_that_staff_lifted_meanwhile_is_a_conflict_not_an_er
     # Lifting the removal granted its appeal (issue 28, finding 15): a decision after that is told so.
     with pytest.raises(AppealConflict, match="already reversed"):
         decide_appeal(appeal_id=appeal.pk, reviewer=kim, outcome="reversed", reason="Agreed.")
+
+
+def test_taking_an_appeal_into_review_twice_from_one_page_is_not_a_conflict(owner, rated_post, colleague):
+    # A double-click on "Take into review": the second, sent with the page's version, said the appeal had changed
+    # since the page was opened ("someone took it into review"), about the reviewer's own first click.
+    appeal = dispute(owner, rated_post)
+    version = appeal.version
+    start_review(appeal_id=appeal.pk, reviewer=colleague, expected_version=version)
+    again = start_review(appeal_id=appeal.pk, reviewer=colleague, expected_version=version)
+    assert again.status == AppealStatus.IN_REVIEW and again.reviewer_id == colleague.pk
+    assert AppealEvent.objects.filter(appeal=appeal, to_status=AppealStatus.IN_REVIEW).count() == 1
