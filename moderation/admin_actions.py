@@ -14,6 +14,7 @@ from django.contrib import admin
 from django.db.models import Prefetch
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -23,6 +24,7 @@ from core.formatting import unstopped
 from factcheck.models import Post
 from factcheck.selectors import active_claims
 from moderation.appeal_states import open_removal_appeals
+from moderation.harm_reports import live_holder
 from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
 from moderation.selectors import active_removal
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
@@ -93,12 +95,18 @@ def _post_detail(post: Post) -> SafeString:
     """What staff read before removing: the words themselves, where they are, how far they went, and whose review
     the removal ends (a fact-checker's claim had ended with no word of it)."""
     held = next(iter(post.active_claims), None)  # REMOVE_POST's prefetch
+    reports = getattr(post, "report_queue", None)  # REMOVE_POST's select_related: None if never reported
+    deciding = live_holder(reports, now=timezone.now()) if reports is not None and reports.open_reports else None
     return format_html(
         '<blockquote class="post-text">{}</blockquote><p class="post-facts">On {} · posted {} · {} views, '
-        '{} shares</p>{}',
+        '{} shares</p>{}{}',
         post.text or "(no text)", post.page.name, when(post.posted_at), number(post.views), number(post.shares),
         format_html('<p class="post-facts"><strong>{} is reviewing it</strong> (claimed {}): removing it ends '
                     "that claim.</p>", held.reviewer.get_username(), when(held.claimed_at)) if held else "",
+        # Their decision of its reports of harm is what the reporters are told: a removal here is not.
+        format_html('<p class="post-facts"><strong>{} is deciding its reports of harm</strong> (until {}) on the '
+                    "reports desk: the reporters are told their decision, not this removal.</p>",
+                    deciding.get_username(), when(reports.lease_expires_at)) if deciding else "",
     )
 
 
@@ -117,7 +125,7 @@ REMOVE_POST = StaffDecision(
     detail=_post_detail, prefetch_related=(
         Prefetch("claims", queryset=active_claims(), to_attr="active_claims"),
     ),
-    link=lambda post: "Remove this post", select_related=("page",),
+    link=lambda post: "Remove this post", select_related=("page", "report_queue__holder"),
     explanation=("A removed post gets distribution 0, its page a community-standards strike, and its owners a "
                  "notice with the ground and reason; they can appeal."),
 )

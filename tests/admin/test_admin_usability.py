@@ -13,6 +13,7 @@ from django.utils.html import escape
 from audit.models import AuditEvent, AuditVerb
 from factcheck.claims import claim_post
 from factcheck.models import Post, Rating
+from moderation.harm_reports import claim_report
 from moderation.models import (
     Action,
     ActionKind,
@@ -31,6 +32,7 @@ from tests.factories import (
     FlagFactory,
     PageFactory,
     PostFactory,
+    StaffFactory,
 )
 
 pytestmark = pytest.mark.django_db
@@ -164,6 +166,16 @@ def test_the_removal_confirmation_says_whose_review_it_ends(staff_client):
     claim_post(reviewer=FactCheckerFactory(username="maria"), post_id=post.pk)
     body = staff_client.get(f"{POSTS}{post.pk}/remove/").content.decode()
     assert "<strong>maria is reviewing it</strong>" in body and "removing it ends that claim" in body
+
+
+def test_the_removal_confirmation_says_who_is_deciding_its_reports_of_harm(staff_client):
+    # Removed here while tariq decided "no violation" on the reports desk, the reporters were told no violation of a
+    # post that is gone, and neither member of staff was warned.
+    post = scenarios.reported_post(reports=[("harassment", "user_report")])
+    claim_report(staff=StaffFactory(username="tariq"), post_id=post.pk)
+    body = staff_client.get(f"{POSTS}{post.pk}/remove/").content.decode()
+    assert "<strong>tariq is deciding its reports of harm</strong>" in body
+    assert "the reporters are told their decision, not this removal" in body
 
 
 def test_restoring_a_removed_post_says_first_that_it_decides_its_open_appeal(removed_post, staff_client):
