@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
+from core.formatting import clock
 from factcheck import views
 from factcheck.claims import claim_post, seconds_left
 from factcheck.models import (
@@ -86,7 +87,7 @@ def test_when_someone_else_took_the_post_the_page_keeps_everything_typed_and_say
     response = login(factchecker).post(f"/queue/posts/{post.pk}/", TYPED)
     assert response.status_code == 409  # no redirect: nothing typed is lost
     html = text(response)
-    assert f"Not saved: Amira Haddad holds this post until {timezone.localtime(taken.expires_at):%H:%M}" in html
+    assert f"Not saved: Amira Haddad holds this post until {clock(taken.expires_at)}" in html
     assert TYPED["rationale"] in html and TYPED["sources"] in html
     assert 'value="false" id="id_verdict_0" checked' in html
     assert not Rating.objects.exists()

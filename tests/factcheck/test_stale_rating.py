@@ -139,7 +139,7 @@ def test_replaces_null_means_none_was_seen_so_a_current_rating_makes_it_stale():
     # alice's own organisation", about alice's own rating of a moment before.
     (None, r"^You rated this post False a moment ago"),
     # The Back button, then the same form sent again past SECOND_SAVE: "Someone else" again.
-    (timedelta(0), r"^You rated this post False at \d\d:\d\d \(UTC\), after this form was opened"),
+    (timedelta(0), r"^You rated this post False at (\d+ \w{3}, )?\d\d:\d\d \(UTC\), after this form was opened"),
 ])
 def test_a_form_sent_again_after_ones_own_rating_says_whose_rating_it_is(monkeypatch, since, told):
     if since is not None:
