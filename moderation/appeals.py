@@ -73,6 +73,10 @@ class DecisionChanged(AppealRefused):
     """The decision appealed is not the one the owner's page showed: they appeal what they have read."""
 
 
+DECISION_CHANGED = ("The decision changed after you opened this page (the post was rated again, or removed or "
+                    "restored), so nothing was filed. Read it as it is now; what you wrote is still in the form.")
+
+
 class AppealConflict(AppealError):
     """Another appeal is open for the decision, or the appeal was decided already."""
 
@@ -170,10 +174,7 @@ def _file(*, owner, post_id: int, values: dict, seen: str, now: datetime) -> App
         fact_check, _, removal = seen.partition("|")
         now_read = str(action.pk) if values["kind"] == AppealKind.REMOVAL else fact_check_read(rating, action)
         if now_read != (removal if values["kind"] == AppealKind.REMOVAL else fact_check):
-            raise DecisionChanged(
-                "The decision changed after you opened this page (the post was rated again, or removed or restored), "
-                "so nothing was filed. Read it as it is now; what you wrote is still in the form."
-            )
+            raise DecisionChanged(DECISION_CHANGED)
     if now >= filing_closes_at(notice_at):
         raise AppealRefused(window_closed_message(notice_at))
     # One open appeal per decision; a matched copy's "not the same claim" stays one appeal while the

@@ -17,6 +17,7 @@ filing or withdrawing one, so it shows what they just did; the POST-only views w
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from functools import wraps
 from urllib.parse import urlencode
 
@@ -36,6 +37,7 @@ from core.replicas import reads_from_replica
 from factcheck.media_display import media_by_post, media_of
 from factcheck.models import Match, Post
 from moderation.appeals import (
+    DECISION_CHANGED,
     AppealConflict,
     AppealRefused,
     NotAllowed,
@@ -56,6 +58,7 @@ from moderation.models import (
 from moderation.notices import fold_repeats
 from moderation.policy import restricts
 from moderation.selectors import (
+    FactCheckDecision,
     PostState,
     active_actions,
     active_removal,
@@ -211,23 +214,33 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     removal_appeal = next((a for a in appeals if a.is_open and a.kind == AppealKind.REMOVAL), None)
     now = timezone.now()
     possible = appealable_kinds(decision, actions, now=now)
-    closed = [window_closed_message(told, what=what) for what, told in closed_windows(decision, actions, now=now)]
+    windows = closed_windows(decision, actions, now=now)
     kinds = [kind for kind in possible
              if not (rating_appeal if kind != AppealKind.REMOVAL else removal_appeal)]
     read = decisions_read(decision, actions)
     form = AppealForm(request.POST or None, kinds=kinds, initial={"seen": read})
     unsaved, status = [], 200
     if request.method == "POST":
-        if not kinds:
+        if request.POST.get("seen") and request.POST["seen"] != read:
+            # The page's decisions changed since it was opened (re-rated, removed, restored): read them first. What
+            # was typed comes back unchecked, in a form carrying the decisions the page shows now (or shown apart,
+            # when nothing is left to appeal).
+            messages.error(request, DECISION_CHANGED)
+            typed = {name: request.POST.get(name, "") for name in ("statement", "evidence_urls", "correction_details")}
+            chosen = {"kind": request.POST["kind"]} if request.POST.get("kind") in kinds else {}
+            unsaved = [] if kinds else typed_text(form)
+            form = AppealForm(kinds=kinds, initial={**typed, **chosen, "seen": read})
+            status = 409
+        elif not kinds:
             # Another tab or a co-owner filed first, say: the page says why, with what was typed shown back.
-            messages.error(request, "An appeal against this decision is already open." if possible else
-                           nothing_to_dispute_message(rating) if decision is not None and not decision.restricts
-                           else closed[0] if closed else "This post has no rating or removal to appeal.")
+            messages.error(request, _not_offered(request.POST.get("kind", ""), possible=possible, windows=windows,
+                                                 decision=decision))
             unsaved, status = typed_text(form), 409
         elif form.is_valid():
             try:
                 appeal = file_appeal(owner=request.user, post_id=post.pk, **form.cleaned_data)
             except (NotAllowed, AppealRefused, AppealConflict) as exc:
+                # DecisionChanged too (changed as it was sent): the page, read again, tells what it is now.
                 form.add_error(None, str(exc))
             except ValidationError as exc:  # the same rules as the form's; kept for a race-free answer
                 for field, errors in exc.message_dict.items():
@@ -238,9 +251,6 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                     request, f"Your {appeal.kind_name} was filed. {decider} will review it, normally within 24 hours."
                 )
                 return redirect("moderation:portal_post", post_id=post.pk)
-        # Shown again with what was typed: its form now carries the decisions this page shows.
-        form.data = form.data.copy()
-        form.data["seen"] = read
 
     withdraw_url = _url_for_ids("moderation:portal_withdraw")
     return render(
@@ -257,11 +267,11 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "rating": rating,
             "reasons": statements(actions),
             "form": form if kinds else None,
-            "errors": error_summary(form) if form.is_bound else [],
+            "errors": error_summary(form) if form.is_bound and kinds else [],
             # Why a dispute is not offered: the rating restricts nothing (True, Not eligible).
             "nothing_to_dispute": (nothing_to_dispute_message(rating)
                                    if decision is not None and not decision.restricts else ""),
-            "windows_closed": closed,
+            "windows_closed": [window_closed_message(told, what=what) for what, told in windows],
             # One open appeal per decision: say so before the owner writes a second one.
             # A matched copy's appeal is against its matched action, a post's own against its rating.
             "matched": decision.matched if decision is not None else None,
@@ -291,6 +301,20 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         },
         status=status,
     )
+
+
+def _not_offered(sent: str, *, possible: list[str], windows: list[tuple[str, datetime]],
+                 decision: FactCheckDecision | None) -> str:
+    """Why the page offers no appeal of the kind the owner sent (the form was opened before it changed)."""
+    what = "removal" if sent == AppealKind.REMOVAL else "match" if decision and decision.matched else "rating"
+    if sent in possible:
+        return "An appeal against this decision is already open."
+    for closed, told in windows:
+        if closed == what:
+            return window_closed_message(told, what=what)
+    if sent != AppealKind.REMOVAL and decision is not None and not decision.restricts:
+        return nothing_to_dispute_message(decision.rating)
+    return "This post has no rating or removal to appeal."
 
 
 @page_owner_required

@@ -14,11 +14,12 @@ from factcheck.members import organisation_of
 from factcheck.models import Post
 from moderation.appeals import AppealRefused, decide_appeal, file_appeal
 from moderation.models import Appeal, AppealStatus, Notification, RepeatOffenderPolicy
-from moderation.staff_actions import override_action
+from moderation.staff_actions import lift_action, override_action, remove_post
 from tests.factories import (
     DecisionFactory,
     FactCheckerFactory,
     PostFactory,
+    StaffFactory,
     UserFactory,
 )
 from tests.moderation.portal.pages import file, text
@@ -95,6 +96,35 @@ def test_an_appeal_typed_on_a_page_whose_rating_changed_is_not_filed_against_the
     assert again != seen
     file(client, rated_post, statement="Partly false is wrong too.", seen=again)
     assert Appeal.objects.get().rating.verdict == "partly_false"
+
+
+def test_a_page_whose_rating_changed_says_so_before_any_other_problem_with_the_form(
+    login, owner, rated_post, factchecker
+):
+    # A statement over the limit was refused for its length alone, and the form quietly took the new rating's
+    # version: shortened and sent again, it filed "the False rating is wrong" against Partly false.
+    client = login(owner)
+    seen = re.search(r'name="seen" value="([^"]+)"', text(client.get(f"/appeals/posts/{rated_post.pk}/"))).group(1)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
+    DecisionFactory(post=rated_post, reviewer=colleague, verdict="partly_false", change_reason="New source.")
+    page = text(file(client, rated_post, statement="x" * 2001, seen=seen))
+    assert "The decision changed after you opened this page" in page
+    assert file(client, rated_post, statement="Short now.", seen=seen).status_code == 409  # still the old page's
+    assert not Appeal.objects.exists()
+
+
+def test_a_removal_appeal_sent_after_the_removal_was_lifted_says_the_decision_changed(login, owner, page):
+    post = PostFactory(page=page)
+    removal = remove_post(staff=StaffFactory(), post_id=post.pk, ground="harassment", reason="Named a private person.")
+    client = login(owner)
+    seen = re.search(r'name="seen" value="([^"]+)"', text(client.get(f"/appeals/posts/{post.pk}/"))).group(1)
+    lift_action(actor=StaffFactory(), action_id=removal.pk, reason="Reviewed: a public figure.")
+    response = file(client, post, kind="removal", statement="REMOVAL-APPEAL-TEXT", seen=seen)
+    page_text = text(response)
+    assert response.status_code == 409
+    assert "The decision changed after you opened this page" in page_text and "REMOVAL-APPEAL-TEXT" in page_text
+    assert "Choose what you appeal" not in page_text
+    assert not Appeal.objects.exists()
 
 
 def test_an_appeal_typed_while_another_was_filed_is_shown_back_not_lost(login, owner, rated_post):
