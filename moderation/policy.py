@@ -132,13 +132,15 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
     row.full_clean()
     fields = [f.name for f in row._meta.concrete_fields if f.name not in ("id", "updated_at", "updated_by")]
     before = {}
-    if row.pk is not None:
-        previous = type(row).objects.select_for_update(no_key=True).filter(pk=row.pk).first()
-        before = _snapshot(previous, fields) if previous is not None else {}
+    previous = type(row).objects.select_for_update(no_key=True).filter(pk=row.pk).first() if row.pk else None
+    if previous is not None:
+        before = _snapshot(previous, fields)
         if "verdict" in before and before["verdict"] != str(row.verdict):
             raise ValidationError(
                 {"verdict": ["A policy row belongs to its verdict; edit that verdict's row instead."]}
             )
+        if all(getattr(previous, field) == getattr(row, field) for field in fields):  # 0.4 == 0.400
+            return {}  # nothing changed: the row keeps its version (updated_at), and nothing is audited
     row.updated_by = changed_by
     row.save()
     row.refresh_from_db()  # compare stored values, not what the form typed ("0.4" vs "0.400")

@@ -56,15 +56,28 @@ class PolicyForm(forms.ModelForm):
             return cleaned
         now = changed_since(self.instance, seen=cleaned["seen"])
         if now is not None:
-            # Shown with the values typed; a second save, now that the change is known, goes through.
-            self.data = self.data.copy()
-            self.data[self.add_prefix("seen")] = now.updated_at.isoformat()
+            self._show(now)
             by = f" by {now.updated_by.get_username()}" if now.updated_by_id else ""
             raise forms.ValidationError(
                 f"This policy was changed{by} at {when(now.updated_at)}, after you opened this page, and your change "
-                "was not saved: it would have undone theirs. The values in force are in the list of policies; "
-                "check the values below and save again.", code="stale")
+                "was not saved: it would have undone theirs. The form now shows the values in force: make your "
+                "change again, then save.", code="stale")
         return cleaned
+
+    def _show(self, now) -> None:
+        """The form shown again with the row as it is now (and its version), the reason as typed: saved as shown,
+        it changes nothing of what the other person did."""
+        self.data = self.data.copy()
+        columns = {field.name for field in now._meta.concrete_fields}
+        for name in (name for name in self.fields if name in columns):
+            value = getattr(now, name)
+            if isinstance(value, bool):  # a checkbox: sent only when ticked
+                self.data.pop(self.add_prefix(name), None)
+                if value:
+                    self.data[self.add_prefix(name)] = "on"
+            else:
+                self.data[self.add_prefix(name)] = str(value)
+        self.data[self.add_prefix("seen")] = now.updated_at.isoformat()
 
 
 class EnforcementPolicyForm(PolicyForm):

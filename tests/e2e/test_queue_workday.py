@@ -6,6 +6,7 @@ serious or critical violation. The world: 25 queued posts of realistic length, s
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -207,6 +208,28 @@ def test_a_double_click_on_claim_next_claims_one_post_the_best(live_server, desk
     expect(desk.get_by_text("You claimed this post until")).to_have_count(1)
     claim = Claim.objects.get()  # not a second post held out of the queue unseen
     assert (claim.post_id, claim.reviewer_id) == (best.pk, reviewer.pk)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_claim_next_that_was_stopped_on_its_way_can_be_sent_again(live_server, desk, reviewer):
+    # Stopped on its way (Esc, the browser's Stop), the form kept saying it was sending: the button and N did nothing
+    # until the page was loaded again.
+    queue_world(3)
+    desk.clock.install()
+    open_queue(desk, live_server.url)
+    # As Stop leaves it: the script has seen the form sent, and the page stays (a listener after the script's
+    # cancels the navigation, once).
+    desk.evaluate("window.addEventListener('submit', event => event.preventDefault(), {once: true})")
+    button = desk.get_by_role("button", name="Claim next", exact=True).first
+    button.click()
+    form = desk.locator("form.claim-next")
+    expect(form).to_have_attribute("data-sending", "")
+    expect(button).to_have_attribute("aria-disabled", "true")
+    desk.clock.run_for(9_000)
+    expect(form).not_to_have_attribute("data-sending", "")
+    button.click()
+    expect(desk).to_have_url(re.compile(r"/queue/posts/\d+/$"))
 
 
 @pytest.mark.browser

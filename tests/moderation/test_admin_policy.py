@@ -177,11 +177,24 @@ def test_a_form_opened_before_someone_elses_save_is_refused_and_undoes_nothing(s
     assert response.status_code == 200
     page = response.content.decode()
     assert "This policy was changed by tariq at" in page and "your change was not saved" in page
-    assert "False. Checked by fact-checkers." in page  # what sam typed is still in the form
     kept = EnforcementPolicy.objects.get(pk=policy.pk)
     assert (kept.feed_multiplier, kept.label) == (Decimal("0.1"), policy.label)
     assert AuditEvent.objects.filter(verb=AuditVerb.POLICY_CHANGED).count() == 1
-    # Told, sam saves again (his form now carries the newest version): his values are what he chose to send.
-    again = re.search(r'name="seen" value="([^"]+)"', page).group(1)
-    staff_client.post(url, {**stale, "seen": again, "feed_multiplier": "0.1"})
-    assert EnforcementPolicy.objects.get(pk=policy.pk).label == "False. Checked by fact-checkers."
+    # The form shows the values in force, tariq's multiplier among them, and the reason sam typed: sent as shown,
+    # with the label changed again, it undoes nothing.
+    assert re.search(r'name="feed_multiplier" value="0.100"', page) and "Shorter label." in page
+    shown = {name: re.search(rf'name="{name}" value="([^"]*)"', page).group(1)
+             for name in ("feed_multiplier", "label", "seen")}
+    staff_client.post(url, {**stale, **shown, "label": "False. Checked by fact-checkers."})
+    saved = EnforcementPolicy.objects.get(pk=policy.pk)
+    assert (saved.feed_multiplier, saved.label) == (Decimal("0.1"), "False. Checked by fact-checkers.")
+
+
+def test_saving_a_policy_unchanged_keeps_its_version_so_nobody_elses_form_is_refused(staff_client):
+    policy = EnforcementPolicy.objects.get(verdict="false")
+    url = f"/admin/moderation/enforcementpolicy/{policy.pk}/change/"
+    seen = re.search(r'name="seen" value="([^"]+)"', staff_client.get(url).content.decode()).group(1)
+    staff_client.post(url, policy_form(policy, seen=seen, reason="Looked, changed nothing."))  # "Nothing changed."
+    assert EnforcementPolicy.objects.get(pk=policy.pk).updated_at.isoformat() == seen
+    staff_client.post(url, policy_form(policy, label="False.", seen=seen, reason="Shorter."))
+    assert EnforcementPolicy.objects.get(pk=policy.pk).label == "False."
