@@ -219,7 +219,7 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
              if not (rating_appeal if kind != AppealKind.REMOVAL else removal_appeal)]
     read = decisions_read(decision, actions)
     form = AppealForm(request.POST or None, kinds=kinds, initial={"seen": read})
-    unsaved, status = [], 200
+    unsaved, status = request.session.pop(_unsaved_key(post), []), 200
     if request.method == "POST":
         if request.POST.get("seen") and request.POST["seen"] != read:
             # The page's decisions changed since it was opened (re-rated, removed, restored): read them first. What
@@ -232,10 +232,12 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             form = AppealForm(kinds=kinds, initial={**typed, **chosen, "seen": read})
             status = 409
         elif not kinds:
-            # Another tab or a co-owner filed first, say: the page says why, with what was typed shown back.
+            # Another tab or a co-owner filed first, say: sent back to the page, which says why and shows what was
+            # typed (kept in the session for that one page).
             messages.error(request, _not_offered(request.POST.get("kind", ""), possible=possible, windows=windows,
                                                  decision=decision))
-            unsaved, status = typed_text(form), 409
+            request.session[_unsaved_key(post)] = typed_text(form)
+            return redirect("moderation:portal_post", post_id=post.pk)
         elif form.is_valid():
             try:
                 appeal = file_appeal(owner=request.user, post_id=post.pk, **form.cleaned_data)
@@ -301,6 +303,10 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         },
         status=status,
     )
+
+
+def _unsaved_key(post: Post) -> str:
+    return f"portal-unsaved-{post.pk}"
 
 
 def _not_offered(sent: str, *, possible: list[str], windows: list[tuple[str, datetime]],
