@@ -48,7 +48,7 @@ from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW, filing_clo
 from moderation.notices import Notice, organisation_members, page_owners, send_notice, staff_members, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
-from moderation.selectors import active_removal, fact_check_decision, fact_check_read
+from moderation.selectors import active_removal, fact_check_decision, still_as_read
 from moderation.staff_actions import RemovalRefused, lift_action
 
 __all__ = ["DECISION_TARGET", "FILING_WINDOW"]  # re-exported: the appeal rules' numbers
@@ -170,11 +170,8 @@ def _file(*, owner, post_id: int, values: dict, seen: str, now: datetime) -> App
     if not can_file(owner, post):
         raise NotAllowed("Only an owner of the post's page can appeal its decisions.")
     rating, action, notice_at = _target(post, values["kind"])
-    if seen:
-        fact_check, _, removal = seen.partition("|")
-        now_read = str(action.pk) if values["kind"] == AppealKind.REMOVAL else fact_check_read(rating, action)
-        if now_read != (removal if values["kind"] == AppealKind.REMOVAL else fact_check):
-            raise DecisionChanged(DECISION_CHANGED)
+    if seen and not still_as_read(seen, kind=values["kind"], rating=rating, action=action):
+        raise DecisionChanged(DECISION_CHANGED)
     if now >= filing_closes_at(notice_at):
         raise AppealRefused(window_closed_message(notice_at))
     # One open appeal per decision; a matched copy's "not the same claim" stays one appeal while the

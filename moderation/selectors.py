@@ -163,40 +163,53 @@ def fact_check_decision(post: Post) -> FactCheckDecision | None:
     return FactCheckDecision(rating=matched.rating, matched=matched) if matched is not None else None
 
 
-def appealable_kinds(decision: FactCheckDecision | None, actions: list[Action], *, now: datetime) -> list[str]:
-    """What an owner may appeal on a post now: the fact-check decision (dispute, correction) while it restricts the
-    post, and an active removal, each while its window is open (filing_closes_at). The portal offers exactly these,
-    and filing checks them."""
-    kinds = []
-    if decision is not None and decision.restricts and now < filing_closes_at(decision.notice_at):
-        kinds += [AppealKind.DISPUTE, AppealKind.CORRECTION]
+def _appealable(decision: FactCheckDecision | None, actions: list[Action]) -> list[tuple[list[str], str, datetime]]:
+    """The post's decisions an owner could appeal, window aside: (the kinds of appeal against it, what the portal
+    calls it, when the owner was told of it). The fact-check decision while it restricts the post; an active
+    removal."""
+    found = []
+    if decision is not None and decision.restricts:
+        found.append(([AppealKind.DISPUTE, AppealKind.CORRECTION], "match" if decision.matched is not None
+                      else "rating", decision.notice_at))
     removal = next((action for action in actions if action.kind == ActionKind.REMOVAL), None)
-    if removal is not None and now < filing_closes_at(removal.created_at):
-        kinds.append(AppealKind.REMOVAL)
-    return [str(kind) for kind in kinds]
+    if removal is not None:
+        found.append(([AppealKind.REMOVAL], "removal", removal.created_at))
+    return found
 
 
-def decisions_read(decision: FactCheckDecision | None, actions: list[Action]) -> str:
-    """The post's decisions as its page shows the owner: the fact-check rating (with the matched action, for a copy)
-    and the removal. The appeal form carries it (`seen`): filing refuses one whose decision changed since
-    (moderation.appeals: an appeal is never filed against a rating its owner has not read)."""
-    removal = next((action.pk for action in actions if action.kind == ActionKind.REMOVAL), "")
-    return f"{fact_check_read(decision.rating, decision.matched) if decision is not None else ''}|{removal}"
-
-
-def fact_check_read(rating: Rating, matched: Action | None) -> str:
-    return f"{rating.pk}.{matched.pk if matched is not None else ''}"
+def appealable_kinds(decision: FactCheckDecision | None, actions: list[Action], *, now: datetime) -> list[str]:
+    """What an owner may appeal on a post now: each decision's kinds while its window is open (filing_closes_at).
+    The portal offers exactly these, and filing checks them."""
+    return [str(kind) for kinds, _, told in _appealable(decision, actions) if now < filing_closes_at(told)
+            for kind in kinds]
 
 
 def closed_windows(decision: FactCheckDecision | None, actions: list[Action], *,
                    now: datetime) -> list[tuple[str, datetime]]:
     """The post's decisions an owner could appeal but for their window (what, and when they were told of it)."""
-    closed = []
-    if decision is not None and decision.restricts and now >= filing_closes_at(decision.notice_at):
-        closed.append(("match" if decision.matched is not None else "rating", decision.notice_at))
-    closed += [("removal", action.created_at) for action in actions
-               if action.kind == ActionKind.REMOVAL and now >= filing_closes_at(action.created_at)]
-    return closed
+    return [(what, told) for _, what, told in _appealable(decision, actions) if now >= filing_closes_at(told)]
+
+
+def decisions_read(decision: FactCheckDecision | None, actions: list[Action]) -> str:
+    """The post's decisions as its page shows the owner: the fact-check rating (with the matched action, for a copy)
+    and the removal. The appeal form carries it (`seen`): filing refuses one whose decision changed since
+    (`still_as_read`: an appeal is never filed against a rating its owner has not read)."""
+    removal = next((action for action in actions if action.kind == ActionKind.REMOVAL), None)
+    fact_check = _fact_check_read(decision.rating, decision.matched) if decision is not None else ""
+    return f"{fact_check}|{removal.pk if removal is not None else ''}"
+
+
+def _fact_check_read(rating: Rating, matched: Action | None) -> str:
+    return f"{rating.pk}.{matched.pk if matched is not None else ''}"
+
+
+def still_as_read(seen: str, *, kind: str, rating: Rating | None, action: Action | None) -> bool:
+    """Whether the decision an appeal of `kind` is against (its rating and action, as moderation.appeals finds them)
+    is the one the owner's page showed (`seen`, from `decisions_read`)."""
+    fact_check, _, removal = seen.partition("|")
+    if kind == AppealKind.REMOVAL:
+        return removal == str(action.pk)
+    return fact_check == _fact_check_read(rating, action)
 
 
 def owner_distribution(post: Post) -> dict[str, object]:

@@ -41,6 +41,8 @@ class AppealStatus(models.TextChoices):
 OPEN_STATUSES = (AppealStatus.OPEN, AppealStatus.IN_REVIEW)
 # An owner may appeal for this long after being told of the decision (PRODUCT.md, Appeals).
 FILING_WINDOW = relativedelta(months=6)
+# Appeals should be decided within this; older open ones are overdue (the target every desk shares).
+DECISION_TARGET = DESK_TARGET
 
 
 def last_day_to_appeal(notice_at: datetime) -> date:
@@ -54,8 +56,6 @@ def filing_closes_at(notice_at: datetime) -> datetime:
     the notice's time of day refused an owner in Los Angeles from the afternoon before that day. Up to 36 hours past
     the six months."""
     return datetime.combine(last_day_to_appeal(notice_at) + timedelta(days=1), time(12), tzinfo=UTC)
-# Appeals should be decided within this; older open ones are overdue (the target every desk shares).
-DECISION_TARGET = DESK_TARGET
 
 
 class AppealQuerySet(models.QuerySet):

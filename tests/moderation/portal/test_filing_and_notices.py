@@ -79,20 +79,32 @@ def test_a_second_appeal_against_the_same_decision_is_refused_with_a_message(log
     assert Appeal.objects.count() == 1
 
 
+def seen_on(response) -> str:
+    """The decisions the page's appeal form carries (its hidden `seen`)."""
+    return re.search(r'name="seen" value="([^"]+)"', text(response)).group(1)
+
+
+def read_then_rated_again(client, post, factchecker) -> str:
+    """The owner opens the post's page; then the rating's organisation rates the post again (Partly false). What the
+    page's form carries."""
+    seen = seen_on(client.get(f"/appeals/posts/{post.pk}/"))
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
+    DecisionFactory(post=post, reviewer=colleague, verdict="partly_false", change_reason="New source.")
+    return seen
+
+
 def test_an_appeal_typed_on_a_page_whose_rating_changed_is_not_filed_against_the_new_one(
     login, owner, rated_post, factchecker
 ):
     client = login(owner)
-    seen = re.search(r'name="seen" value="([^"]+)"', text(client.get(f"/appeals/posts/{rated_post.pk}/"))).group(1)
     # While the owner writes about the False rating, its organisation rates the post again: Partly false.
-    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
-    DecisionFactory(post=rated_post, reviewer=colleague, verdict="partly_false", change_reason="New source.")
+    seen = read_then_rated_again(client, rated_post, factchecker)
     response = file(client, rated_post, statement="The False rating is wrong: QUOTE-IS-REAL.", seen=seen)
     page = text(response)
     assert "The decision changed after you opened this page" in page and "QUOTE-IS-REAL" in page
     assert not Appeal.objects.exists()
     # Having read it, the owner files against what the page now shows.
-    again = re.search(r'name="seen" value="([^"]+)"', page).group(1)
+    again = seen_on(response)
     assert again != seen
     file(client, rated_post, statement="Partly false is wrong too.", seen=again)
     assert Appeal.objects.get().rating.verdict == "partly_false"
@@ -104,9 +116,7 @@ def test_a_page_whose_rating_changed_says_so_before_any_other_problem_with_the_f
     # A statement over the limit was refused for its length alone, and the form quietly took the new rating's
     # version: shortened and sent again, it filed "the False rating is wrong" against Partly false.
     client = login(owner)
-    seen = re.search(r'name="seen" value="([^"]+)"', text(client.get(f"/appeals/posts/{rated_post.pk}/"))).group(1)
-    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
-    DecisionFactory(post=rated_post, reviewer=colleague, verdict="partly_false", change_reason="New source.")
+    seen = read_then_rated_again(client, rated_post, factchecker)
     page = text(file(client, rated_post, statement="x" * 2001, seen=seen))
     assert "The decision changed after you opened this page" in page
     assert file(client, rated_post, statement="Short now.", seen=seen).status_code == 409  # still the old page's
@@ -117,7 +127,7 @@ def test_a_removal_appeal_sent_after_the_removal_was_lifted_says_the_decision_ch
     post = PostFactory(page=page)
     removal = remove_post(staff=StaffFactory(), post_id=post.pk, ground="harassment", reason="Named a private person.")
     client = login(owner)
-    seen = re.search(r'name="seen" value="([^"]+)"', text(client.get(f"/appeals/posts/{post.pk}/"))).group(1)
+    seen = seen_on(client.get(f"/appeals/posts/{post.pk}/"))
     lift_action(actor=StaffFactory(), action_id=removal.pk, reason="Reviewed: a public figure.")
     response = file(client, post, kind="removal", statement="REMOVAL-APPEAL-TEXT", seen=seen)
     page_text = text(response)
