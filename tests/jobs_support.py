@@ -85,6 +85,15 @@ def job_commands(pid: int) -> dict[int, str]:
     return {child: command for child, command in found.items() if parent_of(child) not in found}
 
 
+def still_running(group: int, started: dict[int, str]) -> dict[int, str]:
+    """What is left of a stopping bin/jobs: the processes below its group's leader and the job processes it
+    started (each in a session of its own), by process id, with their command lines."""
+    pids = [*descendants(group), *started]
+    if command_line(group):
+        pids.insert(0, group)
+    return {pid: command for pid in dict.fromkeys(pids) if (command := command_line(pid))}
+
+
 class JobProcesses:
     """`bin/jobs` (the supervised RQ workers and rqcron of bin/run) in a process group of its own; the job
     processes run in sessions of their own below it (bin/jobs, DETACHED)."""
@@ -127,15 +136,17 @@ def hold_until(started: str, release: str) -> None:
         time.sleep(0.05)
 
 
-def wait_for(condition: Callable[[], object], *, timeout: float = 60.0, what: str = "the condition") -> object:
-    """Poll until `condition()` is truthy (not a timing assertion: the deadline only ends a hung test)."""
+def wait_for(condition: Callable[[], object], *, timeout: float = 60.0,
+             what: str | Callable[[], str] = "the condition") -> object:
+    """Poll until `condition()` is truthy (not a timing assertion: the deadline only ends a hung test). `what`
+    names it in the failure, or is called then to describe what was seen."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
         time.sleep(0.1)
 
 

@@ -29,6 +29,7 @@ from tests.jobs_support import (  # noqa: F401 - own_redis_fixture is a fixture
     descendants,
     job_commands,
     own_redis_fixture,
+    still_running,
     wait_for,
     worker_env,
 )
@@ -141,8 +142,13 @@ def test_a_terminal_ctrl_c_or_closing_stops_the_job_processes_without_starting_t
 
     try:
         os.killpg(group, signum)  # the Ctrl-C, or the terminal closing
-        job_processes.process.wait(30)
-        wait_for(lambda: not any(command_line(pid) for pid in started), what="the job processes to stop")
+
+        def seen() -> str:
+            return f"still running: {still_running(group, started)}\n{job_processes.output()}"
+
+        wait_for(lambda: job_processes.process.poll() is not None, what=lambda: f"bin/jobs to stop; {seen()}")
+        wait_for(lambda: not any(command_line(pid) for pid in started),
+                 what=lambda: f"the job processes to stop; {seen()}")
         assert "starting it again" not in job_processes.output()
     finally:  # were they left behind, they are not below bin/jobs any more for the fixture to find
         for pid, command in started.items():
