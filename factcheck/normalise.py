@@ -56,15 +56,25 @@ def normalise_url(url: str) -> str:
 def normalise_text(text: str) -> str:
     """Letters and digits in lower case without accents, words separated by one space."""
     text = URL_IN_TEXT.sub(" ", text or "")
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = unicodedata.normalize("NFKD", text)  # full-width "３０" and "ＴＯＷＥＲＳ" are "30" and "TOWERS"
     kept = []
     for char in decomposed:
         category = unicodedata.category(char)
-        if category == "Mn":  # a combining accent: "é" becomes "e"
+        # A combining accent ("é" becomes "e"), and an invisible format character: a zero-width space, joiner or
+        # direction mark typed inside a word leaves the word whole (as a boundary it made "va\u200bccine" two words).
+        if category in ("Mn", "Cf"):
             continue
-        # Punctuation, symbols (emoji among them) and separators are word boundaries.
-        kept.append(" " if category[0] in "PSZC" else char)
+        if category == "Nd":  # a digit of any script as its ASCII digit: Arabic-Indic "٥" is "5"
+            kept.append(str(unicodedata.decimal(char)))
+        else:  # punctuation, symbols (emoji among them), separators and controls are word boundaries
+            kept.append(" " if category[0] in "PSZC" else char)
     return SPACE.sub(" ", "".join(kept)).strip().casefold()
+
+
+def ascii_digits(text: str) -> str:
+    """`text` with every decimal digit of any script written as its ASCII digit ("٢٠٢٦" and "２０２６" are "2026")."""
+    return "".join(str(unicodedata.decimal(c)) if not c.isascii() and unicodedata.category(c) == "Nd" else c
+                   for c in text)
 
 
 def digest(normalised: str) -> str:

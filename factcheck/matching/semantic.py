@@ -33,7 +33,15 @@ import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
 from core.bulk import insert_rows, update_rows
 from factcheck import semantic
 from factcheck.matching.candidates import may_pair, rows
-from factcheck.matching.similarity import MIN_AUTO_WORDS, NEGATIONS, NUMBER_WORDS, Features, Guard, Judgement
+from factcheck.matching.similarity import (
+    MIN_AUTO_WORDS,
+    NEGATION_PARTS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    Features,
+    Guard,
+    Judgement,
+)
 from factcheck.models import Match, MatchMethod, Page, Post, QueueState
 from factcheck.models_semantic import PostEmbedding, SemanticBand
 
@@ -236,7 +244,7 @@ def _negated(features: Features) -> bool:
     """Whether a text says "not", in any language of similarity.NEGATIONS. Whether at all, not how many times:
     Spanish, Italian and Portuguese negate twice ("no ... nunca", "non ... mai", "não ... nada"), and a count's
     parity read those translations of a negated claim as not negated."""
-    return any(word == "not" or word in NEGATIONS for word, _ in features.polarity)
+    return any(word == "not" or word in NEGATIONS or word in NEGATION_PARTS for word, _ in features.polarity)
 
 
 def _digits(features: Features) -> tuple[tuple[str, int], ...]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from factcheck.matching.signature import GRAM
-from factcheck.normalise import URL_IN_TEXT, normalise_text
+from factcheck.normalise import URL_IN_TEXT, ascii_digits, normalise_text
 
 MIN_AUTO_WORDS = 8
 # More words than this gone and come (or names missing) is another text, whatever the typos: the
@@ -35,16 +35,46 @@ MAX_CHANGED_WORDS = 20
 
 Guard = Literal["", "short_text", "polarity", "numbers", "names", "wording"]
 
-# Words that turn a claim round, in the languages the demo and the bench use; matched on the
-# normalised text (lower case, no accents, "isn't" as "isn t").
-NEGATIONS = frozenset(
+
+def _normalised_words(words: str) -> frozenset[str]:
+    """The words as the normalised text spells them (factcheck.normalise: no accents or vowel signs, lower case)."""
+    return frozenset(normalise_text(words).split())
+
+
+# Words that turn a claim round, matched on the normalised text (lower case, no accents, "isn't" as "isn t").
+# A negation missed here lets a copy that says the opposite take the claim's rating automatically (an Arabic
+# "لا يقتل" under "يقتل" did, with its label and a strike on its page), so each language fact-checkers work in
+# needs its own.
+NEGATIONS = _normalised_words(
     "no not never none nobody nothing neither nor nowhere without cannot cant dont doesnt didnt isnt arent "
     "wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint "
     # French, Spanish, Portuguese, Italian, German, Dutch, Polish
     "ne pas jamais aucun aucune rien sans nunca jamas ningun ninguna ninguno nada sin tampoco nao nenhum "
     "nenhuma sem non mai nessun nessuno niente senza nicht kein keine keinen keinem keiner nie niemals nichts "
-    "ohne niet geen nooit niets zonder".split()
+    "ohne niet geen nooit niets zonder "
+    # Scandinavian, Finnish, Romanian, Czech and Slovak, Hungarian, Greek
+    "inte ej aldrig inga ikke ikkje aldri uden ei emme ette eivät ilman koskaan nu niciodată fără "
+    "nikdy bez není nem soha nincs sem nélkül δεν μην όχι ποτέ χωρίς "
+    # Russian, Ukrainian, Bulgarian, Serbian
+    "не нет ни никогда ничего никто без ні немає ніколи нічого ніхто няма никад нема "
+    # Turkish, Indonesian and Malay, Tagalog, Vietnamese, Swahili
+    "değil yok hiç asla hayır tidak tak bukan belum tanpa jangan tiada hindi wala huwag không chẳng chưa đừng "
+    "hapana "
+    # Arabic, Persian, Urdu, Hebrew
+    "لا لم لن ليس ليست ليسوا لست لسنا غير بدون أبدا مش مو نه نیست نیستند هرگز بی نہیں نہ کبھی بغیر "
+    "לא אין אינו אינה אינם אינן בלי מעולם אף שום "
+    # Hindi, Bengali, Tamil
+    "नहीं न मत बिना कभी ना নয় নেই না কখনো ছাড়া இல்லை அல்ல"
 )
+# Negations written inside words, in scripts without spaces between words (Chinese, Japanese, Thai) or with
+# negation inside a verb (Korean): counted as they occur in a word ("不是", "ない", "ไม่", "않다").
+NEGATION_PARTS = tuple(sorted(_normalised_words(
+    "不 没 沒 無 无 非 未 别 別 莫 勿 否 ない ません ず ぬ ไม่ ปราศจาก อย่า 않 못 없"
+)))
+# Scripts written without spaces between words, and about how many letters make a word in each: a Chinese or
+# Japanese sentence is one "word" to a split on spaces, which held every such copy back as too short to judge.
+SPACELESS = ((re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"), 2),  # kana, Han: ~2 a word
+             (re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]"), 4))  # Thai, Lao, Myanmar, Khmer: ~4
 # The contracted "n't": "isn t", "can t" and the like leave a stem before a lone "t".
 CONTRACTED = frozenset(
     "isn aren wasn weren don doesn didn hasn haven hadn won wouldn shouldn couldn can ain mustn needn".split()
@@ -62,6 +92,11 @@ POLAR_WORDS = frozenset(
     "inaccurate incorrect unfounded fail fails failed deny denies denied refuse refuses refused hardly barely "
     "cut cuts raise raised raises refuted refutes disproved disproven misleading rumour rumor rumours rumors "
     "debunk debunks satire satirical parody scam stop fact factcheck".split()
+) | _normalised_words(
+    # The same few words in the other languages of the demo and of fact-checkers' common work
+    "faux fausse vrai vraie intox falsch wahr lüge fake falso falsa verdadero verdadera verdad mentira bulo "
+    "vero bugia verdadeiro ложь правда фейк неправда كاذب كذب مزيف شائعة صحيح خطأ حقيقي שקר אמת מזויף झूठ सच "
+    "फर्जी"
 )
 # What reposts put before a claim ("BREAKING:", "Share before they delete this!"): it says nothing
 # about the claim, and "before" would otherwise read as a polar word.
@@ -119,8 +154,19 @@ def _counted(items) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(Counter(items).items()))
 
 
+def word_count(tokens: list[str]) -> int:
+    """How many words the normalised text's tokens are: one each, or for a run of a script written without spaces
+    (SPACELESS) its letters over that script's letters a word (at least one)."""
+    count = 0
+    for token in tokens:
+        letters = [len(script.findall(token)) // per_word for script, per_word in SPACELESS]
+        count += max(1, sum(letters)) if any(letters) else 1
+    return count
+
+
 def polarity_of(tokens: list[str]) -> tuple[tuple[str, int], ...]:
-    """The negations (each spelling of "not" as one) and polar words of a normalised text, counted."""
+    """The negations (each spelling of "not" as one, each written inside a word: NEGATION_PARTS) and polar words of
+    a normalised text, counted."""
     found = []
     skip = False
     # Not strict: for an empty text the padded list is [""], one longer than tokens.
@@ -134,13 +180,17 @@ def polarity_of(tokens: list[str]) -> tuple[tuple[str, int], ...]:
             found.append("not")
         elif token in NEGATIONS or token in POLAR_WORDS:
             found.append(token)
+        elif not token.isascii():
+            found += [part for part in NEGATION_PARTS for _ in range(token.count(part))]
     return _counted(found)
 
 
 def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
     """The numbers a post states: digits from its text (URLs left out; "5,000", "5 000" and "5000" alike, "1.5"
     and "15" not) and number words."""
-    digits = [THOUSANDS.sub("", n).replace(",", ".") for n in NUMBER.findall(URL_IN_TEXT.sub(" ", text or ""))]
+    # Digits of any script as ASCII ("٥", "５" and "5" are one number), as the normalised text has them.
+    text = ascii_digits(URL_IN_TEXT.sub(" ", text or ""))
+    digits = [THOUSANDS.sub("", n).replace(",", ".") for n in NUMBER.findall(text)]
     return _counted(digits + [t for t in tokens if t in NUMBER_WORDS])
 
 
@@ -219,7 +269,7 @@ def features(*, text: str, normalised_text: str, url_key: str, text_key: str) ->
     claim = SHARE_BAIT.sub("", normalised_text)  # what the post claims, without the repost's bait
     tokens = claim.split()
     return Features(
-        url_key=url_key, text_key=text_key, words=len(tokens), polarity=polarity_of(tokens),
+        url_key=url_key, text_key=text_key, words=word_count(tokens), polarity=polarity_of(tokens),
         numbers=numbers_of(text, tokens), names=names_of(text), tokens=frozenset(tokens),
         words_counted=Counter(tokens), grams=grams_of(claim),
     )
