@@ -58,6 +58,7 @@ from factcheck.selectors import (
     active_claim,
     current_rating,
     flag_counts,
+    pair_counts,
     post_history,
     post_matches,
     recent_flags,
@@ -276,8 +277,7 @@ def _post_context(
     velocity = priority_of(post, now=now).velocity
     politician = post.page.is_politician
     pairs = post_matches(post)
-    # The posts linked to this one as their claim's root: a rating of this post reaches them.
-    copies = sum(1 for pair in pairs if pair.relation == "copy" and pair.other.duplicate_of_id == post.pk)
+    counted = pair_counts(post)  # all of them: the list shows the first MAX_MATCHES_SHOWN
     source = source_rating = None
     if post.duplicate_of_id is not None:
         linked = (pair.other for pair in pairs if pair.other.pk == post.duplicate_of_id)
@@ -355,9 +355,10 @@ def _post_context(
         "story": story,
         "appeals": _appeal_rows(story, reader_id=request.user.pk) if story is not None else [],
         "matches": (match_list := match_rows(post, pairs, reviewer=request.user, now=now)),
-        "matches_total": len(pairs),
+        "matches_total": counted.pairs,
         "suggestions": offered_count(match_list),  # those this reviewer can confirm (views_matches)
-        "copies": copies,
+        # The posts linked to this one as their claim's root: a rating of this post reaches them.
+        "copies": counted.copies,
         # A copy of a claim (grouped with it, or matched to its rating) is reviewed through the claim's post.
         "source": source,
         "source_rating": source_rating,

@@ -103,6 +103,23 @@ def suggestion(copy, claim) -> Match:
 # What the post page shows
 
 
+def test_a_claim_with_more_copies_than_its_page_lists_counts_them_all(login, reviewer, claim, monkeypatch):
+    """The page lists MAX_MATCHES_SHOWN pairs; what it says of the claim's copies counts every one: a reviewer
+    told that a new rating reaches 79 copies of a claim with 2,400 is misled about what the rating does."""
+    monkeypatch.setattr("factcheck.selectors.MAX_MATCHES_SHOWN", 3)
+    page = PageFactory(name="Reposts Inc")
+    for n in range(5):
+        copy = PostFactory(text=f"Repost {n} of the lemon claim", page=page, duplicate_of=claim,
+                           queue_state=QueueState.MATCHED)
+        MatchFactory(post=copy, source=claim, method=MatchMethod.TEXT, score=1.0, state=MatchState.AUTO)
+    MatchFactory(post=PostFactory(text="Lemon water is not a cure", page=page), source=claim)
+
+    shown = text(login(reviewer).get(f"/queue/posts/{claim.pk}/"))
+    assert 'Copies of this claim <span class="muted">(6)</span>' in shown
+    assert "Showing 3 of 6 pairs, suggestions first." in shown
+    assert "Its 5 copies carry this rating too; a new rating reaches them as well." in shown
+
+
 def test_the_claims_page_lists_its_pairs_with_relation_method_score_state_and_guard(login, reviewer, claim):
     auto = PostFactory(text="Exact repost of the lemon claim", duplicate_of=claim, queue_state=QueueState.MATCHED,
                        page=PageFactory(name="Reposts Inc"))
