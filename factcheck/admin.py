@@ -192,11 +192,14 @@ class PostAdmin(PostSearch, ReadOnlyAdmin):
 
     @admin.display(description="page, language, country", ordering="page__name")
     def page_where(self, post: Post) -> str:
-        return " · ".join(filter(None, (post.page.name, post.language, post.country)))
+        # The page's name isolated (<bdi>): an unclosed U+202E in it turned "eg · ar" round ("ra · GE": Georgia).
+        place = "".join(f" · {part}" for part in (post.language, post.country) if part)
+        return format_html("<bdi>{}</bdi>{}", post.page.name, place)
 
     @admin.display(description="page")
     def page_link(self, post: Post):
-        return admin_link(post.page, f"{post.page.name} ({post.page.external_id})")
+        page = post.page
+        return admin_link(page, format_html("<bdi>{}</bdi> (<bdi>{}</bdi>)", page.name, page.external_id))
 
     @admin.display(description="media, as the platform sent them")
     def media_items(self, post: Post):

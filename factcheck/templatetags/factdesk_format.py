@@ -1,11 +1,15 @@
 """Template filters for the app's one way of writing multipliers (core.formatting): `{{ m|times }}` gives
 "×0.2", `{{ m|less }}` gives "shown 80% less", `{{ text|sentence }}` ends a sentence with one full stop; and
-`{{ messages|refusals }}`, whether a page opens with a refusal."""
+`{{ messages|refusals }}`, whether a page opens with a refusal; `{{ page.name|isolated }}`, someone's words inside the
+page's own line (`isolated_in_text` in plain text: a notice, an e-mail)."""
 
 from __future__ import annotations
 
+import unicodedata
+
 from django import template
 from django.contrib.messages import ERROR
+from django.utils.html import format_html
 
 from core import formatting
 
@@ -45,3 +49,27 @@ def untagged(messages, tag: str) -> list:
 def refusals(messages) -> bool:
     """Whether the page's messages hold an error (a refusal): base.html makes them an alert that takes the focus."""
     return any(message.level >= ERROR for message in messages)
+
+
+@register.filter
+def isolated(value) -> str:
+    """`{{ page.name|isolated }}`: a name or id the platform or a person wrote, set in a line of the page's own words,
+    inside a <bdi>: an Arabic name keeps its direction without turning the line's order round, and an unclosed
+    direction override in it (U+202E) ends with it, where it reversed the rest of the line ("nim 1 gnitiaw")."""
+    return format_html("<bdi>{}</bdi>", value)
+
+
+# The bidirectional classes that can turn the words after a value round: right-to-left letters, and the explicit
+# embeddings, overrides and isolates (an unclosed U+202E).
+NOT_LEFT_TO_RIGHT = frozenset({"R", "AL", "RLE", "RLO", "LRE", "LRO", "PDF", "RLI", "LRI", "FSI", "PDI"})
+
+
+@register.filter(is_safe=True)
+def isolated_in_text(value) -> str:
+    """`isolated` for plain text (a notice's subject and body, its e-mail): a value with right-to-left letters or
+    direction controls between Unicode's first-strong isolate and pop directional isolate (U+2068, U+2069), which
+    do in any text what <bdi> does in a page; any other value as it is."""
+    value = str(value)
+    if any(unicodedata.bidirectional(char) in NOT_LEFT_TO_RIGHT for char in value):
+        return f"\u2068{value}\u2069"
+    return value

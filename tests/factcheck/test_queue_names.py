@@ -69,8 +69,8 @@ def test_each_row_names_its_posts_language_and_country(login, factchecker):
     PostFactory(language="", country="", page__name="Somewhere")
     html = login(factchecker).get("/queue/").content.decode()
     table = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
-    assert "Gesundheit Natürlich</span> · <span>German · Austria</span>" in table
-    assert "Somewhere</span> · <span>" not in table  # no place to name: no empty one
+    assert "Gesundheit Natürlich</bdi> · <span>German · Austria</span>" in table
+    assert "Somewhere</bdi> · <span>" not in table  # no place to name: no empty one
     assert ">DE<" not in table and ">AT<" not in table
 
 

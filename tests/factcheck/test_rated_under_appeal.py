@@ -18,7 +18,7 @@ def rows(response) -> dict[str, bool]:
     """Each listed post's external id, and whether its row says "Under appeal"."""
     assert response.status_code == 200
     found = re.findall(r'<li class="card rated-item">(.*?)</li>', response.content.decode(), re.S)
-    return {re.search(r'<span class="mono">([^<]+)</span>', row).group(1): "Under appeal" in row for row in found}
+    return {re.search(r'<bdi class="mono">([^<]+)</bdi>', row).group(1): "Under appeal" in row for row in found}
 
 
 @pytest.fixture

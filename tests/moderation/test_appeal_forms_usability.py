@@ -286,7 +286,7 @@ def desk(owner, factchecker, colleague):
 
 
 def shown(page: str) -> list[str]:
-    return re.findall(r'class="post-text appeal-link">Post <span class="mono">([^<]+)</span>', page)
+    return re.findall(r'class="post-text appeal-link">Post <bdi class="mono">([^<]+)</bdi>', page)
 
 
 def test_the_appeals_queue_has_open_decided_and_all_views_marked_current(login, colleague, desk):

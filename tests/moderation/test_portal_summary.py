@@ -28,12 +28,12 @@ def summary_of(html: str, page_name: str) -> str:
     """The words of one page's summary card."""
     cards = html.split('class="card page-summary')[1:]
     cards[-1] = cards[-1].split("A page with", 1)[0]
-    return words(next(card for card in cards if f"<h3>{page_name}</h3>" in card))
+    return words(next(card for card in cards if f"<h3><bdi>{page_name}</bdi></h3>" in card))
 
 
 def listed(html: str) -> set[str]:
     """The external ids of the posts in the list (not the summary's strikes)."""
-    return set(re.findall(r'Post <span class="mono">([^<]+)</span>', html[html.index('id="posts-title"'):]))
+    return set(re.findall(r'Post <bdi class="mono">([^<]+)</bdi>', html[html.index('id="posts-title"'):]))
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def test_the_list_filters_by_page_and_by_state(login, world):
         html = client.get(f"/appeals/{query}").content.decode()
         assert listed(html) == expected, query
     html = client.get(f"/appeals/?page_id={quiet}&state=appealed").content.decode()
-    assert "Posts with a decision on Quiet Corner" in html and "None of these posts is under appeal." in html
+    assert "Posts with a decision on <bdi>Quiet Corner</bdi>" in html and "None of these posts is under appeal." in html
     # The state tabs keep the page, and say which one is shown.
     assert f'href="?page_id={quiet}&amp;state=restricted"' in html
     assert re.search(r'state=appealed" aria-current="page">Under appeal<', html)

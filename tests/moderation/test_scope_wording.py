@@ -69,7 +69,7 @@ def test_a_removal_says_where_too_and_a_post_restricting_nothing_says_nothing(lo
     scenarios.rated_post(post=PostFactory(page=owner.pages.get(), country="GB", external_id="gb-true"),
                          verdict=Verdict.TRUE)
     portal = login(owner).get("/appeals/").content.decode()
-    card = portal.split('Post <span class="mono">gb-true</span>', 1)[1].split("</article>", 1)[0]
+    card = portal.split('Post <bdi class="mono">gb-true</bdi>', 1)[1].split("</article>", 1)[0]
     assert "Applies in" not in card
 
 

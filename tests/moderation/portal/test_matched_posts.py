@@ -82,7 +82,7 @@ def test_a_post_rated_on_its_own_shows_no_match(login, owner, rated_post):
 def test_the_portal_lists_a_matched_post_as_matched_to_the_claims_rating(login, owner, page, claim_rating):
     copy = matched_copy(page, claim_rating)
     body = text(login(owner).get("/appeals/"))
-    card = body.split(f"Post <span class=\"mono\">{copy.external_id}</span>", 1)[1].split("</article>", 1)[0]
+    card = body.split(f"Post <bdi class=\"mono\">{copy.external_id}</bdi>", 1)[1].split("</article>", 1)[0]
     assert re.search(rf"Matched to a claim that {claim_rating.organisation.name} rated <span[^>]*>False</span>", card)
     assert "Details, timeline and appeals" in card
 
