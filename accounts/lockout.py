@@ -15,6 +15,7 @@ from django.dispatch import receiver
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.reasons import written
 from core.refusals import Refusal
 
 
@@ -37,7 +38,7 @@ def unlock(*, staff, attempt_id: int, reason: str) -> int:
     """Clear the lockout of one username and address; returns how many attempt records were removed."""
     if not (getattr(staff, "is_trust_safety", False) or getattr(staff, "is_superuser", False)):
         raise UnlockRefused("Only trust-and-safety staff unlock sign-ins.", code="forbidden")
-    if not (reason or "").strip():
+    if not written(reason):
         raise UnlockRefused("Unlocking needs a reason.")
     attempt = AccessAttempt.objects.filter(pk=attempt_id).first()
     if attempt is None:

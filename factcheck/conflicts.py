@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.reasons import written
 from core.refusals import Refusal
 from factcheck.claimreview import TRUTH_SCALE
 from factcheck.eligibility import rated_state
@@ -195,7 +196,7 @@ def mark_not_same_claim(*, match_id: int, reviewer, reason: str = "", now: datet
                                "side was re-rated so that the verdicts agree. Nothing was changed.")
     linked = match.linked
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
-    match.reason = (reason or "").strip()[:MAX_REASON]
+    match.reason = written(reason)[:MAX_REASON]
     match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
     copy = posts[match.post_id]
     if linked and copy.duplicate_of_id == match.source_id:

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from core.reasons import reason_problem
+from core.reasons import reason_problem, written
 from factcheck.claims import expire_claim
 from factcheck.eligibility import WAITING_STATES, is_removed, returning_state
 from factcheck.matching.leaving import release_group
@@ -43,7 +43,7 @@ def take_out_of_queue(*, page_ids: list[int], now: datetime) -> int:
 @transaction.atomic(durable=True)
 def set_politician(*, staff, page_id: int, is_politician: bool, reason: str, now: datetime | None = None) -> int:
     """Mark or unmark a politician's page; returns how many of its posts changed queue state."""
-    if not (reason or "").strip():
+    if not written(reason):
         raise ValueError("Marking a page needs a reason.")
     if problem := reason_problem(reason):
         raise ValueError(problem)

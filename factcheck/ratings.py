@@ -21,7 +21,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import clock
-from core.reasons import control_problem
+from core.reasons import control_problem, written
 from core.refusals import Refusal
 from factcheck.claims import (
     REMOVED_MESSAGE,
@@ -119,7 +119,7 @@ def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], arti
     errors: dict[str, list[str]] = {}
     if verdict not in Verdict.values:
         errors.setdefault("verdict", []).append(f"Choose one of: {', '.join(Verdict.values)}.")
-    rationale = (rationale or "").strip()
+    rationale = written(rationale)
     if not rationale:
         errors.setdefault("rationale", []).append("A rationale is required.")
     elif len(rationale) > MAX_RATIONALE:
@@ -193,7 +193,7 @@ def _authorise(
 
 
 def _clean_change_reason(change_reason: str) -> str:
-    change_reason = (change_reason or "").strip()
+    change_reason = written(change_reason)
     if not change_reason:
         raise ValidationError({"change_reason": ["Say why the rating changes (new evidence, an error)."]})
     if len(change_reason) > MAX_CHANGE_REASON:

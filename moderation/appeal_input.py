@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from core.reasons import control_problem
+from core.reasons import control_problem, written
 from factcheck.models import Verdict
 from factcheck.rating_limits import MAX_RATIONALE
 from factcheck.ratings import clean_http_urls, http_url
@@ -27,7 +27,7 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
         errors["kind"] = ["Choose what you appeal."]
     elif kind not in AppealKind.values:
         errors["kind"] = [f"Choose one of: {', '.join(AppealKind.values)}."]
-    statement = (statement or "").strip()
+    statement = written(statement)
     if not statement:
         errors["statement"] = ["Say why you appeal."]
     elif len(statement) > MAX_STATEMENT:
@@ -39,7 +39,7 @@ def clean_appeal_input(*, kind: str, statement: str, evidence_urls: list[str], c
         errors["evidence_urls"] = problems
     # What a correction changed may be said apart (the browser's form asks) or in the statement: PRODUCT.md's API
     # takes a correction as {"kind", "statement", "evidence_urls"}, as any appeal.
-    correction_details = (correction_details or "").strip()
+    correction_details = written(correction_details)
     if len(correction_details) > MAX_STATEMENT:
         errors["correction_details"] = [
             f"Keep the correction details to {MAX_STATEMENT:,} characters (they have {len(correction_details):,})."
@@ -65,7 +65,7 @@ def clean_decision_input(
     errors: dict[str, list[str]] = {}
     if outcome not in (AppealStatus.UPHELD, AppealStatus.REVERSED):
         errors["outcome"] = ["Choose whether the appeal is accepted or not."]
-    reason = (reason or "").strip()
+    reason = written(reason)
     if not reason:
         errors["reason"] = ["Give the reason the owner will read."]
     elif len(reason) > MAX_STATEMENT:
@@ -81,7 +81,7 @@ def clean_decision_input(
     if new_verdict and new_verdict not in REVERSAL_VERDICTS:
         errors["new_verdict"] = [f"Choose one of: {', '.join(REVERSAL_VERDICTS)}."]
     # What the new rating publishes; an uphold, an unlinked copy and a lifted removal publish nothing new.
-    public_rationale = (public_rationale or "").strip() if rerates else ""
+    public_rationale = written(public_rationale) if rerates else ""
     article_url = (article_url or "").strip() if rerates else ""
     if rerates and not public_rationale:
         errors["public_rationale"] = ["Give the public rationale of the new rating: the claim page and ClaimReview "

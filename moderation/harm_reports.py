@@ -27,7 +27,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import clock
-from core.reasons import reason_problem
+from core.reasons import reason_problem, written
 from core.refusals import Refusal
 from factcheck.claims import lease_length
 from factcheck.models import HARM_CATEGORIES, Flag, Post, ReportOutcome, ReportStatus
@@ -142,7 +142,7 @@ def clean_decision(*, outcome: str, ground: str | None, reason: str) -> tuple[st
     says why; sending to fact-checkers may add a note. Raises ReportRefused, naming the field in its details."""
     if outcome not in DECISIONS:
         raise ReportRefused(f"Decide one of: {', '.join(DECISIONS)}.")
-    reason, ground = (reason or "").strip(), ground or ""
+    reason, ground = written(reason), ground or ""
     if outcome == ReportOutcome.REMOVED and ground not in RemovalGround.values:
         raise ReportRefused("Choose the community standard the post breaks.", details={"field": "ground"})
     if outcome in (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION) and not reason:

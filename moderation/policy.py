@@ -24,7 +24,7 @@ from django.db.models import Q, QuerySet
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.jobs import enqueue_on_commit
-from core.reasons import control_problem, reason_problem
+from core.reasons import control_problem, reason_problem, written
 from factcheck.models import Verdict
 from moderation.models import Action, ActionKind, EnforcementPolicy, RepeatOffenderPolicy
 from moderation.models.decisions import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS  # noqa: F401  (the admin's bounds)
@@ -124,7 +124,7 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
 
     Not durable: the admin's change form (its one caller) saves inside a transaction of its own.
     The numbers' bounds are the models' validators and check constraints (full_clean checks both)."""
-    reason = (reason or "").strip()
+    reason = written(reason)
     if message := reason_problem(reason):
         raise ValidationError({"reason": [message]})
     if message := control_problem(getattr(row, "label", "")):

@@ -14,7 +14,7 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
-from core.reasons import control_problem, reason_problem
+from core.reasons import control_problem, reason_problem, written
 from core.refusals import Refusal
 from factcheck.models import Post
 from moderation.appeal_states import grant_removal_appeal, held_by_a_colleague, open_removal_appeal, outcome_notice
@@ -32,7 +32,7 @@ class RemovalRefused(Refusal):
 
 
 def _clean_reason(reason: str, *, missing: str) -> str:
-    reason = (reason or "").strip()
+    reason = written(reason)
     if not reason:
         raise RemovalRefused(missing)
     if message := reason_problem(reason):

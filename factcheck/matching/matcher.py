@@ -46,7 +46,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.bulk import update_rows
-from core.reasons import control_problem
+from core.reasons import control_problem, written
 from factcheck.eligibility import fact_checkable, removed_posts, returning_state
 from factcheck.matching.candidates import (
     Row,
@@ -420,7 +420,7 @@ def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | N
     if problem := control_problem(reason or ""):
         raise MatchRefused(f"The reason: {problem}")
     match.state, match.decided_by, match.decided_at = MatchState.REJECTED, reviewer, now
-    match.reason = (reason or "").strip()[:2000]
+    match.reason = written(reason)[:2000]
     match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
     record_event(actor=reviewer, verb=AuditVerb.MATCH_REJECTED, target=match, post_id=answer.copy.id,
                  reason=match.reason, data={"source": answer.root.id, "score": match.score})

@@ -59,8 +59,11 @@
       area.insertAdjacentElement("afterend", spoken);
       area.insertAdjacentElement("afterend", visible);
       var timer = null;
+      // Characters as the server counts them (core.reasons.written): an emoji is one, not its two UTF-16 units, and
+      // a line break is one (the textarea's value has "\n"; the server counts the "\r\n" it is sent as one too).
+      function count() { return Array.from(area.value.trim()).length; }
       function message() {
-        var left = limit - area.value.length;
+        var left = limit - count();
         var n = Math.abs(left).toLocaleString("en-GB");
         if (left >= 0) return "You have " + n + " character" + (left === 1 ? "" : "s") + " left";
         return "You have " + n + " character" + (left === -1 ? "" : "s") + " too many";
@@ -68,7 +71,7 @@
       function update(speak) {
         var text = message();
         visible.textContent = text;
-        visible.classList.toggle("over", area.value.length > limit);
+        visible.classList.toggle("over", count() > limit);
         if (!speak) return;
         clearTimeout(timer);
         timer = setTimeout(function () { spoken.textContent = text; }, 1000);

@@ -85,6 +85,11 @@ def test_the_owner_files_an_appeal_with_an_error_summary_a_counter_and_a_correct
     expect(page.locator("#id_statement_count")).to_have_text("You have 1,990 characters left")
     page.get_by_label("Your statement").fill("x" * 2003)
     expect(page.locator("#id_statement_count")).to_have_text("You have 3 characters too many")
+    # Counted as the server counts them: a line break is one character, an emoji one (not two UTF-16 units).
+    page.get_by_label("Your statement").fill("\n".join(["x" * 49] * 40) + "x")
+    expect(page.locator("#id_statement_count")).to_have_text("You have 0 characters left")
+    page.get_by_label("Your statement").fill("\U0001F600" * 1000)
+    expect(page.locator("#id_statement_count")).to_have_text("You have 1,000 characters left")
 
     # An empty correction: what is missing (its statement: what was corrected may be said there), in a summary
     # that takes focus.
