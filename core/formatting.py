@@ -5,6 +5,7 @@ reader's own time zone: "14:05 (Europe/Paris)" (`clock`).
 Feed multipliers: "×0.2" (no trailing zeros), and as a share: "shown 80% less".
 Durations: "3 h 10 min", "2 d 4 h", "under a minute".
 Sentences that end in a label, a name or a reason: one full stop, never '..' or '.".'.
+Previews of someone's words: so many words, and no longer than they would be in any script (`preview`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from django.utils import timezone
+from django.utils.text import Truncator
 
 
 def day(value: date | datetime) -> str:
@@ -82,3 +84,14 @@ def unstopped(text: str) -> str:
     """`text` without its closing full stop, to quote it in a sentence that goes on: '“Satire”, active'."""
     text = text.rstrip()
     return text[:-1] if text.endswith(".") and not text.endswith("..") else text
+
+
+# About how many characters a word of a preview is given: a cap for text with no spaces to cut at.
+PREVIEW_CHARS_A_WORD = 8
+
+
+def preview(text: str, words: int) -> str:
+    """The first `words` words of `text`, and no more characters than that many words have (PREVIEW_CHARS_A_WORD
+    each): Chinese, Japanese or Thai, or a run of emoji, has no spaces to cut at, so a 2,000-character statement
+    showed whole in every row of the appeal desk and a 63,206-emoji post made a 280 KB queue page."""
+    return Truncator(Truncator(text).words(words, truncate=" …")).chars(words * PREVIEW_CHARS_A_WORD, truncate="…")

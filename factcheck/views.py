@@ -20,11 +20,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.text import Truncator
 from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.formatting import clock
+from core.formatting import clock, preview
 from core.formatting import duration as waiting_for
 from core.paging import page_number
 from core.place_names import country_name, language_name
@@ -83,10 +82,6 @@ def url_for_ids(name: str) -> Callable[[int], str]:
     marker = "987654321"
     head, tail = reverse(name, args=[marker]).split(marker)
     return lambda pk: f"{head}{pk}{tail}"
-
-
-def preview(text: str, length: int) -> str:
-    return Truncator(text).words(length, truncate=" …")
 
 
 def _my_claims(reviewer) -> list[dict[str, object]]:

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.formatting import preview
 from core.paging import page_number
 from core.place_names import language_name
 from factcheck.conflicts import (
@@ -26,7 +27,7 @@ from factcheck.forms import MatchRejectForm
 from factcheck.members import organisation_id_of
 from factcheck.models import Match
 from factcheck.queue import COUNT_CAP
-from factcheck.views import factchecker_required, preview, range_label, url_for_ids
+from factcheck.views import factchecker_required, range_label, url_for_ids
 
 CONFLICTS_PAGE = 20
 # Enough to read the claim beside its rationale; the post page has the rest.

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from core.formatting import preview
 from core.refusals import Refusal
 from factcheck.forms import MatchRejectForm
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
@@ -19,7 +20,7 @@ from factcheck.matching.matcher import confirm_match, reject_match
 from factcheck.matching.reading import guard_warning, pair_languages
 from factcheck.models import Match, MatchState, Post, QueueState
 from factcheck.selectors import PostMatch
-from factcheck.views import factchecker_required, preview, url_for_ids
+from factcheck.views import factchecker_required, url_for_ids
 
 MATCH_PREVIEW_WORDS = 20
 # A viral claim can have thousands of copies: the post page lists this many pairs, suggestions first.

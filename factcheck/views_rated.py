@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from core.csv_download import csv_download
+from core.formatting import preview
 from core.paging import page_number
 from core.replicas import reads_from_replica
 from factcheck.forms import RatedFilterForm
@@ -18,7 +19,7 @@ from factcheck.members import organisation_id_of
 from factcheck.queue import capped_count, capped_total
 from factcheck.rated import CSV_HEADER, csv_rows, with_appeal_state
 from factcheck.selectors import rated_posts as rated_posts_of
-from factcheck.views import PAGE_SIZE, TEXT_PREVIEW_WORDS, factchecker_required, preview, range_label, url_for_ids
+from factcheck.views import PAGE_SIZE, TEXT_PREVIEW_WORDS, factchecker_required, range_label, url_for_ids
 
 # ?appeal=open: only the ratings under appeal (factcheck.rated).
 UNDER_APPEAL = "open"

@@ -21,13 +21,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
-from django.utils.text import Truncator
 from django.utils.timesince import timesince
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.csv_download import csv_download
 from core.error_summary import typed_text
-from core.formatting import clock
+from core.formatting import clock, preview
 from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
 from core.search_input import search_text
@@ -189,7 +188,7 @@ def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
         {
             "appeal": appeal,
             "url": detail_url(appeal.pk),
-            "statement": Truncator(appeal.statement).words(STATEMENT_PREVIEW_WORDS, truncate=" …"),
+            "statement": preview(appeal.statement, STATEMENT_PREVIEW_WORDS),
             "overdue": is_overdue(appeal, now=now),
             "due": _due(appeal, now) if appeal.is_open else "",
             "age": timesince(appeal.created_at, now),

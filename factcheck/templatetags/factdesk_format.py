@@ -17,6 +17,12 @@ register = template.Library()
 
 
 @register.filter
+def preview(value, words: int) -> str:
+    """`{{ post.text|preview:24 }}`: core.formatting.preview, so many words and no longer in any script."""
+    return formatting.preview(str(value), int(words))
+
+
+@register.filter
 def times(value) -> str:
     return "" if value in (None, "") else formatting.times(value)
 
