@@ -8,6 +8,7 @@ query that its GIN index answers; on SQLite, the embedded default, each word is 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from django.db import connection
@@ -17,8 +18,16 @@ from factcheck.models import Post
 
 # Search words past this are ignored (each is one more probe of the text index).
 MAX_SEARCH_WORDS = 8
-# Letters and digits in any script; the punctuation the index turns into spaces splits words here too.
-_WORD = re.compile(r"[^\W_]+")
+
+
+def _combining_marks() -> str:
+    """Every combining mark of Unicode (categories Mn, Mc, Me), as the contents of a character class."""
+    return "".join(re.escape(chr(code)) for code in range(0x300, 0x30000) if unicodedata.category(chr(code))[0] == "M")
+
+
+# Letters and digits in any script, with their combining marks: Hindi's vowel signs are marks (कोरोना split at them
+# was क, र and न, and found nothing). The punctuation the index turns into spaces splits words here too.
+_WORD = re.compile(rf"[^\W_](?:[^\W_]|[{_combining_marks()}])*")
 
 
 class TextMatches(Func):

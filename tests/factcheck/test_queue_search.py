@@ -158,3 +158,14 @@ def test_a_search_page_shows_each_rows_copy_group(login, reviewer, lemons):
     assert total_of(response) == f"1–{PAGE_SIZE} of 40"
     first_row = response.content.decode().split("<tbody>", 1)[1].split("</tr>", 1)[0]
     assert "2 copies · combined reach" in first_row
+
+
+@pytest.mark.parametrize("word", ["कोरोना", "वायरस", "टीका"])
+def test_a_word_with_vowel_signs_is_searched_whole(login, word):
+    """Hindi's vowel signs are combining marks: the search split its words at them (कोरोना into क, र and न) and
+    found nothing; the index holds each word whole."""
+    hindi = FactCheckerFactory(organisation=OrganisationFactory(languages=["hi"], countries=[]))
+    post = PostFactory(text="कोरोना वायरस का टीका सुरक्षित नहीं है", language="hi")
+    PostFactory(text="कल बारिश होगी", language="hi")
+    response = login(hindi).get("/queue/", {"q": word})
+    assert row_ids(response) == [post.pk]
