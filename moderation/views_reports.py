@@ -19,6 +19,7 @@ from datetime import datetime
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import Truncator
 from django.views.decorators.http import require_http_methods, require_POST
@@ -26,7 +27,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.error_summary import typed_text
 from core.formatting import duration
 from core.paging import page_number
-from factcheck.models import FlagCategory, FlagSource, Post, ReportOutcome
+from factcheck.models import HARM_CATEGORIES, FlagCategory, FlagSource, Post, ReportOutcome
 from factcheck.views import clock, url_for_ids
 from moderation.deadlines import due_label, is_past_target
 from moderation.forms import error_summary
@@ -41,7 +42,7 @@ from moderation.harm_reports import (
 )
 from moderation.models import ReportedPost
 from moderation.report_forms import FORMS, GROUND_FOR, DecisionForm, decision_forms
-from moderation.report_queue import SEVERITY, open_reports_of, queue_page
+from moderation.report_queue import LISTED_ON_POST, OpenReports, open_reports, queue_page
 from moderation.selectors import active_removal
 from moderation.timeline import post_timeline
 from moderation.views_appeals import Desk, desk_member_required
@@ -105,17 +106,45 @@ def _queue_rows(found: list[dict[str, object]], *, desk: Desk, user_id: int, now
             "velocity": f"{round(row['velocity']):,}",  # the UI is English only: comma grouping
             "mine": held and row["holder_id"] == user_id,
             "holder": row["holder__username"] if held else "",
-            "reports": [
-                {
-                    "category": report["category"],
-                    "label": CATEGORY_LABELS[report["category"]],
-                    "source": SOURCE_LABELS[report["source"]],
-                    "reason": Truncator(report["reason"]).chars(REASON_CHARS, truncate=" …"),
-                }
-                for report in row["reports"]
-            ],
+            "reports": _reports_shown(row["reports"], reason_chars=REASON_CHARS),
         })
     return rows
+
+
+def _reports_shown(reports: OpenReports, *, reason_chars: int | None = None) -> dict[str, object]:
+    """A post's open reports as the desk's pages show them: the totals by category and by source, the listed
+    reports (trusted flaggers' first) with their labels, and how many are not listed."""
+    def reason(text: str) -> str:
+        return Truncator(text).chars(reason_chars, truncate=" …") if reason_chars else text
+
+    return {
+        "total": reports.total,
+        "by_category": [{"category": category, "label": CATEGORY_LABELS[category], "n": n}
+                        for category, n in reports.by_category.items()],
+        "by_source": [{"label": SOURCE_LABELS[source], "n": n} for source, n in reports.by_source.items()],
+        "trusted": reports.trusted, "listed_trusted": reports.listed_trusted,
+        "unlisted_trusted": reports.unlisted_trusted,
+        "others": reports.others, "listed_others": reports.listed_others, "unlisted_others": reports.unlisted_others,
+        "unlisted": reports.unlisted,
+        "listed": [
+            {
+                "category": report["category"],
+                "label": CATEGORY_LABELS[report["category"]],
+                "source": SOURCE_LABELS[report["source"]],
+                "trusted": report["source"] == FlagSource.TRUSTED_FLAGGER,
+                "received_at": report["received_at"],
+                "reason": reason(report["reason"]),
+            }
+            for report in reports.listed
+        ],
+    }
+
+
+def _all_open_reports_url(post: Post) -> str:
+    """The admin's list of flags, filtered to this post's open reports of harm (newest first, 50 a page, as the
+    admin's post page links to its audit events)."""
+    return (f"{reverse('admin:factcheck_flag_changelist')}?post__id__exact={post.pk}&status__exact=open"
+            f"&category__in={','.join(HARM_CATEGORIES)}")
 
 
 def _post(post_id: int) -> Post:
@@ -129,19 +158,20 @@ def _render_post(request: HttpRequest, *, desk: Desk, post: Post, bound: Decisio
                  status: int = 200, unsaved: list[tuple[str, str]] | None = None) -> HttpResponse:
     now = timezone.now()
     row = ReportedPost.objects.select_related("holder").filter(post=post).first()
-    reports = open_reports_of(post)
+    found = open_reports([post.pk], listed=LISTED_ON_POST)[post.pk]
     # The removal's ground offered first: the most severe report's (the first of them, on a tie).
-    severest = max(reports, key=lambda flag: SEVERITY[flag.category], default=None)
-    ground = GROUND_FOR[severest.category] if severest is not None else ""
-    forms = decision_forms(bound=bound, up_to_flag=max((f.pk for f in reports), default=None), ground=ground)
+    ground = GROUND_FOR[found.severest] if found.severest else ""
+    # The decision answers every open report up to the newest, listed or not (moderation.harm_reports).
+    forms = decision_forms(bound=bound, up_to_flag=found.newest_id, ground=ground)
     holder = live_holder(row, now=now) if row is not None else None
     return render(request, "moderation/report_detail.html", {
-        "desk": desk, "post": post, "page": post.page, "row": row, "reports": reports,
+        "desk": desk, "post": post, "page": post.page, "row": row, "reports": _reports_shown(found),
+        "all_reports_url": _all_open_reports_url(post) if found.unlisted else "",
         "distribution": getattr(post, "distribution", None), "removal": active_removal(post),
         "holder": holder, "mine": row is not None and holds_lease(row, request.user, now=now),
-        "overdue": bool(reports) and row is not None and row.opened_at is not None
+        "overdue": bool(found.total) and row is not None and row.opened_at is not None
         and is_past_target(row.opened_at, now=now),
-        "due": due_label(row.opened_at, now=now) if reports and row is not None and row.opened_at else "",
+        "due": due_label(row.opened_at, now=now) if found.total and row is not None and row.opened_at else "",
         "forms": forms, "errors": error_summary(bound) if bound is not None else [],
         "timeline": post_timeline(post, for_owner=False),
         "history_url": url_for_ids("admin:factcheck_post_change")(post.pk),

@@ -188,10 +188,19 @@ for i, (category, hours) in enumerate((("hate", 30), ("violence", 2))):
     post = PostInput(external_id=f"post-{i}", page=page, posted_at=now - timedelta(hours=40), text=f"Post {i}.")
     ingest_flags(flags=[FlagInput(idempotency_key=f"k{i}", source="user_report", category=category, post=post,
                                   flagged_at=now - timedelta(hours=hours))], now=now - timedelta(hours=hours))
+# A brigaded post: its row and its page count every report and list a few (a window function, ROW_NUMBER).
+brigade = PostInput(external_id="post-2", page=page, posted_at=now - timedelta(hours=40), text="Post 2.")
+ingest_flags(flags=[FlagInput(idempotency_key=f"b{i}", source="trusted_flagger" if i < 2 else "user_report",
+                              category="harassment", post=brigade, flagged_at=now) for i in range(62)], now=now)
 staff = create_user(username="sam", role="trust_safety", password=None)
 client = Client()
 client.force_login(staff)
 html = client.get("/staff/reports/").content.decode()
+brigaded = Post.objects.get(external_id="post-2")
+detail = client.get(f"/staff/reports/{brigaded.pk}/").content.decode()
+row = re.search(r'data-post="post-2">(.*?)</tr>', html, re.S).group(1)
+def listed(html):
+    return [re.findall(r"<li>", ul) for ul in re.findall(r'<ul class="report-list">(.*?)</ul>', html, re.S)]
 post = Post.objects.get(external_id="post-1")
 client.post(f"/staff/reports/{post.pk}/claim/")
 client.post(f"/staff/reports/{post.pk}/", {"decision": "removed", "removed-ground": "violence",
@@ -201,6 +210,10 @@ print(json.dumps({
     "overdue": re.findall(r'class="badge overdue">([^<]*)', html),
     "after": re.findall(r'data-post="([^"]+)"', client.get("/staff/reports/").content.decode()),
     "queue_state": Post.objects.get(pk=post.pk).queue_state,
+    "brigaded_row": [len(ul) for ul in listed(row)] + re.findall(r"<strong>([^<]*open[^<]*)</strong>", row)
+                    + re.findall(r">(and [^<]*)<", row),
+    "brigaded_page": [len(ul) for ul in listed(detail)] + re.findall(r'class="report-group">([^<]*)', detail)
+                     + re.findall(r">(All [^<]*)</a>", detail),
 }))
 """
 
@@ -209,5 +222,8 @@ def test_the_reports_queue_orders_counts_and_decides_on_sqlite(embedded_env):
     manage(embedded_env, "migrate", "--noinput", "-v", "0")
     result = manage(embedded_env, "shell", "-c", REPORTS_PAGE)
     page = json.loads(result.stdout.strip().splitlines()[-1])
-    assert page == {"rows": ["post-1", "post-0"], "overdue": ["1 overdue", "Overdue"], "after": ["post-0"],
-                    "queue_state": "removed"}
+    assert page == {"rows": ["post-2", "post-1", "post-0"], "overdue": ["1 overdue", "Overdue"],
+                    "after": ["post-2", "post-0"], "queue_state": "removed",
+                    "brigaded_row": [7, "62 open reports", "and 55 more"],
+                    "brigaded_page": [2, 50, "Trusted flaggers' reports", "Other reports: the newest 50 of 60",
+                                      "All 62 open reports in the admin's list of flags"]}

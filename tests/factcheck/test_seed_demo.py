@@ -202,7 +202,7 @@ def test_seed_demo_gives_the_staff_a_reports_queue_of_every_category(seeded):
     from moderation.report_queue import queue_page, waiting_counts
 
     rows, _ = queue_page(start=0, stop=10, now=timezone.now())
-    assert {report["category"] for row in rows for report in row["reports"]} == {
+    assert {category for row in rows for category in row["reports"].by_category} == {
         "violence", "hate", "harassment", "imminent_harm"}
     # The trusted flagger's overdue report of violence first; one post waits for fact-checkers too.
     assert rows[0]["post__external_id"] == "demo-r001" and rows[0]["trusted"]
