@@ -25,6 +25,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.tokens import default_token_generator
+from django.core import checks
 from django.core.cache import cache
 from django.core.mail import send_mail
 from django.template import loader
@@ -38,6 +39,9 @@ from core.refusals import Refusal
 PER_ADDRESS = 3  # links asked for one e-mail address within the window
 PER_CLIENT = 10  # requests from one client address within the window
 WINDOW_SECONDS = 3600
+
+# Backends that write each e-mail, reset links included, where anyone reading the logs or the host can read them.
+WRITTEN_DOWN = {"django.core.mail.backends.console.EmailBackend", "django.core.mail.backends.filebased.EmailBackend"}
 
 SUBJECT_TEMPLATE = "registration/password_reset_subject.txt"
 EMAIL_TEMPLATE = "registration/password_reset_email.txt"
@@ -114,3 +118,18 @@ def send_reset_link(*, email: str) -> int:
                   [getattr(user, email_field)])
         sent += 1
     return sent
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_emails_are_sent(app_configs=None, **kwargs) -> list[checks.CheckMessage]:  # noqa: ANN001 - Django's
+    """Without EMAIL_HOST, e-mails go to the console (make run's default): in production that is the workers' log,
+    and a reset link read there takes over its account, staff accounts included."""
+    if settings.DEBUG or settings.EMAIL_BACKEND not in WRITTEN_DOWN:
+        return []
+    return [checks.Warning(
+        f"E-mails are written to the log or to files ({settings.EMAIL_BACKEND}), not sent: anyone who can read "
+        "them can use the password-reset links in them to take over accounts.",
+        hint="Set EMAIL_HOST (and EMAIL_HOST_USER, EMAIL_HOST_PASSWORD) to send them over SMTP, or EMAIL_BACKEND "
+             "to a backend that sends them.",
+        id="factdesk.W002",
+    )]

@@ -13,31 +13,10 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.env import env_bool, env_int, env_list, env_log_level, env_rate, env_share
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("FACTDESK_VAR_DIR", BASE_DIR / "var"))
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-def env_share(name: str, default: str) -> float:
-    """A setting between 0 and 1, refused at start with its name if it is not one."""
-    raw = os.environ.get(name, default)
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number between 0 and 1, not {raw!r}.") from None
-    if not 0 < value <= 1:
-        raise ImproperlyConfigured(f"{name} must be above 0 and at most 1, not {raw!r}.")
-    return value
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -122,7 +101,15 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     # Health checks: a connection the server dropped (a database restart) is replaced at the start of the
     # next request instead of failing it.
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    try:
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    except ValueError as _error:  # its text never repeats the URL, which holds the password
+        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {_error}") from _error
+    if "postgresql" in DATABASES["default"]["ENGINE"]:
+        # A database host that takes the connection and never answers holds a request (/healthz included) for
+        # DATABASE_CONNECT_TIMEOUT seconds, where libpq has no limit of its own (2 min 10 s seen); the URL's own wins.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+            "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
     # Read replicas, comma-separated: replica_0, replica_1, ... Only reads inside core.replicas' scope (the
     # dashboard, the stats API, the portal's list, the exports) go to one, and never one lagging more than
     # FACTDESK_REPLICA_MAX_LAG seconds (docs/operations.md).
@@ -259,20 +246,20 @@ AXES_ENABLE_ADMIN = False  # accounts.admin has its own: unlocking needs a reaso
 # with 0 (the default), the connection's own address. A client's own X-Forwarded-For entries never count.
 # Behind the proxy (BEHIND_PROXY) one is in front unless said otherwise: with 0 there every client would have
 # the proxy's address, and one client's wrong passwords would lock everyone out.
-FACTDESK_TRUSTED_PROXIES = max(0, int(os.environ.get("FACTDESK_TRUSTED_PROXIES", "1" if BEHIND_PROXY else "0")))
+FACTDESK_TRUSTED_PROXIES = env_int("FACTDESK_TRUSTED_PROXIES", 1 if BEHIND_PROXY else 0, minimum=0)
 # Failed API authentications (unknown, expired or revoked tokens) from one address: past this, every API
 # request from it is a 429 until the window has passed (accounts.api_auth).
-API_AUTH_FAILURE_LIMIT = os.environ.get("API_AUTH_FAILURE_LIMIT", "20/m")
+API_AUTH_FAILURE_LIMIT = env_rate("API_AUTH_FAILURE_LIMIT", "20/m")
 
 # The API refuses larger bodies with 413 itself; Django's own limit sits just above it.
-API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES + 1024
-API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "6000/m")
+API_RATE_LIMIT = env_rate("API_RATE_LIMIT", "6000/m")
 # Under /api/: a longer URL (path and query) is refused with a JSON 414, larger or more headers
 # with a JSON 431. gunicorn's own limits (bin/run) sit above these, so these are what clients see.
-API_MAX_URL_BYTES = int(os.environ.get("API_MAX_URL_BYTES", "8000"))
-API_MAX_HEADER_BYTES = int(os.environ.get("API_MAX_HEADER_BYTES", str(16 * 1024)))
-API_MAX_HEADER_FIELDS = int(os.environ.get("API_MAX_HEADER_FIELDS", "100"))
+API_MAX_URL_BYTES = env_int("API_MAX_URL_BYTES", 8000, minimum=1)
+API_MAX_HEADER_BYTES = env_int("API_MAX_HEADER_BYTES", 16 * 1024, minimum=1)
+API_MAX_HEADER_FIELDS = env_int("API_MAX_HEADER_FIELDS", 100, minimum=1)
 
 # Jobs: RQ on Redis when REDIS_URL is set, otherwise in-process after commit.
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -293,7 +280,9 @@ RQ_QUEUES = {
 RQ = {"COMMIT_MODE": "auto", "WORKER_CLASS": "core.worker.FactdeskWorker"}
 # A worker's heartbeat comes at least every FACTDESK_WORKER_TTL - 15 s (RQ's idle wait), and /healthz counts
 # only workers heard from within FACTDESK_WORKER_TTL (config/health.py): a dead worker shows within a minute.
-FACTDESK_WORKER_TTL = int(os.environ.get("FACTDESK_WORKER_TTL", "60"))
+# At 16 s RQ's idle wait is its least, 1 s; below that the heartbeat no longer comes within the TTL (and at 0
+# RQ takes its own 420 s), so /healthz would count no worker.
+FACTDESK_WORKER_TTL = env_int("FACTDESK_WORKER_TTL", 60, minimum=16)
 # django-rq's pages are mounted once, at /admin/rq/ behind config/rq_admin.py's guard (the admin index links
 # them); not a second time inside the admin (/admin/django_rq/dashboard/), where they would be unguarded.
 RQ_SHOW_ADMIN_LINK = False
@@ -314,12 +303,12 @@ CACHES = {
 # Notification e-mails: printed to the console by default (make run); sent over SMTP once
 # EMAIL_HOST is set, unless EMAIL_BACKEND names another backend explicitly.
 EMAIL_HOST = os.environ.get("EMAIL_HOST") or "localhost"
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 # A stuck SMTP server fails the job (RQ retries it) instead of holding a worker until its timeout.
-EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "30"))
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30, minimum=1)
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
     "django.core.mail.backends.smtp.EmailBackend"
     if os.environ.get("EMAIL_HOST")
@@ -331,10 +320,10 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "factdesk@localhost")
 PASSWORD_RESET_TIMEOUT = 3600
 
 # Review rules.
-FACTDESK_CLAIM_LEASE_MINUTES = int(os.environ.get("FACTDESK_CLAIM_LEASE_MINUTES", "30"))
+FACTDESK_CLAIM_LEASE_MINUTES = env_int("FACTDESK_CLAIM_LEASE_MINUTES", 30, minimum=1)
 FACTDESK_FLAG_SOURCE_WEIGHTS = {"user_report": 1.0, "classifier": 2.0, "partner": 3.0, "trusted_flagger": 5.0}
 # A rating whose decision job has not run after this long is re-driven by the reconciler.
-FACTDESK_RECONCILE_AFTER_SECONDS = int(os.environ.get("FACTDESK_RECONCILE_AFTER_SECONDS", "30"))
+FACTDESK_RECONCILE_AFTER_SECONDS = env_int("FACTDESK_RECONCILE_AFTER_SECONDS", 30, minimum=1)
 
 # Near-duplicates (factcheck.matching): a copy scoring at least AUTO inherits its claim's rating; one
 # between SUGGEST and AUTO is offered to a fact-checker. Chosen by measurement: bench/REPORT.md.
@@ -360,11 +349,7 @@ for _host in FACTDESK_MEDIA_HOSTS:
         raise ImproperlyConfigured(
             f"FACTDESK_MEDIA_HOSTS must list host names (media.example.com, *.cdn.example.com), not {_host!r}."
         )
-FACTDESK_MEDIA_MATCH_DISTANCE = int(os.environ.get("FACTDESK_MEDIA_MATCH_DISTANCE", "31"))
-if not 0 <= FACTDESK_MEDIA_MATCH_DISTANCE <= 47:
-    raise ImproperlyConfigured(
-        f"FACTDESK_MEDIA_MATCH_DISTANCE must be between 0 and 47 bits, not {FACTDESK_MEDIA_MATCH_DISTANCE}."
-    )
+FACTDESK_MEDIA_MATCH_DISTANCE = env_int("FACTDESK_MEDIA_MATCH_DISTANCE", 31, minimum=0, maximum=47)
 # Same claim, other words, other languages (factcheck.semantic, factcheck.matching.semantic): each post's text
 # gets a multilingual sentence embedding after its ingest commits, and a post whose embedding is at least
 # FACTDESK_SEMANTIC_SUGGEST (cosine) from a claim's is suggested as its copy, never matched automatically.
@@ -395,20 +380,16 @@ if not 0 < FACTDESK_WEBHOOK_TIMEOUT <= 60:
     )
 # Attempts in flight to one endpoint at once: due retries of a failing endpoint (different posts; one
 # post's deliveries always go one at a time, in order) are POSTed this many together (webhooks.delivery).
-FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY = int(os.environ.get("FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY", "4"))
-if not 1 <= FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY <= 32:
-    raise ImproperlyConfigured("FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY must be between 1 and 32.")
+FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY = env_int("FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY", 4, minimum=1, maximum=32)
 # Days webhook events, deliveries and attempts are kept; then their month goes whole, once none of it is
 # pending (webhooks.retention; PostgreSQL only, SQLite keeps everything).
-FACTDESK_WEBHOOK_RETENTION_DAYS = int(os.environ.get("FACTDESK_WEBHOOK_RETENTION_DAYS", "30"))
-if FACTDESK_WEBHOOK_RETENTION_DAYS < 1:
-    raise ImproperlyConfigured("FACTDESK_WEBHOOK_RETENTION_DAYS must be at least 1.")
+FACTDESK_WEBHOOK_RETENTION_DAYS = env_int("FACTDESK_WEBHOOK_RETENTION_DAYS", 30, minimum=1)
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_log_level("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 

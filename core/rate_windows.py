@@ -10,17 +10,29 @@ counts (core.resilience.FallbackCache).
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from ninja.throttling import SimpleRateThrottle
+
+# ninja's notation (SimpleRateThrottle.parse_rate), read here without importing ninja: settings check the limits
+# with it at start (config.env.env_rate), before ninja can be imported.
+PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+RATE = re.compile(rf"(\d+)/(\d*)({'|'.join(PERIODS)})?")
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
-    """"6000/m" -> (6000, 60): requests allowed and the window's seconds, as ninja reads a rate."""
-    reading = SimpleRateThrottle(rate)
-    return reading.num_requests, reading.duration
+    """"6000/m" -> (6000, 60), "100/5m" -> (100, 300), "10/30" -> (10, 30): requests allowed and the window's
+    seconds. ValueError for anything else, and for 0 requests or 0 s (every request refused, or a division by 0)."""
+    match = RATE.fullmatch(rate.strip())
+    if not match or not (match[2] or match[3]):
+        raise ValueError(f"Invalid rate format: {rate}")
+    allowed = int(match[1])
+    period = int(match[2] or 1) * (PERIODS[match[3]] if match[3] else 1)
+    if not allowed or not period:
+        raise ValueError(f"Invalid rate: {rate} (no request allowed, or a window of 0 s)")
+    return allowed, period
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,13 @@
-"""deploy/ runs the processes bin/run runs, restarted for ever (issue 28, finding 3, production side)."""
+"""deploy/ runs the processes bin/run runs, restarted for ever (issue 28, finding 3, production side), with the
+settings of /etc/factdesk/env under systemd and supervisord alike."""
 
 from __future__ import annotations
 
 import configparser
+import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.test_gunicorn_limits import gunicorn_flags
@@ -25,10 +29,19 @@ def supervisord() -> configparser.ConfigParser:
     return parser
 
 
+ENV_FILE = "/etc/factdesk/env"
+LOAD_ENV = f"set -a; . {ENV_FILE}; exec "  # how each supervisord program reads the settings file, then becomes itself
+
+
+def program(name: str) -> list[str]:
+    """A supervisord program's command line, as run once the shell has loaded the settings file."""
+    return shlex.split(shlex.split(supervisord()[f"program:{name}"]["command"])[-1].removeprefix(LOAD_ENV))
+
+
 def test_the_web_command_has_bin_runs_gunicorn_options():
     options = gunicorn_flags()  # bin/run's GUNICORN_THREADS and GUNICORN_LIMITS
     web = [shlex.split(unit("factdesk-web.service")["Service"]["ExecStart"]),
-           shlex.split(supervisord()["program:factdesk-web"]["command"])]
+           program("factdesk-web")]
     for command in web:
         assert command[1:4] == ["-m", "gunicorn", "config.wsgi:application"]
         assert " ".join(options) in " ".join(command)
@@ -43,11 +56,11 @@ def test_workers_and_rqcron_are_restarted_whenever_they_exit():
         assert service["Service"]["Restart"] == "always"
         assert service["Unit"]["StartLimitIntervalSec"] == "0"  # systemd would give up after 5 starts in 10 s
     conf = supervisord()
-    for program, command in [("factdesk-worker", "manage.py jobworker"),
-                             ("factdesk-urgent-worker", "manage.py jobworker --urgent"),
-                             ("factdesk-rqcron", "manage.py rqcron config.cron")]:
-        section = conf[f"program:{program}"]
-        assert section["command"].endswith(command)
+    for name, command in [("factdesk-worker", "manage.py jobworker"),
+                          ("factdesk-urgent-worker", "manage.py jobworker --urgent"),
+                          ("factdesk-rqcron", "manage.py rqcron config.cron")]:
+        assert shlex.join(program(name)).endswith(command)
+        section = conf[f"program:{name}"]
         assert section["autorestart"] == "true" and int(section["startretries"]) >= 1000
 
 
@@ -57,3 +70,44 @@ def test_the_web_processes_run_with_two_malloc_arenas_as_bin_run_starts_them():
     assert "export MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}" in (ROOT / "bin" / "run").read_text()
     assert unit("factdesk-web.service")["Service"]["Environment"] == "MALLOC_ARENA_MAX=2"
     assert supervisord()["program:factdesk-web"]["environment"] == 'MALLOC_ARENA_MAX="2"'
+
+
+def test_every_program_reads_the_settings_file_under_systemd_and_supervisord():
+    """deploy/README.md: both setups take the settings from /etc/factdesk/env (supervisord used to start every
+    program without them: on an empty SQLite file with a generated key, /healthz answering 200)."""
+    conf = supervisord()
+    programs = conf["group:factdesk"]["programs"].split(",")
+    assert len(programs) == 4
+    for name in programs:
+        shell, flag, script = shlex.split(conf[f"program:{name}"]["command"])
+        assert [shell, flag] == ["/bin/sh", "-c"] and script.startswith(LOAD_ENV), name
+    for name in ["factdesk-web.service", "factdesk-worker@.service", "factdesk-urgent-worker@.service",
+                 "factdesk-rqcron.service"]:
+        assert unit(name)["Service"]["EnvironmentFile"] == ENV_FILE
+
+
+def test_the_settings_file_reaches_the_program_itself_with_its_values_as_written(tmp_path):
+    """Each supervisord program's shell line, run with a settings file written as deploy/README.md says (and a
+    small program in place of Factdesk's): every variable is exported, quoted values arrive as written,
+    supervisord's own `environment=` stays, and the program is the process supervisord started (its stop signal
+    reaches it, not a shell)."""
+    settings = tmp_path / "env"
+    settings.write_text(
+        "# Factdesk's settings\n"
+        "DATABASE_URL=postgres://factdesk@db.internal:5432/factdesk\n"
+        "SECRET_KEY='k$y `not run` \\ and \"quoted\" words'\n"
+        "FACTDESK_REQUIRE_SECRET_KEY=1\n"
+    )
+    shows = "import json, os; print(json.dumps({'pid': os.getpid(), **os.environ}))"
+    report = shlex.join([sys.executable, "-c", shows])
+    conf = supervisord()
+    for name in conf["group:factdesk"]["programs"].split(","):
+        shell, flag, script = shlex.split(conf[f"program:{name}"]["command"])
+        loader = script[:script.index("exec ") + len("exec ")].replace(ENV_FILE, str(settings))
+        started = subprocess.Popen([shell, flag, loader + report], env={"MALLOC_ARENA_MAX": "2"},
+                                   stdout=subprocess.PIPE, text=True)
+        seen = json.loads(started.communicate(timeout=30)[0])
+        assert seen["pid"] == started.pid, name
+        assert seen["DATABASE_URL"] == "postgres://factdesk@db.internal:5432/factdesk"
+        assert seen["SECRET_KEY"] == 'k$y `not run` \\ and "quoted" words'
+        assert seen["FACTDESK_REQUIRE_SECRET_KEY"] == "1" and seen["MALLOC_ARENA_MAX"] == "2"

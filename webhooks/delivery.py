@@ -7,7 +7,8 @@ One attempt is three steps, and no database lock or transaction is held while th
    and it is leased by moving its next attempt past the time-out (plus a margin). Another worker sees
    a leased delivery as not due.
 2. **POST** it (core.outbound: the whole exchange within FACTDESK_WEBHOOK_TIMEOUT, never an exception).
-3. **Record** the attempt, in a second short transaction: delivered, retried later, or given up.
+3. **Record** the attempt, in a second short transaction: delivered, retried later, or given up. A failed
+   attempt is also a warning in the log: the endpoint, the delivery, the answer and what follows.
 
 A worker killed between 1 and 3 leaves the delivery pending with no attempt recorded; once the lease
 runs out the sweep (webhooks.schedule) takes it up again, and it is sent again: delivery is at least
@@ -179,9 +180,30 @@ def _send(claimed: Delivery, *, now: datetime, post: Post) -> tuple[Answer, int]
 
 
 def _finish(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime) -> str:
-    outcome = _record(claimed, answer, latency_ms=latency_ms, now=now)
-    _record_health(claimed.endpoint_id, outcome=outcome, status=answer.status, now=now)
+    delivery, outcome = _record(claimed, answer, latency_ms=latency_ms, now=now)
+    disabled = _record_health(claimed.endpoint_id, outcome=outcome, status=answer.status, now=now)
+    if outcome != AttemptOutcome.DELIVERED:
+        _log_failure(claimed, delivery, answer, outcome=outcome, disabled=disabled, now=now)
     return outcome
+
+
+def _log_failure(claimed: Delivery, delivery: Delivery, answer: Answer, *, outcome: str, disabled: str,
+                 now: datetime) -> None:
+    """One warning per failed attempt, so that the logs say which receiver is failing and what follows (an
+    endpoint disabled is worth an alert: docs/operations.md). Never the secret, nor the body sent or received."""
+    if disabled:
+        then = f"endpoint {delivery.endpoint_id} disabled ({disabled}), its pending deliveries given up"
+    elif delivery.status == DeliveryStatus.PENDING:
+        then = f"retried at {delivery.next_attempt_at.isoformat(timespec='seconds')}"
+    elif now >= delivery.deadline:
+        then = "given up: its 24 hours of retries are over"
+    else:
+        then = "not retried: given up meanwhile (its endpoint deleted or disabled)"
+    logger.warning(
+        "webhook delivery %s (event %s) to endpoint %s failed at attempt %s: %s; %s", delivery.pk, claimed.event.uid,
+        delivery.endpoint_id, delivery.attempts,
+        f"HTTP {answer.status}" if answer.status is not None else answer.error or outcome, then,
+    )
 
 
 @transaction.atomic(durable=True)  # committed before the POST: no lock is held while it waits
@@ -213,7 +235,7 @@ def _claim(delivery_id: int, *, now: datetime) -> Delivery | str:
 
 
 @transaction.atomic(durable=True)
-def _record(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime) -> str:
+def _record(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime) -> tuple[Delivery, str]:
     delivery = Delivery.objects.select_for_update(no_key=True, of=("self",)).get(pk=claimed.pk)
     outcome = _outcome(answer)
     delivery.attempts += 1
@@ -239,19 +261,19 @@ def _record(claimed: Delivery, answer: Answer, *, latency_ms: int, now: datetime
         delivery.next_attempt_at = min(now + retry_delay(delivery.round_attempts), delivery.deadline)
         delivery.save(update_fields=["attempts", "round_attempts", "last_attempt_at", "last_status_code",
                                      "last_error", "queued_until", "next_attempt_at"])
-    return outcome
+    return delivery, outcome
 
 
-def _record_health(endpoint_id: int, *, outcome: str, status: int | None = None, now: datetime) -> None:
+def _record_health(endpoint_id: int, *, outcome: str, status: int | None = None, now: datetime) -> str:
+    """The endpoint's health after an attempt; the reason it was disabled by this attempt, or ""."""
     if outcome == AttemptOutcome.DELIVERED:
         if Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=False).update(failing_since=None):
             _bring_forward_retries(endpoint_id, now=now)
-    else:
-        Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=True).update(failing_since=now)
-        if status == GONE:
-            _disable(endpoint_id, now=now, reason=DISABLED_FOR_GONE)
-        else:
-            _disable(endpoint_id, now=now, reason=DISABLED_FOR_FAILING, failing_since__lte=now - DISABLE_AFTER)
+        return ""
+    Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=True).update(failing_since=now)
+    if status == GONE:
+        return _disable(endpoint_id, now=now, reason=DISABLED_FOR_GONE)
+    return _disable(endpoint_id, now=now, reason=DISABLED_FOR_FAILING, failing_since__lte=now - DISABLE_AFTER)
 
 
 @transaction.atomic(durable=True)
@@ -268,17 +290,19 @@ def _bring_forward_retries(endpoint_id: int, *, now: datetime) -> int:
 
 
 @transaction.atomic(durable=True)
-def _disable(endpoint_id: int, *, now: datetime, reason: str, **condition) -> None:
+def _disable(endpoint_id: int, *, now: datetime, reason: str, **condition) -> str:
+    """Disable the endpoint if it is enabled and meets `condition`: `reason` if it was, "" if not."""
     disabled = Endpoint.objects.filter(pk=endpoint_id, disabled_at__isnull=True, **condition).update(
         disabled_at=now, disabled_reason=reason, owner_notified_at=None
     )
     if not disabled:
-        return
+        return ""
     record_event(actor=None, system="webhooks", verb=AuditVerb.WEBHOOK_DISABLED,
                  target=Endpoint.objects.get(pk=endpoint_id), reason=reason)
     # What was still waiting is given up now, where staff can see it and redeliver it once it is fixed.
     settle_pending(endpoint_id, status=DeliveryStatus.FAILED, now=now, error="endpoint disabled")
     enqueue_on_commit("webhooks.jobs.notify_disabled_endpoints")
+    return reason
 
 
 def settle_pending(endpoint_id: int, *, status: str, now: datetime, error: str) -> int:

@@ -1,5 +1,6 @@
 """Accounts are protected: lockout after 5 failures, staff unlock (audited), strong passwords,
-a CSP with no inline script, HSTS and HTTPS behind the proxy, a deploy check without warnings."""
+a CSP with no inline script, HSTS and HTTPS behind the proxy, a deploy check without warnings once e-mail is
+sent over SMTP."""
 
 from __future__ import annotations
 
@@ -164,15 +165,29 @@ def test_behind_the_proxy_http_is_redirected_and_https_gets_hsts(settings, clien
     assert client.get("/healthz").status_code == 200  # load balancers probe over plain HTTP
 
 
-def test_the_deploy_check_under_the_production_settings_prints_no_warning():
+def deploy_check(**env: str) -> subprocess.CompletedProcess[str]:
+    """`manage.py check --deploy` under the README's production settings (and `env`), failing on warnings."""
     env = {
         # Not what the browser tests set for themselves (DJANGO_ALLOW_ASYNC_UNSAFE): a deployment's environment.
-        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE" and not k.startswith("EMAIL_")},
         "SECRET_KEY": secrets.token_urlsafe(60), "DEBUG": "0", "FACTDESK_REQUIRE_SECRET_KEY": "1",
         "SECURE_COOKIES": "1", "BEHIND_PROXY": "1", "FACTDESK_TRUSTED_PROXIES": "1",
-        "ALLOWED_HOSTS": "factdesk.example.org", "CSRF_TRUSTED_ORIGINS": "https://factdesk.example.org",
+        "ALLOWED_HOSTS": "factdesk.example.org", "CSRF_TRUSTED_ORIGINS": "https://factdesk.example.org", **env,
     }
-    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_deploy_check_under_the_production_settings_prints_no_warning():
+    result = deploy_check(EMAIL_HOST="smtp.example.org")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+def test_the_deploy_check_warns_that_without_an_smtp_host_reset_links_would_be_written_to_the_log():
+    """With no EMAIL_HOST every e-mail goes to the console backend, which the workers' log keeps: a reset link
+    read there takes over its account."""
+    result = deploy_check()
+    assert result.returncode == 1
+    assert "(factdesk.W002) E-mails are written to the log or to files" in result.stderr, result.stderr
+    assert "HINT: Set EMAIL_HOST" in result.stderr
