@@ -21,6 +21,7 @@ pairs here, so what is measured is what runs.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
@@ -52,25 +53,26 @@ NEGATIONS = _normalised_words(
     "ne pas jamais aucun aucune rien sans nunca jamas ningun ninguna ninguno nada sin tampoco nao nenhum "
     "nenhuma sem non mai nessun nessuno niente senza nicht kein keine keinen keinem keiner nie niemals nichts "
     "ohne niet geen nooit niets zonder "
-    # Scandinavian, Finnish, Romanian, Czech and Slovak, Hungarian, Greek
-    "inte ej aldrig inga ikke ikkje aldri uden ei emme ette eivät ilman koskaan nu niciodată fără "
-    "nikdy bez není nem soha nincs sem nélkül δεν μην όχι ποτέ χωρίς "
+    # Scandinavian, Finnish, Romanian, Czech and Slovak, Hungarian, Greek. Not a word that is a common word in
+    # another language these posts come in ("nu" is "now" in Dutch and Swedish, "tak" "yes" in Polish, "ei" "egg"
+    # in Dutch): a copy that adds it ("Deel dit nu!") would be held back as negated.
+    "inte ej aldrig inga ikke ikkje aldri uden eivät ilman koskaan niciodată fără "
+    "nikdy bez není nem soha nincs nélkül δεν μην όχι ποτέ χωρίς "
     # Russian, Ukrainian, Bulgarian, Serbian
     "не нет ни никогда ничего никто без ні немає ніколи нічого ніхто няма никад нема "
-    # Turkish, Indonesian and Malay, Tagalog, Vietnamese, Swahili
-    "değil yok hiç asla hayır tidak tak bukan belum tanpa jangan tiada hindi wala huwag không chẳng chưa đừng "
-    "hapana "
+    # Turkish, Indonesian and Malay, Vietnamese (not its words that lose their accents into names: "chưa", "chẳng")
+    "değil yok hiç asla hayır tidak bukan belum tanpa jangan tiada không đừng "
     # Arabic, Persian, Urdu, Hebrew
-    "لا لم لن ليس ليست ليسوا لست لسنا غير بدون أبدا مش مو نه نیست نیستند هرگز بی نہیں نہ کبھی بغیر "
-    "לא אין אינו אינה אינם אינן בלי מעולם אף שום "
-    # Hindi, Bengali, Tamil
-    "नहीं न मत बिना कभी ना নয় নেই না কখনো ছাড়া இல்லை அல்ல"
+    "لا لم لن ليس ليست ليسوا لست لسنا بدون أبدا مش نه نیست نیستند هرگز نہیں بغیر "
+    "לא אין אינו אינה אינם אינן בלי מעולם "
+    # Hindi, Bengali, Tamil: whole words only (without its vowel sign "ने", the commonest Hindi particle, reads "न")
+    "नहीं मत बिना না নয় নেই ছাড়া இல்லை அல்ல"
 )
-# Negations written inside words, in scripts without spaces between words (Chinese, Japanese, Thai) or with
-# negation inside a verb (Korean): counted as they occur in a word ("不是", "ない", "ไม่", "않다").
-NEGATION_PARTS = tuple(sorted(_normalised_words(
-    "不 没 沒 無 无 非 未 别 別 莫 勿 否 ない ません ず ぬ ไม่ ปราศจาก อย่า 않 못 없"
-)))
+# Negations written inside words, in scripts without spaces between words (Chinese, Japanese, Thai) or inside a
+# verb (Korean): counted as they occur in the text as written (NFC, lower case: its marks kept, for without them
+# Thai "ไม่" (not) is "ไม้" (wood) and "อย่า" (don't) begins "อยาก" (want)). Not the characters that begin common
+# words: "非常" (very), "未来" (future), "特别" (special), nor Japanese "ず", which unmarked is the "す" of "です".
+NEGATION_PARTS = ("不", "没", "沒", "無", "无", "ない", "ません", "ไม่", "ปราศจาก", "อย่า", "않", "못", "없")
 # Scripts written without spaces between words, and about how many letters make a word in each: a Chinese or
 # Japanese sentence is one "word" to a split on spaces, which held every such copy back as too short to judge.
 SPACELESS = ((re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"), 2),  # kana, Han: ~2 a word
@@ -164,9 +166,9 @@ def word_count(tokens: list[str]) -> int:
     return count
 
 
-def polarity_of(tokens: list[str]) -> tuple[tuple[str, int], ...]:
-    """The negations (each spelling of "not" as one, each written inside a word: NEGATION_PARTS) and polar words of
-    a normalised text, counted."""
+def polarity_of(tokens: list[str], *, text: str = "") -> tuple[tuple[str, int], ...]:
+    """The negations (each spelling of "not" as one) and polar words of a normalised text's tokens, and the negations
+    written inside words (NEGATION_PARTS) of the `text` they come from, counted."""
     found = []
     skip = False
     # Not strict: for an empty text the padded list is [""], one longer than tokens.
@@ -180,8 +182,9 @@ def polarity_of(tokens: list[str]) -> tuple[tuple[str, int], ...]:
             found.append("not")
         elif token in NEGATIONS or token in POLAR_WORDS:
             found.append(token)
-        elif not token.isascii():
-            found += [part for part in NEGATION_PARTS for _ in range(token.count(part))]
+    if text and not text.isascii():
+        written = unicodedata.normalize("NFC", text).casefold()
+        found += [part for part in NEGATION_PARTS for _ in range(written.count(part))]
     return _counted(found)
 
 
@@ -269,7 +272,8 @@ def features(*, text: str, normalised_text: str, url_key: str, text_key: str) ->
     claim = SHARE_BAIT.sub("", normalised_text)  # what the post claims, without the repost's bait
     tokens = claim.split()
     return Features(
-        url_key=url_key, text_key=text_key, words=word_count(tokens), polarity=polarity_of(tokens),
+        url_key=url_key, text_key=text_key, words=word_count(tokens),
+        polarity=polarity_of(tokens, text=URL_IN_TEXT.sub(" ", text or "")),
         numbers=numbers_of(text, tokens), names=names_of(text), tokens=frozenset(tokens),
         words_counted=Counter(tokens), grams=grams_of(claim),
     )

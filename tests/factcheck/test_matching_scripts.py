@@ -19,7 +19,7 @@ from factcheck.normalise import digest, normalise_text
 from moderation.models import Action
 from tests import scenarios
 from tests.factcheck.matching_helpers import arrive, flag, post
-from tests.factcheck.test_similarity import judged
+from tests.factcheck.test_similarity import judged, of
 
 CLAIMS_AND_NEGATIONS = {
     "arabic": ("وزير الصحة يقول إن اللقاح الجديد يقتل الأطفال في المدارس كل يوم",
@@ -49,6 +49,31 @@ def test_a_copy_that_negates_the_claim_is_held_back_in_every_script(language):
     assert (judgement.automatic, judgement.guard) == (False, "polarity")
     exact = judged(claim + "!!", claim)
     assert (exact.automatic, exact.guard) == (True, ""), "the claim's own copy is long enough to judge"
+
+
+@pytest.mark.parametrize(("claim", "copy"), [
+    ("Vaccinet innehåller mikrochip som spårar alla som tar sprutan i Sverige", "Dela nu! "),  # Swedish "now"
+    ("Het vaccin bevat microchips die iedereen volgen die de prik heeft gehad", " Deel dit nu!"),  # Dutch "now"
+    ("Szczepionka zawiera mikroczipy które śledzą każdego kto ją przyjął w Polsce", "Tak! "),  # Polish "yes"
+    ("The vaccine contains microchips that track everyone who takes the shot in India", " (video in hindi)"),
+])
+def test_a_copy_that_adds_a_common_word_that_is_a_negation_elsewhere_stays_automatic(claim, copy):
+    """Words that negate in one language and are common words in another are not negations (a review found "nu",
+    "tak", "hindi" holding back share captions in Swedish, Dutch, Polish and English)."""
+    copied = copy + claim if copy.endswith(" ") else claim + copy
+    judgement = judged(copied, claim)
+    assert (judgement.automatic, judgement.guard) == (True, "")
+
+
+@pytest.mark.parametrize("text", [
+    "ワクチンは完全に安全ですと厚生大臣が言った",  # です: "す", not the negation "ず"
+    "บ้านไม้หลังนี้สร้างด้วยไม้สักทั้งหลัง",  # ไม้ (wood), not ไม่ (not)
+    "ฉันอยากไปโรงเรียนทุกวันเพื่อเรียนหนังสือ",  # อยาก (want), not อย่า (don't)
+    "स्वास्थ्य मंत्री ने कहा कि नया टीका पूरी तरह सुरक्षित है",  # ने (the ergative), not न (not)
+    "这是非常安全的疫苗未来特别有用",  # 非常 (very), 未来 (future), 特别 (special)
+])
+def test_an_affirmative_sentence_holding_the_letters_of_a_negation_is_not_negated(text):
+    assert of(text).polarity == ()
 
 
 @pytest.mark.parametrize("short", ["疫苗杀人", "ワクチン危険", "วัคซีนอันตราย"])
