@@ -13,6 +13,7 @@ at a time, each its own transaction; it can run again and then finds nothing to 
 
 from django.db import migrations, transaction
 
+from factcheck.matching.candidates import REFILE_LOCK
 from factcheck.matching.signature import keys_of, signatures_of
 from factcheck.normalise import digest, normalise_text
 
@@ -33,32 +34,40 @@ def renormalise(apps, schema_editor) -> None:
                    if normalise_text(text) != stored]
         if changed:
             with transaction.atomic():
-                _store(apps, changed)
+                _store(apps, schema_editor.connection, changed)
 
 
-def _store(apps, changed: list[tuple[int, str, str, int | None]]) -> None:
+def _store(apps, connection, changed: list[tuple[int, str, str, int | None]]) -> None:
     Post = apps.get_model("factcheck", "Post")
     signed = iter(signatures_of([text for _, text, signature, _ in changed if signature]))
     for pk, text, signature, _ in changed:
         Post.objects.filter(pk=pk).update(normalised_text=text, text_key=digest(text),
                                           signature=next(signed) if signature else "")
-    _refile(apps, sorted({root or pk for pk, _, _, root in changed}))
+    _refile(apps, connection, sorted({root or pk for pk, _, _, root in changed}))
 
 
-def _refile(apps, roots: list[int]) -> None:
+def _refile(apps, connection, roots: list[int]) -> None:
+    """refile_groups' order with historical models: each claim's lock (PostgreSQL; the old release's match jobs run
+    while this migrates), its keys deleted, then its group's signatures read and filed again. Deleted before the
+    members are read, so that a copy a match job links meanwhile keeps the keys its job files."""
     Post, PostBand, RatedBand = (apps.get_model("factcheck", name) for name in ("Post", "PostBand", "RatedBand"))
-    members = Post.objects.filter(pk__in=roots).values_list("pk", "signature", "queue_state")
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            for key in sorted({root % 2**31 for root in roots}):
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [REFILE_LOCK, key])
+    # A claim never matched yet (its match job still to run) has no keys filed: it gets none here either.
+    filed = {model: set(model.objects.filter(post_id__in=roots).values_list("post_id", flat=True))
+             for model in (PostBand, RatedBand)}
+    for model in (PostBand, RatedBand):
+        model.objects.filter(post_id__in=roots).delete()
+    members = list(Post.objects.filter(pk__in=roots).values_list("pk", "signature", "queue_state"))
     rated = {pk for pk, _, state in members if state == "rated"}
     signatures = [(pk, signature) for pk, signature, _ in members]
     signatures += Post.objects.filter(duplicate_of_id__in=roots).values_list("duplicate_of_id", "signature")
-    for model, claims in ((PostBand, set(roots)), (RatedBand, rated)):
-        held = set(model.objects.filter(post_id__in=claims).values_list("band", "post_id"))
-        model.objects.filter(post_id__in=claims).delete()
-        # A claim never matched yet (its match job still to run) has no keys filed: it gets none here either.
-        filed = {post for _, post in held}
+    for model, claims in ((PostBand, filed[PostBand]), (RatedBand, filed[RatedBand] | (rated & filed[PostBand]))):
         model.objects.bulk_create([model(band=key, post_id=root) for key, root in sorted(
-            {(key, root) for root, signature in signatures if root in claims and root in filed
-             for key in keys_of(signature)})], ignore_conflicts=True)
+            {(key, root) for root, signature in signatures if root in claims for key in keys_of(signature)})],
+            ignore_conflicts=True)
 
 
 class Migration(migrations.Migration):

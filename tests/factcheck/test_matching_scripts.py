@@ -138,13 +138,7 @@ def test_the_migration_normalises_posts_stored_before_and_refiles_their_claims_k
     RatedBand.objects.bulk_create([RatedBand(band=key, post=old) for key in keys_of(signed_before)])
     untouched = set(Post.objects.exclude(pk=old.pk).values_list("pk", "normalised_text", "signature"))
 
-    executor = MigrationExecutor(connection)
-    executor.migrate([("factcheck", "0035_match_copy_coverage_indexes")])
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([("factcheck", "0036_renormalise_invisible_characters_and_digits")])
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())  # the later migrations back, for the tests after this one
+    _migrate_0036_again()
 
     old.refresh_from_db()
     now = normalise_text(claim)
@@ -153,3 +147,40 @@ def test_the_migration_normalises_posts_stored_before_and_refiles_their_claims_k
     for bands in (PostBand, RatedBand):
         assert set(bands.objects.filter(post=old).values_list("band", flat=True)) == set(keys_of(old.signature))
     assert set(Post.objects.exclude(pk=old.pk).values_list("pk", "normalised_text", "signature")) == untouched
+
+
+def _migrate_0036_again() -> None:
+    executor = MigrationExecutor(connection)
+    executor.migrate([("factcheck", "0035_match_copy_coverage_indexes")])
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([("factcheck", "0036_renormalise_invisible_characters_and_digits")])
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())  # the later migrations back, for the tests after this one
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_the_migration_refiles_the_claim_of_a_copy_it_normalises(platform_user):
+    """A copy's keys are filed under its claim (factcheck.matching.candidates.index_bands): a copy normalised again
+    re-files its claim's keys, the claim's own and every copy's as they are now."""
+    claim = "The new vaccine kills children in schools every day says the minister of health"
+    arrive(flag("root", claim), by=platform_user)
+    root = post("root")
+    copy_text = "BREAKING: The new va\u200bccine kills children in schools every day says the minister of health"
+    as_before = "breaking the new va ccine kills children in schools every day says the minister of health"
+    arrive(flag("copy", copy_text, page="page-b"), by=platform_user)
+    copy = post("copy")
+    signed_before = signatures_of([as_before])[0]
+    Post.objects.filter(pk=copy.pk).update(normalised_text=as_before, text_key=digest(as_before),
+                                           signature=signed_before, duplicate_of=root)
+    PostBand.objects.filter(post__in=[root, copy]).delete()
+    PostBand.objects.bulk_create([PostBand(band=key, post=root) for key in {*keys_of(root.signature),
+                                                                             *keys_of(signed_before)}])
+
+    _migrate_0036_again()
+
+    copy.refresh_from_db()
+    assert copy.normalised_text == normalise_text(copy_text) and copy.signature != signed_before
+    filed = set(PostBand.objects.filter(post=root).values_list("band", flat=True))
+    assert filed == {*keys_of(root.signature), *keys_of(copy.signature)}
+    assert not PostBand.objects.filter(post=copy).exists()
