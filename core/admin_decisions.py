@@ -28,7 +28,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import SafeString
 
-from core.reasons import MAX_REASON, refuse_control_characters
+from core.reasons import MAX_REASON, WrittenText, refuse_control_characters
 
 # One reviewer can read and vouch for this many rows on one confirmation page.
 BULK_CAP = 100
@@ -42,7 +42,7 @@ TOO_LONG = f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d
 
 
 class ReasonForm(forms.Form):
-    reason = forms.CharField(
+    reason = WrittenText(
         label="Reason",
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
         help_text="Recorded with the decision in the audit log and shown where the decision is explained.",

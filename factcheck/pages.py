@@ -43,7 +43,8 @@ def take_out_of_queue(*, page_ids: list[int], now: datetime) -> int:
 @transaction.atomic(durable=True)
 def set_politician(*, staff, page_id: int, is_politician: bool, reason: str, now: datetime | None = None) -> int:
     """Mark or unmark a politician's page; returns how many of its posts changed queue state."""
-    if not written(reason):
+    reason = written(reason)
+    if not reason:
         raise ValueError("Marking a page needs a reason.")
     if problem := reason_problem(reason):
         raise ValueError(problem)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django import forms
 from django.core.validators import MaxLengthValidator
 
-from core.reasons import MAX_REASON
+from core.reasons import MAX_REASON, WrittenText
 from factcheck.models import FlagCategory, ReportOutcome
 from moderation.harm_reports import ReportRefused, clean_decision
 from moderation.models import RemovalGround
@@ -32,7 +32,7 @@ class DecisionForm(forms.Form):
 
     up_to_flag = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
     # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), validators=[
+    reason = WrittenText(required=False, widget=forms.Textarea(attrs={"rows": 3}), validators=[
         MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d).")])
 
     outcome: str = ""

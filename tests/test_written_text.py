@@ -27,3 +27,15 @@ def test_a_rationale_of_invisible_characters_is_no_rationale():
         clean_rating_input(verdict="false", rationale="\u200b" * 30, sources=["https://example.org/a"],
                            article_url="")
     assert refused.value.message_dict["rationale"] == ["A rationale is required."]
+
+
+def test_the_admins_reason_counts_line_breaks_once_and_nothing_invisible_as_a_reason():
+    from core.admin_decisions import ReasonForm
+
+    typed = "\r\n".join(["x" * 49] * 40)  # 1,999 characters as the page counts them: 2,038 sent
+    form = ReasonForm(data={"reason": typed})
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["reason"] == typed.replace("\r\n", "\n")
+    blank = ReasonForm(data={"reason": "\u200b \u2060"})
+    assert not blank.is_valid()
+    assert blank.errors["reason"] == ["A reason is required: every staff decision records why."]

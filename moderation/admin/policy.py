@@ -12,14 +12,14 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.validators import MaxLengthValidator
 
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
-from core.reasons import MAX_REASON, refuse_control_characters
+from core.reasons import MAX_REASON, WrittenText, refuse_control_characters
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
 from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, NO_ACTION_VERDICTS, changed_since, save_policy
 
 
 def policy_reason(applies: str) -> forms.CharField:
     """The reason field of a policy's form; `applies` says when the new values take effect."""
-    return forms.CharField(
+    return WrittenText(
         label="Reason for the change", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text=f"Recorded in the audit log with the change. {applies} At most {MAX_REASON:,} characters.",
         # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.

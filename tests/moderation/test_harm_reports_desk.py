@@ -159,6 +159,19 @@ def test_no_violation_needs_a_reason_and_answers_the_reports(staff_client, ts_us
     assert post.__class__.objects.get(pk=post.pk).queue_state == QueueState.UNFLAGGED
 
 
+def test_a_reason_at_the_limit_over_many_lines_is_taken_with_each_line_break_counted_once(staff_client, ts_user):
+    """The browser sends line breaks as "\r\n": a 1,999-character reason on 40 lines was refused as "it has 2,038"
+    (and as missing) while the page's counter said one character was left."""
+    post = reported_post(reports=[("hate", "user_report")])
+    claim_report(staff=ts_user, post_id=post.pk)
+    typed = "\r\n".join(["x" * 49] * 40)  # 1,999 characters as the counter counts them: 2,038 sent
+    response = staff_client.post(f"/staff/reports/{post.pk}/", {"decision": "no_violation",
+                                                                "no_violation-reason": typed})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    decided = AuditEvent.objects.get(verb=AuditVerb.REPORTS_DECIDED, post_id=post.pk)
+    assert post.flags.get().status == ReportStatus.DECIDED and decided.actor_id == ts_user.pk
+
+
 def test_a_failed_decision_keeps_what_was_typed_for_the_other_decisions(staff_client, ts_user):
     # A walk through the pages typed a removal reason, then pressed "Decide: no violation" with its box empty: the
     # error page came back with the removal reason gone. The three decisions are one form now.
