@@ -250,7 +250,7 @@ class PostAdmin(PostSearch, ReadOnlyAdmin):
         total = found.count() if len(rows) == BEST_COPIES_SHOWN else len(rows)
         if total <= BEST_COPIES_SHOWN:
             return table
-        every = f"{reverse('admin:factcheck_match_changelist')}?{urlencode({'q': post.external_id})}"
+        every = f"{reverse('admin:factcheck_match_changelist')}?{urlencode({'source__id__exact': post.pk})}"
         return format_html('{}<p><a href="{}">All {} copies of this post</a> (best {} shown)</p>',
                            table, every, number(total), BEST_COPIES_SHOWN)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from audit.models import AuditEvent
@@ -85,6 +87,12 @@ def test_a_claims_copies_are_the_best_few_with_their_count_and_a_link_to_them_al
     page = staff_client.get(f"/admin/factcheck/post/{claim.pk}/change/").content.decode()
     copies = page.split("of this post, best first", 1)[1]
     assert ">copy-0<" in copies and ">copy-2<" in copies and ">copy-1<" not in copies
-    assert '<a href="/admin/factcheck/match/?q=viral-claim">All 3 copies of this post</a> (best 2 shown)' in copies
-    listed = staff_client.get("/admin/factcheck/match/?q=viral-claim").content.decode()
-    assert all(f"copy-{n}" in listed for n in range(3))
+    link = f"/admin/factcheck/match/?source__id__exact={claim.pk}"
+    assert f'<a href="{link}">All 3 copies of this post</a> (best 2 shown)' in copies
+    # The list it opens is this claim's copies and nothing else: not a pair where the claim is the copy, nor a
+    # post whose id begins with the claim's.
+    MatchFactory(post=claim, source=PostFactory(external_id="earlier"), state=MatchState.SUGGESTED)
+    MatchFactory(post=PostFactory(external_id="viral-claim-2"), source=PostFactory(), state=MatchState.SUGGESTED)
+    listed = staff_client.get(link).content.decode()
+    rows = re.findall(r'<tr><th class="field-post[^"]*"><a href="[^"]*">([^<]+)</a>', listed)
+    assert sorted(rows) == ["copy-0", "copy-1", "copy-2"]
