@@ -278,11 +278,10 @@ RQ_QUEUES = {
 # core.jobs already waits for the commit (for RQ and in-process alike), so RQ enqueues at once.
 # Jobs run inside the worker process (core.worker: a fork per job cost ~200 ms of a ~15 ms decision).
 RQ = {"COMMIT_MODE": "auto", "WORKER_CLASS": "core.worker.FactdeskWorker"}
-# A worker's heartbeat comes at least every FACTDESK_WORKER_TTL - 15 s (RQ's idle wait), and /healthz counts
-# only workers heard from within FACTDESK_WORKER_TTL (config/health.py): a dead worker shows within a minute.
-# At 16 s RQ's idle wait is its least, 1 s; below that the heartbeat no longer comes within the TTL (and at 0
-# RQ takes its own 420 s), so /healthz would count no worker.
-FACTDESK_WORKER_TTL = env_int("FACTDESK_WORKER_TTL", 60, minimum=16)
+# An idle worker's heartbeat comes every FACTDESK_WORKER_TTL - 15 s (RQ's idle wait, 1 s at the least), and /healthz
+# counts only workers heard from within FACTDESK_WORKER_TTL (config/health.py): a dead worker shows within a minute.
+# At 0 RQ would take its own 420 s, so /healthz would count no worker for minutes: refused.
+FACTDESK_WORKER_TTL = env_int("FACTDESK_WORKER_TTL", 60, minimum=1)
 # django-rq's pages are mounted once, at /admin/rq/ behind config/rq_admin.py's guard (the admin index links
 # them); not a second time inside the admin (/admin/django_rq/dashboard/), where they would be unguarded.
 RQ_SHOW_ADMIN_LINK = False

@@ -77,3 +77,17 @@ def test_blocks_of_peoples_words_take_their_own_direction():
     assert rule is not None
     for block in (".post-body", ".claim-text", ".rationale", ".outcome-reason", ".statement-preview"):
         assert block in rule.group(1)
+
+
+def test_a_notice_sets_a_right_to_left_name_or_id_apart_and_leaves_others_as_they_are(posts, factchecker):
+    from moderation.models import Notification
+
+    notice = Notification.objects.get(user=posts["owner"], post=posts["rated"])
+    assert f"\u2068{POST_ID}\u2069" in notice.subject
+    assert f"your post \u2068{POST_ID}\u2069 on \u2068{NAME}\u2069 as False" in notice.body
+    plain = PageFactory(name="Daily Wonders")
+    plain.owners.add(posts["owner"])
+    DecisionFactory(post=PostFactory(page=plain, external_id="wonder-1"), reviewer=factchecker, verdict=Verdict.FALSE)
+    plain_notice = Notification.objects.get(user=posts["owner"], post__external_id="wonder-1")
+    assert "your post wonder-1 on Daily Wonders as False" in plain_notice.body
+    assert "\u2068" not in plain_notice.subject + plain_notice.body

@@ -51,7 +51,7 @@ def test_a_value_that_is_neither_on_nor_off_stops_the_start_naming_it(name, valu
     ("API_MAX_BODY_BYTES", "5MB", "API_MAX_BODY_BYTES must be a whole number, not '5MB'"),
     ("EMAIL_PORT", "smtp", "EMAIL_PORT must be a whole number, not 'smtp'"),
     ("FACTDESK_TRUSTED_PROXIES", "-1", "FACTDESK_TRUSTED_PROXIES must be at least 0, not -1"),
-    ("FACTDESK_WORKER_TTL", "0", "FACTDESK_WORKER_TTL must be at least 16, not 0"),
+    ("FACTDESK_WORKER_TTL", "0", "FACTDESK_WORKER_TTL must be at least 1, not 0"),
     ("FACTDESK_CLAIM_LEASE_MINUTES", "-1", "FACTDESK_CLAIM_LEASE_MINUTES must be at least 1, not -1"),
     ("FACTDESK_MEDIA_MATCH_DISTANCE", "48", "FACTDESK_MEDIA_MATCH_DISTANCE must be between 0 and 47, not 48"),
     ("LOG_LEVEL", "loud", "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR or CRITICAL (any case), not 'loud'"),

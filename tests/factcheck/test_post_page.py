@@ -244,7 +244,7 @@ def test_after_saving_the_reviewer_is_told_what_the_rating_does(login, rater):
     claim_post(reviewer=rater, post_id=post.pk)
     response = login(rater).post(f"/queue/posts/{post.pk}/", GOOD, follow=True)
     html = html_of(response)
-    assert f"Rating saved: “{post.external_id}” rated False." in html
+    assert f"Rating saved: “<bdi>{post.external_id}</bdi>” rated False." in html
     assert "What it does: Feed distribution ×0.2 (shown 80% less in feeds)." in html
 
 

@@ -130,7 +130,7 @@ def test_rating_a_claimed_post_saves_it_completes_the_claim_and_returns_to_the_q
     post.refresh_from_db()
     assert post.queue_state == QueueState.RATED
     queue = login(factchecker).get("/queue/").content.decode()
-    assert "Rating saved: “post-lemon” rated False." in queue
+    assert "Rating saved: “<bdi>post-lemon</bdi>” rated False." in queue
 
 
 def test_an_unclaimed_post_is_not_rated_in_the_browser_without_its_claim(login, factchecker):

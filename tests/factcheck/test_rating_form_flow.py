@@ -102,7 +102,7 @@ def test_after_saving_the_reviewer_gets_links_to_the_post_its_public_page_its_su
     response = client.post(f"/queue/posts/{post.pk}/", GOOD, follow=True)
     rating = Rating.objects.get()
     html = html_lib.unescape(response.content.decode())
-    assert "Rating saved: “post-lemon” rated False." in html
+    assert "Rating saved: “<bdi>post-lemon</bdi>” rated False." in html
     assert f'<a href="/queue/posts/{post.pk}/">Open the rated post</a>' in html
     assert f'<a href="/claims/{rating.pk}/">Its public page</a>' in html
     assert f'<a href="/queue/posts/{post.pk}/#copies-title">3 open copy suggestions to decide</a>' in html
