@@ -210,3 +210,42 @@ def test_names_are_found_in_a_long_run_of_capitals_and_hyphens_in_one_pass():
     capital of the run against the rest of it (18 s here for this text, 5 s of a matching worker at 20,000)."""
     assert names_of("A-" * 20_000 + " said Bob in Texas.") == {"bob", "texas"}
     assert names_of("The mayor of New-York met O'Neill and NASA-Bob.") == {"new", "york", "o", "neill", "nasa", "bob"}
+
+
+# Another claim one letter or one exchange away (a reviewer's audit on real PolitiFact claims: nine posts took another
+# claim's False rating automatically, their pages a strike).
+
+@pytest.mark.parametrize(("claim", "other"), [
+    ("In Ireland, the rate of childhood vaccine injuries is the highest in the whole of Europe this year",
+     "In Iceland, the rate of childhood vaccine injuries is the highest in the whole of Europe this year"),
+    ("Says the war in Iraq cost more than two trillion dollars of taxpayer money by the end of 2008",
+     "Says the war in Iran cost more than two trillion dollars of taxpayer money by the end of 2008"),
+    ("Fantasy football expert Matthew Berry died of a drug overdose in his home last night",
+     "Fantasy football expert Matthew Perry died of a drug overdose in his home last night"),
+])
+def test_a_name_one_letter_apart_is_another_name_not_a_typo(claim, other):
+    assert (judged(other, claim).automatic, judged(other, claim).guard) == (False, "names")
+
+
+@pytest.mark.parametrize(("claim", "other"), [
+    ("A new study shows that a car emits more pollution than a cow over its whole lifetime",
+     "A new study shows that a cow emits more pollution than a car over its whole lifetime"),
+    ("More Republicans than Democrats voted early in Georgia in the last general election",
+     "More Democrats than Republicans voted early in Georgia in the last general election"),
+    ("Marco Rubio beat Mitt Romney in the primary vote in Utah by a wide margin last year",
+     "Mitt Romney beat Marco Rubio in the primary vote in Utah by a wide margin last year"),
+])
+def test_two_words_or_names_that_change_places_are_another_claim(claim, other):
+    assert (judged(other, claim).automatic, judged(other, claim).guard) == (False, "wording")
+
+
+@pytest.mark.parametrize(("claim", "copy"), [
+    ("Lower insulin prices were the work of the Trump administration, not Crooked Joe Biden",
+     "Lower isulin prices were the work of the Trump administration, not Crooked Joe Bdien"),  # dropped, swapped
+    ("The vaccine was tested on children in Texas before anyone approved it for use in schools",
+     "The vaccine was tested on chilfren in Texas before anyone approved it for use in schools"),  # key beside
+    ("The mayor closed the park and the police arrested the protesters on Sunday night in town",
+     "The police arrested the protesters on Sunday night in town and the mayor closed the park"),  # clauses moved
+])
+def test_typos_and_moved_clauses_still_match_automatically(claim, copy):
+    assert (judged(copy, claim).automatic, judged(copy, claim).guard) == (True, "")
