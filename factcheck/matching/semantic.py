@@ -240,11 +240,20 @@ def store_detected_languages(languages: dict[int, str]) -> None:
         update_rows(Post, ["language"], [(pk, languages[pk]) for pk in sorted(blank)])
 
 
-def _negated(features: Features) -> bool:
-    """Whether a text says "not", in any language of similarity.NEGATIONS. Whether at all, not how many times:
-    Spanish, Italian and Portuguese negate twice ("no ... nunca", "non ... mai", "não ... nada"), and a count's
-    parity read those translations of a negated claim as not negated."""
-    return any(word == "not" or word in NEGATIONS or word in NEGATION_PARTS for word, _ in features.polarity)
+def _negations(features: Features) -> int:
+    """How many times a text says "not", in any language of similarity.NEGATIONS."""
+    return sum(n for word, n in features.polarity if word == "not" or word in NEGATIONS or word in NEGATION_PARTS)
+
+
+def _negations_differ(a: Features, b: Features, *, same_language: bool) -> bool:
+    """Whether one text is negated where the other is not. In one language, by how many times each says "not": a
+    debunk ("Bourla did not resign and never said the vaccines are not safe") of a negated claim ("... said the
+    vaccines are not safe") was offered as its copy without a warning when only whether each said it was compared.
+    Across languages, whether at all: Spanish, Italian and Portuguese negate twice ("no ... nunca", "non ... mai"),
+    and a count read those translations of a negated claim as another claim."""
+    if same_language:
+        return _negations(a) != _negations(b)
+    return (_negations(a) > 0) != (_negations(b) > 0)
 
 
 def _digits(features: Features) -> tuple[tuple[str, int], ...]:
@@ -253,12 +262,13 @@ def _digits(features: Features) -> tuple[tuple[str, int], ...]:
 
 def semantic_guard(a: Features, b: Features, *, same_language: bool) -> Guard:
     """What a semantic pair's reviewer is warned of (PRODUCT.md: negations and changed numbers score high in
-    every embedding model): `short_text` (either under 8 words), `polarity` (one is negated and the other not),
+    every embedding model): `short_text` (either under 8 words), `polarity` (one is negated and the other not:
+    `_negations_differ`),
     `numbers` (the digits differ, as similarity.numbers_of reads them; number words too when both posts are in
     one language, since NUMBER_WORDS are English words)."""
     if min(a.words, b.words) < MIN_AUTO_WORDS:
         return "short_text"
-    if _negated(a) != _negated(b):
+    if _negations_differ(a, b, same_language=same_language):
         return "polarity"
     if (a.numbers != b.numbers) if same_language else (_digits(a) != _digits(b)):
         return "numbers"

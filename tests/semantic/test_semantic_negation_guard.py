@@ -31,3 +31,13 @@ def test_a_negated_translation_is_warned_of(lang):
     assert semantic.cosine(a, b) >= 0.7  # close enough to be suggested: the guard is what warns
     guard = semantic_guard(f(CLAIM), f(NEGATED[lang]), same_language=lang == "en")
     assert guard == "polarity"
+
+
+def test_a_debunk_of_a_negated_claim_in_its_language_is_warned_of():
+    """Both say "not", the debunk more times: a reviewer's audit found it offered as the claim's copy at 0.91 with no
+    warning, where comparing only whether each said "not" saw two negated texts."""
+    claim = "Pfizer's CEO Albert Bourla resigned and admitted that the mRNA vaccines are not safe for children"
+    debunk = "Pfizer's CEO Albert Bourla did not resign and never said that the mRNA vaccines are not safe for children"
+    assert semantic_guard(f(claim), f(debunk), same_language=True) == "polarity"
+    retold = "Albert Bourla, Pfizer's chief executive, stepped down and said mRNA vaccines are not safe for children"
+    assert semantic_guard(f(claim), f(retold), same_language=True) == ""
