@@ -1,5 +1,6 @@
 """Delivering notices: each recipient's Notification row (the portal's list, read or unread) and its
-e-mail, sent by a job with retries, with a sweep behind the jobs.
+e-mail, sent by a job with retries, with a sweep behind the jobs. An e-mail ends with a link to where its
+recipient acts on it (`notice_link`).
 
 What a notice says and who receives it is moderation.notices; this module only stores the rows it
 renders and sends them on.
@@ -16,7 +17,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
-from moderation.models import Notification
+from core.public_site import public_reverse
+from moderation.models import Notification, NotificationKind
 
 logger = logging.getLogger(__name__)
 
@@ -47,15 +49,28 @@ def send_notification_email(*, notification_id: int) -> bool:
         pk=notification_id)
     if notification.emailed_at is not None or not notification.user.email:
         return False
+    link = notice_link(notification)
     send_mail(
         subject=f"[Factdesk] {notification.subject}",
-        message=notification.body,
+        message=f"{notification.body}\n\nOpen it in Factdesk: {link}" if link else notification.body,
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[notification.user.email],
     )
     notification.emailed_at = timezone.now()
     notification.save(update_fields=["emailed_at"])
     return True
+
+
+def notice_link(notification: Notification) -> str | None:
+    """Where the recipient acts on a notice, as an absolute link for its e-mail (the portal shows the notice on that
+    page already): an appeal to decide on the desk of its decider's role, a page owner's post in their portal."""
+    user = notification.user
+    if notification.kind == NotificationKind.APPEAL_RECEIVED and notification.appeal_id is not None:
+        desk = "staff_appeal" if user.is_trust_safety else "factchecker_appeal" if user.is_factchecker else None
+        return public_reverse(f"moderation:{desk}", kwargs={"appeal_id": notification.appeal_id}) if desk else None
+    if user.is_page_owner and notification.post_id is not None:
+        return public_reverse("moderation:portal_post", kwargs={"post_id": notification.post_id})
+    return None
 
 
 def send_notification_emails(*, notification_ids: list[int]) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import django_rq
 import pytest
+from django.conf import settings
 from django.core.mail.backends.locmem import EmailBackend as LocmemBackend
 from django.utils import timezone
 
@@ -20,7 +21,7 @@ from factcheck.members import organisation_of
 from factcheck.ratings import record_rating
 from moderation import jobs
 from moderation.appeals import decide_appeal, file_appeal
-from moderation.models import Notification, NotificationKind
+from moderation.models import Appeal, Notification, NotificationKind
 from moderation.notice_delivery import record_notifications
 from tests.factories import FactCheckerFactory, PostFactory, UserFactory
 
@@ -97,6 +98,8 @@ def test_a_false_rating_is_emailed_to_the_page_owners_by_a_real_worker(
     assert mail.subject == f"[Factdesk] Your post {post.external_id} was rated False"
     assert "rated your post" in mail.body and "False" in mail.body
     assert RATIONALE in mail.body
+    # Where the owner acts on it: an e-mail said "dispute the rating" and never where (an audit of notices).
+    assert mail.body.endswith(f"\n\nOpen it in Factdesk: {settings.FACTDESK_PUBLIC_URL}/appeals/posts/{post.pk}/")
     assert not Notification.objects.filter(emailed_at__isnull=True).exists()
 
 
@@ -112,6 +115,9 @@ def test_an_appeal_is_emailed_to_the_rating_organisation_but_not_the_rater(
     assert sorted(m.to[0] for m in mailoutbox) == sorted(c.email for c in colleagues)
     assert all(f"post {decided.external_id}" in m.subject for m in mailoutbox)
     assert all("The speech video shows it." in m.body for m in mailoutbox)
+    appeal = Appeal.objects.get(post=decided)
+    assert all(m.body.endswith(f"Open it in Factdesk: {settings.FACTDESK_PUBLIC_URL}/queue/appeals/{appeal.pk}/")
+               for m in mailoutbox)
 
 
 def test_a_decided_appeal_is_emailed_to_the_owner(
