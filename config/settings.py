@@ -313,6 +313,8 @@ EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
     if os.environ.get("EMAIL_HOST")
     else "django.core.mail.backends.console.EmailBackend"
 )
+# Django's file backend (EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend) writes each e-mail here.
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "factdesk@localhost")
 # Password reset links (/accounts/password-reset/, sent with the backend above) work once, for an hour (the
 # pages and the e-mail say so); requests are limited per address and per client (accounts.password_reset).

@@ -224,3 +224,15 @@ def test_email_goes_to_the_console_unless_an_smtp_host_is_configured():
     assert email_settings(
         EMAIL_HOST="smtp.example.org", EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"
     )[0] == "django.core.mail.backends.locmem.EmailBackend"
+
+
+def test_the_file_backend_writes_each_email_where_email_file_path_says(tmp_path):
+    """EMAIL_FILE_PATH was never read: with the file backend every send raised (an audit of e-mails)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("EMAIL_")}
+    code = ("import django; django.setup(); from django.core.mail import send_mail; "
+            "send_mail('Subject', 'Body', 'factdesk@localhost', ['owner@example.org'])")
+    subprocess.run([sys.executable, "-c", code], cwd=BASE_DIR, capture_output=True, text=True, check=True,
+                   env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "EMAIL_FILE_PATH": str(tmp_path),
+                        "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend"})
+    [written] = tmp_path.iterdir()
+    assert "To: owner@example.org" in written.read_text()
