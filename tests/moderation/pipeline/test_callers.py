@@ -151,7 +151,9 @@ def test_the_owner_is_told_when_a_true_rating_lifts_the_earlier_false(factchecke
     assert distribution_of(post) == (D("1"), [], False)
     notices = notices_of(watch)
     assert [(user_id, kind) for user_id, kind, _ in notices] == [(owner.pk, NotificationKind.DECISION)]
-    assert "shown normally again" in Notification.objects.get(user=owner, post=post, subject=notices[0][2]).body
+    body = Notification.objects.get(user=owner, post=post, subject=notices[0][2]).body
+    # Lifted from the post; not "shown normally again", which a repeat offender's page is not (its x0.5 stays).
+    assert "demotion and label are lifted from your post" in body and "normally" not in body
 
 
 def test_a_fresh_true_rating_changes_nothing_and_tells_nobody(factchecker, post):
