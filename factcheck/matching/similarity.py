@@ -222,10 +222,33 @@ def _neighbours(x: str, y: str) -> bool:
 
 
 def _close(a: str, b: str) -> bool:
-    """Equal, or one typo apart in a word of 3 letters or more: a letter dropped or added, two neighbours swapped,
-    or a letter struck for the key beside it. Not any one letter changed: Ireland and Iceland, Iraq and Iran, Berry
-    and Perry are one letter apart, and forgiven as typos they gave copies of PolitiFact's ratings to posts about the
-    other one (a misspelling that is none of these holds a true copy at suggestion, where a reviewer confirms it)."""
+    """Equal, or a typo apart: one edit (a letter changed, dropped, added, or two swapped), two in a
+    word of seven letters or more (optimal string alignment distance)."""
+    if a == b:
+        return True
+    most = 2 if min(len(a), len(b)) >= 7 else 1
+    if abs(len(a) - len(b)) > most or min(len(a), len(b)) < 3:
+        return False
+    before, row = None, list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (x != y))
+            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, row = row, current
+        if min(row) > most:
+            return False
+    return row[-1] <= most
+
+
+def _name_typo(a: str, b: str) -> bool:
+    """Equal, or one typo apart in a name of 3 letters or more: a letter dropped or added, two neighbours swapped,
+    or a letter struck for the key beside it. Not any one letter changed, as `_close` forgives in other words: a
+    name one letter apart is another name (Ireland and Iceland, Iraq and Iran, Berry and Perry), and forgiven as
+    typos they gave copies of PolitiFact's ratings to posts about the other one (a name misspelt otherwise holds a
+    true copy at suggestion, where a reviewer confirms it)."""
     if a == b:
         return True
     if min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
@@ -258,8 +281,8 @@ def wording_differs(a: Features, b: Features) -> bool:
 
 def names_differ(a: Features, b: Features) -> bool:
     """Whether one text names someone or something that the other does not mention at all (typos forgiven, as
-    `_close` knows them, which Iceland for Ireland is not; a name moved to the start of a sentence by a reordering is
-    still mentioned)."""
+    `_name_typo` knows them, which Iceland for Ireland is not; a name moved to the start of a sentence by a
+    reordering is still mentioned)."""
     if not a.names or not b.names:
         return False
 
@@ -267,12 +290,12 @@ def names_differ(a: Features, b: Features) -> bool:
         absent = [name for name in names if name not in tokens]
         if len(absent) > MAX_CHANGED_WORDS:
             return True  # no typo makes that many names
-        return any(not any(_close(name, token) for token in tokens) for name in absent)
+        return any(not any(_name_typo(name, token) for token in tokens) for name in absent)
 
     return missing(a.names, b.tokens) or missing(b.names, a.tokens)
 
 
-# At most this many words on either side of an exchange: names and nouns ("Marco Rubio"), not clauses.
+# At most this many words on each side of an exchange: names and nouns ("Marco Rubio"), not clauses.
 EXCHANGED_MOST = 3
 
 
@@ -280,29 +303,34 @@ def words_exchanged(a: Features, b: Features) -> bool:
     """Whether the two texts say the same words but two of them (or two names of up to EXCHANGED_MOST words) change
     places around words between them: "a car emits more than a cow" / "a cow emits more than a car", "Marco Rubio
     beat Mitt Romney" / "Mitt Romney beat Marco Rubio". That is the other claim, which no other guard sees and the
-    5-grams barely tell apart. The words both texts have are compared, stopwords left out, in each text's order; two
-    clauses that change places ("X, and Y" / "Y, and X", a light edit) have no such word between them, and are
-    longer than two single words side by side ("more Republicans than Democrats" / "more Democrats than ...")."""
+    5-grams barely tell apart. The words both texts have are compared, stopwords but the comparing ones left out
+    (COMPARING: "more Republicans than Democrats"), in each text's order. Two clauses that change places ("X, and Y" /
+    "Y, and X", a light edit) have no such word between them; two words side by side that change places ("the mayor
+    yesterday", a hashtag of a name put in front of it) are not this either."""
     ours, theirs = _shared_in_order(a.sequence, b.sequence), _shared_in_order(b.sequence, a.sequence)
     if len(ours) != len(theirs) or ours == theirs:
         return False
     apart = [i for i, (x, y) in enumerate(zip(ours, theirs, strict=True)) if x != y]
     mine, yours = ours[apart[0]:apart[-1] + 1], theirs[apart[0]:apart[-1] + 1]
-    if len(mine) == 2:  # two words side by side ("more Republicans than Democrats": "than" is a stopword)
-        return True
     n = len(mine)
-    return any(yours == mine[n - second:] + mine[first:n - second] + mine[:first]
-               for first in range(1, min(EXCHANGED_MOST, n - 2) + 1)
-               for second in range(1, min(EXCHANGED_MOST, n - first - 1) + 1))
+    # As long as each other (one word for one, a name of two for a name of two): a clause moved past a phrase
+    # the text says twice ("won in the swing states, and I am winning the swing states") looks like an exchange of
+    # three words for one.
+    return any(yours == mine[n - size:] + mine[size:n - size] + mine[:size]
+               for size in range(1, min(EXCHANGED_MOST, (n - 1) // 2) + 1))
+
+
+# Stopwords that set two things against each other: kept between the words an exchange moves.
+COMPARING = frozenset({"than", "vs", "versus"})
 
 
 def _shared_in_order(tokens: tuple[str, ...], other: tuple[str, ...]) -> list[str]:
     """`tokens` without the words `other` lacks (each counted: a word twice here and once there is kept once),
-    and without stopwords, in their order."""
+    and without stopwords but COMPARING, in their order."""
     left = Counter(other)
     kept = []
     for token in tokens:
-        if left[token] > 0 and token not in STOPWORDS:
+        if left[token] > 0 and (token not in STOPWORDS or token in COMPARING):
             left[token] -= 1
             kept.append(token)
     return kept

@@ -246,6 +246,17 @@ def test_two_words_or_names_that_change_places_are_another_claim(claim, other):
      "The vaccine was tested on chilfren in Texas before anyone approved it for use in schools"),  # key beside
     ("The mayor closed the park and the police arrested the protesters on Sunday night in town",
      "The police arrested the protesters on Sunday night in town and the mayor closed the park"),  # clauses moved
+    # What a review of the first version of these guards found held back:
+    ("It is definitely true that the vaccine changes your DNA forever, the doctors have admitted",
+     "It is definately true that the vaccine changes your DNA forever, the doctors have admitted"),  # misspelt
+    ("The Senate has not passed a budget in more than three years, not a good budget, not a bad budget, no budget.",
+     "The Senate has not passed a budget in more than three years, not a good budget, not a bad buget, no budget."),
+    ("Donald Trump said that he will end all federal funding for public schools that require masks",
+     "#Trump Donald Trump said that he will end all federal funding for public schools that require masks"),
+    ("Yesterday the mayor closed every park in the city and the police arrested the protesters",
+     "The mayor yesterday closed every park in the city and the police arrested the protesters"),
+    ("The White House is won in the swing states, and I am winning the swing states.",
+     "And I am winning the swing states, the White House is won in the swing states."),
 ])
 def test_typos_and_moved_clauses_still_match_automatically(claim, copy):
     assert (judged(copy, claim).automatic, judged(copy, claim).guard) == (True, "")
