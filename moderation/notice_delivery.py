@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
 from core.public_site import public_reverse
-from moderation.models import Notification, NotificationKind
+from moderation.models import AppealKind, Notification, NotificationKind
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +45,8 @@ def record_notifications(rows: list[Notification]) -> list[Notification]:
 @transaction.atomic(durable=True)
 def send_notification_email(*, notification_id: int) -> bool:
     """Send one notification's e-mail; a no-op if it was sent already. Raises on SMTP errors (RQ retries)."""
-    notification = Notification.objects.select_for_update(no_key=True, of=("self",)).select_related("user").get(
-        pk=notification_id)
+    notification = (Notification.objects.select_for_update(no_key=True, of=("self",))
+                    .select_related("user", "appeal").get(pk=notification_id))
     if notification.emailed_at is not None or not notification.user.email:
         return False
     link = notice_link(notification)
@@ -63,12 +63,12 @@ def send_notification_email(*, notification_id: int) -> bool:
 
 def notice_link(notification: Notification) -> str | None:
     """Where the recipient acts on a notice, as an absolute link for its e-mail (the portal shows the notice on that
-    page already): an appeal to decide on the desk of its decider's role, a page owner's post in their portal."""
-    user = notification.user
+    page already): an appeal to decide on the desk that decides its kind, a page owner's post in their portal."""
     if notification.kind == NotificationKind.APPEAL_RECEIVED and notification.appeal_id is not None:
-        desk = "staff_appeal" if user.is_trust_safety else "factchecker_appeal" if user.is_factchecker else None
-        return public_reverse(f"moderation:{desk}", kwargs={"appeal_id": notification.appeal_id}) if desk else None
-    if user.is_page_owner and notification.post_id is not None:
+        # The desk of those who decide its kind (moderation.appeals.can_decide), whatever else the recipient is.
+        desk = "staff_appeal" if notification.appeal.kind == AppealKind.REMOVAL else "factchecker_appeal"
+        return public_reverse(f"moderation:{desk}", kwargs={"appeal_id": notification.appeal_id})
+    if notification.user.is_page_owner and notification.post_id is not None:
         return public_reverse("moderation:portal_post", kwargs={"post_id": notification.post_id})
     return None
 

@@ -11,13 +11,12 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from factcheck.models import ReportOutcome, ReportStatus
 from moderation.harm_reports import claim_report
 from moderation.models import ReportedPost
+from tests.moderation.test_harm_reports_desk import desk_queries
 from tests.scenarios import reported_post
 
 pytestmark = pytest.mark.django_db
@@ -118,14 +117,9 @@ def test_the_posts_page_lists_the_trusted_flaggers_and_the_newest_fifty_with_the
 def test_the_queue_reads_the_same_number_of_statements_however_many_reports_its_posts_have(
     staff_client, django_assert_max_num_queries,
 ):
-    def page_queries() -> int:
-        with CaptureQueriesContext(connection) as context:
-            assert staff_client.get("/staff/reports/").status_code == 200
-        return len(context)
-
     for n in range(3):
         reported_post(external_id=f"post-{n}", reports=[("hate", "user_report"), ("violence", "trusted_flagger")])
-    few = page_queries()
+    few = desk_queries(staff_client)
     body = staff_client.get("/staff/reports/").content.decode()
     for n in range(3):
         reported_post(post=reported_post(external_id=f"post-{n}", reports=[("hate", "user_report")] * 150,
@@ -135,7 +129,7 @@ def test_the_queue_reads_the_same_number_of_statements_however_many_reports_its_
     # navigation's counts
     with django_assert_max_num_queries(6):
         grown = staff_client.get("/staff/reports/").content.decode()
-    assert page_queries() == few
+    assert desk_queries(staff_client) == few
     assert len(report_lines(grown)) == 3 * (3 + 5) and len(grown) < len(body) * 2
 
 
