@@ -6,7 +6,9 @@ off) or failing later (a bad API_RATE_LIMIT as a 500 on every API request).
 from __future__ import annotations
 
 import logging
+import math
 import os
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -44,6 +46,41 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
                   else f"at least {minimum}" if minimum is not None else f"at most {maximum}")
         raise ImproperlyConfigured(f"{name} must be {bounds}, not {value}.")
     return value
+
+
+def env_seconds(name: str, default: float, *, maximum: float | None = None, zero: bool = False) -> float:
+    """A number of seconds, a fraction allowed (`2.5`): above 0 (or 0 as well where `zero`), at most `maximum`.
+    `nan` and `inf`, which float() takes, are refused: no time-out or lag is meant by them."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds, not {raw!r}.") from None
+    low = "0 or more" if zero else "above 0"
+    if not (math.isfinite(value) and (value >= 0 if zero else value > 0) and (maximum is None or value <= maximum)):
+        bounds = low if maximum is None else f"{low} and at most {maximum:g}"
+        raise ImproperlyConfigured(f"{name} must be a number of seconds, {bounds}, not {raw!r}.")
+    return value
+
+
+def env_site_url(name: str, default: str) -> str:
+    """The absolute address of a site that links are built under: http or https, a host, a path prefix allowed
+    (`https://example.org/factdesk`). Without a scheme (`factdesk.example.org`), with another one, or with a query
+    or fragment, every link built on it would lead nowhere."""
+    raw = os.environ.get(name, "").strip() or default
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        parts = None
+    if not parts or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ImproperlyConfigured(
+            f"{name} must be the site's address starting with https:// or http://, such as "
+            f"https://factdesk.example.org (a path prefix may follow), not {raw!r}."
+        )
+    return raw
 
 
 def env_list(name: str, default: str) -> list[str]:

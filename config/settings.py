@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_log_level, env_rate, env_share
+from config.env import env_bool, env_int, env_list, env_log_level, env_rate, env_seconds, env_share, env_site_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("FACTDESK_VAR_DIR", BASE_DIR / "var"))
@@ -105,6 +105,13 @@ if DATABASE_URL:
         DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
     except ValueError as _error:  # its text never repeats the URL, which holds the password
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {_error}") from _error
+    # Without a name Django starts, then fails every request that reads ("Please supply the NAME"); SQLite's
+    # `sqlite://` is a database in memory, a new empty one for each connection. A PostgreSQL service names its own.
+    if DATABASES["default"]["NAME"] in ("", ":memory:") and "service" not in DATABASES["default"].get("OPTIONS", {}):
+        raise ImproperlyConfigured(
+            "DATABASE_URL names no database: put its name after the host and port "
+            "(postgres://user:password@host:5432/factdesk; sqlite:////path/to/factdesk.sqlite3)."
+        )
     if "postgresql" in DATABASES["default"]["ENGINE"]:
         # A database host that takes the connection and never answers holds a request (/healthz included) for
         # DATABASE_CONNECT_TIMEOUT seconds, where libpq has no limit of its own (2 min 10 s seen); the URL's own wins.
@@ -150,12 +157,7 @@ else:
 # SQLite has no INCLUDE columns: there the queue's coverage indexes (factcheck 0031, 0032) are their keys alone.
 SILENCED_SYSTEM_CHECKS = ["models.W040"]
 # A replica further behind than this many seconds is skipped: its reads go to the primary (core.replicas).
-try:
-    FACTDESK_REPLICA_MAX_LAG = float(os.environ.get("FACTDESK_REPLICA_MAX_LAG") or 30)
-except ValueError:
-    FACTDESK_REPLICA_MAX_LAG = -1.0
-if not FACTDESK_REPLICA_MAX_LAG >= 0:  # also refuses nan
-    raise ImproperlyConfigured("FACTDESK_REPLICA_MAX_LAG must be a number of seconds, 0 or more.")
+FACTDESK_REPLICA_MAX_LAG = env_seconds("FACTDESK_REPLICA_MAX_LAG", 30.0, zero=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
@@ -366,19 +368,15 @@ FACTDESK_TERRITORIAL_SCOPE = [code.upper() for code in env_list(
 )]
 # The DSA Transparency Database API token (`manage.py submit_statements` sends it as Bearer).
 FACTDESK_DSA_TOKEN = os.environ.get("FACTDESK_DSA_TOKEN", "")
-# Where the public site is reached: absolute links in ClaimReview (`/claims/{id}/`) and exports are
-# built from it, never from a request's Host header.
-FACTDESK_PUBLIC_URL = os.environ.get("FACTDESK_PUBLIC_URL", "http://127.0.0.1:8000")
+# Where the public site is reached: absolute links in ClaimReview (`/claims/{id}/`), e-mails and exports are
+# built from it (core.public_site, which drops a trailing slash), never from a request's Host header.
+FACTDESK_PUBLIC_URL = env_site_url("FACTDESK_PUBLIC_URL", "http://127.0.0.1:8000")
 # Webhooks: endpoints on loopback, private or link-local addresses, and plain http://, are refused
 # unless this is on (tests, receivers inside an on-premise network). Checked at registration and at
 # every delivery.
 FACTDESK_WEBHOOKS_ALLOW_PRIVATE = env_bool("FACTDESK_WEBHOOKS_ALLOW_PRIVATE", False)
 # Seconds a receiver has to answer a delivery (connect, send, answer); then it is retried.
-FACTDESK_WEBHOOK_TIMEOUT = float(os.environ.get("FACTDESK_WEBHOOK_TIMEOUT", "5"))
-if not 0 < FACTDESK_WEBHOOK_TIMEOUT <= 60:
-    raise ImproperlyConfigured(
-        f"FACTDESK_WEBHOOK_TIMEOUT must be between 0 and 60 seconds, not {FACTDESK_WEBHOOK_TIMEOUT}."
-    )
+FACTDESK_WEBHOOK_TIMEOUT = env_seconds("FACTDESK_WEBHOOK_TIMEOUT", 5.0, maximum=60)
 # Attempts in flight to one endpoint at once: due retries of a failing endpoint (different posts; one
 # post's deliveries always go one at a time, in order) are POSTed this many together (webhooks.delivery).
 FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY = env_int("FACTDESK_WEBHOOK_ENDPOINT_CONCURRENCY", 4, minimum=1, maximum=32)

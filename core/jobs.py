@@ -31,9 +31,12 @@ logger = logging.getLogger(__name__)
 RETRY_INTERVALS = [5, 30, 120]
 
 DECISIONS, NOTICES, WEBHOOKS, COPIES, BULK = "decisions", "notices", "webhooks", "copies", "bulk"
+# The queues Factdesk's jobs go to: each needs a live worker, or its jobs wait for ever (`/healthz` names any
+# that has none).
+JOB_QUEUES = (DECISIONS, NOTICES, WEBHOOKS, COPIES, BULK)
 # The order every worker takes the queues in (`manage.py jobworker`). `default` is django-rq's own
 # (its admin pages, `django_rq.enqueue`); no Factdesk job goes there, and it is served last.
-QUEUES = (DECISIONS, NOTICES, WEBHOOKS, COPIES, BULK, "default")
+QUEUES = (*JOB_QUEUES, "default")
 # What an urgent worker takes (`manage.py jobworker --urgent`): never bulk work, so never inside a long job.
 URGENT_QUEUES = (DECISIONS, NOTICES, WEBHOOKS)
 

@@ -91,12 +91,18 @@ def undecided_ratings(*, now: datetime | None = None):
     return Rating.objects.filter(~Exists(decided), created_at__lte=cutoff).order_by("id")
 
 
+# Rating ids a reconciler's warning lists; more are counted, not listed (a Redis outage can leave thousands).
+LOGGED_IDS = 20
+
+
 def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> int:
     """Apply every rating whose decision is missing; returns how many were applied.
 
-    One rating that fails (and is logged) does not hold back the others behind it.
+    One rating that fails (and is logged) does not hold back the others behind it. Those it applied are logged as
+    one warning: normally there are none (the job after commit decides each rating within a second), so any is a
+    lost or late job that the team should hear of (Redis down, a worker killed, the decisions queue behind).
     """
-    applied = 0
+    applied: list[int] = []
     for rating_id in undecided_ratings(now=now).values_list("id", flat=True)[:limit]:
         try:
             with transaction.atomic(durable=True):
@@ -104,5 +110,12 @@ def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> in
         except Exception:
             logger.exception("reconciler could not apply rating %s; it stays undecided and is retried", rating_id)
             continue
-        applied += 1
-    return applied
+        applied.append(rating_id)
+    if applied:
+        listed = ", ".join(str(rating_id) for rating_id in applied[:LOGGED_IDS])
+        more = f" and {len(applied) - LOGGED_IDS} more" if len(applied) > LOGGED_IDS else ""
+        logger.warning(
+            "reconciler re-drove %d rating(s) still without a decision %d s after they were made (their jobs were "
+            "lost or late): rating ids %s%s", len(applied), settings.FACTDESK_RECONCILE_AFTER_SECONDS, listed, more,
+        )
+    return len(applied)

@@ -1,7 +1,9 @@
-"""`/healthz` counts live workers by their heartbeat, not their registration (issue 28, finding 4).
+"""`/healthz` counts live workers by their heartbeat, not their registration (issue 28, finding 4), and names the
+queues none of them takes.
 
 RQ keeps a worker registered for FACTDESK_WORKER_TTL + 60 s after it died without a word (kill -9, its
-machine gone): the old check, `Worker.count()`, said "ok" all that time.
+machine gone): the old check, `Worker.count()`, said "ok" all that time. With only urgent workers alive (the
+general ones stopped, or RQ_WORKERS=0) it said "ok" too, while matching and every other bulk job waited for ever.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from redis import Redis
 from rq import Queue, Worker
 from rq.utils import now, utcformat
 
+from core.jobs import QUEUES, URGENT_QUEUES
 from core.worker import FactdeskWorker
 from tests.jobs_support import ROOT, own_redis_fixture, wait_for, worker_env  # noqa: F401 - a fixture
 
@@ -42,6 +45,28 @@ def test_a_registered_worker_whose_heartbeat_is_stale_is_not_counted(own_redis, 
 
     worker.heartbeat()  # alive again
     assert workers_state(client) == (200, "ok", 1)
+
+
+def test_queues_that_no_live_worker_takes_are_named(own_redis, client, settings):
+    redis = Redis.from_url(own_redis.url)
+    urgent = FactdeskWorker([Queue(name, connection=redis) for name in URGENT_QUEUES], connection=redis)
+    urgent.register_birth()
+    response = client.get("/healthz")
+    assert response.status_code == 200  # the site serves people meanwhile; the jobs that wait are named
+    assert response.json()["workers"] == "ok"
+    assert response.json()["unserved_queues"] == ["copies", "bulk"]
+
+    general = FactdeskWorker([Queue(name, connection=redis) for name in QUEUES], connection=redis)
+    general.register_birth()
+    assert client.get("/healthz").json()["unserved_queues"] == []
+
+    # The general worker's heartbeat goes stale: registered still, but it takes nothing any more.
+    stale = now() - timedelta(seconds=settings.FACTDESK_WORKER_TTL + 1)
+    redis.hset(general.key, "last_heartbeat", utcformat(stale))
+    assert client.get("/healthz").json()["unserved_queues"] == ["copies", "bulk"]
+
+    redis.hset(urgent.key, "last_heartbeat", utcformat(stale))
+    assert client.get("/healthz").json()["unserved_queues"] == ["decisions", "notices", "webhooks", "copies", "bulk"]
 
 
 def test_a_worker_killed_with_sigkill_stops_counting_once_its_heartbeat_is_overdue(own_redis, client, settings):

@@ -149,7 +149,8 @@ def test_people_keep_working_while_redis_is_down_and_the_reconcilers_finish_the_
 
     health = Client().get("/healthz")
     assert health.status_code == 200
-    assert health.json() == {"database": "ok", "redis": "down", "workers": "unknown", "worker_count": 0}
+    assert health.json() == {"database": "ok", "redis": "down", "workers": "unknown", "worker_count": 0,
+                             "unserved_queues": None, "migrations": "ok", "unapplied_apps": []}
 
     # What the code does meanwhile: the rows are committed, and each job that could not be
     # enqueued was logged and dropped. No decision exists for the two new ratings, so their

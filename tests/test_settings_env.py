@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # The environment the suite runs with, less what these tests set themselves.
 OWN = ("DATABASE_URL", "DATABASE_REPLICA_URL", "DATABASE_CONNECT_TIMEOUT", "LOG_LEVEL", "API_RATE_LIMIT",
-       "API_AUTH_FAILURE_LIMIT", "EMAIL_USE_TLS", "FACTDESK_MATCHING", "FACTDESK_REQUIRE_SECRET_KEY")
+       "API_AUTH_FAILURE_LIMIT", "EMAIL_USE_TLS", "FACTDESK_MATCHING", "FACTDESK_REQUIRE_SECRET_KEY",
+       "FACTDESK_WEBHOOK_TIMEOUT", "FACTDESK_REPLICA_MAX_LAG", "FACTDESK_PUBLIC_URL")
 
 
 def started_with(code: str, timeout: float = 60, **env: str) -> str:
@@ -60,11 +61,38 @@ def test_a_value_that_is_neither_on_nor_off_stops_the_start_naming_it(name, valu
     ("API_RATE_LIMIT", "0/m", "API_RATE_LIMIT must be a number of requests per period"),
     ("DATABASE_URL", "notaurl", "DATABASE_URL is not a database URL"),
     ("DATABASE_URL", "postgres://u:hunter2@db:abc/factdesk", "DATABASE_URL is not a database URL"),
+    ("DATABASE_URL", "postgres://u:hunter2@db:5432", "DATABASE_URL names no database: put its name after the host"),
+    ("DATABASE_URL", "postgres://u:hunter2@db:5432/", "DATABASE_URL names no database"),
+    ("DATABASE_URL", "sqlite://", "DATABASE_URL names no database"),  # a new empty one in memory for each connection
+    ("FACTDESK_WEBHOOK_TIMEOUT", "5s", "FACTDESK_WEBHOOK_TIMEOUT must be a number of seconds, not '5s'"),
+    ("FACTDESK_WEBHOOK_TIMEOUT", "nan", "FACTDESK_WEBHOOK_TIMEOUT must be a number of seconds, above 0 and at most 60, "
+                                        "not 'nan'"),
+    ("FACTDESK_WEBHOOK_TIMEOUT", "inf", "FACTDESK_WEBHOOK_TIMEOUT must be a number of seconds, above 0 and at most 60"),
+    ("FACTDESK_WEBHOOK_TIMEOUT", "0", "FACTDESK_WEBHOOK_TIMEOUT must be a number of seconds, above 0 and at most 60"),
+    ("FACTDESK_REPLICA_MAX_LAG", "-1", "FACTDESK_REPLICA_MAX_LAG must be a number of seconds, 0 or more, not '-1'"),
+    ("FACTDESK_PUBLIC_URL", "factdesk.example.org", "FACTDESK_PUBLIC_URL must be the site's address starting with "
+                                                    "https:// or http://, such as https://factdesk.example.org"),
+    ("FACTDESK_PUBLIC_URL", "factdesk.example.org:8000", "FACTDESK_PUBLIC_URL must be the site's address"),
+    ("FACTDESK_PUBLIC_URL", "ftp://factdesk.example.org", "FACTDESK_PUBLIC_URL must be the site's address"),
+    ("FACTDESK_PUBLIC_URL", "https://", "FACTDESK_PUBLIC_URL must be the site's address"),
+    ("FACTDESK_PUBLIC_URL", "https://factdesk.example.org:https", "FACTDESK_PUBLIC_URL must be the site's address"),
 ])
 def test_a_value_that_cannot_be_meant_stops_the_start_naming_its_variable(name, value, said):
     shown = started_with("print('started')", **{name: value})
     assert f"ImproperlyConfigured: {said}" in shown, shown
     assert "started" not in shown and "hunter2" not in shown
+
+
+def test_seconds_the_site_address_and_a_database_url_are_read_as_written():
+    """What the refusals above leave alone: a fraction of a second, a lag of 0, a path prefix (its trailing slash
+    is dropped where links are built, core.public_site; tests/accounts/test_password_reset.py), a service file."""
+    shown = started_with(
+        "print(s.FACTDESK_WEBHOOK_TIMEOUT, s.FACTDESK_REPLICA_MAX_LAG, s.FACTDESK_PUBLIC_URL, s.DATABASES['default'])",
+        FACTDESK_WEBHOOK_TIMEOUT="2.5", FACTDESK_REPLICA_MAX_LAG="0", FACTDESK_PUBLIC_URL="HTTPS://example.org/factdesk/",
+        DATABASE_URL="postgres://u@db:5432/?service=factdesk",  # a PostgreSQL service file names the database
+    )
+    assert "2.5 0.0 HTTPS://example.org/factdesk/ " in shown, shown
+    assert "'OPTIONS': {'service': 'factdesk', 'connect_timeout': 5}" in shown, shown
 
 
 def test_log_level_and_rates_are_read_as_written_in_any_case():
@@ -93,8 +121,8 @@ def test_healthz_answers_503_when_the_database_host_takes_the_connection_and_nev
         port = silent.getsockname()[1]
         shown = started_with(
             "from django.test import Client\nanswer = Client().get('/healthz')\n"
-            "print(answer.status_code, answer.json()['database'])",
+            "print(answer.status_code, answer.json()['database'], answer.json()['migrations'])",
             DATABASE_URL=f"postgres://u@127.0.0.1:{port}/factdesk", DATABASE_CONNECT_TIMEOUT="2", REDIS_URL="",
         )
-    assert "503 down" in shown, shown
+    assert "503 down unknown" in shown, shown
     assert "timeout expired" in shown

@@ -111,7 +111,8 @@ def test_the_worker_and_rqcron_work_again_after_their_redis_was_killed_and_resta
              what=f"rqcron and both workers to register again\n{job_processes.output()}")
     health = client.get("/healthz").json()
     # bin/jobs' two: one on every queue, one on the urgent ones only (RQ_WORKERS, RQ_URGENT_WORKERS).
-    assert (health["redis"], health["workers"], health["worker_count"]) == ("ok", "ok", 2)
+    assert (health["redis"], health["workers"], health["worker_count"], health["unserved_queues"]) == (
+        "ok", "ok", 2, [])
     assert job_processes.process.poll() is None
 
 

@@ -1,7 +1,9 @@
-"""A committed rating is never lost: the reconciler applies ratings whose job never ran."""
+"""A committed rating is never lost: the reconciler applies ratings whose job never ran, and says so in the log
+(a lost or late job is something to look into: Redis down, a worker killed, the decisions queue behind)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from decimal import Decimal
 
@@ -9,9 +11,15 @@ import pytest
 from django.utils import timezone
 
 from factcheck.ratings import record_rating
+from moderation import enforcement
 from moderation.enforcement import reconcile_decisions
 from moderation.models import PostDistribution, RatingDecision
-from tests.factories import PostFactory
+from tests.factories import PostFactory, RatingFactory
+
+
+def warnings(caplog) -> list[str]:
+    return [record.getMessage() for record in caplog.records
+            if record.name == "moderation.enforcement" and record.levelno == logging.WARNING]
 
 
 @pytest.mark.django_db
@@ -30,6 +38,28 @@ def test_reconciler_applies_a_rating_whose_job_never_ran(factchecker, run_worker
     assert RatingDecision.objects.get(rating=rating).outcome == "applied"
     assert PostDistribution.objects.get(post=post).multiplier == Decimal("0.2")
     assert reconcile_decisions(now=timezone.now() + timedelta(minutes=5)) == 0
+
+
+@pytest.mark.django_db
+def test_the_reconciler_warns_of_the_ratings_it_re_drove_and_is_silent_when_there_were_none(
+    caplog, monkeypatch, settings
+):
+    monkeypatch.setattr(enforcement, "LOGGED_IDS", 2, raising=False)
+    late = RatingFactory.create_batch(3)  # inside the test's transaction, never committed: their jobs never run
+    later = timezone.now() + timedelta(minutes=5)
+    with caplog.at_level(logging.INFO):
+        assert reconcile_decisions(now=timezone.now()) == 0  # too fresh: nothing re-driven, nothing said
+        assert warnings(caplog) == []
+
+        assert reconcile_decisions(now=later) == 3
+        assert warnings(caplog) == [
+            f"reconciler re-drove 3 rating(s) still without a decision {settings.FACTDESK_RECONCILE_AFTER_SECONDS} s "
+            f"after they were made (their jobs were lost or late): rating ids {late[0].pk}, {late[1].pk} and 1 more"
+        ]
+
+        caplog.clear()
+        assert reconcile_decisions(now=later) == 0
+        assert warnings(caplog) == []
 
 
 @pytest.mark.django_db
