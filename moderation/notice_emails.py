@@ -4,6 +4,11 @@ One notification alone is e-mailed as it reads in the portal: its subject and bo
 recipient acts on it. Several (moderation.notice_delivery decides which go together) make one digest: a line for
 each, its subject (which post, what happened), with that notice's own link; at most DIGEST_LISTS lines, then how
 many more there are and the link to the recipient's notifications.
+
+A link leads only where its recipient can go when the e-mail is sent (`notice_links`): an appeal on the desk that
+decides its kind if that desk still opens it for them, a post in the page owner's portal if they still own its
+page; otherwise their notifications (an owner who has left a page is told of the appeal they filed for it there,
+not sent to a post page that answers 404).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from django.conf import settings
 
 from core.public_site import public_reverse
 from moderation.models import AppealKind, Notification, NotificationKind
+from moderation.selectors import desk_appeals, portal_posts
 
 # Lines of one digest at most: a rating that reaches a thousand copies on one owner's pages is one e-mail that
 # lists fifty, and says how many more (the portal lists them all, one notice per post).
@@ -58,19 +64,29 @@ def message_id(*, email_id: int, created_at) -> str:
 
 
 def notice_links(notifications: Sequence[Notification], *, user) -> list[str | None]:
-    """Each notification's link for its e-mail, absolute, for notifications of one recipient: where the recipient
-    acts on it (the portal shows the notice on that page already). An appeal they were asked to decide, on the
-    desk of those who decide its kind; a page owner's post, in their portal."""
+    """Each notification's link for its e-mail, absolute, for notifications of one recipient (in three queries at
+    most): where the recipient acts on it and can go now. An appeal they were asked to decide, on the desk of those
+    who decide its kind; a page owner's post, in their portal (which shows the notice there); otherwise, their
+    notifications."""
+    post_ids = {n.post_id for n in notifications if n.post_id is not None}
+    posts = set(portal_posts(user).filter(pk__in=post_ids).values_list("pk", flat=True)) if post_ids else set()
+    received = [n.appeal for n in notifications if n.kind == NotificationKind.APPEAL_RECEIVED and n.appeal_id]
+    appeals: set[int] = set()
+    for removal in (True, False):
+        ids = {appeal.pk for appeal in received if (appeal.kind == AppealKind.REMOVAL) == removal}
+        if ids:
+            appeals |= set(desk_appeals(user, removal=removal).filter(pk__in=ids).values_list("pk", flat=True))
+    fallback = notifications_link(user)
     links: list[str | None] = []
     for notification in notifications:
-        if notification.kind == NotificationKind.APPEAL_RECEIVED and notification.appeal_id is not None:
+        if notification.appeal_id in appeals and notification.kind == NotificationKind.APPEAL_RECEIVED:
             # The desk of those who decide its kind (moderation.appeals.can_decide), whatever else the recipient is.
             desk = "staff_appeal" if notification.appeal.kind == AppealKind.REMOVAL else "factchecker_appeal"
             links.append(public_reverse(f"moderation:{desk}", kwargs={"appeal_id": notification.appeal_id}))
-        elif user.is_page_owner and notification.post_id is not None:
+        elif notification.post_id in posts:
             links.append(public_reverse("moderation:portal_post", kwargs={"post_id": notification.post_id}))
         else:
-            links.append(None)
+            links.append(fallback)
     return links
 
 

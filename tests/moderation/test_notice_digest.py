@@ -1,8 +1,10 @@
 """Notices e-mailed as digests (moderation.notice_delivery): the notices one person is sent together go out as one
 e-mail, a line and a link for each post, while the portal keeps one notification per post; a lone notice reads as
-before; no notice is e-mailed twice in two e-mails, nor lost, however often a job runs or wherever a worker dies.
+before; no notice is e-mailed twice in two e-mails, nor lost, however often a job runs or wherever a worker dies;
+and a link in a notice e-mail leads only where its recipient can go when it is sent.
 
-A False rating that reached 50 copies on one owner's pages sent that owner 50 e-mails at once.
+A False rating that reached 50 copies on one owner's pages sent that owner 50 e-mails at once, and an owner who
+had left a page was sent, for the appeal they had filed as its owner, to the post's page, which answers them 404.
 """
 
 from __future__ import annotations
@@ -18,14 +20,19 @@ from django.core import mail
 from django.core.mail.backends.locmem import EmailBackend as LocmemBackend
 from django.utils import timezone
 
+from factcheck.members import organisation_of
 from factcheck.models import Page, Post, QueueState
+from factcheck.models_membership import Membership
 from moderation import jobs
+from moderation.appeals import decide_appeal, file_appeal
 from moderation.models import NoticeEmail, Notification, NotificationKind
 from moderation.notice_delivery import compose_email, email_notices, record_notifications, send_unsent_emails
 from moderation.notice_emails import DIGEST_LISTS
 from tests import scenarios
 from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, WORKER, arrive, flag, post
 from tests.factories import (
+    FactCheckerFactory,
+    OrganisationFactory,
     PageFactory,
     PostFactory,
     RatingFactory,
@@ -249,6 +256,53 @@ def test_notices_whose_jobs_were_lost_go_out_as_one_email_by_the_sweep(owner_wit
     assert send_unsent_emails(now=timezone.now() + timedelta(seconds=61)) == 1
     [digest] = mail.outbox
     assert len(listed(digest)) == 3
+
+
+# Where a link leads -----------------------------------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_an_owner_who_left_the_page_is_linked_to_their_notices_not_to_a_post_they_can_no_longer_open(
+    factchecker, login
+):
+    ex_owner, owner = UserFactory(), UserFactory()
+    target = scenarios.rated_post(rater=factchecker, owner=ex_owner)
+    target.page.owners.add(owner)
+    appeal = file_appeal(owner=ex_owner, post_id=target.pk, kind="dispute", statement="The quote is real.")
+    Notification.objects.update(emailed_at=timezone.now())  # the decision's e-mails went out then
+    target.page.owners.remove(ex_owner)  # they hand the page over; the appeal is decided later
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
+    decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="upheld", reason="The rating stands.")
+
+    email_notices(user_id=ex_owner.pk)
+    email_notices(user_id=owner.pk)
+    [to_ex_owner], [to_owner] = mails_to(ex_owner), mails_to(owner)
+    assert to_ex_owner.body.endswith(f"\n\nOpen it in Factdesk: {PORTAL_NOTIFICATIONS}")
+    assert to_owner.body.endswith(f"\n\nOpen it in Factdesk: {portal_post(target)}")
+    # What each link opens for its recipient.
+    client = login(ex_owner)
+    assert client.get(portal_post(target).removeprefix(PUBLIC)).status_code == 404
+    portal = client.get(PORTAL_NOTIFICATIONS.removeprefix(PUBLIC))
+    assert portal.status_code == 200 and "was not accepted" in portal.content.decode()
+    # Where they read it, it does not link to the post either; for the page's owner it does.
+    post_href = f'href="{portal_post(target).removeprefix(PUBLIC)}"'
+    assert post_href not in portal.content.decode()
+    assert post_href in login(owner).get("/appeals/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_fact_checker_who_moved_organisation_is_linked_to_their_notices_not_to_the_appeal(factchecker, login):
+    owner = UserFactory()
+    target = scenarios.rated_post(rater=factchecker, owner=owner)
+    colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
+    stays = FactCheckerFactory(organisation=organisation_of(factchecker))
+    appeal = file_appeal(owner=owner, post_id=target.pk, kind="dispute", statement="The quote is real.")
+    Membership.objects.filter(user=colleague).update(organisation=OrganisationFactory())
+
+    email_notices(user_id=colleague.pk)
+    email_notices(user_id=stays.pk)
+    assert mails_to(colleague)[0].body.endswith(f"\n\nOpen it in Factdesk: {PUBLIC}/notifications/")
+    assert mails_to(stays)[0].body.endswith(f"\n\nOpen it in Factdesk: {PUBLIC}/queue/appeals/{appeal.pk}/")
+    assert login(colleague).get(f"/queue/appeals/{appeal.pk}/").status_code == 404
 
 
 @pytest.fixture
