@@ -65,7 +65,8 @@ JOBS: dict[str, JobSpec] = {
     "factcheck.jobs.reconcile_media_sweeps": JobSpec(COPIES),
     "moderation.jobs.reconcile_decisions": JobSpec(DECISIONS),
     # What people are told: e-mails of notifications, and of disabled webhook endpoints.
-    "moderation.jobs.send_notification_email": JobSpec(NOTICES),
+    "moderation.jobs.email_notices": JobSpec(NOTICES),
+    "moderation.jobs.send_notification_email": JobSpec(NOTICES),  # as enqueued before notices were grouped
     "moderation.jobs.send_notification_emails": JobSpec(NOTICES),
     "moderation.jobs.send_unsent_emails": JobSpec(NOTICES),
     "webhooks.jobs.notify_disabled_endpoints": JobSpec(NOTICES),
@@ -120,7 +121,7 @@ def queue_of(func: Job) -> str:
 def enqueue(func: Job, *args: Any, queue: str | None = None, **kwargs: Any) -> None:
     """Run `func(*args, **kwargs)` as a job now (no transaction wait), on its queue from `JOBS`.
 
-    `func` may be the dotted path of a job function ("moderation.jobs.send_notification_email"):
+    `func` may be the dotted path of a job function ("moderation.jobs.email_notices"):
     a domain module that a job module imports names its own jobs that way, so that the two
     do not import each other. `queue`, if given, must be the job's queue in `JOBS` (older call
     sites still name it); the table decides.

@@ -43,14 +43,20 @@ def age_out_strikes() -> int:
     return standing.age_out_strikes()
 
 
-def send_notification_email(notification_id: int) -> bool:
-    """E-mail one notification (RQ retries it on SMTP errors; a sent one is not sent again)."""
-    return notice_delivery.send_notification_email(notification_id=notification_id)
+def email_notices(user_ids: list[int]) -> int:
+    """E-mail each recipient's pending notifications, one e-mail each (RQ retries it on SMTP errors; what was sent
+    is not sent again)."""
+    return notice_delivery.email_notices_of(user_ids=user_ids)
+
+
+# The e-mail jobs as they were enqueued before notices were grouped, by notification: a deploy can find some still
+# on the queue. Each e-mails its notifications' recipients as `email_notices` does.
+def send_notification_email(notification_id: int) -> int:
+    return notice_delivery.email_notices_of(user_ids=notice_delivery.recipients_of([notification_id]))
 
 
 def send_notification_emails(notification_ids: list[int]) -> int:
-    """E-mail several notifications (one decision reaching many posts); each is sent once."""
-    return notice_delivery.send_notification_emails(notification_ids=notification_ids)
+    return notice_delivery.email_notices_of(user_ids=notice_delivery.recipients_of(notification_ids))
 
 
 def distribute_new_posts(post_ids: list[int]) -> int:
@@ -59,5 +65,5 @@ def distribute_new_posts(post_ids: list[int]) -> int:
 
 
 def send_unsent_emails() -> int:
-    """E-mail the notifications whose job was lost (Redis down when they were made)."""
+    """E-mail the notifications whose job was lost (Redis down when they were made, a worker killed)."""
     return notice_delivery.send_unsent_emails()

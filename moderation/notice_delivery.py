@@ -1,91 +1,133 @@
-"""Delivering notices: each recipient's Notification row (the portal's list, read or unread) and its
-e-mail, sent by a job with retries, with a sweep behind the jobs. An e-mail ends with a link to where its
-recipient acts on it (`notice_link`).
+"""Delivering notices: each recipient's Notification row (the portal's list, read or unread, one per post and
+event) and the e-mails that carry them, sent by jobs with retries, with a sweep behind the jobs.
 
-What a notice says and who receives it is moderation.notices; this module only stores the rows it
-renders and sends them on.
+What a notice says and who receives it is moderation.notices; what an e-mail says and where its links lead is
+moderation.notice_emails. This module stores the rows and decides which go in which e-mail:
+
+- **The grouping rule.** A recipient's notifications not yet in an e-mail are their pending set. Storing
+  notifications enqueues, after commit, one job per recipient (a job takes up to EMAILS_PER_JOB recipients) that
+  drains the set: it composes ONE e-mail of everything pending (`compose_email`), then sends it
+  (`send_email`). So the notices that arise together (one decision reaching fifty copies on one owner's pages, in
+  one transaction) go out as one e-mail, and so do those that arrive while an earlier job of theirs still waits
+  on the queue: it takes them too, and the later job finds nothing left. Nothing is held back to wait for more: a
+  lone notice goes out as fast as before, and reads as before (one notification alone is e-mailed as itself).
+- **Composed, then sent.** `compose_email` fixes an e-mail's notifications (Notification.email) and commits
+  before anything is sent; `send_email` sends exactly those, under the e-mail's row lock, and marks them e-mailed
+  in the same transaction. A job run twice (or beside the sweep) finds the e-mail sent and sends nothing. An SMTP
+  error rolls the send back and the job raises (RQ retries it). A worker killed after the SMTP server took the
+  message and before the commit leaves the e-mail composed and unsent: the next run first sends every composed,
+  unsent e-mail of its recipient again, the same notices with the same Message-ID, before composing a new one of
+  what arrived since. A notice is therefore never in two different e-mails and never lost; at worst the one e-mail
+  that carries it arrives twice, as SMTP allows no better.
+- A digest lists at most moderation.notice_emails.DIGEST_LISTS notices and says how many more it carries: every
+  notification in an e-mail counts as e-mailed, listed or counted, so a thousand copies are one e-mail, not twenty.
+- A recipient without an e-mail address reads their notices in the portal only: nothing is composed for them.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.mail import send_mail
+from django.contrib.auth import get_user_model
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
-from core.public_site import public_reverse
-from moderation.models import AppealKind, Notification, NotificationKind
+from moderation.models import NoticeEmail, Notification
+from moderation.notice_emails import DIGEST_LISTS, email_text, message_id
 
 logger = logging.getLogger(__name__)
 
 
-# Notifications e-mailed by one job at most (a claim's rating reaching a thousand copies notifies
+# Recipients whose notices one job e-mails at most (a claim's rating reaching a thousand copies notifies
 # a thousand owners: a job each would cost more than the decisions).
 EMAILS_PER_JOB = 100
 
 
 def record_notifications(rows: list[Notification]) -> list[Notification]:
-    """Store notifications (one statement) and e-mail them after the transaction commits."""
+    """Store notifications (one statement) and e-mail them after the transaction commits: a job drains each
+    recipient's pending notifications into one e-mail."""
     rows = Notification.objects.bulk_create(rows)
-    ids = [row.pk for row in rows]
+    recipients = list(dict.fromkeys(row.user_id for row in rows))
     # By name: moderation.jobs imports this module, so this module does not import it.
-    if len({row.post_id for row in rows}) <= 1:  # one decision's notice: a job per person, retried alone
-        for pk in ids:
-            enqueue_on_commit("moderation.jobs.send_notification_email", pk)
-        return rows
-    for start in range(0, len(ids), EMAILS_PER_JOB):
-        enqueue_on_commit("moderation.jobs.send_notification_emails", ids[start : start + EMAILS_PER_JOB])
+    for start in range(0, len(recipients), EMAILS_PER_JOB):
+        enqueue_on_commit("moderation.jobs.email_notices", recipients[start : start + EMAILS_PER_JOB])
     return rows
 
 
-@transaction.atomic(durable=True)
-def send_notification_email(*, notification_id: int) -> bool:
-    """Send one notification's e-mail; a no-op if it was sent already. Raises on SMTP errors (RQ retries)."""
-    notification = (Notification.objects.select_for_update(no_key=True, of=("self",))
-                    .select_related("user", "appeal").get(pk=notification_id))
-    if notification.emailed_at is not None or not notification.user.email:
-        return False
-    link = notice_link(notification)
-    send_mail(
-        subject=f"[Factdesk] {notification.subject}",
-        message=f"{notification.body}\n\nOpen it in Factdesk: {link}" if link else notification.body,
-        from_email=settings.DEFAULT_FROM_EMAIL,
-        recipient_list=[notification.user.email],
-    )
-    notification.emailed_at = timezone.now()
-    notification.save(update_fields=["emailed_at"])
-    return True
+def email_notices(*, user_id: int, now: datetime | None = None) -> int:
+    """E-mail what is pending for this recipient: first any e-mail composed earlier and not sent (a failed or killed
+    send), then one new e-mail of every notification not yet in one. Returns how many e-mails were sent; raises on
+    SMTP errors (the job is retried; what was sent is not sent again)."""
+    sent = 0
+    unsent = NoticeEmail.objects.filter(user_id=user_id, sent_at__isnull=True).order_by("id")
+    for email_id in unsent.values_list("id", flat=True):
+        sent += send_email(email_id=email_id)
+    email = compose_email(user_id=user_id, now=now or timezone.now())
+    if email is not None:
+        sent += send_email(email_id=email.pk)
+    return sent
 
 
-def notice_link(notification: Notification) -> str | None:
-    """Where the recipient acts on a notice, as an absolute link for its e-mail (the portal shows the notice on that
-    page already): an appeal to decide on the desk that decides its kind, a page owner's post in their portal."""
-    if notification.kind == NotificationKind.APPEAL_RECEIVED and notification.appeal_id is not None:
-        # The desk of those who decide its kind (moderation.appeals.can_decide), whatever else the recipient is.
-        desk = "staff_appeal" if notification.appeal.kind == AppealKind.REMOVAL else "factchecker_appeal"
-        return public_reverse(f"moderation:{desk}", kwargs={"appeal_id": notification.appeal_id})
-    if notification.user.is_page_owner and notification.post_id is not None:
-        return public_reverse("moderation:portal_post", kwargs={"post_id": notification.post_id})
-    return None
-
-
-def send_notification_emails(*, notification_ids: list[int]) -> int:
-    """E-mail several notifications, each once; returns how many were sent. If one fails the others are
-    still sent, then it raises (RQ retries the job; those sent already are not sent again)."""
+def email_notices_of(*, user_ids: Iterable[int]) -> int:
+    """`email_notices` for several recipients; returns how many e-mails were sent. If one fails the others are still
+    e-mailed, then it raises (RQ retries the job; what was sent is not sent again)."""
     sent, failed = 0, None
-    for notification_id in notification_ids:
+    for user_id in user_ids:
         try:
-            sent += send_notification_email(notification_id=notification_id)
+            sent += email_notices(user_id=user_id)
         except Exception as exc:
-            logger.exception("could not e-mail notification %s; the job is retried", notification_id)
+            logger.exception("could not e-mail the notices of user %s; the job is retried", user_id)
             failed = exc
     if failed is not None:
         raise failed
     return sent
+
+
+@transaction.atomic(durable=True)
+def compose_email(*, user_id: int, now: datetime) -> NoticeEmail | None:
+    """One e-mail of every notification of this recipient that is not yet in one, fixed before it is sent; None when
+    there is none, or the recipient has no e-mail address."""
+    if not get_user_model().objects.filter(pk=user_id).exclude(email="").exists():
+        return None
+    # Two composers of one recipient at once: the second waits on these rows, then finds them taken (PostgreSQL
+    # checks `email IS NULL` again on the row the first committed), so no notification goes in two e-mails.
+    pending = list(
+        Notification.objects.select_for_update(no_key=True)
+        .filter(user_id=user_id, emailed_at__isnull=True, email__isnull=True)
+        .order_by("id").values_list("id", flat=True)
+    )
+    if not pending:
+        return None
+    email = NoticeEmail.objects.create(user_id=user_id, created_at=now)
+    Notification.objects.filter(pk__in=pending).update(email=email)
+    return email
+
+
+@transaction.atomic(durable=True)
+def send_email(*, email_id: int) -> bool:
+    """Send a composed e-mail, once: a no-op if it was sent already. Raises on SMTP errors (nothing is marked sent)."""
+    email = NoticeEmail.objects.select_for_update(no_key=True, of=("self",)).select_related("user").get(pk=email_id)
+    if email.sent_at is not None or not email.user.email:
+        return False  # an address removed since it was composed: it waits, unsent, for one to be given
+    carried = Notification.objects.filter(user_id=email.user_id, email=email, emailed_at__isnull=True).order_by("id")
+    total = carried.count()
+    now = timezone.now()
+    if total:
+        text = email_text(list(carried.select_related("appeal")[:DIGEST_LISTS]), total=total, user=email.user)
+        EmailMessage(
+            subject=text.subject, body=text.body, from_email=settings.DEFAULT_FROM_EMAIL, to=[email.user.email],
+            headers={"Message-ID": message_id(email_id=email.pk, created_at=email.created_at)},
+        ).send()
+        carried.update(emailed_at=now)
+    # Its notifications deleted with their post since it was composed: nothing left to say.
+    email.sent_at = now
+    email.save(update_fields=["sent_at"])
+    return bool(total)
 
 
 def unsent_notifications(*, now: datetime | None = None, older_than_seconds: int = 60):
@@ -97,18 +139,25 @@ def unsent_notifications(*, now: datetime | None = None, older_than_seconds: int
 
 
 def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
-    """The sweep behind the e-mail jobs: send what is still unsent; returns how many were sent.
+    """The sweep behind the e-mail jobs: e-mail the recipients of what is still unsent (at most `limit` of them);
+    returns how many e-mails were sent.
 
-    Safe beside the jobs: each send locks its notification and sends only if it is still unsent.
-    One failure (SMTP down) is logged and the rest proceed; the next sweep tries again.
+    Safe beside the jobs: a send locks its e-mail and sends only if it is still unsent, a composition takes only
+    notifications in no e-mail. One failure (SMTP down) is logged and the rest proceed; the next sweep tries again.
     """
     sent = 0
-    for notification_id in unsent_notifications(now=now).values_list("id", flat=True)[:limit]:
+    recipients = unsent_notifications(now=now).order_by("user_id").values_list("user_id", flat=True).distinct()
+    for user_id in recipients[:limit]:
         try:
-            sent += send_notification_email(notification_id=notification_id)
+            sent += email_notices(user_id=user_id)
         except Exception:
-            logger.exception("could not e-mail notification %s; the next sweep retries", notification_id)
+            logger.exception("could not e-mail the notices of user %s; the next sweep retries", user_id)
     return sent
+
+
+def recipients_of(notification_ids: Iterable[int]) -> list[int]:
+    """The recipients of these notifications, each once (the e-mail jobs enqueued by notification)."""
+    return sorted(set(Notification.objects.filter(pk__in=list(notification_ids)).values_list("user_id", flat=True)))
 
 
 def mark_read(*, user, notification_ids: list[int]) -> int:

@@ -15,6 +15,7 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, TextChoices
 
 from factcheck.claimreview import PUBLISHED_VERDICTS
+from factcheck.members import organisation_id_of
 from factcheck.models import Page, Post, Rating
 from moderation.distribution import current_distribution
 from moderation.models import (
@@ -301,6 +302,15 @@ def page_summaries(*, owner, policy: RepeatOffenderPolicy, now: datetime) -> lis
     return list(summaries.values())
 
 
+def portal_posts(owner) -> QuerySet[Post]:
+    """The posts a page owner can open in their portal (`/appeals/posts/{id}/`): those of the pages they own now.
+    Anyone else's answer 404, so an owner who has left a page (an appeal they filed for it is decided later) can no
+    longer open its posts."""
+    if not getattr(owner, "is_page_owner", False):
+        return Post.objects.none()
+    return Post.objects.filter(page__owners=owner)
+
+
 def owner_posts(*, page_ids: list[int], state: str) -> QuerySet[Post]:
     """The posts of these pages that carry a rating or an action, newest first, in the state asked for."""
     posts = Post.objects.filter(page_id__in=page_ids).filter(
@@ -327,6 +337,17 @@ def organisation_appeals(*, organisation_id: int | None) -> QuerySet[Appeal]:
 def removal_appeals() -> QuerySet[Appeal]:
     """Every removal appeal: trust-and-safety staff decide them."""
     return Appeal.objects.filter(kind=AppealKind.REMOVAL)
+
+
+def desk_appeals(user, *, removal: bool) -> QuerySet[Appeal]:
+    """The appeals a desk opens for this person (moderation.views_appeals): staff's desk every removal appeal to
+    trust-and-safety staff, the fact-checkers' desk their organisation's disputes and corrections to a
+    fact-checker; nothing to anyone else (the desk's 403)."""
+    if removal:
+        return removal_appeals() if getattr(user, "is_trust_safety", False) else Appeal.objects.none()
+    if not getattr(user, "is_factchecker", False):
+        return Appeal.objects.none()
+    return organisation_appeals(organisation_id=organisation_id_of(user))
 
 
 def appeals_read_by_factcheckers_of(organisation_id: int | None, *, post: Post) -> QuerySet[Appeal]:

@@ -45,7 +45,7 @@ from moderation.appeals import (
 from moderation.deadlines import due_label
 from moderation.forms import DecideForm, error_summary
 from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
-from moderation.selectors import organisation_appeals, removal_appeals
+from moderation.selectors import desk_appeals
 from moderation.timeline import Entry, post_timeline, timeline_for_factcheckers
 
 PAGE_SIZE = 50
@@ -94,9 +94,7 @@ class Desk:
     def appeals(self, user) -> QuerySet[Appeal]:
         # A fact-checker sees the appeals against their own organisation's ratings only;
         # trust-and-safety staff see every removal appeal (moderation.selectors: the navigation counts them too).
-        if self.key == "factcheck":
-            return organisation_appeals(organisation_id=organisation_id_of(user))
-        return removal_appeals()
+        return desk_appeals(user, removal=self.key != "factcheck")
 
     def timeline(self, user, post: Post) -> list[Entry]:
         """The post's timeline as this desk reads it: staff every step; a fact-checker only the steps of their own

@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db.models import Prefetch, prefetch_related_objects
+from django.db.models import F, Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -70,6 +70,7 @@ from moderation.selectors import (
     owner_distribution,
     owner_posts,
     page_summaries,
+    portal_posts,
     statements,
 )
 from moderation.statements.scope import place_of
@@ -159,7 +160,10 @@ def portal(request: HttpRequest) -> HttpResponse:
     ]
     filters = {key: value for key, value in (("page_id", page_id or ""), ("state", state)) if value}
 
-    unread = Notification.objects.filter(user=request.user, read_at__isnull=True).order_by("-created_at", "-id")
+    # With each notice's page: a notice of a page the owner has left (an appeal they filed for it, decided since)
+    # links to no post, which would answer them 404.
+    unread = (Notification.objects.filter(user=request.user, read_at__isnull=True)
+              .annotate(post_page_id=F("post__page_id")).order_by("-created_at", "-id"))
     notifications = list(unread[: NOTIFICATIONS_SHOWN + 1])
     shown = notifications[:NOTIFICATIONS_SHOWN]
     return render(
@@ -179,7 +183,7 @@ def portal(request: HttpRequest) -> HttpResponse:
             "older_url": f"?{urlencode({**filters, 'page': number + 1})}",
             # Explanations repeated from a notice above (the same rationale, how to appeal) come folded.
             "notifications": [
-                {"notification": n, "url": post_url(n.post_id) if n.post_id else "", "blocks": blocks}
+                {"notification": n, "url": post_url(n.post_id) if n.post_page_id in page_ids else "", "blocks": blocks}
                 for n, blocks in zip(shown, fold_repeats(n.body for n in shown), strict=True)
             ],
             "more_notifications": len(notifications) > NOTIFICATIONS_SHOWN,
@@ -200,7 +204,7 @@ def mark_notifications_read(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     post = get_object_or_404(
-        Post.objects.filter(page__owners=request.user).select_related("page__standing", "distribution"), pk=post_id
+        portal_posts(request.user).select_related("page__standing", "distribution"), pk=post_id
     )
     decision = fact_check_decision(post)
     rating = decision.rating if decision is not None else None

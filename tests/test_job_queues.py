@@ -53,7 +53,7 @@ def test_every_job_function_has_its_queue_in_the_one_table():
 
 @pytest.mark.parametrize(("name", "queue"), [
     ("moderation.jobs.apply_rating", "decisions"), ("moderation.jobs.propagate_rating", "copies"),
-    ("moderation.jobs.send_notification_email", "notices"), ("webhooks.jobs.deliver", "webhooks"),
+    ("moderation.jobs.email_notices", "notices"), ("webhooks.jobs.deliver", "webhooks"),
     ("moderation.jobs.apply_matches", "bulk"), ("moderation.jobs.reconcile_matches", "bulk"),
     ("moderation.jobs.distribute_new_posts", "bulk"),
     ("factcheck.jobs.match_new_posts", "bulk"), ("factcheck.jobs.refresh_priorities", "bulk"),
@@ -99,7 +99,7 @@ def test_each_job_lands_on_its_queue_from_the_app_itself(own_redis, django_captu
                                            subject="Your post was rated", body="Body.", created_at=now)])
     jobs = queued(own_redis.url)
     assert jobs["decisions"] == ["moderation.jobs.apply_rating"]
-    assert jobs["notices"] == ["moderation.jobs.send_notification_email"]
+    assert jobs["notices"] == ["moderation.jobs.email_notices"]
     assert jobs["bulk"] == ["factcheck.jobs.match_new_posts"]
     assert jobs["default"] == []
 

@@ -1,5 +1,6 @@
 """Notifications to people: shown in the owners' portal and on the fact-checkers' and staff's notifications
-page (moderation.views_notifications), counted in the navigation, and e-mailed by a job."""
+page (moderation.views_notifications), counted in the navigation, and e-mailed by a job; and the e-mails that
+carry them (`NoticeEmail`: one notification alone, or several as one digest, moderation.notice_delivery)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,19 @@ class Notification(models.Model):
     created_at = models.DateTimeField()
     read_at = models.DateTimeField(null=True, blank=True)
     emailed_at = models.DateTimeField(null=True, blank=True)
+    # The e-mail that carries it, set (for good) when that e-mail is composed, before it is sent; indexed in
+    # Meta.indexes (notification_unemailed) while it is unsent, the only time it is looked up by it.
+    email = models.ForeignKey("moderation.NoticeEmail", on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="notifications", db_index=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["user", "-created_at"]),
+            # The notifications still to e-mail, few at any time: a recipient's not yet in an e-mail (the job that
+            # composes one), an e-mail's (the job that sends it), and the sweep's of every recipient.
+            models.Index(fields=["user", "email"], condition=models.Q(emailed_at__isnull=True),
+                         name="notification_unemailed"),
             # The unread ones of a person: counted on every page's navigation (moderation.workday), and listed
             # first; staff are told of every removal appeal, so most of their rows are read ones.
             models.Index(fields=["user", "-created_at"], condition=models.Q(read_at__isnull=True),
@@ -39,3 +48,16 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.subject}"
+
+
+class NoticeEmail(models.Model):
+    """One e-mail of notices to one person, as composed: the notifications it carries point at it
+    (Notification.email) before it is sent, so that a send retried (SMTP down, a worker killed) sends this
+    same e-mail again, with the same Message-ID, never the notices in another."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user}: e-mail {self.pk}{'' if self.sent_at else ' (unsent)'}"

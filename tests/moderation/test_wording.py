@@ -13,7 +13,7 @@ from django.core import mail
 from factcheck.members import organisation_of
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.models import Action, AppealKind, Notification, StatementOfReasons
-from moderation.notice_delivery import send_notification_email
+from moderation.notice_delivery import email_notices
 from moderation.staff_actions import override_action
 from moderation.timeline import post_timeline
 from tests import scenarios
@@ -74,7 +74,7 @@ def test_no_appeal_appeal_in_timelines_notices_and_emails_for_any_kind(login, pe
     notices = Notification.objects.filter(post=post)
     assert not doubled(*(f"{n.subject}\n{n.body}" for n in notices))
 
-    send_notification_email(notification_id=received.pk)
+    email_notices(user_id=received.user_id)
     assert mail.outbox[-1].subject == f"[Factdesk] New {name} on post {post.external_id}"
 
     # The pages that show them: the owner's post page and the decider's desk.
