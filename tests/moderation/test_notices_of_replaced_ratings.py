@@ -3,7 +3,8 @@
 An appeal decided after the rating it was against was replaced (the post, or the claim it copies, re-rated, or the
 rating reversed on another owner's appeal) does not say that rating "stands": its notice and the portal say it was
 replaced, and what the post is rated now (nor is its decider told it stands); so does the portal when the rating
-(or a removal) was replaced or lifted after the appeal was decided.
+(or a removal) was replaced or lifted after the appeal was decided. A re-rating's and a reversal's notices name the
+verdict replaced as well as the new one, for the post's own owners and for the owners of its copies.
 
 The claim, its copies and the helpers are tests/moderation/test_propagation.py's.
 """
@@ -153,3 +154,65 @@ def test_the_portal_says_a_removal_kept_on_appeal_and_lifted_since_no_longer_sta
     [line] = outcome_lines(client, removed)
     assert "Your appeal was not accepted. The removal has since been lifted: your post is restored." in line
     assert "stands" not in line
+
+
+# Re-rating and reversal notices name the verdict they replace --------------------------------------------
+
+def test_a_re_rating_notice_names_the_verdict_it_replaces(factchecker, owner):
+    rated = scenarios.rated_post(owner=owner, rater=factchecker)
+
+    DecisionFactory(post=rated, reviewer=factchecker, verdict="partly_false", change_reason="New evidence.")
+
+    message = emailed(owner, NotificationKind.DECISION)
+    assert message.subject == f"[Factdesk] The rating of your post {rated.external_id} was changed from False to " \
+                              "Partly false"
+    assert (f"an independent fact-checker, changed the rating of your post {rated.external_id} on {rated.page.name} "
+            "from False to Partly false.") in message.body
+
+    DecisionFactory(post=rated, reviewer=factchecker, verdict="true", change_reason="The quote is on tape.")
+
+    message = emailed(owner, NotificationKind.DECISION)
+    assert message.subject == f"[Factdesk] The rating of your post {rated.external_id} was changed from Partly " \
+                              "false to True"
+    assert "from Partly false to True. The earlier fact-check's demotion and label are lifted" in message.body
+
+
+def test_the_owner_of_a_copy_is_told_which_rating_of_the_claim_replaced_which(factchecker, colleague, owner):
+    source, _ = decided_claim_and_copies(factchecker)
+    owned(post("copy-1"), owner)
+
+    re_rate_claim(source, reviewer=colleague, verdict="partly_false")
+
+    message = emailed(owner, NotificationKind.DECISION)
+    assert message.subject == "[Factdesk] The rating of your post copy-1 was changed from False to Partly false"
+    assert ("changed the rating of the claim your post copy-1 on Page page-1 repeats from False to Partly false. "
+            "Your post carries the claim's rating, so it is now rated Partly false too.") in message.body
+
+    re_rate_claim(source, reviewer=colleague, verdict="true")
+
+    message = emailed(owner, NotificationKind.DECISION)
+    assert message.subject == "[Factdesk] The rating of your post copy-1 was changed from Partly false to True"
+    assert "repeats from Partly false to True. The earlier fact-check's demotion and label are lifted" in message.body
+
+
+def test_a_reversal_names_the_verdict_it_replaces_in_the_notice_the_portal_and_to_the_copies_owners(
+    factchecker, colleague, owner, login
+):
+    source, _ = decided_claim_and_copies(factchecker)
+    owned(source, owner)
+    copy_owner = UserFactory()
+    owned(post("copy-2"), copy_owner)
+    appeal = dispute(owner, source)
+
+    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed",
+                            reason="The post quotes the study fairly.", public_rationale="The study exists.",
+                            new_verdict="missing_context")
+    propagate_rating(rating_id=decided.new_rating_id)
+
+    message = emailed(owner, NotificationKind.APPEAL_DECIDED)
+    assert message.subject == ("[Factdesk] Your appeal on post source was accepted: the rating was changed from "
+                               "False to Missing context")
+    [line] = outcome_lines(login(owner), source)
+    assert "Your appeal was accepted: the rating was changed from False to Missing context." in line
+    to_the_copy = emailed(copy_owner, NotificationKind.DECISION)
+    assert to_the_copy.subject == "[Factdesk] The rating of your post copy-2 was changed from False to Missing context"
