@@ -13,6 +13,15 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 MAX_REASON = 2000
+# Beside each field where staff write a reason the page owner reads as written (moderation's notices quote it, and
+# a restricting action's statement of reasons, which is public): staff write it for the owner, not for each other.
+OWNER_READS_IN_NOTICE = (
+    "The page owner reads this word for word in their notice: no reporter's details, no internal notes."
+)
+OWNER_READS_IN_NOTICE_AND_STATEMENT = (
+    "The page owner reads this word for word in their notice and statement of reasons, which is public: no names "
+    "of private people, addresses or contact details, no reporter's details, no internal notes."
+)
 # Control characters (C0 but tab, line feed and carriage return; DEL; C1) mean nothing in what a person writes,
 # and in the plain-text e-mails the owners and reviewers get, an escape sequence drives the reader's terminal.
 CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString
 from core.admin_base import excerpt, number, share, when
 from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
 from core.formatting import unstopped
+from core.reasons import OWNER_READS_IN_NOTICE, OWNER_READS_IN_NOTICE_AND_STATEMENT
 from factcheck.models import Post
 from factcheck.selectors import active_claims
 from moderation.appeal_states import open_removal_appeals
@@ -35,8 +36,7 @@ class RemovalForm(ReasonForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reason"].help_text = ("Shown to the page's owners in the statement of reasons, which is public: "
-                                           "no names of private people, addresses or contact details.")
+        self.fields["reason"].help_text = OWNER_READS_IN_NOTICE_AND_STATEMENT
 
     ground = forms.ChoiceField(
         label="Ground",
@@ -46,8 +46,22 @@ class RemovalForm(ReasonForm):
     )
 
 
+class LiftForm(ReasonForm):
+    """A lift's reason: the owner's notice quotes it (and a removal appeal it grants, its outcome); a lift leaves
+    no statement of reasons (it restricts nothing)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].help_text = OWNER_READS_IN_NOTICE
+
+
 class OverrideForm(ReasonForm):
     field_order = ["feed_multiplier", "label", "reason"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The override's notice and its statement of reasons (decision_facts) both quote the reason.
+        self.fields["reason"].help_text = OWNER_READS_IN_NOTICE_AND_STATEMENT
 
     feed_multiplier = forms.DecimalField(
         label="New feed multiplier", min_value=0, max_value=1, max_digits=4, decimal_places=3,
@@ -131,7 +145,7 @@ REMOVE_POST = StaffDecision(
 )
 LIFT_ACTION = StaffDecision(
     slug="lift", title="Lift actions (restores removed posts)", button="Lift", permission="moderation.lift_action",
-    form_class=ReasonForm, apply=_lift, refusals=(RemovalRefused, Action.DoesNotExist), describe=_describe_action,
+    form_class=LiftForm, apply=_lift, refusals=(RemovalRefused, Action.DoesNotExist), describe=_describe_action,
     detail=_action_detail, link=_lift_link, select_related=("post",), prefetch_related=(
         Prefetch("appeals", queryset=open_removal_appeals(), to_attr="open_removal_appeals"),
     ),

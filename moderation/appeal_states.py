@@ -3,21 +3,23 @@
 moderation.appeals decides appeals (a person upholds or reverses); moderation.staff_actions lifts a removal,
 which grants the removal's open appeal (the owner asked for exactly that). Both change an appeal's state
 through `transition` and tell the owner through `outcome_notice`, so an appeal closed either way reads
-the same in the portal, the notices and the webhooks.
+the same in the portal, the notices and the webhooks. What became of the decision appealed (`outcome_now`:
+replaced or lifted since, or standing) is read here for the notice and for the portal alike.
 
-Every function here runs in its caller's transaction, which holds the appeal's post row lock: every
+Every function here that writes runs in its caller's transaction, which holds the appeal's post row lock: every
 transition of an appeal takes its post's lock first (moderation.appeals._locked, moderation.pipeline).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import QuerySet
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from factcheck.models import Post, Verdict
+from factcheck.models import Post, Rating, Verdict
 from moderation.deadlines import is_past_target
 from moderation.models import (
     OPEN_STATUSES,
@@ -31,6 +33,7 @@ from moderation.models import (
     NotificationKind,
 )
 from moderation.notices import Notice
+from moderation.selectors import FactCheckDecision, rating_carried
 
 # Copies named in an appeal's outcome notice at most; the rest are counted.
 COPIES_NAMED = 10
@@ -68,6 +71,41 @@ def transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) ->
     )
 
 
+@dataclass(frozen=True)
+class OutcomeNow:
+    """What became of the decision an appeal was against, as its owner may truly be told now. An upheld appeal's
+    decision "stands" only while the post still carries it: the rating may have been replaced since the appeal was
+    filed (the post or the claim it copies re-rated, or reversed on another owner's appeal) or since it was decided,
+    and a removal lifted. Verdicts are their labels; "" where none applies."""
+
+    appealed: str  # the verdict of the rating appealed
+    new: str  # a reversal's new verdict
+    replaced: bool  # upheld, and the post no longer carries the rating appealed
+    carried: str  # then the verdict of the rating it carries instead ("" when none)
+    lifted: bool  # upheld, and the removal appealed has been lifted since
+
+
+def outcome_now(appeal: Appeal, *, carried: Rating | None) -> OutcomeNow:
+    """`carried`: the rating the appeal's post carries now (moderation.selectors.rating_carried)."""
+    upheld = appeal.status == AppealStatus.UPHELD
+    replaced = upheld and appeal.rating_id is not None and (carried is None or carried.pk != appeal.rating_id)
+    return OutcomeNow(
+        appealed=appeal.rating.get_verdict_display() if appeal.rating_id else "",
+        new=Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
+        replaced=replaced,
+        carried=carried.get_verdict_display() if replaced and carried is not None else "",
+        lifted=upheld and appeal.kind == AppealKind.REMOVAL and appeal.action.ended_at is not None,
+    )
+
+
+def outcomes_now(appeals: list[Appeal], *, post: Post, decision: FactCheckDecision | None = None) -> list[OutcomeNow]:
+    """Each of the post's appeals' `outcome_now`, the rating the post carries read once, and only when an upheld
+    dispute or correction is among them (no other outcome depends on it). `decision`: as `rating_carried` takes it."""
+    needed = any(appeal.status == AppealStatus.UPHELD and appeal.rating_id is not None for appeal in appeals)
+    carried = rating_carried(post, decision=decision) if needed else None
+    return [outcome_now(appeal, carried=carried) for appeal in appeals]
+
+
 def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notice:
     """The one notice of the outcome (the owner who filed, the page's owners). A reversal's consequences
     send it with the change they make; it names the copies of the post the reversal reaches next on the
@@ -76,8 +114,7 @@ def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notic
     context = {
         "appeal": appeal,
         "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
-        "old_verdict_label": appeal.rating.get_verdict_display() if appeal.rating_id else "",
-        "new_verdict_label": Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
+        "outcome": outcomes_now([appeal], post=appeal.post)[0],
         "matched": is_matched(appeal),
         "copies": copies[:COPIES_NAMED],
         "more_copies": len(copies) > COPIES_NAMED,

@@ -10,6 +10,7 @@ and the periodic reconciler both call it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -18,8 +19,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from factcheck.models import Rating
-from moderation.models import ActionKind, DecisionOutcome, EndReason, RatingDecision, StrikeKind
+from factcheck.models import Rating, Verdict
+from moderation.models import Action, ActionKind, DecisionOutcome, EndReason, RatingDecision, StrikeKind
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, active_post_actions, carry_out, lock_post, record_decision
 from moderation.policy import current_effect
@@ -40,6 +41,23 @@ def action_for(rating: Rating, *, kind: str = ActionKind.FACT_CHECK) -> NewActio
         audit_reason=f"rated {rating.get_verdict_display()}",
         audit_data={"rating": rating.pk, "policy": {"verdict": rating.verdict, "page_strike": effect.strike}},
     )
+
+
+def replaced_verdict(ending: Sequence[Action]) -> str:
+    """The verdict (its label) of the fact-check action a new rating ends, for the owner's notice to name what
+    the new rating replaces ("changed from False to Missing context"): the post's own rating's, the claim's it
+    carried as a copy, or the one staff overrode; "" when the rating ends none."""
+    verdict = next((action.verdict for action in ending if action.verdict), "")
+    return Verdict(verdict).label if verdict else ""
+
+
+def _verdict_before(rating: Rating, *, ending: Sequence[Action]) -> str:
+    """What the post was rated before `rating`: the action it ends says (`replaced_verdict`), else the rating it
+    supersedes, which restricted nothing or whose action staff lifted; "" for the post's first rating."""
+    if replaced := replaced_verdict(ending):
+        return replaced
+    before = rating.supersedes.values_list("verdict", flat=True).first()
+    return Verdict(before).label if before else ""
 
 
 @transaction.atomic
@@ -68,9 +86,10 @@ def apply_rating(
     new = action_for(rating)
     ending = active_post_actions(post)
     if notice == "rated":
-        # The owner hears of a new restriction, and of an earlier one this rating lifts.
-        notice = (Notice("rated", {"rating": rating}) if new is not None
-                  else Notice("rating_cleared", {"rating": rating}) if ending else None)
+        # The owner hears of a new restriction, and of an earlier one this rating lifts, with what it replaces.
+        context = {"rating": rating, "previous": _verdict_before(rating, ending=ending)}
+        notice = (Notice("rated", context) if new is not None
+                  else Notice("rating_cleared", context) if ending else None)
     outcome = carry_out(
         Change(
             post=post, cause=f"rated {rating.get_verdict_display()}", decides=rating,

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from factcheck.matching.matcher import linked_copies
 from factcheck.models import Post, QueueState, Rating
-from moderation.enforcement import action_for
+from moderation.enforcement import action_for, replaced_verdict
 from moderation.models import (
     FACT_CHECK_KINDS,
     Action,
@@ -113,7 +113,8 @@ def apply_to_copies(
             continue
         new = new_actions[rating.pk]
         reason = EndReason.REVERSED if rating.pk in reversed_ratings else EndReason.SUPERSEDED
-        context = {"rating": rating, "source": rating.post, "source_removed": rating.post_id in removed}
+        context = {"rating": rating, "source": rating.post, "source_removed": rating.post_id in removed,
+                   "previous": replaced_verdict(active[post.pk])}
         changes.append(Change(
             post=post, cause=f"matched to a claim rated {rating.get_verdict_display()}", decides=rating,
             end=[Ending(old, reason, f"the claim it copies was rated again (rating {rating.pk})")

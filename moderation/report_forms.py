@@ -11,7 +11,7 @@ from __future__ import annotations
 from django import forms
 from django.core.validators import MaxLengthValidator
 
-from core.reasons import MAX_REASON, WrittenText
+from core.reasons import MAX_REASON, OWNER_READS_IN_NOTICE_AND_STATEMENT, WrittenText
 from factcheck.models import FlagCategory, ReportOutcome
 from moderation.harm_reports import ReportRefused, clean_decision
 from moderation.models import RemovalGround
@@ -65,8 +65,7 @@ class RemoveForm(DecisionForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["reason"].label = "Reason for the removal"
-        self.fields["reason"].help_text = ("Shown to the page owner in the statement of reasons, which is public: no "
-                                           "names of private people, addresses or contact details.")
+        self.fields["reason"].help_text = OWNER_READS_IN_NOTICE_AND_STATEMENT
 
 
 class NoViolationForm(DecisionForm):

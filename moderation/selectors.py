@@ -17,6 +17,7 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Out
 from factcheck.claimreview import PUBLISHED_VERDICTS
 from factcheck.members import organisation_id_of
 from factcheck.models import Page, Post, Rating
+from factcheck.ratings import carried_rating
 from moderation.distribution import current_distribution
 from moderation.models import (
     Action,
@@ -162,6 +163,16 @@ def fact_check_decision(post: Post) -> FactCheckDecision | None:
         .select_related("rating__organisation", "rating__post").order_by("-id").first()
     )
     return FactCheckDecision(rating=matched.rating, matched=matched) if matched is not None else None
+
+
+def rating_carried(post: Post, *, decision: FactCheckDecision | None = None) -> Rating | None:
+    """The rating a post carries now, whatever it does to the post: its own current rating or, while it is a
+    linked copy, its claim's current one (factcheck.ratings.carried_rating); None when it carries none. An appeal's
+    outcome is told against it (moderation.appeal_states.outcome_now): a rating that was replaced does not "stand".
+    `decision`: the post's `fact_check_decision`, when the caller has read it already (its own rating is that one)."""
+    if decision is not None:
+        return decision.rating if decision.matched is None else carried_rating(post)
+    return current_ratings().filter(post=post).first() or carried_rating(post)
 
 
 def _appealable(decision: FactCheckDecision | None, actions: list[Action]) -> list[tuple[list[str], str, datetime]]:

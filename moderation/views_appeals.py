@@ -33,6 +33,7 @@ from core.search_input import search_text
 from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of
 from factcheck.models import Post, Verdict
+from moderation.appeal_states import outcomes_now
 from moderation.appeals import (
     AppealConflict,
     NotAllowed,
@@ -337,6 +338,11 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
 def _decided_message(appeal: Appeal) -> str:
     post = appeal.post.external_id
     if appeal.status == AppealStatus.UPHELD:
+        outcome = outcomes_now([appeal], post=appeal.post)[0]
+        if outcome.replaced:  # re-rated meanwhile (the claim a copy repeats, or on another appeal): it does not stand
+            now = f"the post is now rated {outcome.carried}" if outcome.carried else "the post carries no rating now"
+            return (f"Appeal on post “{post}” not accepted. The rating it was against, {outcome.appealed}, had been "
+                    f"replaced meanwhile: {now}. The page owner has been told.")
         return f"Appeal on post “{post}” not accepted: the decision stands. The page owner has been told why."
     if appeal.kind == AppealKind.REMOVAL:
         return f"Appeal on post “{post}” accepted: the removal was lifted. The page owner has been told why."

@@ -36,6 +36,7 @@ from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
 from factcheck.media_display import media_by_post, media_of
 from factcheck.models import Match, Post
+from moderation.appeal_states import outcomes_now
 from moderation.appeals import (
     DECISION_CHANGED,
     AppealConflict,
@@ -210,7 +211,8 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     rating = decision.rating if decision is not None else None
     actions = list(active_actions().filter(post=post))
     appeals = list(
-        Appeal.objects.filter(post=post).select_related("rating__organisation").order_by("-created_at", "-id")
+        Appeal.objects.filter(post=post).select_related("rating__organisation", "action")
+        .order_by("-created_at", "-id")
     )
     # One open appeal per decision: while one is open, the form for that decision is not offered at all.
     rating_appeal = next((a for a in appeals if decision is not None and a.is_open and a.rating_id == rating.pk
@@ -299,8 +301,11 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                     "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
                     "overdue": is_overdue(appeal, now=now),
                     "withdraw_url": withdraw_url(appeal.pk),
+                    # What became of the decision appealed, as it is now: a rating replaced since does not stand.
+                    "outcome": outcome,
                 }
-                for appeal in appeals
+                for appeal, outcome in zip(appeals, outcomes_now(appeals, post=post, decision=decision),
+                                          strict=True)
             ],
             "timeline": post_timeline(post, for_owner=True),
             "unsaved": unsaved,

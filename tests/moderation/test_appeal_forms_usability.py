@@ -224,7 +224,7 @@ def test_the_owner_is_told_in_plain_words_whether_the_appeal_was_accepted(login,
     subjects = set(Notification.objects.filter(user=owner, kind=NotificationKind.APPEAL_DECIDED)
                    .values_list("subject", flat=True))
     assert subjects == {
-        "Your appeal on post post-accepted was accepted: the rating was changed to Missing context",
+        "Your appeal on post post-accepted was accepted: the rating was changed from False to Missing context",
         "Your appeal on post post-refused was not accepted",
     }
     body = Notification.objects.get(
@@ -232,7 +232,7 @@ def test_the_owner_is_told_in_plain_words_whether_the_appeal_was_accepted(login,
     ).body
     assert "did not accept it. The rating False stands." in body and "reversed" not in body.lower()
     page = html(login(owner).get(f"/appeals/posts/{accepted.post_id}/"))
-    assert "Your appeal was accepted: the rating was changed to Missing context." in page
+    assert "Your appeal was accepted: the rating was changed from False to Missing context." in page
     page = html(login(owner).get(f"/appeals/posts/{refused.post_id}/"))
     assert "Your appeal was not accepted: the rating stands." in page
 

@@ -141,7 +141,7 @@ def test_a_decided_appeal_is_emailed_to_the_owner(
     decided_mail = [m for m in mailoutbox if "appeal" in m.subject]
     assert [m.to for m in decided_mail] == [[owner.email]]
     assert decided_mail[0].subject == (f"[Factdesk] Your appeal on post {decided.external_id} was accepted: "
-                                       "the rating was changed to True")
+                                       "the rating was changed from False to True")
     assert "The full video confirms the quote." in decided_mail[0].body
     assert "The rating was changed from False to True" in decided_mail[0].body
     assert Notification.objects.get(kind=NotificationKind.APPEAL_DECIDED).emailed_at is not None

@@ -130,7 +130,7 @@ def test_rating_the_claim_true_lifts_its_copies_restrictions(factchecker, collea
         assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
         assert not Strike.objects.filter(action__post=post(name), ended_at__isnull=True).exists()
     assert Notification.objects.filter(user=owner, post=post("copy-1"),
-                                       subject="Your post copy-1 is no longer restricted").exists()
+                                       subject="The rating of your post copy-1 was changed from False to True").exists()
 
 
 @WORKER

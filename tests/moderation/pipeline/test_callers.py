@@ -115,7 +115,8 @@ def test_a_rerating_by_the_same_organisation_from_false_to_partly_false(factchec
         V.ACTION_ENDED: 1, V.STRIKE_ENDED: 1, V.DECISION_APPLIED: 1, V.ACTION_CREATED: 1,
     })
     assert notices_of(watch) == [
-        (owner.pk, NotificationKind.DECISION, f"Your post {post.external_id} was rated Partly false")
+        (owner.pk, NotificationKind.DECISION,
+         f"The rating of your post {post.external_id} was changed from False to Partly false")
     ]
 
 
@@ -197,7 +198,7 @@ def test_a_dispute_reversed_on_appeal(factchecker, colleague, owner, post):
     # One notice, "appeal decided", linked to the appeal; not a "rated" notice as well.
     assert notices_of(watch) == [
         (owner.pk, NotificationKind.APPEAL_DECIDED,
-         f"Your appeal on post {post.external_id} was accepted: the rating was changed to True")
+         f"Your appeal on post {post.external_id} was accepted: the rating was changed from False to True")
     ]
     notice = watch.notices()[0]
     assert notice.appeal_id == appeal.pk and notice.post_id == post.pk
@@ -234,7 +235,7 @@ def test_a_correction_accepted_with_a_new_verdict(factchecker, colleague, owner,
     })
     assert notices_of(watch) == [
         (owner.pk, NotificationKind.APPEAL_DECIDED,
-         f"Your appeal on post {post.external_id} was accepted: the rating was changed to Partly false")
+         f"Your appeal on post {post.external_id} was accepted: the rating was changed from False to Partly false")
     ]
     assert "The rating was changed from False to Partly false" in watch.notices()[0].body
 

@@ -120,7 +120,7 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
     ]
     assert notices_of(watch) == [
         (owner.pk, NotificationKind.APPEAL_DECIDED,
-         f"Your appeal on post {posts[0].external_id} was accepted: the rating was changed to True")
+         f"Your appeal on post {posts[0].external_id} was accepted: the rating was changed from False to True")
     ]
     assert (first.pk, second.pk) == tuple(a.rating_id for a in actions[:2])
 

@@ -231,7 +231,8 @@ def test_the_owner_reads_the_outcome_and_the_restored_distribution(login, owner,
                   public_rationale="New evidence.", new_verdict="true", reason="The full video shows it.")
     html = text(login(owner).get(f"/appeals/posts/{rated_post.pk}/"))
     assert "Full distribution" in html
-    assert "Your appeal was accepted: the rating was changed to True." in html and "The full video shows it." in html
+    assert "Your appeal was accepted: the rating was changed from False to True." in html
+    assert "The full video shows it." in html
     assert "Appeal accepted" in html and "Appeal reversed" not in html  # the timeline, in plain words
     assert colleague.username not in html
 
