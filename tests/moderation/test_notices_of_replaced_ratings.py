@@ -16,12 +16,13 @@ from html import unescape
 
 import pytest
 from django.core import mail
+from django.utils import timezone
 
 from factcheck.members import organisation_of
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.enforcement import apply_rating
 from moderation.models import Action, Notification, NotificationKind
-from moderation.notice_delivery import send_notification_email
+from moderation.notice_delivery import email_notices
 from moderation.propagation import propagate_rating
 from moderation.staff_actions import lift_action
 from tests import scenarios
@@ -44,10 +45,14 @@ def colleague(factchecker):
 
 
 def emailed(user, kind: str):
-    """The e-mail of the user's latest notice of this kind, as notice_delivery sends it."""
+    """The e-mail that carries the user's latest notice of this kind, as notice_delivery sends it."""
     notice = Notification.objects.filter(user=user, kind=kind).latest("id")
-    send_notification_email(notification_id=notice.pk)
-    return mail.outbox[-1]
+    # The user's earlier notices went out when they were made (their jobs do not run here): this one goes alone.
+    Notification.objects.filter(user=user, id__lt=notice.id, emailed_at__isnull=True).update(emailed_at=timezone.now())
+    email_notices(user_id=user.pk)
+    notice.refresh_from_db()
+    assert notice.emailed_at is not None and notice.email.notifications.count() == 1, "e-mailed alone, in full"
+    return next(message for message in reversed(mail.outbox) if message.subject == f"[Factdesk] {notice.subject}")
 
 
 def outcome_lines(client, target) -> list[str]:
