@@ -1,7 +1,8 @@
 """How people read dates and multipliers, one way across the app's pages, notices, messages and admin.
 
 Dates: "2 Jun 2027"; moments: "2 Jun 2027, 14:05 UTC" (as config/formats writes them in templates), or in the
-reader's own time zone: "14:05 (Europe/Paris)" (`clock`).
+reader's own time zone: "14:05 (Europe/Paris)" (`clock`). A rating published elsewhere before it was imported:
+"published 30 Aug 2024 (imported 2 Jun 2027)" (`rating_dated`).
 Feed multipliers: "×0.2" (no trailing zeros), and as a share: "shown 80% less".
 Durations: "3 h 10 min", "2 d 4 h", "under a minute".
 Sentences that end in a label, a name or a reason: one full stop, never '..' or '.".'.
@@ -13,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from django.utils.text import Truncator
 
 
@@ -36,6 +37,32 @@ def clock(value: datetime) -> str:
 def moment(value: datetime) -> str:
     value = value.astimezone(UTC)
     return f"{value.day} {value:%b %Y, %H:%M} UTC"
+
+
+# The ways a page writes a rating's date (Django's date format characters, as templates use them).
+DAY, MOMENT, LONG_DAY = "j M Y", "j M Y, H:i T", "j F Y"
+
+
+def rating_dated(recorded: datetime, *, published: datetime | None = None, style: str = DAY) -> str:
+    """When a rating is dated, for people reading it: the time it was recorded here, in `style` ("3 May 2026"), or,
+    for one its organisation published before it was imported (a ClaimReview's datePublished, Rating.published_at),
+    the publication's day first, then the import's: "published 30 Aug 2024 (imported 3 May 2026)". A reviewer
+    weighing a fact-check reads when it was written, not when a file was loaded. Only the words: the record's own
+    time (created_at) is still what figures, the feed and every order go by."""
+    if published is None:
+        return _unbroken(dateformat.format(timezone.localtime(recorded), style))
+    # Days, both: a published date is one (ClaimReview's are mostly dates alone, read as midnight UTC), and the time
+    # of day a file was loaded tells a reader nothing.
+    day_style = LONG_DAY if style == LONG_DAY else DAY
+    published_text, recorded_text = (_unbroken(dateformat.format(timezone.localtime(when), day_style))
+                                     for when in (published, recorded))
+    return f"published {published_text} (imported {recorded_text})"
+
+
+def _unbroken(date_text: str) -> str:
+    """A date that a narrow line never splits ("4 / Dec 2026" on a phone), its spaces no-break ones; a moment may
+    still break after its comma."""
+    return ", ".join(part.replace(" ", "\u00a0") for part in date_text.split(", "))
 
 
 def times(multiplier: Decimal | float | str) -> str:

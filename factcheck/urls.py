@@ -3,7 +3,15 @@
 from django.urls import path
 
 from accounts.views import home
-from factcheck import views, views_conflicts, views_drafts, views_matches, views_post, views_rated
+from factcheck import (
+    views,
+    views_conflicts,
+    views_drafts,
+    views_matches,
+    views_post,
+    views_rated,
+    views_suggestions,
+)
 
 app_name = "factcheck"
 urlpatterns = [
@@ -18,6 +26,7 @@ urlpatterns = [
     path("queue/rated/", views_rated.rated_posts, name="rated"),
     path("queue/matches/<int:match_id>/confirm/", views_matches.confirm_match_view, name="confirm_match"),
     path("queue/matches/<int:match_id>/reject/", views_matches.reject_match_view, name="reject_match"),
+    path("queue/suggestions/", views_suggestions.suggestions, name="suggestions"),
     path("queue/conflicts/", views_conflicts.conflicts, name="conflicts"),
     path("queue/conflicts/<int:match_id>/not-same-claim/", views_conflicts.not_same_claim_view, name="not_same_claim"),
 ]

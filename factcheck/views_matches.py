@@ -12,13 +12,13 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from core.formatting import preview
+from core.formatting import preview, rating_dated
 from core.refusals import Refusal
 from factcheck.forms import MatchRejectForm
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.matcher import confirm_match, reject_match
 from factcheck.matching.reading import guard_warning, pair_languages
-from factcheck.models import Match, MatchState, Post, QueueState
+from factcheck.models import Match, MatchState, Post, QueueState, Verdict
 from factcheck.selectors import PostMatch
 from factcheck.views import factchecker_required, url_for_ids
 
@@ -152,8 +152,15 @@ def _rank(answer: Confirmation | None) -> int:
 
 
 def _effect(answer: Confirmation) -> str:
-    """What confirming does, in words: which post becomes the copy, and whether it takes a rating now."""
-    copy, root = answer.copy.external_id, answer.root.external_id
-    if answer.root.rated:
-        return f"Confirming makes post {copy} a copy of post {root}: it takes that post's rating."
-    return f"Confirming makes post {copy} a copy of post {root}: it is reviewed once, with that post."
+    """What confirming does, in words, shown beside the Confirm button: which post becomes the copy, and the rating it
+    takes (verdict, organisation, date), or, while the claim is unrated, that the copy is reviewed with it instead.
+    "It takes that post's rating" did not say which: reviewers confirmed without seeing that the copy would take
+    False from an organisation's rating of a given day."""
+    copy, root = answer.copy, answer.root
+    linked = f"Confirming makes post {copy.external_id} a copy of post {root.external_id}"
+    if not root.rated:
+        return (f"{linked}, which is not rated yet: post {copy.external_id} takes no rating now; it will be reviewed "
+                "once, with that claim.")
+    when = rating_dated(root.rating_recorded_at, published=root.rating_published_at)
+    return (f"{linked}: post {copy.external_id} takes “{Verdict(root.rating_verdict).label}” from "
+            f"{root.rating_organisation}'s rating {when if root.rating_published_at else f'of {when}'}.")

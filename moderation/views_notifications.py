@@ -4,6 +4,10 @@ The notifications are the same rows the page owners read in their portal (modera
 an appeal filed notifies its deciders, in the transaction that files it); the counts of what waits are
 moderation.workday's. Marking read is moderation.notice_delivery.mark_read, as in the portal. Page owners
 read theirs in the portal (`/appeals/`); the page renders in a fixed number of queries.
+
+Every list here is capped, and none is a dead end: the newest suggested copies link to all of them
+(factcheck.views_suggestions, `/queue/suggestions/`), the notifications read are paged (`?read=N`), and the unread
+ones past the first 50 show as those are read.
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.paging import plain_number
-from factcheck.matching.reading import guard_warning, pair_languages
+from core.paging import page_number, plain_number
 from factcheck.members import organisation_of
 from factcheck.selectors import newest_waiting_suggestions
 from factcheck.views import url_for_ids
+from factcheck.views_suggestions import waiting_rows
 from moderation.models import AppealKind, Notification
 from moderation.notice_delivery import mark_read
 
@@ -63,24 +67,23 @@ def notifications(request: HttpRequest) -> HttpResponse:
     user = request.user
     mine = Notification.objects.filter(user=user).select_related("appeal", "post").order_by("-created_at", "-id")
     unread = list(mine.filter(read_at__isnull=True)[: UNREAD_SHOWN + 1])
-    read = list(mine.filter(read_at__isnull=False)[:READ_SHOWN])
+    read_page = page_number(request.GET.get("read"))
+    first_read = (read_page - 1) * READ_SHOWN
+    read = list(mine.filter(read_at__isnull=False)[first_read : first_read + READ_SHOWN + 1])
     link = _link_of(user)
     organisation = organisation_of(user) if user.is_factchecker else None
     suggestions = []
     if organisation is not None:
-        post_url = url_for_ids("factcheck:post")
-        suggestions = [
-            {"match": pair.match, "copy": pair.copy, "claim": pair.claim, "url": post_url(pair.copy.pk),
-             "languages": pair_languages(method=pair.match.method, claim_language=pair.claim.language,
-                                         copy_language=pair.copy.language),
-             "guard": guard_warning(pair.match.guard)}
-            for pair in newest_waiting_suggestions(organisation=organisation, limit=SUGGESTIONS_SHOWN)
-        ]
+        # One more than is shown, to know whether to link to the rest.
+        suggestions = newest_waiting_suggestions(organisation=organisation, limit=SUGGESTIONS_SHOWN + 1)
     return render(request, "moderation/notifications.html", {
         "unread": [{"notification": n, "url": link(n)} for n in unread[:UNREAD_SHOWN]],
         "more_unread": len(unread) > UNREAD_SHOWN,
-        "read": [{"notification": n, "url": link(n)} for n in read],
-        "suggestions": suggestions,
+        "read": [{"notification": n, "url": link(n)} for n in read[:READ_SHOWN]],
+        "read_page": read_page,
+        "more_read": len(read) > READ_SHOWN,
+        "suggestions": waiting_rows(suggestions[:SUGGESTIONS_SHOWN]),
+        "more_suggestions": len(suggestions) > SUGGESTIONS_SHOWN,
     })
 
 

@@ -67,6 +67,11 @@ class PairPost:
     has_copies: bool  # some post is linked to it as its claim's first post
     rating_organisation_id: int | None  # of its current rating; None: it has none
     rating_organisation: str
+    # What confirming gives the copy, named beside the Confirm button (factcheck.views_matches): the verdict, and
+    # when the rating was recorded here and, for an imported one, published by its organisation.
+    rating_verdict: str
+    rating_recorded_at: datetime | None
+    rating_published_at: datetime | None
     # What that organisation covers (its languages and countries; empty lists cover all).
     rating_languages: list[str]
     rating_countries: list[str]
@@ -122,20 +127,25 @@ def facts_of(post_ids: Iterable[int], *, now: datetime) -> dict[int, PairPost]:
             has_copies=Exists(Post.objects.filter(duplicate_of_id=OuterRef("pk"))),
             rating_organisation_id=Subquery(current.values("organisation_id")[:1]),
             rating_organisation=Subquery(current.values("organisation__name")[:1]),
+            rating_verdict=Subquery(current.values("verdict")[:1]),
+            rating_recorded_at=Subquery(current.values("created_at")[:1]),
+            rating_published_at=Subquery(current.values("published_at")[:1]),
             rating_languages=Subquery(current.values("organisation__languages")[:1], output_field=JSONField()),
             rating_countries=Subquery(current.values("organisation__countries")[:1], output_field=JSONField()),
             holder_id=Subquery(Claim.objects.live(now).filter(post_id=OuterRef("pk")).values("reviewer_id")[:1]),
         )
         .values("id", "external_id", "language", "country", "duplicate_of_id", "politician", "removed_now",
-                "has_copies", "rating_organisation_id", "rating_organisation", "rating_languages",
-                "rating_countries", "holder_id")
+                "has_copies", "rating_organisation_id", "rating_organisation", "rating_verdict", "rating_recorded_at",
+                "rating_published_at", "rating_languages", "rating_countries", "holder_id")
     )
     return {
         row["id"]: PairPost(
             id=row["id"], external_id=row["external_id"], language=row["language"], country=row["country"],
             duplicate_of_id=row["duplicate_of_id"], politician=row["politician"], removed=row["removed_now"],
             has_copies=row["has_copies"], rating_organisation_id=row["rating_organisation_id"],
-            rating_organisation=row["rating_organisation"] or "", rating_languages=row["rating_languages"] or [],
+            rating_organisation=row["rating_organisation"] or "", rating_verdict=row["rating_verdict"] or "",
+            rating_recorded_at=row["rating_recorded_at"], rating_published_at=row["rating_published_at"],
+            rating_languages=row["rating_languages"] or [],
             rating_countries=row["rating_countries"] or [], holder_id=row["holder_id"],
         )
         for row in rows

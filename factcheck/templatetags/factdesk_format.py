@@ -1,7 +1,8 @@
 """Template filters for the app's one way of writing multipliers (core.formatting): `{{ m|times }}` gives
 "×0.2", `{{ m|less }}` gives "shown 80% less", `{{ text|sentence }}` ends a sentence with one full stop; and
 `{{ messages|refusals }}`, whether a page opens with a refusal; `{{ page.name|isolated }}`, someone's words inside the
-page's own line (`isolated_in_text` in plain text: a notice, an e-mail)."""
+page's own line (`isolated_in_text` in plain text: a notice, an e-mail); `{{ rating|rating_date }}`, when a rating is
+dated, an imported one by its own publication date (core.formatting.rating_dated)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import unicodedata
 
 from django import template
 from django.contrib.messages import ERROR
+from django.utils import dateformat, timezone
 from django.utils.html import format_html
 
 from core import formatting
@@ -30,6 +32,19 @@ def times(value) -> str:
 @register.filter
 def less(value) -> str:
     return "" if value in (None, "") else formatting.less(value)
+
+
+RATING_DATE_STYLES = {"day": formatting.DAY, "moment": formatting.MOMENT, "long": formatting.LONG_DAY}
+
+
+@register.filter
+def rating_date(rating, style: str = "day") -> str:
+    """`{{ rating|rating_date:"moment" }}`: a rating's date in a <time> element ("day": "3 May 2026", "moment": with
+    the time, "long": "3 May 2026" with the month's name), "published 30 Aug 2024 (imported 3 May 2026)" for one
+    imported with its organisation's publication date; the element's datetime is the date the words lead with."""
+    when = rating.published_at or rating.created_at
+    words = formatting.rating_dated(rating.created_at, published=rating.published_at, style=RATING_DATE_STYLES[style])
+    return format_html('<time datetime="{}">{}</time>', dateformat.format(timezone.localtime(when), "c"), words)
 
 
 @register.filter(is_safe=True)

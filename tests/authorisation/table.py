@@ -151,6 +151,8 @@ TABLE: dict[str, Route] = {
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
+    # Every suggested copy waiting for one's organisation, a page at a time: each fact-checker sees their own.
+    "factcheck:suggestions": route(GET=factcheckers(200)),
     # Conflicting verdicts: each fact-checker sees their own organisation's (tests/semantic/test_conflicts.py has a
     # conflict's two organisations and a third); the world's suggestion is no conflict, so marking it says so to the
     # rating's organisation, and to another organisation it is none of theirs (404, whatever the pair).

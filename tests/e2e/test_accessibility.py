@@ -28,7 +28,7 @@ def pages_of(role: str) -> tuple[str | None, list[str]]:
     return {
         "anonymous": (None, ["/accounts/login/", f"/claims/{rated.pk}/", "/no-such-page/"]),
         "factchecker": ("bob", ["/queue/", f"/queue/posts/{queued.pk}/", f"/queue/posts/{rated.post_id}/",
-                                "/queue/appeals/", f"/queue/appeals/{dispute.pk}/"]),
+                                "/queue/appeals/", f"/queue/appeals/{dispute.pk}/", "/queue/suggestions/"]),
         "page_owner": ("olivia", ["/appeals/", f"/appeals/posts/{rated.post_id}/",
                                   f"/appeals/posts/{removal.post_id}/"]),
         "staff": ("tariq", ["/staff/appeals/", f"/staff/appeals/{removal.pk}/", "/staff/reports/",

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
+from core.formatting import day
 from factcheck.claims import OutsideCoverage
 from factcheck.matching.confirmable import MatchRefused, NotYourClaimsMatch, confirmation, facts_of
 from factcheck.matching.matcher import confirm_match, reject_match
@@ -36,6 +37,8 @@ from tests.factories import (
 from tests.pg import Backend, wait_until_blocked
 
 pytestmark = pytest.mark.django_db
+
+NBSP = "\xa0"  # a date on a page is never split over two lines
 
 
 @pytest.fixture
@@ -177,11 +180,14 @@ def test_a_rated_posts_page_offers_confirm_for_its_suggested_copies_and_each_the
 
     body = page_text(client, claim)
     assert "4 suggested pairs to decide" in body
+    rating = Rating.objects.get(post=claim, is_current=True)
+    rated_on = day(rating.created_at).replace(" ", NBSP)
     for match in pairs:
         assert confirm_url(match) in body and reject_url(match) in body
         copy = match.source if match.post_id == claim.pk else match.post
-        assert f"Confirming makes post {copy.external_id} a copy of post {claim.external_id}: " \
-               "it takes that post's rating." in body
+        # The rating each copy takes is named: its verdict, organisation and date.
+        assert (f"Confirming makes post {copy.external_id} a copy of post {claim.external_id}: post {copy.external_id} "
+                f"takes “{rating.get_verdict_display()}” from Full Fact's rating of {rated_on}.") in body
     assert "Cannot be confirmed" not in body
 
     for match in pairs:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from factcheck.members import organisation_of
 from moderation.appeals import file_appeal
-from moderation.models import Notification
+from moderation.models import Notification, NotificationKind
 from moderation.staff_actions import remove_post
 from tests import scenarios
 from tests.factories import FactCheckerFactory, PageFactory, PostFactory, StaffFactory, UserFactory
@@ -169,3 +171,25 @@ def test_the_suggestions_badge_is_counted_once_a_minute_per_organisation(login, 
     assert not any("factcheck_match" in query["sql"] for query in again.captured_queries)
     cache.delete(f"suggestions-waiting:{factchecker.membership.organisation_id}")  # the minute is over
     assert "Suggestions 2" in nav(client.get("/queue/rated/"))
+
+
+def test_notifications_read_long_ago_stay_reachable_page_by_page(login, factchecker, django_assert_max_num_queries):
+    """The page listed the 20 notifications read most recently and nothing older: a notice read last week could not be
+    found again. They are paged now, each page in as many queries as the first."""
+    now = timezone.now()
+    Notification.objects.bulk_create(
+        Notification(user=factchecker, kind=NotificationKind.APPEAL_RECEIVED, subject=f"Notice {n:02}", body="Read.",
+                     created_at=now - timedelta(minutes=n), read_at=now)
+        for n in range(45)
+    )
+    client = login(factchecker)
+    pages, url = [], "/notifications/"
+    while url is not None:
+        with django_assert_max_num_queries(11):
+            body = html.unescape(client.get(url).content.decode())
+        pages.append(re.findall(r'<div class="notification-head">\s*(Notice \d+)', body))
+        older = re.search(r'<a href="(\?read=\d+)#read-title" rel="next">Older →</a>', body)
+        url = "/notifications/" + older.group(1) if older else None
+    assert [len(page) for page in pages] == [20, 20, 5]
+    assert sum(pages, []) == [f"Notice {n:02}" for n in range(45)]
+    assert "Read earlier" in body and '<a href="?read=2#read-title" rel="prev">← Newer</a>' in body

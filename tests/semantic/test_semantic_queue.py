@@ -114,13 +114,13 @@ def test_a_rejected_variant_is_listed_again_and_a_confirmed_one_joins_the_group(
 
 
 def test_once_the_claim_is_rated_its_variants_wait_again_with_their_suggestion(login, checker, claim, variants):
-    RatingFactory(post=claim, reviewer=checker)
+    rating = RatingFactory(post=claim, reviewer=checker)
     client = login(checker)
     assert listed(client) == [p.pk for p in variants]
-    # Each still carries its suggestion, now to a rated claim: confirming gives it the rating.
+    # Each still carries its suggestion, now to a rated claim: confirming gives it the rating, named.
     body = html.unescape(client.get(f"/queue/posts/{variants[0].pk}/").content.decode())
     assert f"/queue/matches/{variants[0].matches.get().pk}/confirm/" in body
-    assert "it takes that post's rating" in body
+    assert f"takes “False” from {rating.organisation.name}'s rating of " in body
     assert claim_next(client) == variants[0].pk
 
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import html
 import json
 from datetime import UTC, datetime
 
 import pytest
+from django.utils import timezone
 
 from accounts.models import User
+from core.formatting import day, moment
 from factcheck.importing.verdicts import verdict_for_name, verdict_for_value
 from factcheck.members import organisation_of
 from factcheck.models import Flag, Organisation, Page, Post, Rating, Verdict
 from factcheck.ratings import record_rating
 from tests.factcheck.importers.helpers import FILES, copied, import_fails, import_posts, row_counts
-from tests.factories import FactCheckerFactory, PageFactory
+from tests.factories import FactCheckerFactory, PageFactory, RatingFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -73,6 +76,45 @@ def test_a_feed_becomes_rated_posts_and_bad_reviews_are_rejected_by_item(tmp_pat
     assert rating.rationale and Rating.objects.get(post__text__startswith="Claim number 1").rationale == (
         "Rated Pants on Fire! by Fact Desk Checkers: https://checkers.example/fact-checks/1"
     )
+
+
+def unbroken(when: str) -> str:
+    """A date or moment as pages write a rating's: never split over two lines, except after a moment's comma."""
+    return ", ".join(part.replace(" ", "\xa0") for part in when.split(", "))
+
+
+def test_an_imported_rating_is_dated_by_its_publication_and_its_import(tmp_path, login):
+    """Reviewers read the import's day as the fact-check's: a 2024 fact-check loaded today looked written today.
+    ClaimReview's datePublished is kept (Rating.published_at) and said first wherever a rating's date is shown: the
+    post page, the organisation's rated posts, its public page. The record's own time is still the import's, which
+    figures, the feed and every order go by."""
+    before = timezone.now()
+    import_posts(copied("single.json", tmp_path), "claimreview")
+    rating = Rating.objects.get()
+    assert rating.published_at == datetime(2024, 8, 30, tzinfo=UTC) and rating.created_at >= before
+    client = login(FactCheckerFactory(organisation=Organisation.objects.get(name="Fact Desk Checkers")))
+    dated = ('<time datetime="2024-08-30T00:00:00+00:00">published 30\xa0Aug\xa02024 '
+             f"(imported {unbroken(day(rating.created_at))})")
+
+    post_page = html.unescape(client.get(f"/queue/posts/{rating.post_id}/").content.decode())
+    assert f"<div><dt>When</dt><dd>{dated}</time></dd></div>" in post_page
+    rated = html.unescape(client.get("/queue/rated/?who=organisation").content.decode())
+    assert dated in rated
+    public = html.unescape(client.get(f"/claims/{rating.pk}/").content.decode())
+    assert ('· <time datetime="2024-08-30T00:00:00+00:00">published 30\xa0August\xa02024 '
+            f"(imported {unbroken(f'{rating.created_at.day} {rating.created_at:%B %Y}')})</time></p>") in public
+
+
+def test_a_rating_recorded_here_is_dated_as_before(login):
+    rating = RatingFactory(verdict=Verdict.FALSE)
+    client = login(rating.reviewer)
+    post_page = html.unescape(client.get(f"/queue/posts/{rating.post_id}/").content.decode())
+    recorded = rating.created_at
+    assert f'<dd><time datetime="{recorded.isoformat()}">{unbroken(moment(recorded))}</time></dd>' in post_page
+    public = html.unescape(client.get(f"/claims/{rating.pk}/").content.decode())
+    long_day = unbroken(f"{recorded.day} {recorded:%B %Y}")
+    assert f'· published <time datetime="{recorded.isoformat()}">{long_day}</time></p>' in public
+    assert "(imported" not in public
 
 
 def test_a_second_import_finds_everything_already_present(tmp_path):
