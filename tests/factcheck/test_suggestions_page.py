@@ -54,6 +54,8 @@ def test_every_waiting_suggestion_is_reached_from_the_notifications_page(login, 
     assert (f'These are the newest 10: <a href="{SUGGESTIONS}">see every suggested copy waiting</a>, '
             "a page at a time.") in notices
     assert f'<a href="{SUGGESTIONS}">Suggested copies waiting for your organisation</a>: <strong>13</strong>' in notices
+    # The navigation's count, on every page, leads to them all too.
+    assert f'<li><a href="{SUGGESTIONS}">Suggestions <span class="nav-count">13<' in text(client.get("/queue/"))
 
     # Older, page by page, to the end: each waiting pair once, newest first.
     seen, pages, url = [], [], SUGGESTIONS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -16,7 +17,7 @@ from factcheck.members import organisation_of
 from factcheck.models import Flag, Organisation, Page, Post, Rating, Verdict
 from factcheck.ratings import record_rating
 from tests.factcheck.importers.helpers import FILES, copied, import_fails, import_posts, row_counts
-from tests.factories import FactCheckerFactory, PageFactory, RatingFactory
+from tests.factories import FactCheckerFactory, PageFactory, RatingFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -103,6 +104,14 @@ def test_an_imported_rating_is_dated_by_its_publication_and_its_import(tmp_path,
     public = html.unescape(client.get(f"/claims/{rating.pk}/").content.decode())
     assert ('· <time datetime="2024-08-30T00:00:00+00:00">published 30\xa0August\xa02024 '
             f"(imported {unbroken(f'{rating.created_at.day} {rating.created_at:%B %Y}')})</time></p>") in public
+
+    # The page's owner reads the same in their portal: the list of their posts and the post's own page.
+    owner = UserFactory()
+    rating.post.page.owners.add(owner)
+    client = login(owner)
+    for url in ("/appeals/", f"/appeals/posts/{rating.post_id}/"):
+        page = re.sub(r"<a [^>]*>|</a>", "", html.unescape(client.get(url).content.decode()))  # the name may link
+        assert f"rated by Fact Desk Checkers {dated}" in page, url
 
 
 def test_a_rating_recorded_here_is_dated_as_before(login):
