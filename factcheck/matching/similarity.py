@@ -11,7 +11,8 @@
   `numbers` (the numbers differ: "5 minutes" / "50 minutes") and `names` (one names a person,
   place or body the other does not: "Biden said" / "Trump said"; typos forgiven) and `wording`
   (one word swapped for another, not a typo of it: "violent crime" / "violent criticism"). A repost's bait
-  ("BREAKING:", "Share before they delete this!") is left out of what is compared.
+  ("BREAKING:", "Share before they delete this!") is left out of what is compared. What a typo is:
+  factcheck.matching.spelling.
 
 Pure functions over `Features`, which `features` reads off a post's stored fields; the matcher
 (factcheck.matching.matcher) and the quality benchmark (bench/matching_quality.py) both judge
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from factcheck.matching.signature import GRAM
+from factcheck.matching.spelling import name_typo, typo
 from factcheck.normalise import URL_IN_TEXT, ascii_digits, normalise_text
 
 MIN_AUTO_WORDS = 8
@@ -208,61 +210,6 @@ def names_of(text: str) -> frozenset[str]:
     return frozenset(part for word in words for part in normalise_text(word).split())
 
 
-# The letters' places on a QWERTY keyboard (row, and across the row as the keys are staggered): a typo strikes a
-# key beside the one meant.
-_KEYS = {key: (row, col + (0, 0.25, 0.75)[row]) for row, keys in enumerate(("qwertyuiop", "asdfghjkl", "zxcvbnm"))
-         for col, key in enumerate(keys)}
-
-
-def _neighbours(x: str, y: str) -> bool:
-    if x not in _KEYS or y not in _KEYS:
-        return False
-    (row_x, at_x), (row_y, at_y) = _KEYS[x], _KEYS[y]
-    return abs(at_x - at_y) == 1 if row_x == row_y else abs(row_x - row_y) == 1 and abs(at_x - at_y) <= 0.75
-
-
-def _close(a: str, b: str) -> bool:
-    """Equal, or a typo apart: one edit (a letter changed, dropped, added, or two swapped), two in a
-    word of seven letters or more (optimal string alignment distance)."""
-    if a == b:
-        return True
-    most = 2 if min(len(a), len(b)) >= 7 else 1
-    if abs(len(a) - len(b)) > most or min(len(a), len(b)) < 3:
-        return False
-    before, row = None, list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            cost = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (x != y))
-            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
-                cost = min(cost, before[j - 2] + 1)
-            current.append(cost)
-        before, row = row, current
-        if min(row) > most:
-            return False
-    return row[-1] <= most
-
-
-def _name_typo(a: str, b: str) -> bool:
-    """Equal, or one typo apart in a name of 3 letters or more: a letter dropped or added, two neighbours swapped,
-    or a letter struck for the key beside it. Not any one letter changed, as `_close` forgives in other words: a
-    name one letter apart is another name (Ireland and Iceland, Iraq and Iran, Berry and Perry), and forgiven as
-    typos they gave copies of PolitiFact's ratings to posts about the other one (a name misspelt otherwise holds a
-    true copy at suggestion, where a reviewer confirms it)."""
-    if a == b:
-        return True
-    if min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) != len(b):
-        short, long = sorted((a, b), key=len)
-        return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
-    apart = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-    if len(apart) == 2:
-        i, j = apart
-        return j == i + 1 and a[i] == b[j] and a[j] == b[i]
-    return len(apart) == 1 and _neighbours(a[apart[0]], b[apart[0]])
-
-
 def wording_differs(a: Features, b: Features) -> bool:
     """Whether one text swaps a word of the other for another word ("violent crime" / "violent
     criticism"): a word gone and a word come that are not a typo of each other. Words only added
@@ -271,8 +218,8 @@ def wording_differs(a: Features, b: Features) -> bool:
     come = list((b.words_counted - a.words_counted).elements())
     if len(gone) > MAX_CHANGED_WORDS and len(come) > MAX_CHANGED_WORDS:
         return True  # that many words in and out is another text, not a light edit (and keeps this linear)
-    gone_unmatched = [w for w in gone if not any(_close(w, x) for x in come)]
-    come_unmatched = [x for x in come if not any(_close(w, x) for w in gone)]
+    gone_unmatched = [w for w in gone if not any(typo(w, x) for x in come)]
+    come_unmatched = [x for x in come if not any(typo(w, x) for w in gone)]
     # "the" for "a" is no other claim; "should" for "fought" is.
     return bool(gone_unmatched and come_unmatched) and any(
         w not in STOPWORDS for w in (*gone_unmatched, *come_unmatched)
@@ -281,7 +228,7 @@ def wording_differs(a: Features, b: Features) -> bool:
 
 def names_differ(a: Features, b: Features) -> bool:
     """Whether one text names someone or something that the other does not mention at all (typos forgiven, as
-    `_name_typo` knows them, which Iceland for Ireland is not; a name moved to the start of a sentence by a
+    spelling.name_typo knows them, which Iceland for Ireland is not; a name moved to the start of a sentence by a
     reordering is still mentioned)."""
     if not a.names or not b.names:
         return False
@@ -290,7 +237,7 @@ def names_differ(a: Features, b: Features) -> bool:
         absent = [name for name in names if name not in tokens]
         if len(absent) > MAX_CHANGED_WORDS:
             return True  # no typo makes that many names
-        return any(not any(_name_typo(name, token) for token in tokens) for name in absent)
+        return any(not any(name_typo(name, token) for token in tokens) for name in absent)
 
     return missing(a.names, b.tokens) or missing(b.names, a.tokens)
 

@@ -260,3 +260,33 @@ def test_two_words_or_names_that_change_places_are_another_claim(claim, other):
 ])
 def test_typos_and_moved_clauses_still_match_automatically(claim, copy):
     assert (judged(copy, claim).automatic, judged(copy, claim).guard) == (True, "")
+
+
+# One letter between two real words or two names: another claim, not a typo (factcheck.matching.spelling).
+
+@pytest.mark.parametrize(("claim", "other", "guard"), [
+    ("Doctors found the boy was dead after the vaccine, his mother told reporters outside the hospital",
+     "Doctors found the boy was deaf after the vaccine, his mother told reporters outside the hospital", "wording"),
+    ("The video shows the senator taped a young woman in a hotel room in the capital last summer",
+     "The video shows the senator raped a young woman in a hotel room in the capital last summer", "wording"),
+    ("Governor Tim Walz signed a law that lets teachers hide gender changes from parents in the state",
+     "Governor Tim Waltz signed a law that lets teachers hide gender changes from parents in the state", "names"),
+    ("Former surgeon Ben Carson said on television that the vaccines were never tested on animals",
+     "Former surgeon Ben Carlson said on television that the vaccines were never tested on animals", "names"),
+], ids=["dead-deaf", "taped-raped", "walz-waltz", "carson-carlson"])
+def test_a_word_or_a_name_one_letter_from_another_is_not_forgiven_as_a_typo(claim, other, guard):
+    assert (judged(other, claim).automatic, judged(other, claim).guard) == (False, guard)
+
+
+@pytest.mark.parametrize(("claim", "copy"), [
+    ("Former surgeon Ben Carson said on television that the vaccines were never tested on animals",
+     "Former surgeon Ben Carrson said on television that the vaccines were never tested on animals"),  # doubled
+    ("Former surgeon Ben Carson said on television that the vaccines were never tested on animals",
+     "Former surgeon Ben Carsin said on television that the vaccines were never tested on animals"),  # key beside
+    ("The federal government is hiding the real death toll of the vaccine from the families of the victims",
+     "The federal goverment is hiding the real death toll of the vaccine from the families of the victims"),
+    ("The federal government is hiding the real death toll of the vaccine from the families of the victims",
+     "The federal government is hiding the real death toll of the vaccine from the famlies of the victims"),
+], ids=["name-letter-doubled", "name-key-beside", "letter-dropped", "letter-dropped-again"])
+def test_a_finger_s_slip_in_a_name_or_a_word_still_matches_automatically(claim, copy):
+    assert (judged(copy, claim).automatic, judged(copy, claim).guard) == (True, "")
