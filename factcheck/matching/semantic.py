@@ -37,10 +37,10 @@ from factcheck.matching.similarity import (
     MIN_AUTO_WORDS,
     NEGATION_PARTS,
     NEGATIONS,
-    NUMBER_WORDS,
     Features,
     Guard,
     Judgement,
+    numbers_differ,
 )
 from factcheck.models import Match, MatchMethod, Page, Post, QueueState
 from factcheck.models_semantic import PostEmbedding, SemanticBand
@@ -256,21 +256,17 @@ def _negations_differ(a: Features, b: Features, *, same_language: bool) -> bool:
     return (_negations(a) > 0) != (_negations(b) > 0)
 
 
-def _digits(features: Features) -> tuple[tuple[str, int], ...]:
-    return tuple(item for item in features.numbers if item[0] not in NUMBER_WORDS)
-
-
 def semantic_guard(a: Features, b: Features, *, same_language: bool) -> Guard:
     """What a semantic pair's reviewer is warned of (PRODUCT.md: negations and changed numbers score high in
     every embedding model): `short_text` (either under 8 words), `polarity` (one is negated and the other not:
     `_negations_differ`),
-    `numbers` (the digits differ, as similarity.numbers_of reads them; number words too when both posts are in
-    one language, since NUMBER_WORDS are English words)."""
+    `numbers` (similarity.numbers_differ: the digits differ, number words too when both posts are in one language,
+    since NUMBER_WORDS are English words)."""
     if min(a.words, b.words) < MIN_AUTO_WORDS:
         return "short_text"
     if _negations_differ(a, b, same_language=same_language):
         return "polarity"
-    if (a.numbers != b.numbers) if same_language else (_digits(a) != _digits(b)):
+    if numbers_differ(a, b, words=same_language):
         return "numbers"
     return ""
 

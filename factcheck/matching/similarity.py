@@ -8,11 +8,12 @@
   two posts of one link only `polarity` applies (the link is the claim, captions vary):
   `short_text` (either text under 8 words), `polarity` (the negations or
   polar words differ: "cures" / "does not cure", "is" / "isn't", "no evidence that"),
-  `numbers` (the numbers differ: "5 minutes" / "50 minutes") and `names` (one names a person,
-  place or body the other does not: "Biden said" / "Trump said"; typos forgiven) and `wording`
-  (one word swapped for another, not a typo of it: "violent crime" / "violent criticism"). A repost's bait
-  ("BREAKING:", "Share before they delete this!") is left out of what is compared. What a typo is:
-  factcheck.matching.spelling.
+  `numbers` (the numbers differ: "5 minutes" / "50 minutes"; not the number of a name the other text
+  names without it: "COVID-19" / "Covid") and `names` (one names a person, place or body the other does not:
+  "Biden said" / "Trump said"; typos forgiven) and `wording` (one word swapped for another, not a typo of it:
+  "violent crime" / "violent criticism"). A repost's bait ("BREAKING:", "Share before they delete this!") is left
+  out of what is compared; a hashtag or a name with its number written as one word is the words the other text
+  writes it as ("#MatthewPerry" / "Matthew Perry", "G7" / "G-7"). What a typo is: factcheck.matching.spelling.
 
 Pure functions over `Features`, which `features` reads off a post's stored fields; the matcher
 (factcheck.matching.matcher) and the quality benchmark (bench/matching_quality.py) both judge
@@ -24,11 +25,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from factcheck.matching.signature import GRAM
-from factcheck.matching.spelling import name_typo, typo
+from factcheck.matching.spelling import name_typo, split_words, typo
 from factcheck.normalise import URL_IN_TEXT, ascii_digits, normalise_text
 
 MIN_AUTO_WORDS = 8
@@ -129,6 +130,10 @@ NUMBER_WORDS = frozenset(
 NUMBER = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)*")
 # A thousands separator: "5,000", "5.000" and "5 000" are 5000, but "1.5" is not 15.
 THOUSANDS = re.compile(r"[.,\u0020\u00a0\u202f](?=\d{3}(?!\d))")
+# A name with its number, letters first, as one word or joined by a hyphen: "COVID-19", "MH17", "G7", "F-35".
+# Not digits first ("5G", "19-year-old", "10km"): those are quantities.
+NAMED_NUMBER = re.compile(r"(?<![\w-])([^\W\d_]+)([-\u2010\u2011]?)(\d+)(?!\w|[.,]\d)")
+HASHTAG = re.compile(r"#(\w+)")
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,12 @@ class Features:
     polarity: tuple[tuple[str, int], ...]
     numbers: tuple[tuple[str, int], ...]
     names: frozenset[str]  # empty when the text has no mixed case to tell names by
+    # Each name with its number: (its word without the hyphen, its letters, its number): ("covid19", "covid", "19").
+    named_numbers: tuple[tuple[str, str, str], ...]
+    # Letters of a hyphenated name with its number ("g" of "G-7") that the text never writes alone.
+    attached: frozenset[str]
+    # Words the other text may write as several: hashtags ("matthewperry") and names with their number ("g7").
+    joinable: frozenset[str]
     tokens: frozenset[str]
     sequence: tuple[str, ...]  # the tokens in their order
     words_counted: Counter[str]
@@ -208,6 +219,55 @@ def names_of(text: str) -> frozenset[str]:
         return frozenset()
     words = (word for word in CAPITALISED.findall(text.strip()) if LOWER.search(word, 1))
     return frozenset(part for word in words for part in normalise_text(word).split())
+
+
+def named_numbers_of(text: str) -> tuple[tuple[tuple[str, str, str], ...], Counter[str]]:
+    """The names with their number a text writes ("COVID-19", "MH17", "g7"), each as (word, letters, number):
+    ("covid19", "covid", "19"); and how many times each name's letters are written with a hyphen before its number
+    ("G-7")."""
+    text = ascii_digits(URL_IN_TEXT.sub(" ", text or ""))
+    found = [(normalise_text(m[1]), bool(m[2]), m[3]) for m in NAMED_NUMBER.finditer(text)]
+    return (tuple((letters + number, letters, number) for letters, _, number in found),
+            Counter(letters for letters, hyphen, _ in found if hyphen))
+
+
+def numbers_differ(a: Features, b: Features, *, words: bool = True) -> bool:
+    """Whether the two texts state other numbers (digits, and number words when `words`). The number of a name
+    ("COVID-19", "MH17", "G7") is the name's, not the claim's, where the other text names it with that number or
+    without any ("Covid" for "COVID-19", "#covid19" again); not where it names it with another ("G-20" for "G7"),
+    and a number stated besides still counts ("Covid-19 killed 19 people" / "Covid killed people")."""
+    ours, theirs = _numbers(a, words=words), _numbers(b, words=words)
+    return ours != theirs and bool(_unnamed(ours - theirs, a, b) or _unnamed(theirs - ours, b, a))
+
+
+def _numbers(features: Features, *, words: bool) -> Counter[str]:
+    return Counter({n: count for n, count in features.numbers if words or n not in NUMBER_WORDS})
+
+
+def _unnamed(extra: Counter[str], text: Features, other: Features) -> Counter[str]:
+    """`extra`, the numbers `text` states beyond `other`'s, less those its names' numbers that `other` names."""
+    ours = Counter(word for word, _, _ in text.named_numbers)
+    theirs = Counter(word for word, _, _ in other.named_numbers)
+    for word, letters, number in dict.fromkeys(text.named_numbers):
+        alone = letters in other.tokens and letters not in other.attached
+        if extra[number] > 0 and ours[word] > theirs[word] and (theirs[word] or alone):
+            extra[number] -= min(extra[number], ours[word] - theirs[word])
+    return +extra
+
+
+def joined(a: Features, b: Features) -> tuple[Features, Features]:
+    """The two texts with a hashtag or a name with its number written as one word ("#MatthewPerry", "G7") read as the
+    words the other text writes it as ("Matthew Perry", "G-7"), for the guards that compare words."""
+    return _split(a, b), _split(b, a)
+
+
+def _split(a: Features, b: Features) -> Features:
+    parts = split_words(a.joinable - b.tokens, b.sequence)
+    if not parts:
+        return a
+    sequence = tuple(part for token in a.sequence for part in parts.get(token, (token,)))
+    return replace(a, sequence=sequence, tokens=frozenset(sequence), words_counted=Counter(sequence),
+                   names=frozenset(part for name in a.names for part in parts.get(name, (name,))))
 
 
 def wording_differs(a: Features, b: Features) -> bool:
@@ -294,11 +354,16 @@ def grams_of(normalised_text: str) -> frozenset[bytes]:
 def features(*, text: str, normalised_text: str, url_key: str, text_key: str) -> Features:
     claim = SHARE_BAIT.sub("", normalised_text)  # what the post claims, without the repost's bait
     tokens = claim.split()
+    counted = Counter(tokens)
+    named, hyphenated = named_numbers_of(text)
+    hashtags = (normalise_text(tag) for tag in HASHTAG.findall(URL_IN_TEXT.sub(" ", text or "")))
     return Features(
         url_key=url_key, text_key=text_key, words=word_count(tokens),
         polarity=polarity_of(tokens, text=URL_IN_TEXT.sub(" ", text or "")),
-        numbers=numbers_of(text, tokens), names=names_of(text), tokens=frozenset(tokens), sequence=tuple(tokens),
-        words_counted=Counter(tokens), grams=grams_of(claim),
+        numbers=numbers_of(text, tokens), names=names_of(text), named_numbers=named,
+        attached=frozenset(letters for letters, n in hyphenated.items() if counted[letters] <= n),
+        joinable=frozenset(word for word in (*hashtags, *(word for word, _, _ in named)) if word in counted),
+        tokens=frozenset(tokens), sequence=tuple(tokens), words_counted=counted, grams=grams_of(claim),
     )
 
 
@@ -318,8 +383,9 @@ def _guard(a: Features, b: Features, *, method: str) -> Guard:
         return "short_text"
     if a.polarity != b.polarity:
         return "polarity"
-    if a.numbers != b.numbers:
+    if numbers_differ(a, b):
         return "numbers"
+    a, b = joined(a, b)
     if names_differ(a, b):
         return "names"
     if wording_differs(a, b) or words_exchanged(a, b):

@@ -1,5 +1,6 @@
-"""Whether two words are one word misspelt, as the guards of factcheck.matching.similarity read them: `typo` (a
-word misspelt) and `name_typo` (a name misspelt, the stricter rule).
+"""Whether two words are one word written two ways, as the guards of factcheck.matching.similarity read them:
+`typo` (a word misspelt), `name_typo` (a name misspelt, the stricter rule) and `split_words` (one word that the
+other text writes as two or three: "#MatthewPerry" for "Matthew Perry", "G7" for "G-7").
 
 What a typo is was measured (`python -m bench.typo_quality`: PolitiFact's and LIAR's statements, each with one
 word swapped for another word of them one edit away, not a plural or a tense, and each with a typo anywhere in a
@@ -29,6 +30,8 @@ _KEYS = {key: (row, col + (0, 0.25, 0.75)[row]) for row, keys in enumerate(("qwe
 CHANGED_LETTER_MIN = 6
 # Names this long are forgiven any letter dropped or added; shorter ones only a finger's slip.
 NAME_LETTER_MIN = 7
+# A word written as at most this many words by the other text ("#DonaldJTrump" for "Donald J Trump").
+SPLIT_MOST = 3
 
 
 def _neighbours(x: str, y: str) -> bool:
@@ -99,3 +102,17 @@ def _swapped(a: str, b: str, apart: list[int]) -> bool:
     """Whether two words of one length, differing at `apart`, differ by two neighbouring letters swapped."""
     return len(apart) == 2 and apart[1] == apart[0] + 1 and a[apart[0]] == b[apart[1]] and a[apart[1]] == b[apart[0]]
 
+
+def split_words(words: frozenset[str], other: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Each of `words` that the token sequence `other` writes as two to SPLIT_MOST words in a row, with those words:
+    "matthewperry" (from "#MatthewPerry") in "matthew perry died", "g7" in "the g 7 summit" (from "G-7")."""
+    if not words:
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for size in range(2, SPLIT_MOST + 1):
+        for start in range(len(other) - size + 1):
+            parts = other[start : start + size]
+            joined = "".join(parts)
+            if joined in words and joined not in found:
+                found[joined] = parts
+    return found
