@@ -114,6 +114,10 @@ SHARE_BAIT = re.compile(
 # pattern that asks for that letter, each start backtracked through the rest of a run such as "A-A-A-...",
 # 5 s of a matching worker for a 20,000-character post.
 CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'’-]*+)")
+# A sentence's first word is a name only when it owns something ("Pfizer's CEO admitted"): capitalised, any word
+# may begin a sentence. Not a word that "'s" shortens ("It's", "Here's": NOT_OWNERS).
+OWNER_FIRST = re.compile(r"(?:(?<=[.!?:]\s)|^)([A-Z][\w-]*+)['’]s\b")
+POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 LOWER = re.compile(r"[a-z]")
 # Words too common to change a claim by themselves ("the" for "a"); negations are the polarity guard's.
 STOPWORDS = frozenset(
@@ -121,6 +125,7 @@ STOPWORDS = frozenset(
     "by from has have had will would can could should may might do does did so than then there their they "
     "he she we you i his her our your my me us them who which what when where how".split()
 )
+NOT_OWNERS = STOPWORDS | {"here", "let"}
 NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
@@ -212,12 +217,14 @@ def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
 
 
 def names_of(text: str) -> frozenset[str]:
-    """The capitalised words inside its sentences ("Joe Biden", "Texas"), folded; none for a text in
-    one case (ALL CAPS or all lower case), where capitals tell nothing."""
-    text = URL_IN_TEXT.sub(" ", text or "")
+    """The capitalised words inside its sentences ("Joe Biden", "Texas") and a sentence's first word when it owns
+    something ("Pfizer's CEO"), folded, without the possessive "'s"; none for a text in one case (ALL CAPS or all
+    lower case), where capitals tell nothing."""
+    text = URL_IN_TEXT.sub(" ", text or "").strip()
     if text.upper() == text or text.lower() == text:
         return frozenset()
-    words = (word for word in CAPITALISED.findall(text.strip()) if LOWER.search(word, 1))
+    owners = (word for word in OWNER_FIRST.findall(text) if normalise_text(word) not in NOT_OWNERS)
+    words = (POSSESSIVE.sub("", word) for word in (*CAPITALISED.findall(text), *owners) if LOWER.search(word, 1))
     return frozenset(part for word in words for part in normalise_text(word).split())
 
 
@@ -287,19 +294,19 @@ def wording_differs(a: Features, b: Features) -> bool:
 
 
 def names_differ(a: Features, b: Features) -> bool:
-    """Whether one text names someone or something that the other does not mention at all (typos forgiven, as
+    """Whether one text names someone or something that the other does not mention at all (`names_unmentioned`);
+    only where both texts have names, that is mixed case to tell them by."""
+    return bool(a.names and b.names) and (names_unmentioned(a, b) or names_unmentioned(b, a))
+
+
+def names_unmentioned(a: Features, b: Features) -> bool:
+    """Whether `a` names someone or something `b` does not mention at all (typos forgiven, as
     spelling.name_typo knows them, which Iceland for Ireland is not; a name moved to the start of a sentence by a
     reordering is still mentioned)."""
-    if not a.names or not b.names:
-        return False
-
-    def missing(names: frozenset[str], tokens: frozenset[str]) -> bool:
-        absent = [name for name in names if name not in tokens]
-        if len(absent) > MAX_CHANGED_WORDS:
-            return True  # no typo makes that many names
-        return any(not any(name_typo(name, token) for token in tokens) for name in absent)
-
-    return missing(a.names, b.tokens) or missing(b.names, a.tokens)
+    absent = [name for name in a.names if name not in b.tokens]
+    if len(absent) > MAX_CHANGED_WORDS:
+        return True  # no typo makes that many names
+    return any(not any(name_typo(name, token) for token in b.tokens) for name in absent)
 
 
 # At most this many words on each side of an exchange: names and nouns ("Marco Rubio"), not clauses.
