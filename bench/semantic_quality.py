@@ -49,7 +49,7 @@ def read_pairs(path: Path = PAIRS) -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
-def guard_of(claim: str, variant: str, *, same_language: bool) -> str:
+def guard_of(claim: str, variant: str, *, languages: tuple[str, str]) -> str:
     """The guard factcheck.matching.semantic shows on the pair ("" for none), or "missing" without the function."""
     try:
         from factcheck.matching.semantic import semantic_guard
@@ -59,7 +59,7 @@ def guard_of(claim: str, variant: str, *, same_language: bool) -> str:
     from factcheck.normalise import normalise_text
 
     a, b = (features(text=t, normalised_text=normalise_text(t), url_key="", text_key="") for t in (claim, variant))
-    return semantic_guard(a, b, same_language=same_language) or ""
+    return semantic_guard(a, b, languages=languages) or ""
 
 
 def scored_pairs(rows: list[dict[str, str]]) -> list[Pair]:
@@ -71,7 +71,7 @@ def scored_pairs(rows: list[dict[str, str]]) -> list[Pair]:
     cosines = np.round((claims * variants).sum(axis=1), 4)
     return [Pair(id=r["id"], kind=r["kind"], claim=r["claim"], claim_language=r["claim_language"],
                  variant=r["variant"], variant_language=r["variant_language"], cosine=float(c),
-                 guard=guard_of(r["claim"], r["variant"], same_language=r["claim_language"] == r["variant_language"]))
+                 guard=guard_of(r["claim"], r["variant"], languages=(r["claim_language"], r["variant_language"])))
             for r, c in zip(rows, cosines, strict=True)]
 
 

@@ -9,8 +9,8 @@ build, and PostgreSQL runs the same plan: one probe of Match's (post, source) in
 (source, state) index a row for the count.
 
 A pending semantic suggestion folds its post under its source when (`_pair`):
-- it has no guard (a copy that negates the claim, changes its numbers or is too short to judge may be another
-  claim, so it is listed on its own);
+- it has no guard (a copy that negates the claim, changes its numbers, names someone else or is too short to judge
+  may be another claim, so it is listed on its own);
 - its source is still waiting in the organisation's queue: queued or claimed, and in its coverage (a rated claim's
   suggestion is one like any, and a claim outside the coverage is not in this queue);
 - its source is older than its post, so that two posts never fold under each other and vanish together;

@@ -12,7 +12,8 @@ claim in other words or another language, the embeddings' rows, and the guards s
   model, their band keys, and the language detected for a post the platform sent without one.
 - `semantic_pairs`: the claims close to newly embedded posts, always suggestions (never linked: negations and
   changed numbers score high in every embedding model), under the rule of every pair (candidates.may_pair), each
-  with its guard (`semantic_guard`: short text, negation, numbers, from factcheck.matching.similarity's readings).
+  with its guard (`semantic_guard`: short text, negation, numbers, names, from factcheck.matching.similarity's
+  readings).
 
 factcheck.matching.matcher runs these in its job (match_new_posts, match_semantically); the ingest request never
 does. factcheck.matching.semantic_backfill embeds what was matched without.
@@ -37,10 +38,12 @@ from factcheck.matching.similarity import (
     MIN_AUTO_WORDS,
     NEGATION_PARTS,
     NEGATIONS,
-    NUMBER_WORDS,
     Features,
     Guard,
     Judgement,
+    joined,
+    names_unmentioned,
+    numbers_differ,
 )
 from factcheck.models import Match, MatchMethod, Page, Post, QueueState
 from factcheck.models_semantic import PostEmbedding, SemanticBand
@@ -60,6 +63,8 @@ POST_BITS = 40
 NEIGHBOURS = 50
 # Semantic pairs recorded per post at most, the closest first (as the lexical matcher's MAX_PAIRS_PER_POST).
 MAX_PAIRS_PER_POST = 3
+# Languages that capitalise every noun: capitals there do not tell names ("Chef", "Impfstoff").
+NOUNS_CAPITALISED = frozenset({"de", "lb"})
 
 
 def nearest(vectors: np.ndarray, *, limit: int = 10, threshold: float | None = None) -> list[list[tuple[int, float]]]:
@@ -256,22 +261,37 @@ def _negations_differ(a: Features, b: Features, *, same_language: bool) -> bool:
     return (_negations(a) > 0) != (_negations(b) > 0)
 
 
-def _digits(features: Features) -> tuple[tuple[str, int], ...]:
-    return tuple(item for item in features.numbers if item[0] not in NUMBER_WORDS)
+def _names_swapped(a: Features, b: Features, *, language: str) -> bool:
+    """Whether two texts in `language` name different people, places or bodies: each names one the other never
+    mentions (similarity.names_unmentioned, the lexical guard's reading), as "Moderna's CEO admitted" / "Pfizer's
+    CEO admitted". Not one naming someone the other leaves unnamed: a retelling drops or adds a name ("According
+    to Biden, ..."), and read so 12 of the 52 English paraphrases of bench/semantic_pairs.tsv suggested at 0.7 were
+    flagged, against 2 read as a swap (which finds 20 of the 22 suggested whose name was swapped for another).
+
+    Only what capitals can decide: one language, where they mark names (not German, which capitalises every noun).
+    Across languages names are translated ("New York" is "Nueva York", "Putin" "Poutine", "White House" "Casa
+    Blanca"): a swap read there flagged 13 of 53 Spanish and 7 of 50 French translations of that file."""
+    if language.lower().replace("_", "-").split("-")[0] in NOUNS_CAPITALISED:
+        return False
+    a, b = joined(a, b)
+    return bool(a.names and b.names) and names_unmentioned(a, b) and names_unmentioned(b, a)
 
 
-def semantic_guard(a: Features, b: Features, *, same_language: bool) -> Guard:
+def semantic_guard(a: Features, b: Features, *, languages: tuple[str, str]) -> Guard:
     """What a semantic pair's reviewer is warned of (PRODUCT.md: negations and changed numbers score high in
-    every embedding model): `short_text` (either under 8 words), `polarity` (one is negated and the other not:
-    `_negations_differ`),
-    `numbers` (the digits differ, as similarity.numbers_of reads them; number words too when both posts are in
-    one language, since NUMBER_WORDS are English words)."""
+    every embedding model), the posts being in `languages` ("" for one not known): `short_text` (either under 8
+    words), `polarity` (one is negated and the other not: `_negations_differ`), `numbers` (similarity.numbers_differ:
+    the digits differ, number words too when both posts are in one language, since NUMBER_WORDS are English
+    words) and `names` (in one language, they name different people: `_names_swapped`)."""
+    same_language = bool(languages[0]) and languages[0] == languages[1]
     if min(a.words, b.words) < MIN_AUTO_WORDS:
         return "short_text"
     if _negations_differ(a, b, same_language=same_language):
         return "polarity"
-    if (a.numbers != b.numbers) if same_language else (_digits(a) != _digits(b)):
+    if numbers_differ(a, b, words=same_language):
         return "numbers"
+    if same_language and _names_swapped(a, b, language=languages[0]):
+        return "names"
     return ""
 
 
@@ -320,8 +340,8 @@ def semantic_pairs(embedded: list[Embedded]) -> list[tuple[int, int, Judgement]]
             root = known[root_id]
             if frozenset((post.id, root_id)) in paired:
                 continue
-            own, other = languages.get(post.id, ""), languages.get(root_id, "")
-            guard = semantic_guard(post.features, root.features, same_language=bool(own) and own == other)
+            guard = semantic_guard(post.features, root.features,
+                                   languages=(languages.get(post.id, ""), languages.get(root_id, "")))
             chosen.append((post.id, root_id, Judgement(method=MatchMethod.SEMANTIC.value, score=score,
                                                        automatic=False, guard=guard)))
             paired.add(frozenset((post.id, root_id)))

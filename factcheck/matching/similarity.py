@@ -8,10 +8,12 @@
   two posts of one link only `polarity` applies (the link is the claim, captions vary):
   `short_text` (either text under 8 words), `polarity` (the negations or
   polar words differ: "cures" / "does not cure", "is" / "isn't", "no evidence that"),
-  `numbers` (the numbers differ: "5 minutes" / "50 minutes") and `names` (one names a person,
-  place or body the other does not: "Biden said" / "Trump said"; typos forgiven) and `wording`
-  (one word swapped for another, not a typo of it: "violent crime" / "violent criticism"). A repost's bait
-  ("BREAKING:", "Share before they delete this!") is left out of what is compared.
+  `numbers` (the numbers differ: "5 minutes" / "50 minutes"; not the number of a name the other text
+  names without it: "COVID-19" / "Covid") and `names` (one names a person, place or body the other does not:
+  "Biden said" / "Trump said"; typos forgiven) and `wording` (one word swapped for another, not a typo of it:
+  "violent crime" / "violent criticism"). A repost's bait ("BREAKING:", "Share before they delete this!") is left
+  out of what is compared; a hashtag or a name with its number written as one word is the words the other text
+  writes it as ("#MatthewPerry" / "Matthew Perry", "G7" / "G-7"). What a typo is: factcheck.matching.spelling.
 
 Pure functions over `Features`, which `features` reads off a post's stored fields; the matcher
 (factcheck.matching.matcher) and the quality benchmark (bench/matching_quality.py) both judge
@@ -23,10 +25,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from factcheck.matching.signature import GRAM
+from factcheck.matching.spelling import name_typo, split_words, typo
 from factcheck.normalise import URL_IN_TEXT, ascii_digits, normalise_text
 
 MIN_AUTO_WORDS = 8
@@ -111,6 +114,10 @@ SHARE_BAIT = re.compile(
 # pattern that asks for that letter, each start backtracked through the rest of a run such as "A-A-A-...",
 # 5 s of a matching worker for a 20,000-character post.
 CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'’-]*+)")
+# A sentence's first word is a name only when it owns something ("Pfizer's CEO admitted"): capitalised, any word
+# may begin a sentence. Not a word that "'s" shortens ("It's", "Here's": NOT_OWNERS).
+OWNER_FIRST = re.compile(r"(?:(?<=[.!?:]\s)|^)([A-Z][\w-]*+)['’]s\b")
+POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 LOWER = re.compile(r"[a-z]")
 # Words too common to change a claim by themselves ("the" for "a"); negations are the polarity guard's.
 STOPWORDS = frozenset(
@@ -118,6 +125,7 @@ STOPWORDS = frozenset(
     "by from has have had will would can could should may might do does did so than then there their they "
     "he she we you i his her our your my me us them who which what when where how".split()
 )
+NOT_OWNERS = STOPWORDS | {"here", "let"}
 NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
@@ -127,6 +135,10 @@ NUMBER_WORDS = frozenset(
 NUMBER = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)*")
 # A thousands separator: "5,000", "5.000" and "5 000" are 5000, but "1.5" is not 15.
 THOUSANDS = re.compile(r"[.,\u0020\u00a0\u202f](?=\d{3}(?!\d))")
+# A name with its number, letters first, as one word or joined by a hyphen: "COVID-19", "MH17", "G7", "F-35".
+# Not digits first ("5G", "19-year-old", "10km"): those are quantities.
+NAMED_NUMBER = re.compile(r"(?<![\w-])([^\W\d_]+)([-\u2010\u2011]?)(\d+)(?!\w|[.,]\d)")
+HASHTAG = re.compile(r"#(\w+)")
 
 
 @dataclass(frozen=True)
@@ -139,6 +151,12 @@ class Features:
     polarity: tuple[tuple[str, int], ...]
     numbers: tuple[tuple[str, int], ...]
     names: frozenset[str]  # empty when the text has no mixed case to tell names by
+    # Each name with its number: (its word without the hyphen, its letters, its number): ("covid19", "covid", "19").
+    named_numbers: tuple[tuple[str, str, str], ...]
+    # Letters of a hyphenated name with its number ("g" of "G-7") that the text never writes alone.
+    attached: frozenset[str]
+    # Words the other text may write as several: hashtags ("matthewperry") and names with their number ("g7").
+    joinable: frozenset[str]
     tokens: frozenset[str]
     sequence: tuple[str, ...]  # the tokens in their order
     words_counted: Counter[str]
@@ -199,68 +217,64 @@ def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
 
 
 def names_of(text: str) -> frozenset[str]:
-    """The capitalised words inside its sentences ("Joe Biden", "Texas"), folded; none for a text in
-    one case (ALL CAPS or all lower case), where capitals tell nothing."""
-    text = URL_IN_TEXT.sub(" ", text or "")
+    """The capitalised words inside its sentences ("Joe Biden", "Texas") and a sentence's first word when it owns
+    something ("Pfizer's CEO"), folded, without the possessive "'s"; none for a text in one case (ALL CAPS or all
+    lower case), where capitals tell nothing."""
+    text = URL_IN_TEXT.sub(" ", text or "").strip()
     if text.upper() == text or text.lower() == text:
         return frozenset()
-    words = (word for word in CAPITALISED.findall(text.strip()) if LOWER.search(word, 1))
+    owners = (word for word in OWNER_FIRST.findall(text) if normalise_text(word) not in NOT_OWNERS)
+    words = (POSSESSIVE.sub("", word) for word in (*CAPITALISED.findall(text), *owners) if LOWER.search(word, 1))
     return frozenset(part for word in words for part in normalise_text(word).split())
 
 
-# The letters' places on a QWERTY keyboard (row, and across the row as the keys are staggered): a typo strikes a
-# key beside the one meant.
-_KEYS = {key: (row, col + (0, 0.25, 0.75)[row]) for row, keys in enumerate(("qwertyuiop", "asdfghjkl", "zxcvbnm"))
-         for col, key in enumerate(keys)}
+def named_numbers_of(text: str) -> tuple[tuple[tuple[str, str, str], ...], Counter[str]]:
+    """The names with their number a text writes ("COVID-19", "MH17", "g7"), each as (word, letters, number):
+    ("covid19", "covid", "19"); and how many times each name's letters are written with a hyphen before its number
+    ("G-7")."""
+    text = ascii_digits(URL_IN_TEXT.sub(" ", text or ""))
+    found = [(normalise_text(m[1]), bool(m[2]), m[3]) for m in NAMED_NUMBER.finditer(text)]
+    return (tuple((letters + number, letters, number) for letters, _, number in found),
+            Counter(letters for letters, hyphen, _ in found if hyphen))
 
 
-def _neighbours(x: str, y: str) -> bool:
-    if x not in _KEYS or y not in _KEYS:
-        return False
-    (row_x, at_x), (row_y, at_y) = _KEYS[x], _KEYS[y]
-    return abs(at_x - at_y) == 1 if row_x == row_y else abs(row_x - row_y) == 1 and abs(at_x - at_y) <= 0.75
+def numbers_differ(a: Features, b: Features, *, words: bool = True) -> bool:
+    """Whether the two texts state other numbers (digits, and number words when `words`). The number of a name
+    ("COVID-19", "MH17", "G7") is the name's, not the claim's, where the other text names it with that number or
+    without any ("Covid" for "COVID-19", "#covid19" again); not where it names it with another ("G-20" for "G7"),
+    and a number stated besides still counts ("Covid-19 killed 19 people" / "Covid killed people")."""
+    ours, theirs = _numbers(a, words=words), _numbers(b, words=words)
+    return ours != theirs and bool(_unnamed(ours - theirs, a, b) or _unnamed(theirs - ours, b, a))
 
 
-def _close(a: str, b: str) -> bool:
-    """Equal, or a typo apart: one edit (a letter changed, dropped, added, or two swapped), two in a
-    word of seven letters or more (optimal string alignment distance)."""
-    if a == b:
-        return True
-    most = 2 if min(len(a), len(b)) >= 7 else 1
-    if abs(len(a) - len(b)) > most or min(len(a), len(b)) < 3:
-        return False
-    before, row = None, list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            cost = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (x != y))
-            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
-                cost = min(cost, before[j - 2] + 1)
-            current.append(cost)
-        before, row = row, current
-        if min(row) > most:
-            return False
-    return row[-1] <= most
+def _numbers(features: Features, *, words: bool) -> Counter[str]:
+    return Counter({n: count for n, count in features.numbers if words or n not in NUMBER_WORDS})
 
 
-def _name_typo(a: str, b: str) -> bool:
-    """Equal, or one typo apart in a name of 3 letters or more: a letter dropped or added, two neighbours swapped,
-    or a letter struck for the key beside it. Not any one letter changed, as `_close` forgives in other words: a
-    name one letter apart is another name (Ireland and Iceland, Iraq and Iran, Berry and Perry), and forgiven as
-    typos they gave copies of PolitiFact's ratings to posts about the other one (a name misspelt otherwise holds a
-    true copy at suggestion, where a reviewer confirms it)."""
-    if a == b:
-        return True
-    if min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) != len(b):
-        short, long = sorted((a, b), key=len)
-        return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
-    apart = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-    if len(apart) == 2:
-        i, j = apart
-        return j == i + 1 and a[i] == b[j] and a[j] == b[i]
-    return len(apart) == 1 and _neighbours(a[apart[0]], b[apart[0]])
+def _unnamed(extra: Counter[str], text: Features, other: Features) -> Counter[str]:
+    """`extra`, the numbers `text` states beyond `other`'s, less those its names' numbers that `other` names."""
+    ours = Counter(word for word, _, _ in text.named_numbers)
+    theirs = Counter(word for word, _, _ in other.named_numbers)
+    for word, letters, number in dict.fromkeys(text.named_numbers):
+        alone = letters in other.tokens and letters not in other.attached
+        if extra[number] > 0 and ours[word] > theirs[word] and (theirs[word] or alone):
+            extra[number] -= min(extra[number], ours[word] - theirs[word])
+    return +extra
+
+
+def joined(a: Features, b: Features) -> tuple[Features, Features]:
+    """The two texts with a hashtag or a name with its number written as one word ("#MatthewPerry", "G7") read as the
+    words the other text writes it as ("Matthew Perry", "G-7"), for the guards that compare words."""
+    return _split(a, b), _split(b, a)
+
+
+def _split(a: Features, b: Features) -> Features:
+    parts = split_words(a.joinable - b.tokens, b.sequence)
+    if not parts:
+        return a
+    sequence = tuple(part for token in a.sequence for part in parts.get(token, (token,)))
+    return replace(a, sequence=sequence, tokens=frozenset(sequence), words_counted=Counter(sequence),
+                   names=frozenset(part for name in a.names for part in parts.get(name, (name,))))
 
 
 def wording_differs(a: Features, b: Features) -> bool:
@@ -271,8 +285,8 @@ def wording_differs(a: Features, b: Features) -> bool:
     come = list((b.words_counted - a.words_counted).elements())
     if len(gone) > MAX_CHANGED_WORDS and len(come) > MAX_CHANGED_WORDS:
         return True  # that many words in and out is another text, not a light edit (and keeps this linear)
-    gone_unmatched = [w for w in gone if not any(_close(w, x) for x in come)]
-    come_unmatched = [x for x in come if not any(_close(w, x) for w in gone)]
+    gone_unmatched = [w for w in gone if not any(typo(w, x) for x in come)]
+    come_unmatched = [x for x in come if not any(typo(w, x) for w in gone)]
     # "the" for "a" is no other claim; "should" for "fought" is.
     return bool(gone_unmatched and come_unmatched) and any(
         w not in STOPWORDS for w in (*gone_unmatched, *come_unmatched)
@@ -280,19 +294,19 @@ def wording_differs(a: Features, b: Features) -> bool:
 
 
 def names_differ(a: Features, b: Features) -> bool:
-    """Whether one text names someone or something that the other does not mention at all (typos forgiven, as
-    `_name_typo` knows them, which Iceland for Ireland is not; a name moved to the start of a sentence by a
+    """Whether one text names someone or something that the other does not mention at all (`names_unmentioned`);
+    only where both texts have names, that is mixed case to tell them by."""
+    return bool(a.names and b.names) and (names_unmentioned(a, b) or names_unmentioned(b, a))
+
+
+def names_unmentioned(a: Features, b: Features) -> bool:
+    """Whether `a` names someone or something `b` does not mention at all (typos forgiven, as
+    spelling.name_typo knows them, which Iceland for Ireland is not; a name moved to the start of a sentence by a
     reordering is still mentioned)."""
-    if not a.names or not b.names:
-        return False
-
-    def missing(names: frozenset[str], tokens: frozenset[str]) -> bool:
-        absent = [name for name in names if name not in tokens]
-        if len(absent) > MAX_CHANGED_WORDS:
-            return True  # no typo makes that many names
-        return any(not any(_name_typo(name, token) for token in tokens) for name in absent)
-
-    return missing(a.names, b.tokens) or missing(b.names, a.tokens)
+    absent = [name for name in a.names if name not in b.tokens]
+    if len(absent) > MAX_CHANGED_WORDS:
+        return True  # no typo makes that many names
+    return any(not any(name_typo(name, token) for token in b.tokens) for name in absent)
 
 
 # At most this many words on each side of an exchange: names and nouns ("Marco Rubio"), not clauses.
@@ -347,11 +361,16 @@ def grams_of(normalised_text: str) -> frozenset[bytes]:
 def features(*, text: str, normalised_text: str, url_key: str, text_key: str) -> Features:
     claim = SHARE_BAIT.sub("", normalised_text)  # what the post claims, without the repost's bait
     tokens = claim.split()
+    counted = Counter(tokens)
+    named, hyphenated = named_numbers_of(text)
+    hashtags = (normalise_text(tag) for tag in HASHTAG.findall(URL_IN_TEXT.sub(" ", text or "")))
     return Features(
         url_key=url_key, text_key=text_key, words=word_count(tokens),
         polarity=polarity_of(tokens, text=URL_IN_TEXT.sub(" ", text or "")),
-        numbers=numbers_of(text, tokens), names=names_of(text), tokens=frozenset(tokens), sequence=tuple(tokens),
-        words_counted=Counter(tokens), grams=grams_of(claim),
+        numbers=numbers_of(text, tokens), names=names_of(text), named_numbers=named,
+        attached=frozenset(letters for letters, n in hyphenated.items() if counted[letters] <= n),
+        joinable=frozenset(word for word in (*hashtags, *(word for word, _, _ in named)) if word in counted),
+        tokens=frozenset(tokens), sequence=tuple(tokens), words_counted=counted, grams=grams_of(claim),
     )
 
 
@@ -371,8 +390,9 @@ def _guard(a: Features, b: Features, *, method: str) -> Guard:
         return "short_text"
     if a.polarity != b.polarity:
         return "polarity"
-    if a.numbers != b.numbers:
+    if numbers_differ(a, b):
         return "numbers"
+    a, b = joined(a, b)
     if names_differ(a, b):
         return "names"
     if wording_differs(a, b) or words_exchanged(a, b):

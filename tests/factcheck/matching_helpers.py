@@ -41,7 +41,7 @@ SHORT_CLAIM = "Lemon water cures diabetes"
 
 
 def flag(external_id: str, text: str, *, page: str = "page-a", politician: bool = False, url: str = "",
-         key: str = "", source: str = "user_report") -> FlagInput:
+         key: str = "", source: str = "user_report", language: str = "en") -> FlagInput:
     """A flag of one post; each post has a link of its own unless `url` says otherwise."""
     now = timezone.now()
     return FlagInput(
@@ -49,7 +49,7 @@ def flag(external_id: str, text: str, *, page: str = "page-a", politician: bool 
         post=PostInput(
             external_id=external_id, page=PageInput(page, f"Page {page}", politician),
             posted_at=now - timedelta(hours=2), url=url or f"https://social.example/{external_id}", text=text,
-            language="en", country="GB", views=1000, shares=20,
+            language=language, country="GB", views=1000, shares=20,
         ),
     )
 

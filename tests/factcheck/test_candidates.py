@@ -93,8 +93,9 @@ def test_a_key_held_by_more_claims_than_a_post_may_have_gives_its_oldest(platfor
 
 
 # A copy of the claim with a typo and a comment (auto-linked), and that copy with one more typo: it shares no band
-# key with the claim, only with the copy, yet scores above the automatic threshold against the claim.
-TYPO_COPY = ("Scientists confirm that drinking hot lfmon water for 5 minutes every morning cures type 2 diabetes "
+# key with the claim, only with the copy, yet scores above the automatic threshold against the claim. The typo strikes
+# the key beside (factcheck.matching.spelling forgives no other letter changed inside a word of five).
+TYPO_COPY = ("Scientists confirm that drinking hot lwmon water for 5 minutes every morning cures type 2 diabetes "
              "within three weeks my aunt tried it and it worked")
 TYPO_OF_TYPO_COPY = TYPO_COPY.replace("morning", "mornicg")
 

@@ -59,6 +59,24 @@ def test_a_copy_of_a_rated_claim_is_matched_on_arrival_and_never_queued(factchec
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("claim", "copy"), [
+    ("The COVID-19 vaccine has killed more children than the virus itself, a new report from Ohio shows",
+     "The Covid vaccine has killed more children than the virus itself, a new report from Ohio shows"),
+    ("Matthew Perry died of a drug overdose in his home in Los Angeles last night, the police say",
+     "#MatthewPerry died of a drug overdose in his home in Los Angeles last night, the police say"),
+], ids=["covid-19-as-covid", "hashtag-of-the-name"])
+def test_a_copy_naming_the_claims_name_without_its_number_or_as_a_hashtag_is_matched_on_arrival(
+    factchecker, claim, copy
+):
+    source = scenarios.rated_claim(rater=factchecker, text=claim)
+    arrive(flag("copy", copy, page="page-copy"))
+    assert (post("copy").queue_state, post("copy").duplicate_of_id) == (QueueState.MATCHED, source.pk)
+    assert post("copy").pk not in queue_ids()
+    match = Match.objects.get(post=post("copy"))
+    assert (match.state, match.guard) == ("auto", "")
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(("text", "url", "method"), [
     (EXACT_COPY, "", "text"),
     (NEAR_COPY, "", "minhash"),

@@ -189,7 +189,12 @@ def test_a_confirmed_copy_of_a_claim_rated_not_eligible_leaves_the_queue_as_matc
     (CLAIM, NEGATED_COPY, "polarity"),
     (CLAIM, CHANGED_NUMBER_COPY, "numbers"),
     (SHORT_CLAIM, SHORT_CLAIM.upper() + "!!", "short_text"),
-], ids=["negated", "changed-number", "short"])
+    # One letter from the claim's word or name, but another real one: not a typo (factcheck.matching.spelling).
+    ("Doctors found the boy was dead after the vaccine, his mother told reporters outside the hospital",
+     "Doctors found the boy was deaf after the vaccine, his mother told reporters outside the hospital", "wording"),
+    ("Governor Tim Walz signed a law that lets teachers hide gender changes from parents in the state",
+     "Governor Tim Waltz signed a law that lets teachers hide gender changes from parents in the state", "names"),
+], ids=["negated", "changed-number", "short", "dead-deaf", "walz-waltz"])
 def test_a_guarded_copy_of_a_rated_claim_stays_in_the_queue_with_a_suggestion(
     factchecker, platform_user, run_worker, source_text, copy_text, guard
 ):

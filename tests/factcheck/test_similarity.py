@@ -260,3 +260,70 @@ def test_two_words_or_names_that_change_places_are_another_claim(claim, other):
 ])
 def test_typos_and_moved_clauses_still_match_automatically(claim, copy):
     assert (judged(copy, claim).automatic, judged(copy, claim).guard) == (True, "")
+
+
+# A name's number is part of the name, a hashtag of a name is the name: light edits once held back as other numbers,
+# other words or other names.
+
+@pytest.mark.parametrize(("claim", "copy"), [
+    ("The COVID-19 vaccine has killed more children than the virus itself, a new report from Ohio shows",
+     "The Covid vaccine has killed more children than the virus itself, a new report from Ohio shows"),
+    ("Leaders at the G7 summit agreed to ban cash payments over one thousand euros by the end of the year",
+     "Leaders at the G-7 summit agreed to ban cash payments over one thousand euros by the end of the year"),
+    ("Flight MH17 was shot down by a fighter jet and not by a missile, the new report from Kyiv says",
+     "Flight MH 17 was shot down by a fighter jet and not by a missile, the new report from Kyiv says"),
+    ("Matthew Perry died of a drug overdose in his home in Los Angeles last night, the police say",
+     "#MatthewPerry died of a drug overdose in his home in Los Angeles last night, the police say"),
+    ("The COVID-19 vaccine has killed more children than the virus itself, a new report from Ohio shows",
+     "The COVID-19 vaccine has killed more children than the virus itself, a new report from Ohio shows #covid19"),
+], ids=["covid-19-as-covid", "g7-as-g-7", "mh17-as-mh-17", "hashtag-of-the-name", "hashtag-of-the-name-and-number"])
+def test_a_name_with_or_without_its_number_or_as_a_hashtag_still_matches_automatically(claim, copy):
+    judgement = judged(copy, claim)
+    assert (judgement.automatic, judgement.guard) == (True, "")
+
+
+@pytest.mark.parametrize(("claim", "copy"), [
+    ("The COVID-19 vaccine has killed 5 million people around the world since it was first given in Ohio",
+     "The Covid vaccine has killed 50 million people around the world since it was first given in Ohio"),
+    ("The same flu pandemic that killed millions of people in 1919 is back and spreading in the city",
+     "The same flu pandemic that killed millions of people in 2019 is back and spreading in the city"),
+    ("Leaders at the G7 summit agreed to ban cash payments over one thousand euros by the end of the year",
+     "Leaders at the G-20 summit agreed to ban cash payments over one thousand euros by the end of the year"),
+    ("Flight MH17 was shot down by a fighter jet and not by a missile, the new report from Kyiv says",
+     "Flight MH370 was shot down by a fighter jet and not by a missile, the new report from Kyiv says"),
+    ("Covid-19 killed 19 people in the small town of Sheffield last week, the council has admitted",
+     "Covid killed people in the small town of Sheffield last week, the council has admitted"),
+], ids=["5-vs-50-million", "1919-vs-2019", "g7-vs-g-20", "mh17-vs-mh370", "a-number-beside-the-names-dropped"])
+def test_a_changed_number_is_held_back_beside_a_name_with_its_number(claim, copy):
+    judgement = judged(copy, claim)
+    assert (judgement.automatic, judgement.guard) == (False, "numbers")
+
+
+# One letter between two real words or two names: another claim, not a typo (factcheck.matching.spelling).
+
+@pytest.mark.parametrize(("claim", "other", "guard"), [
+    ("Doctors found the boy was dead after the vaccine, his mother told reporters outside the hospital",
+     "Doctors found the boy was deaf after the vaccine, his mother told reporters outside the hospital", "wording"),
+    ("The video shows the senator taped a young woman in a hotel room in the capital last summer",
+     "The video shows the senator raped a young woman in a hotel room in the capital last summer", "wording"),
+    ("Governor Tim Walz signed a law that lets teachers hide gender changes from parents in the state",
+     "Governor Tim Waltz signed a law that lets teachers hide gender changes from parents in the state", "names"),
+    ("Former surgeon Ben Carson said on television that the vaccines were never tested on animals",
+     "Former surgeon Ben Carlson said on television that the vaccines were never tested on animals", "names"),
+], ids=["dead-deaf", "taped-raped", "walz-waltz", "carson-carlson"])
+def test_a_word_or_a_name_one_letter_from_another_is_not_forgiven_as_a_typo(claim, other, guard):
+    assert (judged(other, claim).automatic, judged(other, claim).guard) == (False, guard)
+
+
+@pytest.mark.parametrize(("claim", "copy"), [
+    ("Former surgeon Ben Carson said on television that the vaccines were never tested on animals",
+     "Former surgeon Ben Carrson said on television that the vaccines were never tested on animals"),  # doubled
+    ("Former surgeon Ben Carson said on television that the vaccines were never tested on animals",
+     "Former surgeon Ben Carsin said on television that the vaccines were never tested on animals"),  # key beside
+    ("The federal government is hiding the real death toll of the vaccine from the families of the victims",
+     "The federal goverment is hiding the real death toll of the vaccine from the families of the victims"),
+    ("The federal government is hiding the real death toll of the vaccine from the families of the victims",
+     "The federal government is hiding the real death toll of the vaccine from the famlies of the victims"),
+], ids=["name-letter-doubled", "name-key-beside", "letter-dropped", "letter-dropped-again"])
+def test_a_finger_s_slip_in_a_name_or_a_word_still_matches_automatically(claim, copy):
+    assert (judged(copy, claim).automatic, judged(copy, claim).guard) == (True, "")

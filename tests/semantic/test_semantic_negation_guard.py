@@ -29,7 +29,7 @@ def f(text):
 def test_a_negated_translation_is_warned_of(lang):
     a, b = semantic.embed([CLAIM, NEGATED[lang]])
     assert semantic.cosine(a, b) >= 0.7  # close enough to be suggested: the guard is what warns
-    guard = semantic_guard(f(CLAIM), f(NEGATED[lang]), same_language=lang == "en")
+    guard = semantic_guard(f(CLAIM), f(NEGATED[lang]), languages=("en", lang))
     assert guard == "polarity"
 
 
@@ -38,6 +38,6 @@ def test_a_debunk_of_a_negated_claim_in_its_language_is_warned_of():
     warning, where comparing only whether each said "not" saw two negated texts."""
     claim = "Pfizer's CEO Albert Bourla resigned and admitted that the mRNA vaccines are not safe for children"
     debunk = "Pfizer's CEO Albert Bourla did not resign and never said that the mRNA vaccines are not safe for children"
-    assert semantic_guard(f(claim), f(debunk), same_language=True) == "polarity"
+    assert semantic_guard(f(claim), f(debunk), languages=("en", "en")) == "polarity"
     retold = "Albert Bourla, Pfizer's chief executive, stepped down and said mRNA vaccines are not safe for children"
-    assert semantic_guard(f(claim), f(retold), same_language=True) == ""
+    assert semantic_guard(f(claim), f(retold), languages=("en", "en")) == ""
