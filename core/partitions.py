@@ -146,7 +146,8 @@ def ensure_partitions(cursor, table: str, *, now: datetime, ahead: int, since: d
     return made
 
 
-def _children(cursor, table: str) -> list[str]:
+def children(cursor, table: str) -> list[str]:
+    """Every partition of `table` (the monthly ones and the default), by name."""
     cursor.execute("SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = to_regclass(%s)", [table])
     return sorted(row[0] for row in cursor.fetchall())
 
@@ -169,7 +170,7 @@ def copy_statement_triggers(cursor, table: str) -> int:
     """Create on each partition the parent's statement-level TRUNCATE triggers it does not have."""
     triggers = _statement_triggers(cursor, table)
     created = 0
-    for child in _children(cursor, table):
+    for child in children(cursor, table):
         present = _trigger_names(cursor, child)
         for name, function in triggers:
             if name not in present:
@@ -185,7 +186,7 @@ def missing_statement_triggers(cursor, table: str) -> list[str]:
     """'partition: trigger' for each statement trigger of the parent a partition lacks (for checks)."""
     wanted = {name for name, _ in _statement_triggers(cursor, table)}
     missing = []
-    for child in _children(cursor, table):
+    for child in children(cursor, table):
         missing += [f"{child}: {name}" for name in sorted(wanted - _trigger_names(cursor, child))]
     return missing
 

@@ -1,7 +1,8 @@
 """The embedded default: no DATABASE_URL, no REDIS_URL. A SQLite file and in-process jobs.
 
-The only tests on SQLite. They run `manage.py` in a subprocess with the two variables removed,
-so the settings module itself chooses SQLite and in-process jobs, as on a newcomer's laptop.
+The only tests on SQLite, with tests/test_bin_run.py (which starts bin/run on it). They run `manage.py` in a
+subprocess with the two variables removed, so the settings module itself chooses SQLite and in-process jobs, as on a
+newcomer's laptop.
 """
 
 from __future__ import annotations

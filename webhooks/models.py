@@ -154,8 +154,10 @@ class AttemptOutcome(models.TextChoices):
 
 
 class DeliveryAttempt(AppendOnlyModel):
-    # On PostgreSQL the foreign key is (delivery_id, delivery_created_at), added by migration 0006.
-    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="attempt_log", db_constraint=False)
+    # On PostgreSQL the foreign key is (delivery_id, delivery_created_at), added by migration 0006. Indexed first in
+    # webhook_attempt_delivery.
+    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="attempt_log", db_constraint=False,
+                                 db_index=False)
     # The delivery's `created_at`: the month the attempt is kept in, and leaves with (its partition key).
     delivery_created_at = models.DateTimeField(editable=False)
     number = models.PositiveIntegerField()
@@ -168,6 +170,11 @@ class DeliveryAttempt(AppendOnlyModel):
 
     class Meta:
         ordering = ["id"]
+        indexes = [
+            # A delivery's attempts in order, its newest first: the admin's "last answer" of each delivery in its
+            # list is one probe of this (by the delivery alone, the planner walked every attempt backwards by id).
+            models.Index(fields=["delivery", "id"], name="webhook_attempt_delivery"),
+        ]
         triggers = append_only_triggers("webhook_delivery_attempt")
 
     def save(self, *args, **kwargs) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
@@ -134,3 +137,37 @@ def test_redelivering_to_an_endpoint_its_owner_deleted_says_it_cannot_be_sent_ag
     assert "was deleted by its owner; nothing is sent to it again" in refused
     assert "enable it again" not in refused
     assert Delivery.objects.get(pk=failed_delivery.pk).status == DeliveryStatus.FAILED
+
+
+def test_the_list_reads_each_deliverys_last_answer_by_one_probe_of_its_attempts(staff_client, failed_delivery):
+    """The list's "last answer" is each delivery's newest attempt (a subquery by delivery, newest id first). With the
+    attempts indexed by (delivery, id), webhook_attempt_delivery (webhooks 0008), each row of the list is one probe
+    of each month's index; by the delivery alone, while the statistics of a burst of attempts were not gathered yet,
+    PostgreSQL walked the attempts backwards by id until it met one of the delivery's."""
+    with connection.cursor() as cursor:
+        # A burst: 2,000 more deliveries like the failed one, five attempts each, and no ANALYZE since.
+        columns = [f.column for f in Delivery._meta.concrete_fields if f.column != "id"]
+        names = ", ".join(f'"{column}"' for column in columns)
+        cursor.execute(f"INSERT INTO webhooks_delivery ({names}) SELECT {names} FROM webhooks_delivery, "
+                       "generate_series(1, 2000) WHERE id = %s", [failed_delivery.pk])
+        cursor.execute("""
+            INSERT INTO webhooks_deliveryattempt (delivery_id, delivery_created_at, number, started_at, latency_ms,
+                                                  outcome, status_code, response_excerpt)
+            SELECT d.id, d.created_at, n, d.created_at, 40, 'http_error', 500, 'Internal Server Error'
+            FROM webhooks_delivery d, generate_series(1, 5) n WHERE d.id <> %s""", [failed_delivery.pk])
+        cursor.execute("SELECT indexrelid::regclass::text FROM pg_index WHERE indexrelid IN "
+                       "(SELECT relid FROM pg_partition_tree(to_regclass('webhook_attempt_delivery')))")
+        index = {row[0] for row in cursor.fetchall()}  # the table's index and each month's
+
+    with CaptureQueriesContext(connection) as queries:
+        listing = staff_client.get(DELIVERIES).content.decode()
+    assert listing.count("HTTP 500") > 1  # the column the subquery fills
+    [sql] = [query["sql"] for query in queries if '"last_outcome"' in query["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {sql}")
+        plan = [row[0] for row in cursor.fetchall()]
+    subplan = plan[next(n for n, line in enumerate(plan) if "SubPlan" in line):]
+    scans = [line for line in subplan if " on webhooks_deliveryattempt" in line]
+    used = {match[1] for line in scans if (match := re.search(r"Index Scan Backward using (\S+) on ", line))}
+    assert scans and len(used) == len(scans) and used <= index, "\n".join(plan)
+    assert not any(re.search(r"Sort\s+\(cost", line) for line in subplan), "\n".join(plan)  # no sort of attempts

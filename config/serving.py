@@ -1,0 +1,71 @@
+"""bin/run's web server: what it checks before it starts anything, and its banner once gunicorn listens.
+
+`python -m config.serving` (bin/run, first): WEB_CONCURRENCY (and with REDIS_URL, RQ_WORKERS and RQ_URGENT_WORKERS)
+are whole numbers in their range, PORT a port number, and HOST:PORT free to listen on; else one line naming what is
+wrong, and exit 1.
+Without it bin/run migrated, seeded the demo, started the job processes and printed "Factdesk: http://..." before
+gunicorn failed on them: a traceback for WEB_CONCURRENCY=abc (gunicorn reads that variable itself), five tries and
+"Can't connect" for a port in use; with 0 workers it listened and answered nobody; RQ_WORKERS=two ended bin/jobs
+("unbound variable") under a banner of "two RQ worker(s)".
+
+As gunicorn's configuration (`-c python:config.serving`): `when_ready` prints bin/run's banner (FACTDESK_BANNER)
+once gunicorn listens, so the banner is true even if the port was taken after the check. gunicorn takes from this
+module only the names of its settings; `when_ready` is the only one here.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import sys
+
+BANNER = "FACTDESK_BANNER"
+# bin/run's counts, each at least this: web workers; with REDIS_URL, general and urgent RQ workers (bin/jobs).
+COUNTS = {"WEB_CONCURRENCY": 1}
+JOB_COUNTS = {"RQ_WORKERS": 0, "RQ_URGENT_WORKERS": 0}
+
+
+def _whole(raw: str) -> bool:
+    return raw.isascii() and raw.isdigit()
+
+
+def cannot_listen(host: str, port: int) -> str | None:
+    """Why gunicorn could not listen on host:port (bound as it binds, with SO_REUSEADDR), or None."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        taken = error.errno == errno.EADDRINUSE
+        hint = " (Factdesk or another server runs there: stop it, or set PORT)" if taken else ""
+        return f"cannot listen on {host}:{port}: {error.strerror or error}{hint}"
+    return None
+
+
+def first_problem(environ: dict[str, str]) -> str | None:
+    """What stops bin/run from serving as its banner would say, in a line; None when nothing does."""
+    counts = {**COUNTS, **JOB_COUNTS} if environ.get("REDIS_URL") else COUNTS
+    for name, least in counts.items():
+        raw = environ.get(name, "")
+        if not _whole(raw) or int(raw) < least:
+            return f"{name} must be a whole number, {least} or more, not {raw!r}"
+    port = environ.get("PORT", "")
+    if not _whole(port) or not 1 <= int(port) <= 65535:
+        return f"PORT must be a port number from 1 to 65535, not {port!r}"
+    return cannot_listen(environ.get("HOST", ""), int(port))
+
+
+def when_ready(server) -> None:
+    """gunicorn's hook, called once it listens (before its workers start): bin/run's banner. Taken out of the
+    environment, so the workers do not carry it."""
+    banner = os.environ.pop(BANNER, "")
+    if banner:
+        print(f"{banner}\n", flush=True)
+
+
+if __name__ == "__main__":
+    problem = first_problem(dict(os.environ))
+    if problem:
+        sys.exit(f"bin/run: {problem}")
