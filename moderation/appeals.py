@@ -26,12 +26,18 @@ from core.reasons import MAX_REASON
 from core.refusals import Refusal
 from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import linked_copies
-from factcheck.members import organisation_id_of
-from factcheck.models import Match, Post, Rating
+from factcheck.models import Post, Rating
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
 from moderation import jobs
 from moderation.appeal_input import clean_appeal_input, clean_decision_input
-from moderation.appeal_states import COPIES_NAMED, held_by_a_colleague, is_matched, outcome_notice, transition
+from moderation.appeal_states import (
+    COPIES_NAMED,
+    can_decide,
+    held_by_a_colleague,
+    is_matched,
+    outcome_notice,
+    transition,
+)
 from moderation.deadlines import is_past_target
 from moderation.enforcement import apply_rating
 from moderation.models import (
@@ -106,25 +112,6 @@ def nothing_to_dispute_message(rating: Rating) -> str:
 
 def window_closed_message(notice_at: datetime, *, what: str = "decision") -> str:
     return f"The 6-month window to appeal this {what} closed at the end of {day(last_day_to_appeal(notice_at))}."
-
-
-def can_decide(user, appeal: Appeal) -> bool:
-    if appeal.kind == AppealKind.REMOVAL:
-        return getattr(user, "is_trust_safety", False) and appeal.action.created_by_id != user.pk
-    return (
-        getattr(user, "is_factchecker", False)
-        and organisation_id_of(user) == appeal.rating.organisation_id
-        and user.pk != appeal.rating.reviewer_id
-        and user.pk != _confirmed_by(appeal)
-    )
-
-
-def _confirmed_by(appeal: Appeal) -> int | None:
-    """Who confirmed the match a matched copy's appeal is about: they made that decision, so they may not decide it."""
-    if appeal.action_id is None or appeal.action.kind != ActionKind.MATCHED_RATING:
-        return None
-    return Match.objects.filter(post_id=appeal.post_id, source_id=appeal.rating.post_id).values_list(
-        "decided_by_id", flat=True).first()
 
 
 def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, datetime]:
