@@ -178,13 +178,12 @@ def _file(*, owner, post_id: int, values: dict, seen: str, now: datetime) -> App
                  reason=values["statement"][:1000], data={"from": "", "to": AppealStatus.OPEN, "kind": appeal.kind})
     # A removal appeal goes to staff; a dispute or correction to the rating's organisation, a matched
     # copy's too (it names its matched action as well, but the claim's rating is what it questions).
-    removal = appeal.kind == AppealKind.REMOVAL
-    deciders = staff_members() if removal else organisation_members(rating.organisation_id)
-    # Not the person whose decision is appealed: they may not decide it.
-    made_by = action.created_by_id if removal else rating.reviewer_id
+    candidates = staff_members() if appeal.kind == AppealKind.REMOVAL else organisation_members(rating.organisation_id)
+    # Only those who may decide it are asked to: not the person whose decision is appealed, nor anyone whose
+    # role changed (a page owner with a leftover membership was e-mailed "Please decide it" and got a 403).
     send_notice(
         Notice("appeal_received", {"appeal": appeal}, kind=NotificationKind.APPEAL_RECEIVED, appeal=appeal),
-        users=[u for u in deciders if u.pk != made_by], post=post, now=now,
+        users=[user for user in candidates if can_decide(user, appeal)], post=post, now=now,
     )
     publish_appeal(appeal, external_id=post.external_id)
     return appeal
