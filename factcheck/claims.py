@@ -20,7 +20,7 @@ from audit.services import event_row, insert_event_sql, record_event
 from core.refusals import Refusal
 from factcheck.coverage import covers, describe_coverage
 from factcheck.eligibility import is_removed, may_be_fact_checked
-from factcheck.members import organisation_of
+from factcheck.members import organisation_to_act_for
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters, QueueSort, queued_posts
 
@@ -59,8 +59,9 @@ REMOVED_MESSAGE = "Trust and safety removed this post, so it has left the queue:
 
 
 def require_coverage(reviewer, post: Post) -> None:
-    """Acting on a post (claiming, rating, confirming a match) needs it to be in the organisation's coverage."""
-    organisation = organisation_of(reviewer)
+    """Acting on a post (claiming, rating, confirming a match) needs it to be in the coverage of the reviewer's
+    organisation, and so an organisation (factcheck.members.NoOrganisation otherwise)."""
+    organisation = organisation_to_act_for(reviewer)
     if not covers(organisation, language=post.language, country=post.country):
         where = ", ".join(filter(None, [post.language.upper(), post.country])) or "no language or country"
         raise OutsideCoverage(
@@ -141,14 +142,15 @@ def claim_next(*, reviewer, filters: QueueFilters | None = None, now: datetime |
     2 CPUs at a load average of 4 to 8 from other work). The program's peak need is about 100/s.
     """
     _require_factchecker(reviewer)
+    # Never None here: a fact-checker of no organisation would be offered the whole queue (`covered_by(None)`).
+    organisation = organisation_to_act_for(reviewer)
     now = now or timezone.now()
     filters = filters or QueueFilters()
-    candidates = queued_posts(organisation=organisation_of(reviewer), filters=filters, sort=QueueSort.PRIORITY)
+    candidates = queued_posts(organisation=organisation, filters=filters, sort=QueueSort.PRIORITY)
     if connection.vendor != "postgresql":  # SQLite, the embedded default: one writer at a time, no WITH that writes
         post = candidates.select_for_update(skip_locked=True, no_key=True, of=("self",)).first()
         return take_claim(post=post, reviewer=reviewer, now=now) if post is not None else None
-    organisation = organisation_of(reviewer)
-    languages = organisation.languages if organisation is not None else []
+    languages = organisation.languages
     attempts = [candidates]
     if len(languages) > 1 and not filters.language:
         best = [candidates.filter(language=language).values("id")[:CANDIDATES_PER_LANGUAGE] for language in languages]
