@@ -43,6 +43,7 @@ from factcheck.api_media import router as media_router
 from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage, PostRemoved
 from factcheck.ingest import IdempotencyConflict
 from factcheck.media_hashing import EmptyImage, MediaTooLarge
+from factcheck.members import NoOrganisation
 from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused, StaleRating
 from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
@@ -248,6 +249,7 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     RemovalRefused: 422,
     NotYourRating: 403,
     OutsideCoverage: 403,
+    NoOrganisation: 403,
     NotAllowed: 403,
     ClaimError: 409,
     AlreadyClaimed: 409,

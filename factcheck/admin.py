@@ -1,5 +1,7 @@
 """The review side in the admin: staff find anything fast and read it; nothing here is hand-edited
-but a fact-checker's organisation (its Membership, an inline on accounts' user page).
+but a fact-checker's organisation (its Membership, an inline on accounts' user page) and an organisation's
+coverage. Either change, or a user's role or active flag, ends the claims the people concerned may no longer
+hold (factcheck.claims.end_claims_beyond_reach), in the same transaction as the save.
 
 Posts and flags come from the platform, claims and ratings from fact-checkers, so their pages are
 read-only for everyone. Big tables (posts, flags, claims, ratings) search one index at a time
@@ -35,6 +37,7 @@ from core.admin_base import (
 )
 from core.paging import plain_number
 from factcheck.admin_actions import PoliticianPageActions
+from factcheck.claims import end_claims_beyond_reach
 from factcheck.members import organisation_of
 from factcheck.models import Claim, Flag, FlagSource, Match, Membership, Organisation, Page, Post, Rating, Verdict
 from factcheck.selectors import flag_counts, recent_flags
@@ -109,6 +112,12 @@ class RatedByFilter(admin.SimpleListFilter):
 class OrganisationAdmin(FastListAdmin):
     list_display = ("name", "url", "languages", "countries")
     search_fields = ("name",)
+
+    def save_model(self, request, obj: Organisation, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if change:  # its coverage may have narrowed past posts its members hold
+            end_claims_beyond_reach(reviewer_ids=list(obj.memberships.values_list("user_id", flat=True)),
+                                    actor=request.user)
 
 
 @admin.register(Page)
@@ -373,3 +382,8 @@ class MemberUserAdmin(FactdeskUserAdmin):
     list_display = ("username", "email", "role", user_organisation, "is_staff", "is_active")
     list_filter = (*FactdeskUserAdmin.list_filter, "membership__organisation")
     list_select_related = ("membership__organisation",)
+
+    def save_related(self, request, form, formsets, change: bool) -> None:
+        super().save_related(request, form, formsets, change)  # the membership inline is saved by now
+        if change:
+            end_claims_beyond_reach(reviewer_ids=[form.instance.pk], actor=request.user)

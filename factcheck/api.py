@@ -260,7 +260,8 @@ def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Stat
 
     An unclaimed post in the organisation's coverage is claimed and the claim completed in the
     same transaction. Refused with: 403 `outside_coverage` (the post's language or country is not
-    the organisation's), 403 `not_your_rating` (the current rating is another organisation's),
+    the organisation's), 403 `no_organisation` (the fact-checker is a member of no organisation),
+    403 `not_your_rating` (the current rating is another organisation's),
     409 `already_claimed` (another reviewer holds the claim), 409 `post_removed` (trust and safety removed
     the post: it cannot be rated), 409 `appeal_open` (an appeal against
     the current rating is open: only its decision changes it), 409 `stale_rating` (`replaces` is not the

@@ -3,6 +3,10 @@
 The guarantee comes from PostgreSQL, not from Python: a claim locks the post row
 (`FOR UPDATE`, or `FOR UPDATE SKIP LOCKED` when taking the next best post so reviewers do
 not queue behind each other), and a partial unique index allows one active claim per post.
+
+A claim is held only by someone who may still review its post (`require_coverage`): when staff change a
+reviewer's access (deactivate them, change their role, move them, narrow their organisation's coverage) the
+claims they may no longer hold end at once (`end_claims_beyond_reach`), and an extension is refused.
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.models import User
 from audit.models import AuditVerb
 from audit.services import event_row, insert_event_sql, record_event
 from core.refusals import Refusal
 from factcheck.coverage import covers, describe_coverage
 from factcheck.eligibility import is_removed, may_be_fact_checked
-from factcheck.members import organisation_of
+from factcheck.members import NoOrganisation, organisation_to_act_for
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters, QueueSort, queued_posts
 
@@ -59,8 +64,9 @@ REMOVED_MESSAGE = "Trust and safety removed this post, so it has left the queue:
 
 
 def require_coverage(reviewer, post: Post) -> None:
-    """Acting on a post (claiming, rating, confirming a match) needs it to be in the organisation's coverage."""
-    organisation = organisation_of(reviewer)
+    """Acting on a post (claiming, holding and extending a claim, rating, confirming a match) needs it to be in the
+    coverage of the reviewer's organisation, and so an organisation (NoOrganisation otherwise)."""
+    organisation = organisation_to_act_for(reviewer)
     if not covers(organisation, language=post.language, country=post.country):
         where = ", ".join(filter(None, [post.language.upper(), post.country])) or "no language or country"
         raise OutsideCoverage(
@@ -121,6 +127,51 @@ def withdraw_claim(claim: Claim, *, now: datetime, actor, reason: str) -> None:
     _end(claim, status=ClaimStatus.RELEASED, now=now, actor=actor, reason=reason, return_to_queue=False)
 
 
+def _why_it_cannot_hold(reviewer, post: Post) -> str:
+    """Why `reviewer` may no longer hold a claim on `post` ("" if they may): an account still active, of a
+    fact-checker, whose organisation covers the post (`require_coverage`, the rule of claiming it)."""
+    if not reviewer.is_active:
+        return "the account was deactivated"
+    if not getattr(reviewer, "is_factchecker", False):
+        return f"the account's role is no longer fact-checker ({reviewer.get_role_display() or 'no role'} now)"
+    try:
+        require_coverage(reviewer, post)
+    except NoOrganisation:
+        return "the account belongs to no organisation"
+    except OutsideCoverage as refusal:
+        return refusal.message
+    return ""
+
+
+@transaction.atomic
+def end_claims_beyond_reach(*, reviewer_ids: list[int], actor, now: datetime | None = None) -> int:
+    """End the active claims of these reviewers that they may no longer hold (`_why_it_cannot_hold`): staff
+    deactivated one, changed their role, moved them to another organisation or left them with none, or narrowed
+    what their organisation covers. Each post returns to the queue at once for a colleague (a claim kept its post
+    out of it until the lease ran out, and told colleagues "Another reviewer holds the claim"); audited as released,
+    by `actor` with the reason; the reviewer's draft is kept. Returns how many ended.
+
+    Not durable: Django's admin saves the change inside its own transaction and calls this in it, so the access
+    and the claims change together. Locks the claims' posts in id order, as `take_out_of_queue` does
+    (docs/concurrency.md), after the admin's writes of the user, membership or organisation rows."""
+    now = now or timezone.now()
+    held = Claim.objects.filter(reviewer_id__in=reviewer_ids, status=ClaimStatus.ACTIVE)
+    posts = {post.pk: post for post in Post.objects.select_for_update(no_key=True, of=("self",))
+             .filter(pk__in=held.values("post_id")).order_by("id")}
+    reviewers = {user.pk: user for user in User.objects.filter(pk__in=reviewer_ids)
+                 .select_related("membership__organisation")}
+    ended = 0
+    # Read again under the posts' locks: a claim rated or released meanwhile is not ended twice.
+    for claim in held.filter(post_id__in=list(posts)).order_by("id"):
+        reviewer = reviewers[claim.reviewer_id]
+        why = _why_it_cannot_hold(reviewer, posts[claim.post_id])
+        if why:
+            _end(claim, status=ClaimStatus.RELEASED, now=now, actor=actor,
+                 reason=f"{reviewer.get_username()} may no longer review this post: {why}")
+            ended += 1
+    return ended
+
+
 # How many best posts of each covered language claim_next looks at first. The queue's best posts pile up in the
 # languages that an organisation covering some languages only does not read (nobody of theirs claims them):
 # walking past them to the first covered one read 5,246 posts, 13.7 ms a claim, after 8,000 claims on the bench's
@@ -141,14 +192,15 @@ def claim_next(*, reviewer, filters: QueueFilters | None = None, now: datetime |
     2 CPUs at a load average of 4 to 8 from other work). The program's peak need is about 100/s.
     """
     _require_factchecker(reviewer)
+    # Never None here: a fact-checker of no organisation would be offered the whole queue (`covered_by(None)`).
+    organisation = organisation_to_act_for(reviewer)
     now = now or timezone.now()
     filters = filters or QueueFilters()
-    candidates = queued_posts(organisation=organisation_of(reviewer), filters=filters, sort=QueueSort.PRIORITY)
+    candidates = queued_posts(organisation=organisation, filters=filters, sort=QueueSort.PRIORITY)
     if connection.vendor != "postgresql":  # SQLite, the embedded default: one writer at a time, no WITH that writes
         post = candidates.select_for_update(skip_locked=True, no_key=True, of=("self",)).first()
         return take_claim(post=post, reviewer=reviewer, now=now) if post is not None else None
-    organisation = organisation_of(reviewer)
-    languages = organisation.languages if organisation is not None else []
+    languages = organisation.languages
     attempts = [candidates]
     if len(languages) > 1 and not filters.language:
         best = [candidates.filter(language=language).values("id")[:CANDIDATES_PER_LANGUAGE] for language in languages]
@@ -262,14 +314,22 @@ def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Clai
     """Give the reviewer's live claim on the post one more lease length, counted from when it would end, but never
     more than MOST_LEASES_AHEAD leases ahead of now.
 
-    Only the holder extends, and only a live claim: a lapsed one may already be someone else's to take.
+    Only the holder extends, only a live claim (a lapsed one may already be someone else's to take), and only while
+    they may still review the post (`require_coverage`, the rule of claiming it: moved to an organisation that does
+    not cover it, or left with none, they may not keep it). A refusal changes nothing: the reviewer's draft is kept.
     Audited (who, the old and new end) like every other change of a claim.
     """
     _require_factchecker(reviewer)
     now = now or timezone.now()
     # The post row first, as claims and ratings lock it (docs/concurrency.md): an extension waits for a
     # rating or an expiry of the same post in progress, then sees what it left.
-    Post.objects.select_for_update(no_key=True, of=("self",)).filter(pk=post_id).first()
+    post = Post.objects.select_for_update(no_key=True, of=("self",)).filter(pk=post_id).first()
+    if post is not None:
+        try:
+            require_coverage(reviewer, post)
+        except (OutsideCoverage, NoOrganisation) as refusal:
+            raise type(refusal)(f"{refusal.message} Your claim was not extended; anything you typed stays saved as "
+                                "your draft.") from refusal
     claim = Claim.objects.filter(post_id=post_id, status=ClaimStatus.ACTIVE).first()
     if claim is None or not claim.is_live(now):
         raise ClaimLapsed("Your claim on this post has ended; claim it again if it is still waiting.")

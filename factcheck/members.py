@@ -1,7 +1,9 @@
 """Users' place in Factdesk: a fact-checker's organisation (its Membership), a page owner's pages.
 
 Here rather than in accounts because it names organisations and pages: accounts sits below the
-review side and never imports it. organisation_of is the one way to read a user's organisation.
+review side and never imports it. organisation_of is the one way to read a user's organisation;
+organisation_to_act_for refuses a fact-checker who has none (staff can leave one so in the admin),
+who may read nothing of the fact-checkers' pages and act on nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from accounts.models import Role, User
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.reasons import control_problem
+from core.refusals import Refusal
 from factcheck.models import Membership, Organisation, Page
 
 TRUST_SAFETY_GROUP = "trust_safety"
@@ -31,6 +34,25 @@ def organisation_of(user) -> Organisation | None:
     except (Membership.DoesNotExist, AttributeError):
         return None
     return membership.organisation
+
+
+class NoOrganisation(Refusal):
+    """A fact-checker who is a member of no organisation: whose coverage, queue and ratings would theirs be?"""
+
+    code = "no_organisation"
+
+
+NO_ORGANISATION = ("Your account belongs to no fact-checking organisation, so you cannot review, claim or rate "
+                   "posts. Ask trust-and-safety staff to add you to your organisation.")
+
+
+def organisation_to_act_for(user) -> Organisation:
+    """The organisation a fact-checker reviews for; NoOrganisation if they have none. Without it their queue was
+    every post (`covered_by(None)` is everything) and the pages that read its coverage failed."""
+    organisation = organisation_of(user)
+    if organisation is None:
+        raise NoOrganisation(NO_ORGANISATION)
+    return organisation
 
 
 def organisation_id_of(user) -> int | None:

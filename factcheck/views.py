@@ -32,7 +32,7 @@ from factcheck.claims import claim_next, release_claim
 from factcheck.coverage import describe_coverage, narrowed_by
 from factcheck.forms import QueueFilterForm, render_filter_fields
 from factcheck.media_display import ShownMedia, media_by_post
-from factcheck.members import organisation_of
+from factcheck.members import NoOrganisation, organisation_of, organisation_to_act_for
 from factcheck.models import Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, queue_page
@@ -49,7 +49,8 @@ QUEUE_COLUMNS = (
 
 
 def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous visitors go to the login page; signed-in users of other roles get a 403 page."""
+    """Anonymous visitors go to the login page; signed-in users of other roles, and fact-checkers of no
+    organisation (whose queue, coverage and ratings would be nobody's), get a 403 page saying why."""
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
@@ -57,6 +58,10 @@ def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
             return redirect_to_login(request.get_full_path())
         if not request.user.is_factchecker:
             return render(request, "factcheck/forbidden.html", status=403)
+        try:
+            organisation_to_act_for(request.user)  # read with the user (accounts.backends)
+        except NoOrganisation as refusal:
+            return render(request, "factcheck/forbidden.html", {"no_organisation": refusal.message}, status=403)
         return view(request, *args, **kwargs)
 
     return wrapped

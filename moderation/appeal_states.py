@@ -1,10 +1,13 @@
-"""An appeal's state changes and the notice of its outcome, shared by the two places that close appeals.
+"""Who decides an appeal, its state changes and the notice of its outcome, shared by the two places that close
+appeals.
 
 moderation.appeals decides appeals (a person upholds or reverses); moderation.staff_actions lifts a removal,
 which grants the removal's open appeal (the owner asked for exactly that). Both change an appeal's state
 through `transition` and tell the owner through `outcome_notice`, so an appeal closed either way reads
 the same in the portal, the notices and the webhooks. What became of the decision appealed (`outcome_now`:
-replaced or lifted since, or standing) is read here for the notice and for the portal alike.
+replaced or lifted since, or standing) is read here for the notice and for the portal alike. Who may decide an
+appeal (`can_decide`) and whether someone else still holds it (`held_by_a_colleague`) are answered here for both,
+and for the pages.
 
 Every function here that writes runs in its caller's transaction, which holds the appeal's post row lock: every
 transition of an appeal takes its post's lock first (moderation.appeals._locked, moderation.pipeline).
@@ -19,7 +22,8 @@ from django.db.models import QuerySet
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from factcheck.models import Post, Rating, Verdict
+from factcheck.members import organisation_id_of
+from factcheck.models import Match, Post, Rating, Verdict
 from moderation.deadlines import is_past_target
 from moderation.models import (
     OPEN_STATUSES,
@@ -44,13 +48,36 @@ def is_matched(appeal: Appeal) -> bool:
     return appeal.action_id is not None and appeal.action.kind == ActionKind.MATCHED_RATING
 
 
+def can_decide(user, appeal: Appeal) -> bool:
+    """Who decides an appeal: staff a removal's, the rating's organisation a dispute's or a correction's; never the
+    person whose decision is appealed (who removed the post, made the rating, confirmed the match). Here rather than
+    in moderation.appeals, which re-exports it, so that `held_by_a_colleague` asks it too."""
+    if appeal.kind == AppealKind.REMOVAL:
+        return getattr(user, "is_trust_safety", False) and appeal.action.created_by_id != user.pk
+    return (
+        getattr(user, "is_factchecker", False)
+        and organisation_id_of(user) == appeal.rating.organisation_id
+        and user.pk != appeal.rating.reviewer_id
+        and user.pk != _confirmed_by(appeal)
+    )
+
+
+def _confirmed_by(appeal: Appeal) -> int | None:
+    """Who confirmed the match a matched copy's appeal is about: they made that decision, so they may not decide it."""
+    if appeal.action_id is None or appeal.action.kind != ActionKind.MATCHED_RATING:
+        return None
+    return Match.objects.filter(post_id=appeal.post_id, source_id=appeal.rating.post_id).values_list(
+        "decided_by_id", flat=True).first()
+
+
 def held_by_a_colleague(appeal: Appeal, user, *, now: datetime) -> bool:
     """Whether someone other than `user` is reviewing the appeal and still holds it: a colleague may take over from a
-    reviewer who left, or who let it go past its target. Deciding it (moderation.appeals) and lifting the removal
-    it is against (moderation.staff_actions) both give way to such a holder."""
+    reviewer who left (deactivated, moved to another organisation, no longer in the role that decides it: whoever
+    may no longer decide it holds nothing), or who let it go past its target. Deciding it (moderation.appeals) and
+    lifting the removal it is against (moderation.staff_actions) both give way to such a holder."""
     reviewer = appeal.reviewer
     return (appeal.status == AppealStatus.IN_REVIEW and reviewer is not None and reviewer.pk != user.pk
-            and reviewer.is_active and not is_past_target(appeal.created_at, now=now))
+            and reviewer.is_active and can_decide(reviewer, appeal) and not is_past_target(appeal.created_at, now=now))
 
 
 def transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:

@@ -26,12 +26,18 @@ from core.reasons import MAX_REASON
 from core.refusals import Refusal
 from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import linked_copies
-from factcheck.members import organisation_id_of
-from factcheck.models import Match, Post, Rating
+from factcheck.models import Post, Rating
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
 from moderation import jobs
 from moderation.appeal_input import clean_appeal_input, clean_decision_input
-from moderation.appeal_states import COPIES_NAMED, held_by_a_colleague, is_matched, outcome_notice, transition
+from moderation.appeal_states import (
+    COPIES_NAMED,
+    can_decide,
+    held_by_a_colleague,
+    is_matched,
+    outcome_notice,
+    transition,
+)
 from moderation.deadlines import is_past_target
 from moderation.enforcement import apply_rating
 from moderation.models import (
@@ -108,25 +114,6 @@ def window_closed_message(notice_at: datetime, *, what: str = "decision") -> str
     return f"The 6-month window to appeal this {what} closed at the end of {day(last_day_to_appeal(notice_at))}."
 
 
-def can_decide(user, appeal: Appeal) -> bool:
-    if appeal.kind == AppealKind.REMOVAL:
-        return getattr(user, "is_trust_safety", False) and appeal.action.created_by_id != user.pk
-    return (
-        getattr(user, "is_factchecker", False)
-        and organisation_id_of(user) == appeal.rating.organisation_id
-        and user.pk != appeal.rating.reviewer_id
-        and user.pk != _confirmed_by(appeal)
-    )
-
-
-def _confirmed_by(appeal: Appeal) -> int | None:
-    """Who confirmed the match a matched copy's appeal is about: they made that decision, so they may not decide it."""
-    if appeal.action_id is None or appeal.action.kind != ActionKind.MATCHED_RATING:
-        return None
-    return Match.objects.filter(post_id=appeal.post_id, source_id=appeal.rating.post_id).values_list(
-        "decided_by_id", flat=True).first()
-
-
 def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, datetime]:
     """The decision an appeal of this kind is against, and when the owner was told of it."""
     if kind == AppealKind.REMOVAL:
@@ -191,13 +178,12 @@ def _file(*, owner, post_id: int, values: dict, seen: str, now: datetime) -> App
                  reason=values["statement"][:1000], data={"from": "", "to": AppealStatus.OPEN, "kind": appeal.kind})
     # A removal appeal goes to staff; a dispute or correction to the rating's organisation, a matched
     # copy's too (it names its matched action as well, but the claim's rating is what it questions).
-    removal = appeal.kind == AppealKind.REMOVAL
-    deciders = staff_members() if removal else organisation_members(rating.organisation_id)
-    # Not the person whose decision is appealed: they may not decide it.
-    made_by = action.created_by_id if removal else rating.reviewer_id
+    candidates = staff_members() if appeal.kind == AppealKind.REMOVAL else organisation_members(rating.organisation_id)
+    # Only those who may decide it are asked to: not the person whose decision is appealed, nor anyone whose
+    # role changed (a page owner with a leftover membership was e-mailed "Please decide it" and got a 403).
     send_notice(
         Notice("appeal_received", {"appeal": appeal}, kind=NotificationKind.APPEAL_RECEIVED, appeal=appeal),
-        users=[u for u in deciders if u.pk != made_by], post=post, now=now,
+        users=[user for user in candidates if can_decide(user, appeal)], post=post, now=now,
     )
     publish_appeal(appeal, external_id=post.external_id)
     return appeal

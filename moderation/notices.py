@@ -97,7 +97,10 @@ def staff_members() -> list:
 
 
 def organisation_members(organisation_id: int) -> list:
-    return list(get_user_model().objects.filter(membership__organisation_id=organisation_id, is_active=True))
+    """The organisation's active members, whatever their role now: whom to ask to decide one of its appeals, the
+    caller keeps those who may (moderation.appeal_states.can_decide, which reads the membership loaded here)."""
+    return list(get_user_model().objects.filter(membership__organisation_id=organisation_id, is_active=True)
+                .select_related("membership"))
 
 
 # --- Reading them in the portal -------------------------------------------------------------------

@@ -33,7 +33,7 @@ from core.search_input import search_text
 from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of
 from factcheck.models import Post, Verdict
-from moderation.appeal_states import outcomes_now
+from moderation.appeal_states import held_by_a_colleague, outcomes_now
 from moderation.appeals import (
     AppealConflict,
     NotAllowed,
@@ -263,7 +263,9 @@ def _render_detail(
     now = timezone.now()
     user = request.user
     form = form or _decide_form(appeal)
-    deciding = appeal.is_open and can_decide(user, appeal) and appeal.reviewer_id in (None, user.pk)
+    # The domain's rule of who holds it: a reviewer who can no longer decide it (moved, deactivated, another role)
+    # or who let it pass its target holds nothing, and the page offers to take it over.
+    deciding = appeal.is_open and can_decide(user, appeal) and not held_by_a_colleague(appeal, user, now=now)
     context = {
         "desk": desk,
         "appeal": appeal,
@@ -278,6 +280,7 @@ def _render_detail(
         "own_decision": _own_decision(appeal, user),
         "deciding": deciding,
         "in_review_by_me": appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == user.pk,
+        "taking_over": deciding and appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id != user.pk,
         "form": form,
         "errors": error_summary(form) if form.is_bound else [],
         "conflict": conflict,

@@ -122,6 +122,22 @@ def test_an_appeal_is_emailed_to_the_rating_organisation_but_not_the_rater(
                for m in mailoutbox)
 
 
+def test_an_appeal_is_not_emailed_to_a_member_who_is_no_longer_a_fact_checker(
+    owner, decided, factchecker, run_worker, django_capture_on_commit_callbacks, mailoutbox
+):
+    colleague, former = FactCheckerFactory.create_batch(2, organisation=organisation_of(factchecker))
+    # Staff made them a page owner and left the membership (an audit found one e-mailed "Please decide it within
+    # 24 hours", whose link then answered 403).
+    former.role = "page_owner"
+    former.save(update_fields=["role"])
+    with django_capture_on_commit_callbacks(execute=True):
+        appeal = file_appeal(owner=owner, post_id=decided.pk, kind="dispute", statement="The speech video shows it.")
+    assert run_worker() == 1
+    assert [m.to for m in mailoutbox] == [[colleague.email]]
+    assert "Please decide it within 24 hours" in mailoutbox[0].body
+    assert not Notification.objects.filter(appeal=appeal, user=former).exists()
+
+
 def test_a_decided_appeal_is_emailed_to_the_owner(
     owner, decided, factchecker, run_worker, django_capture_on_commit_callbacks, mailoutbox
 ):
