@@ -23,7 +23,9 @@ import sys
 BANNER = "FACTDESK_BANNER"
 # bin/run's counts, each at least this: web workers; with REDIS_URL, general and urgent RQ workers (bin/jobs).
 COUNTS = {"WEB_CONCURRENCY": 1}
-JOB_COUNTS = {"RQ_WORKERS": 0, "RQ_URGENT_WORKERS": 0}
+# At least one general worker: only they take `copies` and `bulk` (urgent ones take decisions, notices and webhooks
+# alone), so none would leave those queues unserved for ever, under a banner saying the jobs run.
+JOB_COUNTS = {"RQ_WORKERS": 1, "RQ_URGENT_WORKERS": 0}
 
 
 def _whole(raw: str) -> bool:

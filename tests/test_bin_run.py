@@ -88,7 +88,10 @@ def test_a_web_concurrency_that_is_no_number_of_workers_stops_bin_run_in_one_lin
     ({"PORT": "70000"}, "bin/run: PORT must be a port number from 1 to 65535, not '70000'"),
     # With Redis, bin/jobs' counts (it ended on "two: unbound variable" under a banner of "two RQ worker(s)").
     ({"RQ_WORKERS": "two", "REDIS_URL": "redis://127.0.0.1:1/0"},
-     "bin/run: RQ_WORKERS must be a whole number, 0 or more, not 'two'"),
+     "bin/run: RQ_WORKERS must be a whole number, 1 or more, not 'two'"),
+    # No general worker: the copies and bulk queues would wait for ever (urgent workers never take them).
+    ({"RQ_WORKERS": "0", "RQ_URGENT_WORKERS": "2", "REDIS_URL": "redis://127.0.0.1:1/0"},
+     "bin/run: RQ_WORKERS must be a whole number, 1 or more, not '0'"),
 ])
 def test_a_port_or_worker_count_that_cannot_be_meant_stops_bin_run_in_one_line(embedded_env, variables, said):
     status, output, _ = refused({**embedded_env, **variables})
