@@ -54,8 +54,10 @@ def rating_dated(recorded: datetime, *, published: datetime | None = None, style
     # Days, both: a published date is one (ClaimReview's are mostly dates alone, read as midnight UTC), and the time
     # of day a file was loaded tells a reader nothing.
     day_style = LONG_DAY if style == LONG_DAY else DAY
-    published_text, recorded_text = (_unbroken(dateformat.format(timezone.localtime(when), day_style))
-                                     for when in (published, recorded))
+    # The publication's day is a date (stored as its midnight UTC): the same day for every reader, where a reader in
+    # New York read the 29th of a fact-check published on the 30th. The import is a moment, on the reader's clock.
+    published_text = _unbroken(dateformat.format(published.astimezone(UTC), day_style))
+    recorded_text = _unbroken(dateformat.format(timezone.localtime(recorded), day_style))
     return f"published {published_text} (imported {recorded_text})"
 
 

@@ -7,6 +7,7 @@ dated, an imported one by its own publication date (core.formatting.rating_dated
 from __future__ import annotations
 
 import unicodedata
+from datetime import UTC
 
 from django import template
 from django.contrib.messages import ERROR
@@ -42,9 +43,10 @@ def rating_date(rating, style: str = "day") -> str:
     """`{{ rating|rating_date:"moment" }}`: a rating's date in a <time> element ("day": "3 May 2026", "moment": with
     the time, "long": "3 May 2026" with the month's name), "published 30 Aug 2024 (imported 3 May 2026)" for one
     imported with its organisation's publication date; the element's datetime is the date the words lead with."""
-    when = rating.published_at or rating.created_at
+    # A publication's day is the same everywhere (core.formatting.rating_dated): its element's datetime is in UTC.
+    when = rating.published_at.astimezone(UTC) if rating.published_at else timezone.localtime(rating.created_at)
     words = formatting.rating_dated(rating.created_at, published=rating.published_at, style=RATING_DATE_STYLES[style])
-    return format_html('<time datetime="{}">{}</time>', dateformat.format(timezone.localtime(when), "c"), words)
+    return format_html('<time datetime="{}">{}</time>', dateformat.format(when, "c"), words)
 
 
 @register.filter(is_safe=True)

@@ -114,6 +114,18 @@ def test_an_imported_rating_is_dated_by_its_publication_and_its_import(tmp_path,
         assert f"rated by Fact Desk Checkers {dated}" in page, url
 
 
+def test_an_imported_ratings_publication_day_is_the_same_for_a_reader_west_of_utc(tmp_path, login):
+    """A ClaimReview's datePublished is a date: a reviewer in New York read "published 29 Aug 2024" for the 30th,
+    the public page and the export said 30. The import, a moment, is on the reader's clock as every time is."""
+    import_posts(copied("single.json", tmp_path), "claimreview")
+    rating = Rating.objects.get()
+    reader = FactCheckerFactory(organisation=Organisation.objects.get(name="Fact Desk Checkers"),
+                                time_zone="America/New_York")
+    post_page = html.unescape(login(reader).get(f"/queue/posts/{rating.post_id}/").content.decode())
+    assert '<time datetime="2024-08-30T00:00:00+00:00">published 30\xa0Aug\xa02024 (imported' in post_page
+    assert "29\xa0Aug\xa02024" not in post_page
+
+
 def test_a_rating_recorded_here_is_dated_as_before(login):
     rating = RatingFactory(verdict=Verdict.FALSE)
     client = login(rating.reviewer)
