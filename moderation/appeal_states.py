@@ -37,7 +37,7 @@ from moderation.models import (
     NotificationKind,
 )
 from moderation.notices import Notice
-from moderation.selectors import FactCheckDecision, rating_carried
+from moderation.selectors import FactCheckDecision, active_removal, rating_carried
 
 # Copies named in an appeal's outcome notice at most; the rest are counted.
 COPIES_NAMED = 10
@@ -110,18 +110,22 @@ class OutcomeNow:
     replaced: bool  # upheld, and the post no longer carries the rating appealed
     carried: str  # then the verdict of the rating it carries instead ("" when none)
     lifted: bool  # upheld, and the removal appealed has been lifted since
+    removed_again: bool = False  # lifted, and the post removed again since by another decision
 
 
 def outcome_now(appeal: Appeal, *, carried: Rating | None) -> OutcomeNow:
     """`carried`: the rating the appeal's post carries now (moderation.selectors.rating_carried)."""
     upheld = appeal.status == AppealStatus.UPHELD
     replaced = upheld and appeal.rating_id is not None and (carried is None or carried.pk != appeal.rating_id)
+    lifted = upheld and appeal.kind == AppealKind.REMOVAL and appeal.action.ended_at is not None
     return OutcomeNow(
         appealed=appeal.rating.get_verdict_display() if appeal.rating_id else "",
         new=Verdict(appeal.new_verdict).label if appeal.new_verdict else "",
         replaced=replaced,
         carried=carried.get_verdict_display() if replaced and carried is not None else "",
-        lifted=upheld and appeal.kind == AppealKind.REMOVAL and appeal.action.ended_at is not None,
+        lifted=lifted,
+        # Read only for a lifted removal's appeal: "your post is restored" is false of a post removed again since.
+        removed_again=lifted and active_removal(appeal.post) is not None,
     )
 
 

@@ -24,7 +24,7 @@ from moderation.enforcement import apply_rating
 from moderation.models import Action, Notification, NotificationKind
 from moderation.notice_delivery import email_notices
 from moderation.propagation import propagate_rating
-from moderation.staff_actions import lift_action
+from moderation.staff_actions import lift_action, remove_post
 from tests import scenarios
 from tests.factcheck.matching_helpers import post
 from tests.factories import DecisionFactory, FactCheckerFactory, RatingFactory, StaffFactory, UserFactory
@@ -159,6 +159,13 @@ def test_the_portal_says_a_removal_kept_on_appeal_and_lifted_since_no_longer_sta
     [line] = outcome_lines(client, removed)
     assert "Your appeal was not accepted. The removal has since been lifted: your post is restored." in line
     assert "stands" not in line
+
+    # Removed again on another ground: the post is not restored, and the portal does not say it is.
+    remove_post(staff=remover, post_id=removed.pk, ground="harassment", reason="It harasses a named person.")
+    [line] = outcome_lines(client, removed)
+    assert ("Your appeal was not accepted. The removal has since been lifted; your post was removed again later, "
+            "by another decision.") in line
+    assert "restored" not in line
 
 
 # Re-rating and reversal notices name the verdict they replace --------------------------------------------
