@@ -255,6 +255,12 @@ def _unnamed(extra: Counter[str], text: Features, other: Features) -> Counter[st
     """`extra`, the numbers `text` states beyond `other`'s, less those its names' numbers that `other` names."""
     ours = Counter(word for word, _, _ in text.named_numbers)
     theirs = Counter(word for word, _, _ in other.named_numbers)
+    # The other text naming it with the number as a word of its own ("Covid 19") names it with its number too: its
+    # 19 is the name's, so a 19 of ours beyond it is a number stated besides ("Covid-19 killed 19 people"). Its
+    # words are those pairs as well where it writes "COVID-19" (the hyphen splits them): the larger count is right.
+    spaced = Counter(zip(other.sequence, other.sequence[1:], strict=False))
+    for word, letters, number in dict.fromkeys(text.named_numbers):
+        theirs[word] = max(theirs[word], spaced[(letters, number)])
     for word, letters, number in dict.fromkeys(text.named_numbers):
         alone = letters in other.tokens and letters not in other.attached
         if extra[number] > 0 and ours[word] > theirs[word] and (theirs[word] or alone):

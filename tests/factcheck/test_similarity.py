@@ -276,7 +276,10 @@ def test_typos_and_moved_clauses_still_match_automatically(claim, copy):
      "#MatthewPerry died of a drug overdose in his home in Los Angeles last night, the police say"),
     ("The COVID-19 vaccine has killed more children than the virus itself, a new report from Ohio shows",
      "The COVID-19 vaccine has killed more children than the virus itself, a new report from Ohio shows #covid19"),
-], ids=["covid-19-as-covid", "g7-as-g-7", "mh17-as-mh-17", "hashtag-of-the-name", "hashtag-of-the-name-and-number"])
+    ("The COVID-19 vaccine has killed more children than the virus itself, a new report from Ohio shows",
+     "The Covid 19 vaccine has killed more children than the virus itself, a new report from Ohio shows"),
+], ids=["covid-19-as-covid", "g7-as-g-7", "mh17-as-mh-17", "hashtag-of-the-name", "hashtag-of-the-name-and-number",
+        "covid-19-as-covid-19-spaced"])
 def test_a_name_with_or_without_its_number_or_as_a_hashtag_still_matches_automatically(claim, copy):
     judgement = judged(copy, claim)
     assert (judgement.automatic, judgement.guard) == (True, "")
@@ -293,7 +296,11 @@ def test_a_name_with_or_without_its_number_or_as_a_hashtag_still_matches_automat
      "Flight MH370 was shot down by a fighter jet and not by a missile, the new report from Kyiv says"),
     ("Covid-19 killed 19 people in the small town of Sheffield last week, the council has admitted",
      "Covid killed people in the small town of Sheffield last week, the council has admitted"),
-], ids=["5-vs-50-million", "1919-vs-2019", "g7-vs-g-20", "mh17-vs-mh370", "a-number-beside-the-names-dropped"])
+    # The name's number written as a word of its own is still the name's: the 19 dropped is the death count.
+    ("Covid-19 killed 19 people in the small town of Sheffield last week, the council has admitted",
+     "Covid 19 killed people in the small town of Sheffield last week, the council has admitted"),
+], ids=["5-vs-50-million", "1919-vs-2019", "g7-vs-g-20", "mh17-vs-mh370", "a-number-beside-the-names-dropped",
+        "a-number-beside-the-name-spaced-dropped"])
 def test_a_changed_number_is_held_back_beside_a_name_with_its_number(claim, copy):
     judgement = judged(copy, claim)
     assert (judgement.automatic, judgement.guard) == (False, "numbers")
