@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from accounts.lockout import UnlockRefused, unlock
-from accounts.models import ApiToken, TokenState, User
+from accounts.models import ApiToken, TokenState, User, token_state_condition
 from accounts.security import valid_address
 from accounts.services import TokenAlreadyRevoked, TokenNotFound, revoke_token_by_id
 from audit.models import AuditEvent
@@ -43,15 +43,9 @@ class TokenStateFilter(admin.SimpleListFilter):
         return TokenState.choices
 
     def queryset(self, request, queryset):
-        now = timezone.now()
-        not_revoked = Q(revoked_at__isnull=True)
-        conditions = {
-            TokenState.ACTIVE: not_revoked & (Q(expires_at__isnull=True) | Q(expires_at__gt=now)),
-            TokenState.EXPIRED: not_revoked & Q(expires_at__lte=now),
-            TokenState.REVOKED: Q(revoked_at__isnull=False),
-        }
-        condition = conditions.get(self.value())
-        return queryset.filter(condition) if condition is not None else queryset
+        if self.value() not in TokenState.values:
+            return queryset
+        return queryset.filter(token_state_condition(self.value(), now=timezone.now()))
 
 
 def _describe_token(token: ApiToken) -> str:
