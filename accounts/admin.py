@@ -1,4 +1,6 @@
-"""Accounts in the admin. Users are many (every page owner), so lists page by estimate like the rest.
+"""Accounts in the admin. Users are many (every page owner), so lists page by estimate like the rest. The user
+pages staff use are factcheck.admin_people's subclass of FactdeskUserAdmin, which adds a fact-checker's
+organisation and saves every change through the domain, audited.
 
 API tokens are read-only here, for everyone: they are issued by `manage.py issue_token` (the
 value is shown once, to whoever runs it) and revoked through accounts.services, by staff with
