@@ -1,4 +1,6 @@
-"""Accounts in the admin. Users are many (every page owner), so lists page by estimate like the rest.
+"""Accounts in the admin. Users are many (every page owner), so lists page by estimate like the rest. The user
+pages staff use are factcheck.admin_people's subclass of FactdeskUserAdmin, which adds a fact-checker's
+organisation and saves every change through the domain, audited.
 
 API tokens are read-only here, for everyone: they are issued by `manage.py issue_token` (the
 value is shown once, to whoever runs it) and revoked through accounts.services, by staff with
@@ -18,7 +20,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from accounts.lockout import UnlockRefused, unlock
-from accounts.models import ApiToken, TokenState, User
+from accounts.models import ApiToken, TokenState, User, token_state_condition
 from accounts.security import valid_address
 from accounts.services import TokenAlreadyRevoked, TokenNotFound, revoke_token_by_id
 from audit.models import AuditEvent
@@ -43,15 +45,9 @@ class TokenStateFilter(admin.SimpleListFilter):
         return TokenState.choices
 
     def queryset(self, request, queryset):
-        now = timezone.now()
-        not_revoked = Q(revoked_at__isnull=True)
-        conditions = {
-            TokenState.ACTIVE: not_revoked & (Q(expires_at__isnull=True) | Q(expires_at__gt=now)),
-            TokenState.EXPIRED: not_revoked & Q(expires_at__lte=now),
-            TokenState.REVOKED: Q(revoked_at__isnull=False),
-        }
-        condition = conditions.get(self.value())
-        return queryset.filter(condition) if condition is not None else queryset
+        if self.value() not in TokenState.values:
+            return queryset
+        return queryset.filter(token_state_condition(self.value(), now=timezone.now()))
 
 
 def _describe_token(token: ApiToken) -> str:

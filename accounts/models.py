@@ -66,6 +66,9 @@ class TokenState(models.TextChoices):
     ACTIVE = "active", "Active"
     EXPIRED = "expired", "Expired"
     REVOKED = "revoked", "Revoked"
+    # Neither revoked nor expired, but refused (401) while its user is deactivated; accepted again if the user is
+    # reactivated, which is why it is a state of its own and not "revoked".
+    USER_DEACTIVATED = "user_deactivated", "Refused: user deactivated"
 
 
 def hash_token(raw: str) -> str:
@@ -75,7 +78,8 @@ def hash_token(raw: str) -> str:
 class ApiToken(models.Model):
     """A bearer token; only its SHA-256 is stored, the raw value is shown once.
 
-    A token is accepted while it is neither revoked nor past `expires_at`. Who holds it, its hash,
+    A token is accepted while it is neither revoked nor past `expires_at` and its user is active (`state`, and
+    `token_state_condition` in a query). Who holds it, its hash,
     prefix and creation time never change (a database trigger refuses it), and a revoked token
     stays revoked; accounts.services is the only writer of the rest.
     """
@@ -119,9 +123,25 @@ class ApiToken(models.Model):
         return token, raw
 
     def state(self, *, now: datetime) -> TokenState:
-        # Revoked first: a deliberate act says more than a date that also passed.
+        """Load the token with its user (select_related("user")) where many are shown."""
+        # Revoked first: a deliberate act says more than a date that also passed; and either outlasts the user's
+        # deactivation, which reactivating the user undoes.
         if self.revoked_at is not None:
             return TokenState.REVOKED
         if self.expires_at is not None and self.expires_at <= now:
             return TokenState.EXPIRED
+        if not self.user.is_active:
+            return TokenState.USER_DEACTIVATED
         return TokenState.ACTIVE
+
+
+def token_state_condition(state: TokenState, *, now: datetime) -> Q:
+    """The tokens `ApiToken.state` puts in `state`, as a condition on ApiToken rows (the admin's filter, the
+    tokens a user has that would be accepted)."""
+    live = Q(revoked_at__isnull=True) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    return {
+        TokenState.REVOKED: Q(revoked_at__isnull=False),
+        TokenState.EXPIRED: Q(revoked_at__isnull=True, expires_at__lte=now),
+        TokenState.USER_DEACTIVATED: live & Q(user__is_active=False),
+        TokenState.ACTIVE: live & Q(user__is_active=True),
+    }[TokenState(state)]

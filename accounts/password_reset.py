@@ -13,6 +13,14 @@ against the client's address (accounts.security.client_ip, as the sign-in lockou
 not the address belongs to anyone, so a refusal says nothing about accounts either. django-axes covers
 sign-in only.
 
+The same link sets an account's first password. A password is the only way to sign in to Factdesk (no single
+sign-on, no other backend), so an active account with an address and no usable password (made by `add_user`
+without --password-stdin, or in the admin with password-based authentication disabled) is sent the link like any
+other; Django's own lookup skips such accounts, which suits sites where they sign in some other way, and here left
+them no way in at all while the page said a link was on its way. The e-mail then says "set your password", not
+"reset". Nothing about the request changes, so it still tells nobody whether or how an account has a password:
+the job decides. Stopping someone signing in is deactivating their account, which no link undoes.
+
 Counts live in the cache (Redis with REDIS_URL, shared by every process; each process's memory otherwise
 or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SECONDS from the first request.
 """
@@ -20,10 +28,10 @@ or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SEC
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.tokens import default_token_generator
 from django.core import checks
 from django.core.cache import cache
@@ -94,20 +102,35 @@ def request_reset_link(*, email: str, client: str) -> None:
     enqueue_on_commit("accounts.jobs.send_reset_link", email)
 
 
-def send_reset_link(*, email: str) -> int:
-    """E-mail a reset link to each account that may reset its password by `email` (Django's
-    PasswordResetForm.get_users: active, a usable password, the address matching without regard to case);
-    nothing to an unknown or inactive address. Returns how many were sent; raises on SMTP errors (RQ retries,
-    each try with a fresh link; any one of them works, once).
+def accounts_with_address(email: str) -> list:
+    """The active accounts whose address is `email`, matched as Django's PasswordResetForm matches it (without
+    regard to case, after Unicode compatibility normalisation), with or without a usable password (see the
+    module's note)."""
+    user_model = get_user_model()
+    email_field = user_model.get_email_field_name()
+    found = user_model._default_manager.filter(**{f"{email_field}__iexact": email, "is_active": True})
+    return [user for user in found if _folded(getattr(user, email_field)) == _folded(email)]
 
-    The token is made here, when the e-mail goes: the link works once (the token dies with the password)
+
+def _folded(address: str) -> str:
+    return unicodedata.normalize("NFKC", address).casefold()
+
+
+def send_reset_link(*, email: str) -> int:
+    """E-mail a link to choose a password to each account of `accounts_with_address(email)`: a new password, or a
+    first one to an account that has none; nothing to an unknown or inactive address. Returns how many were sent;
+    raises on SMTP errors (RQ retries, each try with a fresh link; any one of them works, once).
+
+    The token is made here, when the e-mail goes: the link works once (the token dies with the password, a
+    first one included: an account without one has a random unusable hash, which setting one replaces)
     and for PASSWORD_RESET_TIMEOUT from now.
     """
     email_field = get_user_model().get_email_field_name()
     sent = 0
-    for user in PasswordResetForm().get_users(email):
+    for user in accounts_with_address(email):
         context = {
             "user": user,
+            "first_password": not user.has_usable_password(),
             "reset_url": public_reverse("accounts:password_reset_confirm", kwargs={
                 "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
                 "token": default_token_generator.make_token(user),

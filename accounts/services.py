@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from accounts.models import NAME_MAX_LENGTH, ApiToken, TokenState, User, hash_token
+from accounts.models import NAME_MAX_LENGTH, ApiToken, TokenState, User, hash_token, token_state_condition
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.refusals import Refusal
@@ -100,16 +100,14 @@ def issue_token(
 
 
 def tokens_of(*, user: User) -> QuerySet[ApiToken]:
-    """All of `user`'s tokens, newest first: active, expired and revoked alike."""
-    return ApiToken.objects.filter(user=user).order_by("-created_at", "-pk")
+    """All of `user`'s tokens, newest first: active, expired and revoked alike (with the user, whom a token's
+    state reads)."""
+    return ApiToken.objects.filter(user=user).select_related("user").order_by("-created_at", "-pk")
 
 
 def active_tokens_of(*, user: User, now: datetime | None = None) -> QuerySet[ApiToken]:
-    """`user`'s tokens that would be accepted now."""
-    now = now or timezone.now()
-    return tokens_of(user=user).filter(revoked_at__isnull=True).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-    )
+    """`user`'s tokens that would be accepted now (none while the user is deactivated)."""
+    return tokens_of(user=user).filter(token_state_condition(TokenState.ACTIVE, now=now or timezone.now()))
 
 
 def authenticate_token(*, raw: str, now: datetime | None = None) -> ApiToken:

@@ -114,9 +114,22 @@ def actor(event: AuditEvent) -> SafeString | str:
     return link("accounts.user", event.actor_id, event.actor_label)
 
 
+# What a change's field is called in a sentence, where its own name reads badly.
+FIELD_NAMES = {"is_active": "active", "is_staff": "staff status", "is_superuser": "superuser status",
+               "email": "e-mail address", "url": "address", "last_login": "last sign-in", "date_joined": "joined"}
+
+
+def describe_changes(changes: dict[str, list[str]]) -> str:
+    """An event's `changes` ({field: [old, new]}) in words: "role Page owner → Fact-checker; active yes → no"."""
+    def shown(name: str, value: str) -> str:
+        return (choice_label("accounts.User", "role", value) if name == "role" else value) or EMPTY
+
+    return "; ".join(f"{FIELD_NAMES.get(name, name.replace('_', ' '))} {shown(name, old)} → {shown(name, new)}"
+                     for name, (old, new) in changes.items())
+
+
 def _changes(data: dict) -> str:
-    changes = data.get("changes") or {}
-    return "; ".join(f"{name.replace('_', ' ')} {old or EMPTY} → {new}" for name, (old, new) in changes.items())
+    return describe_changes(data.get("changes") or {})
 
 
 def _action_created(e: AuditEvent, n: EventNames, d: dict) -> str:
@@ -160,6 +173,25 @@ def _page(e: AuditEvent, n: EventNames, d: dict) -> str:
     return format_html("{} {} {} as a politician's page", actor(e), marked, n.page(e.target_id))
 
 
+def _user_created(e: AuditEvent, n: EventNames, d: dict) -> str:
+    user = _target(f"user {d['username']}" if d.get("username") else "a user")(e)
+    role = choice_label("accounts.User", "role", d.get("role")).lower()
+    place = f", {d['organisation']}" if d.get("organisation") else ""
+    return format_html("{} created {} ({}{})", actor(e), user, role, place)
+
+
+def _organisation(e: AuditEvent, n: EventNames, d: dict) -> str:
+    organisation = _target(f"organisation {d.get('name') or e.target_id}")(e)
+    done = "created" if d.get("created") else "changed"
+    return format_html("{} {} {}: {}", actor(e), done, organisation, _changes(d))
+
+
+def _page_owners(e: AuditEvent, n: EventNames, d: dict) -> str:
+    old, new = (d.get("changes") or {}).get("owners", ["", ""])
+    return format_html("{} changed who owns {}: {} → {}", actor(e), n.page(e.target_id), old or "nobody",
+                       new or "nobody")
+
+
 def _standing(e: AuditEvent, n: EventNames, d: dict) -> str:
     state = "is now a repeat offender" if d.get("repeat_offender") else "is no longer a repeat offender"
     return format_html("{} {}", n.page(e.target_id), state)
@@ -193,8 +225,12 @@ def _routed(e: AuditEvent, n: EventNames, d: dict) -> str:
     return format_html("{} in the fact-checkers' queue: now {}", n.post(e.post_id), to)
 
 SENTENCES: dict[str, Sentence] = {
-    AuditVerb.USER_CREATED: lambda e, n, d: format_html("{} created {} ({})", actor(e), _target("a user")(e),
-                                                        str(d.get("role", "")).replace("_", " ")),
+    AuditVerb.USER_CREATED: _user_created,
+    AuditVerb.USER_CHANGED: lambda e, n, d: format_html("{} changed {}: {}", actor(e),
+                                                        _target(f"user {d.get('username', '')}")(e), _changes(d)),
+    AuditVerb.USER_DELETED: lambda e, n, d: format_html("{} deleted user {}", actor(e), d.get("username", "")),
+    AuditVerb.ORGANISATION_CHANGED: _organisation,
+    AuditVerb.PAGE_OWNERS_CHANGED: _page_owners,
     AuditVerb.TOKEN_ISSUED: lambda e, n, d: format_html("{} issued {}", actor(e), _target("an API token")(e)),
     AuditVerb.TOKEN_REVOKED: lambda e, n, d: format_html("{} revoked {}", actor(e), _target("an API token")(e)),
     AuditVerb.FLAG_RECEIVED: _flag_received,

@@ -16,6 +16,10 @@ from core.formatting import moment
 
 class AuditVerb(models.TextChoices):
     USER_CREATED = "user.created", "User created"
+    USER_CHANGED = "user.changed", "User's account or access changed"
+    USER_DELETED = "user.deleted", "User deleted"
+    ORGANISATION_CHANGED = "organisation.changed", "Organisation created or changed"
+    PAGE_OWNERS_CHANGED = "page.owners_changed", "Page's owners changed"
     TOKEN_ISSUED = "token.issued", "API token issued"
     TOKEN_REVOKED = "token.revoked", "API token revoked"
     FLAG_RECEIVED = "flag.received", "Flag received"

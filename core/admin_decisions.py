@@ -41,15 +41,37 @@ CHANGE_FORM_TEMPLATE = "admin/factdesk/change_form.html"
 TOO_LONG = f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d)."
 
 
-class ReasonForm(forms.Form):
-    reason = WrittenText(
-        label="Reason",
+def reason_field(*, label: str = "Reason", help_text: str,
+                 required_message: str = "A reason is required: every staff decision records why.") -> WrittenText:
+    """The reason a staff form asks for: what a person writes for the record (core.reasons), at most MAX_REASON
+    characters, a form error next to the field otherwise."""
+    return WrittenText(
+        label=label,
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
-        help_text="Recorded with the decision in the audit log and shown where the decision is explained.",
+        help_text=help_text,
         # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
         validators=[MaxLengthValidator(MAX_REASON, TOO_LONG), refuse_control_characters],
-        error_messages={"required": "A reason is required: every staff decision records why."},
+        error_messages={"required": required_message},
     )
+
+
+class AsksReason(admin.ModelAdmin):
+    """An admin whose forms declare a `reason` (reason_field) among their fields or fieldsets: the field is left off
+    the page of someone who may only view the row, where Django would look it up on the model and fail."""
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        may_save = self.has_change_permission(request, obj) if obj is not None else self.has_add_permission(request)
+        if may_save:
+            return fieldsets
+        shown = [(name, {**options, "fields": [f for f in options["fields"] if f != "reason"]})
+                 for name, options in fieldsets]
+        return [(name, options) for name, options in shown if options["fields"]]
+
+
+class ReasonForm(forms.Form):
+    reason = reason_field(
+        help_text="Recorded with the decision in the audit log and shown where the decision is explained.")
 
 
 @dataclass(frozen=True)

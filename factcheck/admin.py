@@ -1,7 +1,7 @@
-"""The review side in the admin: staff find anything fast and read it; nothing here is hand-edited
-but a fact-checker's organisation (its Membership, an inline on accounts' user page) and an organisation's
-coverage. Either change, or a user's role or active flag, ends the claims the people concerned may no longer
-hold (factcheck.claims.end_claims_beyond_reach), in the same transaction as the save.
+"""The review side in the admin: staff find anything fast and read it; nothing here is hand-edited but
+people's place: users with their organisation (factcheck.admin_people, which registers the user pages), an
+organisation's name and coverage, and a page's owners, each saved through factcheck.member_changes with a reason
+and audited with its old and new values.
 
 Posts and flags come from the platform, claims and ratings from fact-checkers, so their pages are
 read-only for everyone. Big tables (posts, flags, claims, ratings) search one index at a time
@@ -13,6 +13,7 @@ never imports moderation.
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.urls import reverse
@@ -20,8 +21,6 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 
-from accounts.admin import FactdeskUserAdmin
-from accounts.models import User
 from audit.admin import sentences
 from audit.models import AuditEvent
 from core.admin_base import (
@@ -35,11 +34,13 @@ from core.admin_base import (
     shown_as,
     when,
 )
+from core.admin_decisions import AsksReason
 from core.paging import plain_number
 from factcheck.admin_actions import PoliticianPageActions
-from factcheck.claims import end_claims_beyond_reach
+from factcheck.admin_people import people_reason  # and, importing it, the user pages
+from factcheck.member_changes import change_organisation, set_page_owners
 from factcheck.members import organisation_of
-from factcheck.models import Claim, Flag, FlagSource, Match, Membership, Organisation, Page, Post, Rating, Verdict
+from factcheck.models import Claim, Flag, FlagSource, Match, Organisation, Page, Post, Rating, Verdict
 from factcheck.selectors import flag_counts, recent_flags
 from factcheck.staff_search import find_posts
 
@@ -108,20 +109,45 @@ class RatedByFilter(admin.SimpleListFilter):
         return queryset
 
 
+class OrganisationForm(forms.ModelForm):
+    url = forms.URLField(label="URL", required=False, max_length=200, assume_scheme="https")
+    reason = people_reason()
+
+    class Meta:
+        model = Organisation
+        fields = ("name", "url", "languages", "countries")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].required = self.instance.pk is not None  # a new organisation changes nobody's work
+
+
 @admin.register(Organisation)
-class OrganisationAdmin(FastListAdmin):
+class OrganisationAdmin(AsksReason, FastListAdmin):
+    """Saved through factcheck.member_changes.change_organisation: its coverage decides what its members may claim
+    and rate, so each change is audited with the old and new lists and the reason."""
+
+    form = OrganisationForm
     list_display = ("name", "url", "languages", "countries")
     search_fields = ("name",)
 
     def save_model(self, request, obj: Organisation, form, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        if change:  # its coverage may have narrowed past posts its members hold
-            end_claims_beyond_reach(reviewer_ids=list(obj.memberships.values_list("user_id", flat=True)),
-                                    actor=request.user)
+        change_organisation(organisation=obj, by=request.user, reason=form.cleaned_data.get("reason", ""))
+
+
+class PageOwnersForm(forms.ModelForm):
+    reason = people_reason()
+
+    class Meta:
+        model = Page
+        fields = ("owners",)
 
 
 @admin.register(Page)
-class PageAdmin(PoliticianPageActions, FastListAdmin):  # mark/unmark actions and buttons
+class PageAdmin(PoliticianPageActions, AsksReason, FastListAdmin):  # mark/unmark actions and buttons
+    """Only a page's owners are edited here, through factcheck.member_changes.set_page_owners (audited, with a
+    reason); whether it is a politician's is a staff decision (PoliticianPageActions)."""
+
     list_display = ("name", "external_id", "is_politician", "repeat_offender", "created_at")
     list_filter = ("is_politician", ("standing__is_repeat_offender", admin.BooleanFieldListFilter), "created_at")
     # standing is the reverse one-to-one the decision side keeps; reading it is not importing it.
@@ -130,7 +156,23 @@ class PageAdmin(PoliticianPageActions, FastListAdmin):  # mark/unmark actions an
     search_fields = ("external_id__exact", "name__istartswith")
     search_help_text = "Exact external id, or the start of the page name."
     raw_id_fields = ("owners",)
+    form = PageOwnersForm
     readonly_fields = ("external_id", "name", "is_politician", "created_at")
+
+    def get_fields(self, request, obj=None):
+        # The page as it is (and what the decision side adds to it) first, then what may change here, and why.
+        fields = super().get_fields(request, obj)
+        editable = [name for name in ("owners", "reason") if name in fields]
+        return [*(name for name in fields if name not in editable), *editable]
+
+    def save_model(self, request, obj: Page, form, change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+        # A page's own fields are read-only here; its owners are saved in save_related.
+
+    def save_related(self, request, form, formsets, change: bool) -> None:
+        set_page_owners(page_id=form.instance.pk, by=request.user, owners=form.cleaned_data["owners"],
+                        reason=form.cleaned_data.get("reason", ""))
 
     @admin.display(description="repeat offender", boolean=True)
     def repeat_offender(self, page: Page) -> bool:
@@ -352,38 +394,3 @@ class MatchAdmin(PostSearch, ReadOnlyAdmin):
     search_help_text = f"{POST_SEARCH_HELP} These find the copy; the claim's first post by its exact external id."
     raw_id_fields = ("post", "source", "decided_by")
 
-
-class MembershipInline(admin.StackedInline):
-    """A fact-checker's organisation, edited on the user's page (the user admin is accounts', which sits
-    below factcheck and cannot name it)."""
-
-    model = Membership
-    can_delete = True
-    extra = 0
-    max_num = 1
-    verbose_name = "organisation"
-    fields = ("organisation", "joined_at")
-
-
-@admin.display(description="organisation", ordering="membership__organisation__name")
-def user_organisation(user) -> str:
-    return str(organisation_of(user) or "")
-
-
-admin.site.unregister(User)
-
-
-@admin.register(User)
-class MemberUserAdmin(FactdeskUserAdmin):
-    """accounts' user pages, with a fact-checker's organisation: its column, filter and inline, which accounts
-    (a layer below factcheck) cannot name."""
-
-    inlines = (*FactdeskUserAdmin.inlines, MembershipInline)
-    list_display = ("username", "email", "role", user_organisation, "is_staff", "is_active")
-    list_filter = (*FactdeskUserAdmin.list_filter, "membership__organisation")
-    list_select_related = ("membership__organisation",)
-
-    def save_related(self, request, form, formsets, change: bool) -> None:
-        super().save_related(request, form, formsets, change)  # the membership inline is saved by now
-        if change:
-            end_claims_beyond_reach(reviewer_ids=[form.instance.pk], actor=request.user)

@@ -151,8 +151,8 @@ def end_claims_beyond_reach(*, reviewer_ids: list[int], actor, now: datetime | N
     out of it until the lease ran out, and told colleagues "Another reviewer holds the claim"); audited as released,
     by `actor` with the reason; the reviewer's draft is kept. Returns how many ended.
 
-    Not durable: Django's admin saves the change inside its own transaction and calls this in it, so the access
-    and the claims change together. Locks the claims' posts in id order, as `take_out_of_queue` does
+    Not durable: factcheck.member_changes calls it inside the transaction of staff's change (the admin's save), so
+    the access and the claims change together. Locks the claims' posts in id order, as `take_out_of_queue` does
     (docs/concurrency.md), after the admin's writes of the user, membership or organisation rows."""
     now = now or timezone.now()
     held = Claim.objects.filter(reviewer_id__in=reviewer_ids, status=ClaimStatus.ACTIVE)

@@ -1,9 +1,10 @@
 """Users' place in Factdesk: a fact-checker's organisation (its Membership), a page owner's pages.
 
 Here rather than in accounts because it names organisations and pages: accounts sits below the
-review side and never imports it. organisation_of is the one way to read a user's organisation;
-organisation_to_act_for refuses a fact-checker who has none (staff can leave one so in the admin),
-who may read nothing of the fact-checkers' pages and act on nothing.
+review side and never imports it. organisation_of is the one way to read a user's organisation, check_place the
+one rule of who has one; organisation_to_act_for refuses a fact-checker who has none (staff could leave one so in
+the admin before check_place), who may read nothing of the fact-checkers' pages and act on nothing. Staff's later
+changes to people (audited) are factcheck.member_changes'.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.models import Role, User
@@ -70,6 +72,41 @@ def add_membership(*, user: User, organisation: Organisation) -> Membership:
     return membership
 
 
+# The codes of check_place's refusals, by which each interface words its own way to put it right.
+NEEDS_ORGANISATION = "needs_organisation"
+NOT_A_FACTCHECKER = "organisation_not_for_role"
+
+
+def check_place(*, role: str, placed: bool) -> None:
+    """A fact-checker belongs to an organisation (whose coverage they work in and whose ratings theirs are), and
+    nobody else does: ValidationError otherwise, coded NEEDS_ORGANISATION or NOT_A_FACTCHECKER. `placed`: whether
+    the user is, or is about to be, a member of one.
+
+    The rule's one home: create_user (`add_user`, the admin's add page) and the admin's user page call it. The
+    membership is its own table, and a check constraint cannot span two tables."""
+    if role == Role.FACTCHECKER and not placed:
+        raise ValidationError("A fact-checker must belong to a fact-checking organisation.", code=NEEDS_ORGANISATION)
+    if role != Role.FACTCHECKER and placed:
+        label = Role(role).label.lower() if role in Role.values else "user without a role"
+        raise ValidationError(f"Only a fact-checker belongs to an organisation, not a {label}.",
+                              code=NOT_A_FACTCHECKER)
+
+
+def place_member(*, user: User, organisation: Organisation | None) -> None:
+    """Make `user` a member of `organisation`, moving it from another (it joins the new one now), or of none.
+
+    In the caller's transaction, which holds the user's lock (factcheck.member_changes)."""
+    current = Membership.objects.filter(user=user).first()
+    if organisation is None:
+        if current is not None:
+            current.delete()
+    elif current is None:
+        Membership.objects.create(user=user, organisation=organisation)
+    elif current.organisation_id != organisation.pk:
+        current.organisation, current.joined_at = organisation, timezone.now()
+        current.save(update_fields=["organisation", "joined_at"])
+
+
 @transaction.atomic
 def create_user(
     *,
@@ -80,11 +117,12 @@ def create_user(
     page_external_ids: list[str] | None = None,
     email: str = "",
     is_active: bool = True,
+    by: User | None = None,
 ) -> User:
-    """A user with one role and its place (a fact-checker's organisation, a page owner's pages), audited.
+    """A user with one role and its place (a fact-checker's organisation, a page owner's pages), audited as made
+    by `by` (staff in the admin), or by Factdesk (`add_user`, the demo seed, an import).
 
-    A fact-checker must have an organisation: a ValidationError otherwise. This is the rule's only
-    enforcement: the membership is its own table, and a check constraint cannot span two tables.
+    A fact-checker must have an organisation, and nobody else has one (check_place): a ValidationError otherwise.
     An organisation that does not exist is made (it covers every language and country until staff set its
     coverage: `manage.py add_user` says so); one that differs from an existing one only in case or surrounding
     spaces is refused, naming it: "--org verifact" had made a second organisation covering everything.
@@ -94,13 +132,12 @@ def create_user(
     _check_username_and_email(username, email)
     if User.objects.filter(username=username).exists():
         raise ValidationError(f"a user named {username!r} already exists")
-    organisation = None
-    if role == Role.FACTCHECKER:
-        if not organisation_name:
-            raise ValidationError("a fact-checker needs --org NAME")
-        organisation = _organisation_named(organisation_name)
-    elif organisation_name:
-        raise ValidationError("--org is only for fact-checkers")
+    try:
+        check_place(role=role, placed=bool(organisation_name))
+    except ValidationError as refused:
+        raise ValidationError({NEEDS_ORGANISATION: "a fact-checker needs --org NAME",
+                               NOT_A_FACTCHECKER: "--org is only for fact-checkers"}[refused.code]) from refused
+    organisation = _organisation_named(organisation_name) if organisation_name else None
     if page_external_ids and role != Role.PAGE_OWNER:
         raise ValidationError("--page is only for page owners")
     user = User(username=username, role=role, email=email, is_active=is_active)
@@ -117,7 +154,10 @@ def create_user(
     for external_id in page_external_ids or []:
         page, _ = Page.objects.get_or_create(external_id=external_id, defaults={"name": external_id})
         page.owners.add(user)
-    record_event(actor=None, verb=AuditVerb.USER_CREATED, target=user, data={"role": role})
+    record_event(actor=by, verb=AuditVerb.USER_CREATED, target=user, data={
+        "username": username, "role": role, "organisation": organisation.name if organisation else "",
+        "password": "set" if password else "none",
+    })
     return user
 
 

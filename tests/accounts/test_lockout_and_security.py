@@ -44,10 +44,33 @@ def test_five_wrong_passwords_lock_the_account_from_that_address_even_for_the_ri
     assert "Sign-in locked for an hour" in locked.content.decode()
     right = sign_in(client, user.username, PASSWORD)
     assert right.status_code == 429 and "_auth_user_id" not in client.session
-    # Locking, and each refused attempt while locked, are in the audit log.
+    # The lockout is in the audit log, once: the refused attempt after it adds nothing.
     events = list(AuditEvent.objects.filter(verb="login.locked").order_by("id"))
-    assert len(events) == 2
+    assert len(events) == 1
     assert events[0].data == {"username": user.username, "ip_address": "10.1.1.1"}
+
+
+def test_a_lockout_is_one_audit_event_however_many_attempts_it_refuses():
+    client = Client()
+    refused = [sign_in(client, "nobody-here", "guess").status_code for _ in range(40)]
+
+    assert refused.count(429) == 36  # the 5th attempt locked the pair, the 35 after it were refused
+    events = AuditEvent.objects.filter(verb="login.locked")
+    assert events.count() == 1
+    attempt = AccessAttempt.objects.get(username="nobody-here")
+    assert (events.get().target_type, events.get().target_id) == ("axes.accessattempt", str(attempt.pk))
+
+
+def test_a_lockout_after_the_last_one_ended_is_audited_again():
+    user = FactCheckerFactory()
+    for _ in range(7):
+        sign_in(Client(), user.username, "wrong-password")
+    # The cool-off passes: axes forgets the pair's attempts, as unlocking does.
+    AccessAttempt.objects.filter(username=user.username).delete()
+    for _ in range(7):
+        sign_in(Client(), user.username, "wrong-password")
+
+    assert AuditEvent.objects.filter(verb="login.locked").count() == 2
 
 
 def test_the_lockout_is_per_username_and_address():

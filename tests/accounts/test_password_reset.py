@@ -22,6 +22,7 @@ from django.urls import set_script_prefix
 
 from accounts import jobs
 from accounts.password_reset import PER_ADDRESS, PER_CLIENT
+from factcheck.members import create_user
 from tests.factories import PASSWORD, FactCheckerFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -120,17 +121,33 @@ def test_the_request_enqueues_the_same_job_for_a_known_and_an_unknown_address_an
     assert [m.to for m in sent()] == [[rita.email]]
 
 
-def test_the_job_sends_nothing_to_an_inactive_account_or_one_without_a_usable_password(ask, sent):
+def test_the_job_sends_nothing_to_an_inactive_account(ask, sent):
     UserFactory(username="gone", email="gone@verifact.example", is_active=False)
-    keyless = UserFactory(username="keyless", email="keyless@verifact.example")
-    keyless.set_unusable_password()
-    keyless.save(update_fields=["password"])
 
-    for address in ("gone@verifact.example", "keyless@verifact.example"):
-        assert ask(Client(), address).status_code == 302
+    assert ask(Client(), "gone@verifact.example").status_code == 302
 
-    assert len(queued_notices()) == 2
+    assert len(queued_notices()) == 1
     assert sent() == []
+
+
+def test_an_account_without_a_password_is_sent_a_link_to_set_its_first_one(client, ask, sent):
+    # As `add_user` without --password-stdin, or the admin with password-based authentication disabled, make it.
+    create_user(username="nadia", role="page_owner", password=None, email="nadia@pages.example")
+
+    asked = ask(client, "Nadia@Pages.example")
+
+    assert asked["Location"] == "/accounts/password-reset/sent/"
+    (message,) = sent()
+    assert message.to == ["nadia@pages.example"] and message.subject == "Set your Factdesk password"
+    assert "nadia, which has none yet" in message.body and "Set your password here" in message.body
+    assert "reset" not in message.body.replace("/accounts/reset/", "")
+    page = client.get(link_in(message), follow=True).content.decode()
+    assert "Choose your password" in page and "which has none yet" in page
+
+    done = set_password(client, link_in(message))
+
+    assert done["Location"] == "/accounts/reset/done/"
+    assert Client().post("/accounts/login/", {"username": "nadia", "password": NEW_PASSWORD}).status_code == 302
 
 
 def test_the_link_works_once(client, rita, ask, sent):

@@ -100,6 +100,22 @@ def test_list_tokens_shows_a_table_of_the_users_tokens_newest_first(platform_use
     assert "someone else's" not in out
 
 
+def test_list_tokens_says_a_deactivated_users_tokens_are_refused(platform_user):
+    live, raw = issued(platform_user, name="poller")
+    gone, _ = issued(platform_user, name="old laptop", revoked_at=timezone.now())
+    platform_user.is_active = False
+    platform_user.save(update_fields=["is_active"])
+
+    out, _ = run("list_tokens", platform_user.username)
+
+    assert_401(bearer(raw).get("/api/v1/decisions"), "unauthorized")
+    rows = {line.split()[0]: line for line in out.strip().splitlines() if line.startswith("fd_")}
+    assert "(refused: user deactivated)" in rows[live.prefix]
+    assert "deactivated" not in rows[gone.prefix]  # revoked says more, and stays so if the user is reactivated
+    assert out.strip().splitlines()[-1] == (f"{platform_user.username} is deactivated: the API refuses every one "
+                                            "of these tokens (401) until the account is active again.")
+
+
 def test_list_tokens_of_a_user_without_tokens_says_so(platform_user):
     out, _ = run("list_tokens", platform_user.username)
 

@@ -128,6 +128,25 @@ def test_the_token_list_filters_by_state_and_shows_each_tokens_dates(ts_client, 
         assert column in body
 
 
+def test_a_deactivated_users_token_is_shown_refused_in_the_list_its_filter_and_its_page(ts_client):
+    _, client = ts_client
+    gone_user, kept_user = PlatformUserFactory(), PlatformUserFactory()
+    refused, raw = issued(gone_user, name="poller")
+    kept, _ = issued(kept_user, name="kept")
+    User.objects.filter(pk=gone_user.pk).update(is_active=False)
+
+    assert_401(bearer(raw).get(TOKENS), "unauthorized")  # what the API does with it
+    listing = client.get(ADMIN_TOKENS).content.decode()
+    row = listing[listing.index(f">{refused.prefix}<"):].split("</tr>")[0]
+    assert "Refused: user deactivated" in row and ">Active<" not in row
+    active = client.get(ADMIN_TOKENS, {"state": "active"}).content.decode()
+    assert f">{kept.prefix}<" in active and f">{refused.prefix}<" not in active
+    deactivated = client.get(ADMIN_TOKENS, {"state": "user_deactivated"}).content.decode()
+    assert f">{refused.prefix}<" in deactivated and f">{kept.prefix}<" not in deactivated
+    page = client.get(f"{ADMIN_TOKENS}{refused.pk}/change/").content.decode()
+    assert "Refused: user deactivated" in page
+
+
 def test_the_token_list_takes_a_fixed_number_of_queries(ts_client, django_assert_max_num_queries):
     _, client = ts_client
     for _ in range(30):

@@ -1,4 +1,7 @@
-"""`manage.py list_tokens USERNAME`: a table of the user's API tokens, newest first (never their values)."""
+"""`manage.py list_tokens USERNAME`: a table of the user's API tokens, newest first (never their values).
+
+A deactivated user's tokens are refused whatever their dates say (accounts.models.TokenState): the table says
+so under itself, and of each token that would otherwise be accepted."""
 
 from __future__ import annotations
 
@@ -24,13 +27,20 @@ class Command(BaseCommand):
         rows = []
         for token in tokens_of(user=user):
             expires = moment(token.expires_at, empty="never")
-            if token.state(now=now) == TokenState.EXPIRED:
+            state = token.state(now=now)
+            if state == TokenState.EXPIRED:
                 expires += " (expired)"
+            revoked = moment(token.revoked_at)
+            if state == TokenState.USER_DEACTIVATED:
+                revoked += f" ({TokenState.USER_DEACTIVATED.label.lower()})"
             rows.append((token.prefix, token.name or "-", moment(token.created_at),
-                         moment(token.last_used_at, empty="never"), expires, moment(token.revoked_at)))
+                         moment(token.last_used_at, empty="never"), expires, revoked))
         if not rows:
             self.stdout.write(f"{user.username} has no API tokens.")
             return
         widths = [max(len(row[i]) for row in (COLUMNS, *rows)) for i in range(len(COLUMNS))]
         for row in (COLUMNS, *rows):
             self.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        if not user.is_active:
+            self.stdout.write(f"{user.username} is deactivated: the API refuses every one of these tokens (401) "
+                              "until the account is active again.")

@@ -31,7 +31,8 @@ class Command(BaseCommand):
         parser.add_argument("--email", default="")
         parser.add_argument(
             "--password-stdin", action="store_true",
-            help="read the password from standard input; without it the user cannot log in (API tokens only)",
+            help=("read the password from standard input; without it the user has none until they set one with the "
+                  "link /accounts/password-reset/ sends to --email (API tokens only, without an address)"),
         )
 
     def handle(self, *args, **options) -> None:

@@ -1,0 +1,186 @@
+"""Staff's changes to people and their access, each one audit event with the old and new values and why.
+
+What the admin's user, organisation and page pages call (factcheck.admin_people, factcheck.admin): a user's
+account (role, active, staff and superuser status, groups, permissions, names, address, password, dates) and
+organisation, deleting a user, an organisation's name, address and coverage, a page's owners. Each function
+locks the row it changes, reads what the log records of it before and after the change, and writes one event
+of what differs (none when nothing does), through audit.services. Creating a user is factcheck.members'
+create_user, and the rule of a user's place (a fact-checker belongs to an organisation) its check_place.
+
+Not durable: the admin saves each change inside a transaction of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import Group, Permission
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from accounts.models import User
+from audit.models import AuditVerb
+from audit.services import record_event
+from factcheck.claims import end_claims_beyond_reach
+from factcheck.members import check_place, place_member
+from factcheck.models import Membership, Organisation, Page
+
+# The user's own columns staff may change; change_user saves no other, so nothing changes unrecorded.
+USER_FIELDS = ("username", "first_name", "last_name", "email", "role", "is_active", "is_staff", "is_superuser",
+               "last_login", "date_joined")
+ORGANISATION_FIELDS = ("name", "url", "languages", "countries")
+Changes = dict[str, list[str]]  # field -> [old, new], as text
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(item) for item in value)
+    return "" if value is None else str(value)
+
+
+def access_of(user: User) -> dict[str, str]:
+    """What the audit log records of a user, each as text: its columns in USER_FIELDS, whether it has a password
+    ("set" or "none"), its groups, its own permissions and its organisation."""
+    membership = Membership.objects.filter(user=user).select_related("organisation").first()
+    return {
+        **{name: _text(getattr(user, name)) for name in USER_FIELDS},
+        "password": "set" if user.has_usable_password() else "none",
+        "groups": ", ".join(sorted(user.groups.values_list("name", flat=True))),
+        "permissions": ", ".join(sorted(
+            f"{app}.{codename}" for app, codename in
+            user.user_permissions.values_list("content_type__app_label", "codename"))),
+        "organisation": membership.organisation.name if membership else "",
+    }
+
+
+def _differences(before: Mapping[str, str], after: Mapping[str, str]) -> Changes:
+    return {name: [before.get(name, ""), value] for name, value in after.items() if before.get(name, "") != value}
+
+
+def _locked_user(user_id: int) -> User:
+    # NO KEY: claims, ratings and audit rows reference users, and no change here touches the key. Two staff
+    # saving one user serialise, so each event's old values are what the other left. See docs/concurrency.md.
+    return User.objects.select_for_update(no_key=True).get(pk=user_id)
+
+
+@dataclass
+class UserChange:
+    user: User
+    changes: Changes = field(default_factory=dict)
+
+
+@contextmanager
+def recording_user_change(*, user_id: int, by: User, reason: str = "") -> Iterator[UserChange]:
+    """A user, locked, for the caller to change inside the block; on leaving it, one USER_CHANGED event of what
+    changed (the password as "set", "none" or "changed", never its hash), found in `.changes`.
+
+    For the changes this module makes (change_user) and for the one Django's admin makes itself (the user's
+    password page), which is read back from the database, whatever instance it saved."""
+    with transaction.atomic():
+        user = _locked_user(user_id)
+        before, before_hash = access_of(user), user.password
+        change = UserChange(user=user)
+        yield change
+        stored = User.objects.get(pk=user_id)
+        change.changes = _differences(before, access_of(stored))
+        if stored.password != before_hash and "password" not in change.changes:
+            change.changes["password"] = ["set", "changed"]
+        if change.changes:
+            record_event(actor=by, verb=AuditVerb.USER_CHANGED, target=stored, reason=reason,
+                         data={"username": stored.username, "changes": change.changes})
+
+
+def change_user(
+    *,
+    user_id: int,
+    by: User,
+    values: Mapping[str, Any],
+    organisation: Organisation | None,
+    groups: Iterable[Group] | None = None,
+    permissions: Iterable[Permission] | None = None,
+    reason: str = "",
+) -> Changes:
+    """Staff's change of a user (the admin's user page): the columns in `values` (of USER_FIELDS), its groups
+    and its own permissions when given (None: unchanged), and its organisation (None: none), as one audited
+    change. Refused (ValidationError, nothing saved) when the user would be a fact-checker without an
+    organisation, or in one without being a fact-checker (check_place). Returns what changed."""
+    unknown = set(values) - set(USER_FIELDS)
+    if unknown:
+        raise ValueError(f"change_user changes only {', '.join(USER_FIELDS)}, not {', '.join(sorted(unknown))}")
+    with recording_user_change(user_id=user_id, by=by, reason=reason) as change:
+        user = change.user
+        for name, value in values.items():
+            setattr(user, name, value)
+        check_place(role=user.role, placed=organisation is not None)
+        if values:
+            user.save(update_fields=list(values))
+        if groups is not None:
+            user.groups.set(groups)
+        if permissions is not None:
+            user.user_permissions.set(permissions)
+        place_member(user=user, organisation=organisation)
+        # A role, active flag or organisation changed: the claims the user may no longer hold end with the change.
+        end_claims_beyond_reach(reviewer_ids=[user_id], actor=by)
+    return change.changes
+
+
+@transaction.atomic
+def delete_user(*, user_id: int, by: User, reason: str = "") -> None:
+    """Delete a user (staff, in the admin), audited with what the account was. Staff cannot delete their own
+    account (the event names them as its actor); a user named in the history (who made a rating, acted in the
+    audit log) cannot be deleted at all, which the admin says before anyone confirms."""
+    if user_id == by.pk:
+        raise ValidationError("You cannot delete your own account.", code="own_account")
+    user = _locked_user(user_id)
+    record_event(actor=by, verb=AuditVerb.USER_DELETED, target=user, reason=reason,
+                 data={"username": user.username, "was": access_of(user)})
+    user.delete()
+
+
+@transaction.atomic
+def change_organisation(*, organisation: Organisation, by: User, reason: str = "") -> Changes:
+    """Save staff's change of an organisation, or a new one: its name, address and coverage (the languages and
+    countries its fact-checkers may claim and rate in), audited with the old and new values. Returns what
+    changed."""
+    before: dict[str, str] = {}
+    if organisation.pk is not None:
+        # NO KEY: members and ratings reference the organisation, and its key does not change (docs/concurrency.md).
+        stored = Organisation.objects.select_for_update(no_key=True).get(pk=organisation.pk)
+        before = {name: _text(getattr(stored, name)) for name in ORGANISATION_FIELDS}
+        organisation.save(update_fields=list(ORGANISATION_FIELDS))
+    else:
+        organisation.save()
+    after = {name: _text(getattr(organisation, name)) for name in ORGANISATION_FIELDS}  # as save() normalised them
+    changes = _differences(before, after)
+    if before:  # its coverage may have narrowed past posts its members hold: those claims end with the change
+        end_claims_beyond_reach(reviewer_ids=list(organisation.memberships.values_list("user_id", flat=True)),
+                                actor=by)
+    if changes:
+        record_event(actor=by, verb=AuditVerb.ORGANISATION_CHANGED, target=organisation, reason=reason,
+                     data={"name": organisation.name, "created": not before, "changes": changes})
+    return changes
+
+
+@transaction.atomic
+def set_page_owners(*, page_id: int, by: User, owners: Iterable[User], reason: str = "") -> Changes:
+    """Give a page these owners (staff, in the admin: ownership moved to another account), audited with who owned
+    it before and after. Returns what changed."""
+    # NO KEY: owners are rows of their own, so posts arriving on the page meanwhile need not wait (set_politician's
+    # full lock is for them). Two changes of one page's owners serialise (docs/concurrency.md).
+    page = Page.objects.select_for_update(no_key=True).get(pk=page_id)
+    before = {"owners": ", ".join(sorted(page.owners.values_list("username", flat=True)))}
+    page.owners.set(owners)
+    changes = _differences(before, {"owners": ", ".join(sorted(page.owners.values_list("username", flat=True)))})
+    if changes:
+        record_event(actor=by, verb=AuditVerb.PAGE_OWNERS_CHANGED, target=page, reason=reason,
+                     data={"page": page.pk, "changes": changes})
+    return changes
+
