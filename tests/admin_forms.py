@@ -42,9 +42,10 @@ def change_form_data(response) -> dict[str, Any]:
 
 def save_user(admin_client, user, **changes) -> None:
     """Staff change `user` on its admin page (its membership inline included: "membership-0-organisation") and
-    save; a change to None unticks a box (an unticked box is not posted)."""
+    save, with a reason; a change to None unticks a box (an unticked box is not posted)."""
     url = f"/admin/accounts/user/{user.pk}/change/"
     data = change_form_data(admin_client.get(url))
+    data["reason"] = "Staff's change in a test."  # every change of a person's access says why (the form asks)
     for name, value in changes.items():
         if value is None:
             data.pop(name, None)
