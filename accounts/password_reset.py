@@ -14,12 +14,13 @@ not the address belongs to anyone, so a refusal says nothing about accounts eith
 sign-in only.
 
 The same link sets an account's first password. A password is the only way to sign in to Factdesk (no single
-sign-on, no other backend), so an active account with an address and no usable password (made by `add_user`
-without --password-stdin, or in the admin with password-based authentication disabled) is sent the link like any
-other; Django's own lookup skips such accounts, which suits sites where they sign in some other way, and here left
-them no way in at all while the page said a link was on its way. The e-mail then says "set your password", not
-"reset". Nothing about the request changes, so it still tells nobody whether or how an account has a password:
-the job decides. Stopping someone signing in is deactivating their account, which no link undoes.
+sign-on, no other backend), so an active account with an address that has never had one and never signed in (made
+by `add_user` without --password-stdin, or in the admin with password-based authentication disabled) is sent the
+link like any other; Django's own lookup skips such accounts, which suits sites where they sign in some other way,
+and here left them no way in at all while the page said a link was on its way. The e-mail then says "set your
+password", not "reset". An account that has signed in and whose password staff disabled since gets nothing, as in
+Django: the admin's "Disabled" keeps them out (deactivating the account is the plain way). Nothing about the
+request changes, so it still tells nobody whether or how an account has a password: the job decides.
 
 Counts live in the cache (Redis with REDIS_URL, shared by every process; each process's memory otherwise
 or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SECONDS from the first request.
@@ -104,12 +105,13 @@ def request_reset_link(*, email: str, client: str) -> None:
 
 def accounts_with_address(email: str) -> list:
     """The active accounts whose address is `email`, matched as Django's PasswordResetForm matches it (without
-    regard to case, after Unicode compatibility normalisation), with or without a usable password (see the
-    module's note)."""
+    regard to case, after Unicode compatibility normalisation), with a usable password, or without one if they have
+    never signed in (a first password: the module's note)."""
     user_model = get_user_model()
     email_field = user_model.get_email_field_name()
     found = user_model._default_manager.filter(**{f"{email_field}__iexact": email, "is_active": True})
-    return [user for user in found if _folded(getattr(user, email_field)) == _folded(email)]
+    return [user for user in found if _folded(getattr(user, email_field)) == _folded(email)
+            and (user.has_usable_password() or user.last_login is None)]
 
 
 def _folded(address: str) -> str:

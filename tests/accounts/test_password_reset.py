@@ -130,6 +130,22 @@ def test_the_job_sends_nothing_to_an_inactive_account(ask, sent):
     assert sent() == []
 
 
+def test_an_account_whose_password_staff_disabled_after_it_signed_in_is_sent_nothing(ask, sent):
+    """The admin's "Disabled" keeps someone out, as in Django: only an account that never had a password and never
+    signed in is sent a link to set its first (a review found a leaver's disabled password set again by the link)."""
+    leaver = UserFactory(username="leaver", email="leaver@verifact.example")
+    assert Client().post("/accounts/login/", {"username": "leaver", "password": PASSWORD}).status_code == 302
+    leaver.refresh_from_db()
+    assert leaver.last_login is not None
+    leaver.set_unusable_password()
+    leaver.save(update_fields=["password"])
+
+    assert ask(Client(), "leaver@verifact.example").status_code == 302
+
+    assert len(queued_notices()) == 1
+    assert sent() == []
+
+
 def test_an_account_without_a_password_is_sent_a_link_to_set_its_first_one(client, ask, sent):
     # As `add_user` without --password-stdin, or the admin with password-based authentication disabled, make it.
     create_user(username="nadia", role="page_owner", password=None, email="nadia@pages.example")
