@@ -143,6 +143,17 @@ def _why_it_cannot_hold(reviewer, post: Post) -> str:
     return ""
 
 
+def lock_claimed_posts(*, reviewer_ids: list[int]) -> list[Post]:
+    """Lock the posts of these reviewers' active claims, in id order (NO KEY, as `take_out_of_queue`). Staff's change
+    of their access takes these first, before it writes the user or organisation row (factcheck.member_changes): a
+    rating or claim in flight on one of those posts holds its lock and, as it commits, checks its foreign keys to
+    that row (FOR KEY SHARE); a change of the row's unique name (a username, an organisation's name) takes it FOR
+    UPDATE, so locking the posts after writing the row deadlocked with the rating (found by review), which was lost."""
+    return list(Post.objects.select_for_update(no_key=True, of=("self",))
+                .filter(pk__in=Claim.objects.filter(reviewer_id__in=reviewer_ids, status=ClaimStatus.ACTIVE)
+                        .values("post_id")).order_by("id"))
+
+
 @transaction.atomic
 def end_claims_beyond_reach(*, reviewer_ids: list[int], actor, now: datetime | None = None) -> int:
     """End the active claims of these reviewers that they may no longer hold (`_why_it_cannot_hold`): staff
@@ -152,12 +163,11 @@ def end_claims_beyond_reach(*, reviewer_ids: list[int], actor, now: datetime | N
     by `actor` with the reason; the reviewer's draft is kept. Returns how many ended.
 
     Not durable: factcheck.member_changes calls it inside the transaction of staff's change (the admin's save), so
-    the access and the claims change together. Locks the claims' posts in id order, as `take_out_of_queue` does
-    (docs/concurrency.md), after the admin's writes of the user, membership or organisation rows."""
+    the access and the claims change together. Locks the claims' posts (`lock_claimed_posts`): the change locked
+    them already, before writing the user, membership or organisation rows; a claim taken since is locked here."""
     now = now or timezone.now()
     held = Claim.objects.filter(reviewer_id__in=reviewer_ids, status=ClaimStatus.ACTIVE)
-    posts = {post.pk: post for post in Post.objects.select_for_update(no_key=True, of=("self",))
-             .filter(pk__in=held.values("post_id")).order_by("id")}
+    posts = {post.pk: post for post in lock_claimed_posts(reviewer_ids=reviewer_ids)}
     reviewers = {user.pk: user for user in User.objects.filter(pk__in=reviewer_ids)
                  .select_related("membership__organisation")}
     ended = 0

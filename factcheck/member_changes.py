@@ -25,8 +25,8 @@ from django.db import transaction
 from accounts.models import User
 from audit.models import AuditVerb
 from audit.services import record_event
-from factcheck.claims import end_claims_beyond_reach
-from factcheck.members import check_place, place_member
+from factcheck.claims import end_claims_beyond_reach, lock_claimed_posts
+from factcheck.members import check_place, organisation_id_of, place_member
 from factcheck.models import Membership, Organisation, Page
 
 # The user's own columns staff may change; change_user saves no other, so nothing changes unrecorded.
@@ -117,6 +117,12 @@ def change_user(
         raise ValueError(f"change_user changes only {', '.join(USER_FIELDS)}, not {', '.join(sorted(unknown))}")
     with recording_user_change(user_id=user_id, by=by, reason=reason) as change:
         user = change.user
+        # Only a change of role, active flag or organisation can put a claim out of the user's reach: its posts are
+        # locked before the user row is written (factcheck.claims.lock_claimed_posts says why), and a rename locks none.
+        reach = (any(values[name] != getattr(user, name) for name in ("role", "is_active") if name in values)
+                 or organisation_id_of(user) != (organisation.pk if organisation is not None else None))
+        if reach:
+            lock_claimed_posts(reviewer_ids=[user_id])
         for name, value in values.items():
             setattr(user, name, value)
         check_place(role=user.role, placed=organisation is not None)
@@ -127,8 +133,8 @@ def change_user(
         if permissions is not None:
             user.user_permissions.set(permissions)
         place_member(user=user, organisation=organisation)
-        # A role, active flag or organisation changed: the claims the user may no longer hold end with the change.
-        end_claims_beyond_reach(reviewer_ids=[user_id], actor=by)
+        if reach:  # the claims the user may no longer hold end with the change
+            end_claims_beyond_reach(reviewer_ids=[user_id], actor=by)
     return change.changes
 
 
@@ -151,18 +157,23 @@ def change_organisation(*, organisation: Organisation, by: User, reason: str = "
     countries its fact-checkers may claim and rate in), audited with the old and new values. Returns what
     changed."""
     before: dict[str, str] = {}
+    members: list[int] = []
     if organisation.pk is not None:
         # NO KEY: members and ratings reference the organisation, and its key does not change (docs/concurrency.md).
         stored = Organisation.objects.select_for_update(no_key=True).get(pk=organisation.pk)
         before = {name: _text(getattr(stored, name)) for name in ORGANISATION_FIELDS}
+        if (stored.languages, stored.countries) != (organisation.languages, organisation.countries):
+            # Its coverage changes: its members' claimed posts are locked before the row is written
+            # (factcheck.claims.lock_claimed_posts says why); a rename locks none.
+            members = list(organisation.memberships.values_list("user_id", flat=True))
+            lock_claimed_posts(reviewer_ids=members)
         organisation.save(update_fields=list(ORGANISATION_FIELDS))
     else:
         organisation.save()
     after = {name: _text(getattr(organisation, name)) for name in ORGANISATION_FIELDS}  # as save() normalised them
     changes = _differences(before, after)
-    if before:  # its coverage may have narrowed past posts its members hold: those claims end with the change
-        end_claims_beyond_reach(reviewer_ids=list(organisation.memberships.values_list("user_id", flat=True)),
-                                actor=by)
+    if members:  # its coverage may have narrowed past posts its members hold: those claims end with the change
+        end_claims_beyond_reach(reviewer_ids=members, actor=by)
     if changes:
         record_event(actor=by, verb=AuditVerb.ORGANISATION_CHANGED, target=organisation, reason=reason,
                      data={"name": organisation.name, "created": not before, "changes": changes})
