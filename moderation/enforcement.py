@@ -87,9 +87,9 @@ def apply_rating(
     ending = active_post_actions(post)
     if notice == "rated":
         # The owner hears of a new restriction, and of an earlier one this rating lifts, with what it replaces.
-        context = {"rating": rating, "previous": _verdict_before(rating, ending=ending)}
-        notice = (Notice("rated", context) if new is not None
-                  else Notice("rating_cleared", context) if ending else None)
+        # What it replaces is read only when a notice goes (a first rating that restricts nothing sends none).
+        told = "rated" if new is not None else "rating_cleared" if ending else None
+        notice = Notice(told, {"rating": rating, "previous": _verdict_before(rating, ending=ending)}) if told else None
     outcome = carry_out(
         Change(
             post=post, cause=f"rated {rating.get_verdict_display()}", decides=rating,

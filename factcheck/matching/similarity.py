@@ -261,7 +261,6 @@ def _unnamed(extra: Counter[str], text: Features, other: Features) -> Counter[st
     spaced = Counter(zip(other.sequence, other.sequence[1:], strict=False))
     for word, letters, number in dict.fromkeys(text.named_numbers):
         theirs[word] = max(theirs[word], spaced[(letters, number)])
-    for word, letters, number in dict.fromkeys(text.named_numbers):
         alone = letters in other.tokens and letters not in other.attached
         if extra[number] > 0 and ours[word] > theirs[word] and (theirs[word] or alone):
             extra[number] -= min(extra[number], ours[word] - theirs[word])
