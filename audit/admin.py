@@ -177,7 +177,8 @@ def _user_created(e: AuditEvent, n: EventNames, d: dict) -> str:
     user = _target(f"user {d['username']}" if d.get("username") else "a user")(e)
     role = choice_label("accounts.User", "role", d.get("role")).lower()
     place = f", {d['organisation']}" if d.get("organisation") else ""
-    return format_html("{} created {} ({}{})", actor(e), user, role, place)
+    staff = ", staff" if d.get("is_staff") == "yes" else ""
+    return format_html("{} created {} ({}{}{})", actor(e), user, role, place, staff)
 
 
 def _organisation(e: AuditEvent, n: EventNames, d: dict) -> str:
@@ -230,6 +231,8 @@ SENTENCES: dict[str, Sentence] = {
                                                         _target(f"user {d.get('username', '')}")(e), _changes(d)),
     AuditVerb.USER_DELETED: lambda e, n, d: format_html("{} deleted user {}", actor(e), d.get("username", "")),
     AuditVerb.ORGANISATION_CHANGED: _organisation,
+    AuditVerb.ORGANISATION_DELETED: lambda e, n, d: format_html("{} deleted organisation {}", actor(e),
+                                                                d.get("name", "")),
     AuditVerb.PAGE_OWNERS_CHANGED: _page_owners,
     AuditVerb.TOKEN_ISSUED: lambda e, n, d: format_html("{} issued {}", actor(e), _target("an API token")(e)),
     AuditVerb.TOKEN_REVOKED: lambda e, n, d: format_html("{} revoked {}", actor(e), _target("an API token")(e)),

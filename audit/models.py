@@ -19,6 +19,7 @@ class AuditVerb(models.TextChoices):
     USER_CHANGED = "user.changed", "User's account or access changed"
     USER_DELETED = "user.deleted", "User deleted"
     ORGANISATION_CHANGED = "organisation.changed", "Organisation created or changed"
+    ORGANISATION_DELETED = "organisation.deleted", "Organisation deleted"
     PAGE_OWNERS_CHANGED = "page.owners_changed", "Page's owners changed"
     TOKEN_ISSUED = "token.issued", "API token issued"
     TOKEN_REVOKED = "token.revoked", "API token revoked"

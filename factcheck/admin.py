@@ -35,10 +35,11 @@ from core.admin_base import (
     when,
 )
 from core.admin_decisions import AsksReason
+from core.admin_deletions import DeletionAsksReason
 from core.paging import plain_number
 from factcheck.admin_actions import PoliticianPageActions
-from factcheck.admin_people import people_reason  # and, importing it, the user pages
-from factcheck.member_changes import change_organisation, set_page_owners
+from factcheck.admin_people import PeopleDeletionForm, people_reason  # and, importing it, the user pages
+from factcheck.member_changes import change_organisation, delete_organisation, set_page_owners
 from factcheck.members import organisation_of
 from factcheck.models import Claim, Flag, FlagSource, Match, Organisation, Page, Post, Rating, Verdict
 from factcheck.selectors import flag_counts, recent_flags
@@ -123,16 +124,23 @@ class OrganisationForm(forms.ModelForm):
 
 
 @admin.register(Organisation)
-class OrganisationAdmin(AsksReason, FastListAdmin):
+class OrganisationAdmin(DeletionAsksReason, AsksReason, FastListAdmin):
     """Saved through factcheck.member_changes.change_organisation: its coverage decides what its members may claim
-    and rate, so each change is audited with the old and new lists and the reason."""
+    and rate, so each change is audited with the old and new lists and the reason. Deleted (superusers: nobody else
+    has the right) through delete_organisation, with a reason, while nobody belongs to it and it has made no rating."""
 
     form = OrganisationForm
+    deletion_form = PeopleDeletionForm
+    deletion_instead = ("Move its members to another organisation first (each user's page, with a reason). An "
+                        "organisation that has made ratings stays: they are history, and name it.")
     list_display = ("name", "url", "languages", "countries")
     search_fields = ("name",)
 
     def save_model(self, request, obj: Organisation, form, change: bool) -> None:
         change_organisation(organisation=obj, by=request.user, reason=form.cleaned_data.get("reason", ""))
+
+    def delete_one(self, request, obj: Organisation, *, reason: str) -> None:
+        delete_organisation(organisation_id=obj.pk, by=request.user, reason=reason)
 
 
 class PageOwnersForm(forms.ModelForm):

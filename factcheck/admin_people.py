@@ -2,10 +2,12 @@
 
 accounts' user admin (accounts.admin.FactdeskUserAdmin) cannot name organisations, a layer above it, so the user
 pages staff use are this subclass. The add page asks the role and, for a fact-checker, the organisation, and makes
-the user with factcheck.members.create_user; the change page asks a reason, and saves the user's columns, groups,
-permissions and organisation (an inline) as one change through factcheck.member_changes.change_user; the password
-page and deleting go through member_changes too. A fact-checker without an organisation, or an organisation for
-anyone else, is a form error naming the problem (factcheck.members.check_place, the rule's one home).
+the user with factcheck.members.create_user; the change page saves the user's columns, groups, permissions and
+organisation (an inline) as one change through factcheck.member_changes.change_user; the password page sets or
+disables the password through member_changes.change_password, and deleting (the delete page, "Delete selected")
+goes through member_changes.delete_user. Each asks a reason, which the audit event keeps. A fact-checker without an
+organisation, or an organisation for anyone else, is a form error naming the problem (factcheck.members.check_place,
+the rule's one home).
 """
 
 from __future__ import annotations
@@ -13,17 +15,27 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
-from django.contrib.auth import get_permission_codename
-from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.contrib.auth import get_permission_codename, update_session_auth_hash
+from django.contrib.auth.forms import AdminPasswordChangeForm, AdminUserCreationForm, UserChangeForm
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from accounts.admin import FactdeskUserAdmin
 from accounts.models import User
 from audit.admin import describe_changes
 from core.admin_decisions import AsksReason, reason_field
-from factcheck.member_changes import USER_FIELDS, change_user, delete_user, recording_user_change
-from factcheck.members import NEEDS_ORGANISATION, NOT_A_FACTCHECKER, check_place, create_user, organisation_of
+from core.admin_deletions import DeletionAsksReason
+from factcheck.member_changes import USER_FIELDS, change_password, change_user, delete_user
+from factcheck.members import (
+    NEEDS_ORGANISATION,
+    NOT_A_FACTCHECKER,
+    REASON_REQUIRED,
+    check_place,
+    create_user,
+    organisation_of,
+)
 from factcheck.models import Membership, Organisation
 
 # How each page says to put check_place's refusal right.
@@ -37,12 +49,17 @@ FIX_ON_CHANGE = {
 CHANGES_KEY = "_factdesk_user_changes"
 
 
-def people_reason() -> forms.CharField:
-    return reason_field(
-        label="Reason for the change",
-        help_text="Recorded in the audit log with what changed, old and new values.",
-        required_message="A reason is required: every change to a person's account or access records why.",
-    )
+def people_reason(
+    *, label: str = "Reason for the change",
+    help_text: str = "Recorded in the audit log with what changed, old and new values.",
+) -> forms.CharField:
+    return reason_field(label=label, help_text=help_text, required_message=REASON_REQUIRED)
+
+
+class PeopleDeletionForm(forms.Form):
+    """The reason on the confirmation of deleting users or organisations (core.admin_deletions)."""
+
+    reason = people_reason(label="Reason for deleting", help_text="Recorded in the audit log with what is deleted.")
 
 
 class MemberCreationForm(AdminUserCreationForm):
@@ -53,6 +70,8 @@ class MemberCreationForm(AdminUserCreationForm):
         queryset=Organisation.objects.all(), required=False,
         help_text="Fact-checkers only: the organisation they review for. Leave it empty for any other role.",
     )
+    reason = people_reason(help_text="Recorded in the audit log with the new account's role, organisation and "
+                                     "staff status.")
 
     class Meta(AdminUserCreationForm.Meta):
         model = User
@@ -81,6 +100,16 @@ class MemberCreationForm(AdminUserCreationForm):
 
 class MemberChangeForm(UserChangeForm):
     reason = people_reason()
+
+
+class MemberPasswordForm(AdminPasswordChangeForm):
+    reason = people_reason(help_text="Recorded in the audit log: that the password was set, changed or disabled, "
+                                     "never the password.")
+
+    def save(self, commit: bool = True) -> User:
+        # Never Django's own save, which would write the password unaudited: MemberUserAdmin.user_change_password
+        # sets it through member_changes.change_password.
+        raise NotImplementedError("the password is set by factcheck.member_changes.change_password")
 
 
 class MembershipFormSet(BaseInlineFormSet):
@@ -143,14 +172,22 @@ admin.site.unregister(User)
 
 
 @admin.register(User)
-class MemberUserAdmin(AsksReason, FactdeskUserAdmin):
+class MemberUserAdmin(DeletionAsksReason, AsksReason, FactdeskUserAdmin):
     """accounts' user pages, with a fact-checker's organisation (its column, filter and inline), and every save,
-    password change and deletion through factcheck.members and factcheck.member_changes, audited."""
+    password change and deletion through factcheck.members and factcheck.member_changes, audited with a reason."""
 
     add_form = MemberCreationForm
     form = MemberChangeForm
+    change_password_form = MemberPasswordForm
+    change_user_password_template = "admin/factdesk/change_password.html"
+    deletion_form = PeopleDeletionForm
+    # Shown where the history refers to the user (its ratings, claims, audit events...), which is kept for good.
+    deletion_instead = ("A user whose work is on record stays. To end their access, untick “Active” on their page "
+                        "(with a reason): they can no longer sign in, their API tokens are refused, their claims "
+                        "end, and the record of what they did keeps their name.")
     add_fieldsets = ((None, {"classes": ("wide",), "fields": (
-        "username", "email", "role", "organisation", "usable_password", "password1", "password2")}),)
+        "username", "email", "role", "organisation", "usable_password", "password1", "password2")}),
+        ("Reason", {"fields": ("reason",)}))
     fieldsets = (*FactdeskUserAdmin.fieldsets, ("Reason", {"fields": ("reason",)}))
     inlines = (*FactdeskUserAdmin.inlines, MembershipInline)
     list_display = ("username", "email", "role", user_organisation, "is_staff", "is_active")
@@ -173,7 +210,7 @@ class MemberUserAdmin(AsksReason, FactdeskUserAdmin):
         created = create_user(
             username=data["username"], role=data["role"], email=data.get("email") or "",
             password=data.get("password1") if data.get("set_usable_password", True) else None,
-            organisation_name=organisation.name if organisation else None, by=request.user,
+            organisation_name=organisation.name if organisation else None, by=request.user, reason=data["reason"],
         )
         obj.pk = created.pk  # what the admin's own log and its redirect to the new user's page read
 
@@ -192,26 +229,28 @@ class MemberUserAdmin(AsksReason, FactdeskUserAdmin):
         setattr(request, CHANGES_KEY, changes)
 
     def construct_change_message(self, request, form, formsets, add=False):
-        if add or "reason" not in form.fields:  # the add page; the password page (its event has no reason)
-            return super().construct_change_message(request, form, formsets, add)
+        if add:
+            return f"Added. Reason: {form.cleaned_data['reason']}"
         changes = getattr(request, CHANGES_KEY, {})
         return f"{describe_changes(changes) or 'Nothing changed'}. Reason: {form.cleaned_data['reason']}"
 
-    def delete_model(self, request, obj: User) -> None:
-        delete_user(user_id=obj.pk, by=request.user)
-
-    def delete_queryset(self, request, queryset) -> None:
-        for user in queryset:
-            if user.pk == request.user.pk:
-                self.message_user(request, "Your own account was not deleted.", messages.WARNING)
-                continue
-            delete_user(user_id=user.pk, by=request.user)
+    def delete_one(self, request, obj: User, *, reason: str) -> None:
+        delete_user(user_id=obj.pk, by=request.user, reason=reason)
 
     def user_change_password(self, request, id, form_url=""):
+        """Django's password page (its form, its errors, its 404 and 403), asking a reason; a valid form sets or
+        disables the password through member_changes.change_password, audited (never the password or its hash)."""
         user = self.get_object(request, unquote(id)) if request.method == "POST" else None
-        if user is None or not self.has_change_permission(request, user):
-            return super().user_change_password(request, id, form_url)  # a form, a 404 or a 403: nothing changes
-        # Django's page sets or disables the password; recorded (never the hash) once it has.
-        with recording_user_change(user_id=user.pk, by=request.user):
-            return super().user_change_password(request, id, form_url)
-
+        form = self.change_password_form(user, request.POST) if user is not None else None
+        if (form is None or not self.has_change_permission(request, user) or not form.is_valid()
+                or not (form.cleaned_data["set_usable_password"] or "unset-password" in request.POST)):
+            return super().user_change_password(request, id, form_url)  # the page again, what is wrong: nothing changes
+        data = form.cleaned_data
+        password = data["password1"] if data["set_usable_password"] else None
+        change_password(user_id=user.pk, by=request.user, password=password, reason=data["reason"])
+        user.refresh_from_db()
+        done = "Password changed." if password else "Password-based authentication disabled."
+        self.log_change(request, user, f"{done} Reason: {data['reason']}")
+        messages.success(request, done)
+        update_session_auth_hash(request, user)  # staff who change their own stay signed in, as in Django
+        return HttpResponseRedirect(reverse(f"{self.admin_site.name}:accounts_user_change", args=[user.pk]))

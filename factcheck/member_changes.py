@@ -1,11 +1,13 @@
 """Staff's changes to people and their access, each one audit event with the old and new values and why.
 
 What the admin's user, organisation and page pages call (factcheck.admin_people, factcheck.admin): a user's
-account (role, active, staff and superuser status, groups, permissions, names, address, password, dates) and
-organisation, deleting a user, an organisation's name, address and coverage, a page's owners. Each function
-locks the row it changes, reads what the log records of it before and after the change, and writes one event
-of what differs (none when nothing does), through audit.services. Creating a user is factcheck.members'
-create_user, and the rule of a user's place (a fact-checker belongs to an organisation) its check_place.
+account (role, active, staff and superuser status, groups, permissions, names, address, dates) and organisation,
+a user's password (set, or password sign-in disabled), deleting a user, an organisation's name, address and
+coverage, deleting an organisation, a page's owners. Each function locks the row it changes, reads what the log
+records of it before and after the change, and writes one event of what differs (none when nothing does), through
+audit.services. Creating a user is factcheck.members' create_user, the rule of a user's place (a fact-checker
+belongs to an organisation) its check_place, and the rule that staff say why (a password, a deletion, a new
+account: refused without a reason) its staff_reason.
 
 Not durable: the admin saves each change inside a transaction of its own.
 """
@@ -26,7 +28,7 @@ from accounts.models import User
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.claims import end_claims_beyond_reach, lock_claimed_posts
-from factcheck.members import check_place, organisation_id_of, place_member
+from factcheck.members import check_place, organisation_id_of, place_member, staff_reason
 from factcheck.models import Membership, Organisation, Page
 
 # The user's own columns staff may change; change_user saves no other, so nothing changes unrecorded.
@@ -80,10 +82,8 @@ class UserChange:
 @contextmanager
 def recording_user_change(*, user_id: int, by: User, reason: str = "") -> Iterator[UserChange]:
     """A user, locked, for the caller to change inside the block; on leaving it, one USER_CHANGED event of what
-    changed (the password as "set", "none" or "changed", never its hash), found in `.changes`.
-
-    For the changes this module makes (change_user) and for the one Django's admin makes itself (the user's
-    password page), which is read back from the database, whatever instance it saved."""
+    changed (the password as "set", "none" or "changed", never its hash), found in `.changes`. What changed is
+    read back from the database, whatever instance the block saved (change_user, change_password)."""
     with transaction.atomic():
         user = _locked_user(user_id)
         before, before_hash = access_of(user), user.password
@@ -91,8 +91,8 @@ def recording_user_change(*, user_id: int, by: User, reason: str = "") -> Iterat
         yield change
         stored = User.objects.get(pk=user_id)
         change.changes = _differences(before, access_of(stored))
-        if stored.password != before_hash and "password" not in change.changes:
-            change.changes["password"] = ["set", "changed"]
+        if stored.password != before_hash and "password" not in change.changes and before["password"] == "set":
+            change.changes["password"] = ["set", "changed"]  # a disabled password disabled again is no change
         if change.changes:
             record_event(actor=by, verb=AuditVerb.USER_CHANGED, target=stored, reason=reason,
                          data={"username": stored.username, "changes": change.changes})
@@ -138,16 +138,36 @@ def change_user(
     return change.changes
 
 
+def change_password(*, user_id: int, by: User, password: str | None, reason: str) -> Changes:
+    """Staff set a user's password, or disable password sign-in (`password` None: the person can no longer sign in
+    with one, and a reset link does not give one back once they have signed in), with a reason: one USER_CHANGED
+    event of the password as "none", "set" or "changed", never the password or its hash. Refused (ValidationError,
+    nothing changed) without a reason (staff_reason). Returns what changed."""
+    reason = staff_reason(reason)
+    with recording_user_change(user_id=user_id, by=by, reason=reason) as change:
+        if password is None:
+            change.user.set_unusable_password()
+        else:
+            change.user.set_password(password)
+        change.user.save(update_fields=["password"])
+    return change.changes
+
+
 @transaction.atomic
-def delete_user(*, user_id: int, by: User, reason: str = "") -> None:
-    """Delete a user (staff, in the admin), audited with what the account was. Staff cannot delete their own
-    account (the event names them as its actor); a user named in the history (who made a rating, acted in the
-    audit log) cannot be deleted at all, which the admin says before anyone confirms."""
+def delete_user(*, user_id: int, by: User, reason: str) -> None:
+    """Delete a user (staff, in the admin), audited with why, what the account was and the pages it owned (their
+    ownership goes with it). Refused (ValidationError, nothing deleted) without a reason, and for staff's own
+    account (the event names them as its actor). A user named in the history (who made a rating, acted in the
+    audit log, filed an appeal) cannot be deleted at all: its rows refer to it (PROTECT), which the admin says
+    before anyone confirms, and deactivating the account is the way to end its access."""
+    reason = staff_reason(reason)
     if user_id == by.pk:
         raise ValidationError("You cannot delete your own account.", code="own_account")
     user = _locked_user(user_id)
-    record_event(actor=by, verb=AuditVerb.USER_DELETED, target=user, reason=reason,
-                 data={"username": user.username, "was": access_of(user)})
+    record_event(actor=by, verb=AuditVerb.USER_DELETED, target=user, reason=reason, data={
+        "username": user.username, "was": access_of(user),
+        "pages": sorted(user.pages.values_list("external_id", flat=True)),
+    })
     user.delete()
 
 
@@ -178,6 +198,27 @@ def change_organisation(*, organisation: Organisation, by: User, reason: str = "
         record_event(actor=by, verb=AuditVerb.ORGANISATION_CHANGED, target=organisation, reason=reason,
                      data={"name": organisation.name, "created": not before, "changes": changes})
     return changes
+
+
+@transaction.atomic
+def delete_organisation(*, organisation_id: int, by: User, reason: str) -> None:
+    """Delete an organisation (superusers, in the admin), audited with why and what it was. Refused
+    (ValidationError, nothing deleted) without a reason, while anyone belongs to it (move them first: a
+    fact-checker needs one), and once it has made a rating (ratings are history and name their organisation)."""
+    reason = staff_reason(reason)
+    # A full lock, not NO KEY: the row goes, so a member joining it meanwhile (whose insert checks its key) waits,
+    # then finds it gone, and this finds no member joined after the check below (docs/concurrency.md).
+    organisation = Organisation.objects.select_for_update(no_key=False).get(pk=organisation_id)
+    if organisation.memberships.exists():
+        raise ValidationError(f"{organisation.name} has members: move them to another organisation first.",
+                              code="has_members")
+    if organisation.ratings.exists():
+        raise ValidationError(f"{organisation.name} has made ratings, which are kept for good: it stays.",
+                              code="has_ratings")
+    record_event(actor=by, verb=AuditVerb.ORGANISATION_DELETED, target=organisation, reason=reason,
+                 data={"name": organisation.name,
+                       "was": {name: _text(getattr(organisation, name)) for name in ORGANISATION_FIELDS}})
+    organisation.delete()
 
 
 @transaction.atomic

@@ -20,7 +20,7 @@ from django.utils.text import slugify
 from accounts.models import Role, User
 from audit.models import AuditVerb
 from audit.services import record_event
-from core.reasons import control_problem
+from core.reasons import control_problem, reason_problem, written
 from core.refusals import Refusal
 from factcheck.models import Membership, Organisation, Page
 
@@ -107,6 +107,21 @@ def place_member(*, user: User, organisation: Organisation | None) -> None:
         current.save(update_fields=["organisation", "joined_at"])
 
 
+REASON_REQUIRED = "A reason is required: every change to a person's account or access records why."
+
+
+def staff_reason(reason: str) -> str:
+    """The reason a staff member gives for a change to people, as the audit log keeps it (core.reasons.written):
+    ValidationError when there is none, or it is too long or holds control characters. Every change staff make to
+    an account (here and in factcheck.member_changes) states why."""
+    reason = written(reason)
+    if not reason:
+        raise ValidationError(REASON_REQUIRED, code="reason_required")
+    if problem := reason_problem(reason):
+        raise ValidationError(problem, code="reason")
+    return reason
+
+
 @transaction.atomic
 def create_user(
     *,
@@ -118,9 +133,11 @@ def create_user(
     email: str = "",
     is_active: bool = True,
     by: User | None = None,
+    reason: str = "",
 ) -> User:
     """A user with one role and its place (a fact-checker's organisation, a page owner's pages), audited as made
-    by `by` (staff in the admin), or by Factdesk (`add_user`, the demo seed, an import).
+    by `by` (staff in the admin, who must give a `reason`: staff_reason), or by Factdesk (`add_user`, the demo
+    seed, an import), with its role, organisation, staff status and whether it has a password.
 
     A fact-checker must have an organisation, and nobody else has one (check_place): a ValidationError otherwise.
     An organisation that does not exist is made (it covers every language and country until staff set its
@@ -129,6 +146,8 @@ def create_user(
     Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
     if role not in Role.values:
         raise ValidationError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
+    if by is not None:
+        reason = staff_reason(reason)
     _check_username_and_email(username, email)
     if User.objects.filter(username=username).exists():
         raise ValidationError(f"a user named {username!r} already exists")
@@ -154,9 +173,9 @@ def create_user(
     for external_id in page_external_ids or []:
         page, _ = Page.objects.get_or_create(external_id=external_id, defaults={"name": external_id})
         page.owners.add(user)
-    record_event(actor=by, verb=AuditVerb.USER_CREATED, target=user, data={
+    record_event(actor=by, verb=AuditVerb.USER_CREATED, target=user, reason=reason, data={
         "username": username, "role": role, "organisation": organisation.name if organisation else "",
-        "password": "set" if password else "none",
+        "is_staff": "yes" if user.is_staff else "no", "password": "set" if password else "none",
     })
     return user
 

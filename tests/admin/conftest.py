@@ -1,4 +1,4 @@
-"""A busy database and a trust-and-safety login for the admin tests."""
+"""A busy database, a superuser's and a trust-and-safety login for the admin tests."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from accounts.models import User
@@ -27,6 +28,7 @@ from moderation.models import (
 )
 from moderation.staff_actions import remove_post
 from tests.factories import (
+    PASSWORD,
     FactCheckerFactory,
     FlagFactory,
     PageFactory,
@@ -40,6 +42,20 @@ from webhooks.models import Delivery, Endpoint
 
 ENDPOINT = "https://tdb.example/api/v1/statements"
 VERDICTS = [Verdict.FALSE, Verdict.PARTLY_FALSE, Verdict.MISSING_CONTEXT, Verdict.TRUE]
+
+
+@pytest.fixture
+def root() -> User:
+    """A superuser: people (users, organisations, pages' owners) are theirs to manage in the admin."""
+    return User.objects.create_superuser(username="root", email="root@example.org", password=PASSWORD)
+
+
+@pytest.fixture
+def admin(root) -> Client:
+    """A browser signed in as `root`."""
+    client = Client()
+    assert client.login(username="root", password=PASSWORD)
+    return client
 
 
 @dataclass

@@ -17,24 +17,12 @@ from accounts.models import Role, User
 from audit.models import AuditEvent, AuditVerb
 from factcheck.members import create_user, organisation_of
 from factcheck.models import Membership, Organisation
-from tests.factories import PASSWORD, FactCheckerFactory, OrganisationFactory, PageFactory, UserFactory
+from tests.factories import FactCheckerFactory, OrganisationFactory, PageFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 USERS = "/admin/accounts/user/"
 LOG = "/admin/audit/auditevent/"
-
-
-@pytest.fixture
-def root() -> User:
-    return User.objects.create_superuser(username="root", email="root@example.org", password=PASSWORD)
-
-
-@pytest.fixture
-def admin(root) -> Client:
-    client = Client()
-    assert client.login(username="root", password=PASSWORD)
-    return client
 
 
 def _posted(value: Any) -> Any:
@@ -98,7 +86,7 @@ def test_a_user_added_in_the_admin_is_made_with_its_role_and_organisation_and_au
     response = admin.post(f"{USERS}add/", {
         "username": "rita", "email": "rita@verifact.example", "role": Role.FACTCHECKER,
         "organisation": verifact.pk, "usable_password": "true",
-        "password1": "violet-harbour-42", "password2": "violet-harbour-42",
+        "password1": "violet-harbour-42", "password2": "violet-harbour-42", "reason": "Joined Verifact's desk.",
     })
 
     rita = User.objects.get(username="rita")
@@ -107,13 +95,16 @@ def test_a_user_added_in_the_admin_is_made_with_its_role_and_organisation_and_au
     assert Client().login(username="rita", password="violet-harbour-42")
     (event,) = events(AuditVerb.USER_CREATED)
     assert (event.actor, event.target_id) == (root, str(rita.pk))
-    assert event.data == {"username": "rita", "role": "factchecker", "organisation": "Verifact", "password": "set"}
+    assert event.data == {"username": "rita", "role": "factchecker", "organisation": "Verifact", "is_staff": "no",
+                          "password": "set"}
+    assert event.reason == "Joined Verifact's desk."
     assert "root created user rita (fact-checker, Verifact)" in log_text(admin)
 
 
 def test_a_user_added_with_password_based_authentication_disabled_has_no_password_and_it_is_recorded(admin):
     response = admin.post(f"{USERS}add/", {
         "username": "nadia", "email": "nadia@pages.example", "role": Role.PAGE_OWNER, "usable_password": "false",
+        "reason": "Owns the Daily Truth page.",
     })
 
     nadia = User.objects.get(username="nadia")
@@ -124,7 +115,7 @@ def test_a_user_added_with_password_based_authentication_disabled_has_no_passwor
 
 def test_adding_a_fact_checker_without_an_organisation_is_refused_naming_the_problem(admin):
     response = admin.post(f"{USERS}add/", {
-        "username": "rita", "role": Role.FACTCHECKER, "usable_password": "false",
+        "username": "rita", "role": Role.FACTCHECKER, "usable_password": "false", "reason": "New reviewer.",
     })
 
     assert response.status_code == 200
@@ -136,7 +127,7 @@ def test_adding_a_fact_checker_without_an_organisation_is_refused_naming_the_pro
 def test_an_organisation_for_anyone_but_a_fact_checker_is_refused_on_the_add_page(admin):
     response = admin.post(f"{USERS}add/", {
         "username": "sam", "role": Role.PAGE_OWNER, "organisation": OrganisationFactory().pk,
-        "usable_password": "false",
+        "usable_password": "false", "reason": "New page owner.",
     })
 
     assert "Only a fact-checker belongs to an organisation, not a page owner." in response.content.decode()
@@ -240,6 +231,7 @@ def test_setting_a_password_in_the_admin_is_audited_without_the_password(admin, 
 
     response = admin.post(f"{USERS}{nadia.pk}/password/", {
         "usable_password": "true", "password1": "violet-harbour-42", "password2": "violet-harbour-42",
+        "reason": "She asked for one by phone.",
     })
 
     assert response.status_code == 302
@@ -251,7 +243,7 @@ def test_setting_a_password_in_the_admin_is_audited_without_the_password(admin, 
 def test_deleting_a_user_is_audited_with_what_the_account_was(admin, root):
     nadia = UserFactory(username="nadia")
 
-    response = admin.post(f"{USERS}{nadia.pk}/delete/", {"post": "yes"})
+    response = admin.post(f"{USERS}{nadia.pk}/delete/", {"post": "yes", "reason": "Made by mistake."})
 
     assert response.status_code == 302 and not User.objects.filter(pk=nadia.pk).exists()
     (event,) = events(AuditVerb.USER_DELETED)
