@@ -65,6 +65,13 @@ def organisation_id_of(user) -> int | None:
         return None
 
 
+def opens_desk(user) -> bool:
+    """Whether the fact-checkers' pages (the queue, a post's page: factcheck.views.factchecker_required) open for this
+    person: a fact-checker of an organisation. They answer anyone else 403, so a notice links nobody else there
+    (moderation.notice_links)."""
+    return getattr(user, "is_factchecker", False) and organisation_id_of(user) is not None
+
+
 def add_membership(*, user: User, organisation: Organisation) -> Membership:
     """Make `user` a member of `organisation` (moving it from any other)."""
     membership, _ = Membership.objects.update_or_create(user=user, defaults={"organisation": organisation})

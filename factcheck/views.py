@@ -32,7 +32,7 @@ from factcheck.claims import claim_next, release_claim
 from factcheck.coverage import describe_coverage, narrowed_by
 from factcheck.forms import QueueFilterForm, render_filter_fields
 from factcheck.media_display import ShownMedia, media_by_post
-from factcheck.members import NoOrganisation, organisation_of, organisation_to_act_for
+from factcheck.members import NO_ORGANISATION, opens_desk, organisation_of
 from factcheck.models import Post
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, queue_page
@@ -56,12 +56,10 @@ def factchecker_required(view: Callable[..., HttpResponse]) -> Callable[..., Htt
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
-        if not request.user.is_factchecker:
-            return render(request, "factcheck/forbidden.html", status=403)
-        try:
-            organisation_to_act_for(request.user)  # read with the user (accounts.backends)
-        except NoOrganisation as refusal:
-            return render(request, "factcheck/forbidden.html", {"no_organisation": refusal.message}, status=403)
+        if not opens_desk(request.user):  # the organisation is read with the user (accounts.backends)
+            # Saying why: a fact-checker has no organisation, anyone else is not a fact-checker.
+            why = {"no_organisation": NO_ORGANISATION} if request.user.is_factchecker else {}
+            return render(request, "factcheck/forbidden.html", why, status=403)
         return view(request, *args, **kwargs)
 
     return wrapped

@@ -39,6 +39,7 @@ from django.utils import timezone
 from core.jobs import enqueue_on_commit
 from moderation.models import NoticeEmail, Notification
 from moderation.notice_emails import DIGEST_LISTS, email_text, message_id
+from moderation.notice_links import with_destinations
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,8 @@ def send_email(*, email_id: int) -> bool:
     total = carried.count()
     now = timezone.now()
     if total:
-        text = email_text(list(carried.select_related("appeal")[:DIGEST_LISTS]), total=total, user=email.user)
+        shown = with_destinations(carried, user=email.user)[:DIGEST_LISTS]
+        text = email_text(list(shown), total=total, user=email.user)
         EmailMessage(
             subject=text.subject, body=text.body, from_email=settings.DEFAULT_FROM_EMAIL, to=[email.user.email],
             headers={"Message-ID": message_id(email_id=email.pk, created_at=email.created_at)},

@@ -5,9 +5,10 @@ recipient acts on it. Several (moderation.notice_delivery decides which go toget
 each, its subject (which post, what happened), with that notice's own link; at most DIGEST_LISTS lines, then how
 many more there are and the link to the recipient's notifications.
 
-A link leads only where its recipient can go when the e-mail is sent (`notice_links`): an appeal on the desk that
-decides its kind if that desk still opens it for them, a post in the page owner's portal if they still own its
-page; otherwise their notifications (an owner who has left a page is told of the appeal they filed for it there,
+A link leads only where its recipient can go when the e-mail is sent, by the rule `/notifications/` follows too
+(moderation.notice_links): an appeal on the desk that decides its kind if that desk still opens it for them, a
+post in the page owner's portal if they still own its page, a post on the desk for a fact-checker the desk opens
+for; otherwise their notifications (an owner who has left a page is told of the appeal they filed for it there,
 not sent to a post page that answers 404).
 """
 
@@ -20,8 +21,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from core.public_site import public_reverse
-from moderation.models import AppealKind, Notification, NotificationKind
-from moderation.selectors import desk_appeals, portal_posts
+from moderation.models import Notification
+from moderation.notice_links import destination
 
 # Lines of one digest at most: a rating that reaches a thousand copies on one owner's pages is one e-mail that
 # lists fifty, and says how many more (the portal lists them all, one notice per post).
@@ -35,7 +36,8 @@ class EmailText:
 
 
 def email_text(notifications: Sequence[Notification], *, total: int, user) -> EmailText:
-    """The e-mail of these notifications to `user`, the first of `total` it carries (in the order they were made)."""
+    """The e-mail of these notifications to `user`, the first of `total` it carries (in the order they were made),
+    read through moderation.notice_links.with_destinations."""
     shown = list(notifications[:DIGEST_LISTS])
     links = notice_links(shown, user=user)
     if total == 1:
@@ -64,29 +66,14 @@ def message_id(*, email_id: int, created_at) -> str:
 
 
 def notice_links(notifications: Sequence[Notification], *, user) -> list[str | None]:
-    """Each notification's link for its e-mail, absolute, for notifications of one recipient (in three queries at
-    most): where the recipient acts on it and can go now. An appeal they were asked to decide, on the desk of those
-    who decide its kind; a page owner's post, in their portal (which shows the notice there); otherwise, their
-    notifications."""
-    post_ids = {n.post_id for n in notifications if n.post_id is not None}
-    posts = set(portal_posts(user).filter(pk__in=post_ids).values_list("pk", flat=True)) if post_ids else set()
-    received = [n.appeal for n in notifications if n.kind == NotificationKind.APPEAL_RECEIVED and n.appeal_id]
-    appeals: set[int] = set()
-    for removal in (True, False):
-        ids = {appeal.pk for appeal in received if (appeal.kind == AppealKind.REMOVAL) == removal}
-        if ids:
-            appeals |= set(desk_appeals(user, removal=removal).filter(pk__in=ids).values_list("pk", flat=True))
+    """Each notification's link for its e-mail, absolute, for notifications of one recipient read through
+    moderation.notice_links.with_destinations: where it leads them now (moderation.notice_links.destination),
+    otherwise their notifications."""
     fallback = notifications_link(user)
     links: list[str | None] = []
     for notification in notifications:
-        if notification.appeal_id in appeals and notification.kind == NotificationKind.APPEAL_RECEIVED:
-            # The desk of those who decide its kind (moderation.appeals.can_decide), whatever else the recipient is.
-            desk = "staff_appeal" if notification.appeal.kind == AppealKind.REMOVAL else "factchecker_appeal"
-            links.append(public_reverse(f"moderation:{desk}", kwargs={"appeal_id": notification.appeal_id}))
-        elif notification.post_id in posts:
-            links.append(public_reverse("moderation:portal_post", kwargs={"post_id": notification.post_id}))
-        else:
-            links.append(fallback)
+        leads = destination(notification, user=user)
+        links.append(public_reverse(leads.view, kwargs=leads.kwargs) if leads is not None else fallback)
     return links
 
 

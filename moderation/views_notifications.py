@@ -3,7 +3,8 @@
 The notifications are the same rows the page owners read in their portal (moderation.notices writes them:
 an appeal filed notifies its deciders, in the transaction that files it); the counts of what waits are
 moderation.workday's. Marking read is moderation.notice_delivery.mark_read, as in the portal. Page owners
-read theirs in the portal (`/appeals/`); the page renders in a fixed number of queries.
+read theirs in the portal (`/appeals/`); the page renders in a fixed number of queries. A notice links where it
+leads its reader now (moderation.notice_links, as the e-mails), or nowhere.
 
 Every list here is capped, and none is a dead end: the newest suggested copies link to all of them
 (factcheck.views_suggestions, `/queue/suggestions/`), the notifications read are paged (`?read=N`), and the unread
@@ -24,10 +25,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.paging import page_number, plain_number
 from factcheck.members import organisation_of
 from factcheck.selectors import newest_waiting_suggestions
-from factcheck.views import url_for_ids
 from factcheck.views_suggestions import waiting_rows
-from moderation.models import AppealKind, Notification
+from moderation.models import Notification
 from moderation.notice_delivery import mark_read
+from moderation.notice_links import destination, with_destinations
 
 UNREAD_SHOWN = 50
 READ_SHOWN = 20
@@ -51,35 +52,34 @@ def worker_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
     return wrapped
 
 
-def _link_of(user) -> Callable[[Notification], str]:
-    """Where a notification leads: the appeal on this person's desk, else the post's page for a fact-checker."""
-    if user.is_trust_safety:
-        appeal_url = url_for_ids("moderation:staff_appeal")
-        return lambda n: appeal_url(n.appeal_id) if n.appeal_id and n.appeal.kind == AppealKind.REMOVAL else ""
-    appeal_url, post_url = url_for_ids("moderation:factchecker_appeal"), url_for_ids("factcheck:post")
-    return lambda n: (appeal_url(n.appeal_id) if n.appeal_id and n.appeal.kind != AppealKind.REMOVAL
-                      else post_url(n.post_id) if n.post_id else "")
+def _rows(notifications: list[Notification], *, user) -> list[dict[str, object]]:
+    """Each notification with where it leads its reader now (moderation.notice_links), or no link."""
+    rows = []
+    for notification in notifications:
+        leads = destination(notification, user=user)
+        rows.append({"notification": notification, "url": leads.path if leads is not None else "",
+                     "opens_appeal": leads is not None and leads.is_appeal})
+    return rows
 
 
 @worker_required
 @require_http_methods(["GET", "HEAD"])
 def notifications(request: HttpRequest) -> HttpResponse:
     user = request.user
-    mine = Notification.objects.filter(user=user).select_related("appeal", "post").order_by("-created_at", "-id")
+    mine = with_destinations(Notification.objects.filter(user=user), user=user).order_by("-created_at", "-id")
     unread = list(mine.filter(read_at__isnull=True)[: UNREAD_SHOWN + 1])
     read_page = page_number(request.GET.get("read"))
     first_read = (read_page - 1) * READ_SHOWN
     read = list(mine.filter(read_at__isnull=False)[first_read : first_read + READ_SHOWN + 1])
-    link = _link_of(user)
     organisation = organisation_of(user) if user.is_factchecker else None
     suggestions = []
     if organisation is not None:
         # One more than is shown, to know whether to link to the rest.
         suggestions = newest_waiting_suggestions(organisation=organisation, limit=SUGGESTIONS_SHOWN + 1)
     return render(request, "moderation/notifications.html", {
-        "unread": [{"notification": n, "url": link(n)} for n in unread[:UNREAD_SHOWN]],
+        "unread": _rows(unread[:UNREAD_SHOWN], user=user),
         "more_unread": len(unread) > UNREAD_SHOWN,
-        "read": [{"notification": n, "url": link(n)} for n in read[:READ_SHOWN]],
+        "read": _rows(read[:READ_SHOWN], user=user),
         "read_page": read_page,
         "more_read": len(read) > READ_SHOWN,
         "suggestions": waiting_rows(suggestions[:SUGGESTIONS_SHOWN]),

@@ -162,7 +162,9 @@ def portal(request: HttpRequest) -> HttpResponse:
     filters = {key: value for key, value in (("page_id", page_id or ""), ("state", state)) if value}
 
     # With each notice's page: a notice of a page the owner has left (an appeal they filed for it, decided since)
-    # links to no post, which would answer them 404.
+    # links to no post, which would answer them 404. This is moderation.notice_links' rule for an owner's notice
+    # (their portal's post page, or nothing), read against their pages as read above on the primary: the
+    # notifications come from the replica, which may not know yet that they left a page.
     unread = (Notification.objects.filter(user=request.user, read_at__isnull=True)
               .annotate(post_page_id=F("post__page_id")).order_by("-created_at", "-id"))
     notifications = list(unread[: NOTIFICATIONS_SHOWN + 1])

@@ -290,7 +290,7 @@ def test_an_owner_who_left_the_page_is_linked_to_their_notices_not_to_a_post_the
 
 
 @pytest.mark.django_db
-def test_a_fact_checker_who_moved_organisation_is_linked_to_their_notices_not_to_the_appeal(factchecker, login):
+def test_a_fact_checker_who_moved_organisation_is_linked_to_the_posts_page_not_to_the_appeal(factchecker, login):
     owner = UserFactory()
     target = scenarios.rated_post(rater=factchecker, owner=owner)
     colleague = FactCheckerFactory(organisation=organisation_of(factchecker))
@@ -300,9 +300,11 @@ def test_a_fact_checker_who_moved_organisation_is_linked_to_their_notices_not_to
 
     email_notices(user_id=colleague.pk)
     email_notices(user_id=stays.pk)
-    assert mails_to(colleague)[0].body.endswith(f"\n\nOpen it in Factdesk: {PUBLIC}/notifications/")
+    # The post's page on the desk opens for any fact-checker (moderation.notice_links); the appeal no longer does.
+    assert mails_to(colleague)[0].body.endswith(f"\n\nOpen it in Factdesk: {PUBLIC}/queue/posts/{target.pk}/")
     assert mails_to(stays)[0].body.endswith(f"\n\nOpen it in Factdesk: {PUBLIC}/queue/appeals/{appeal.pk}/")
     assert login(colleague).get(f"/queue/appeals/{appeal.pk}/").status_code == 404
+    assert login(colleague).get(f"/queue/posts/{target.pk}/").status_code == 200
 
 
 @pytest.fixture
