@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from core.reconciling import Redriven, warn_redriven
 from factcheck.models import Rating, Verdict
 from moderation.models import Action, ActionKind, DecisionOutcome, EndReason, RatingDecision, StrikeKind
 from moderation.notices import Notice
@@ -110,19 +111,18 @@ def undecided_ratings(*, now: datetime | None = None):
     return Rating.objects.filter(~Exists(decided), created_at__lte=cutoff).order_by("id")
 
 
-# Rating ids a reconciler's warning lists; more are counted, not listed (a Redis outage can leave thousands).
-LOGGED_IDS = 20
-
-
 def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> int:
     """Apply every rating whose decision is missing; returns how many were applied.
 
     One rating that fails (and is logged) does not hold back the others behind it. Those it applied are logged as
-    one warning: normally there are none (the job after commit decides each rating within a second), so any is a
-    lost or late job that the team should hear of (Redis down, a worker killed, the decisions queue behind).
+    one warning (core.reconciling): normally there are none (the job after commit decides each rating within a
+    second), so any is a lost or late job that the team should hear of (Redis down, a worker killed, the decisions
+    queue behind).
     """
+    now = now or timezone.now()
     applied: list[int] = []
-    for rating_id in undecided_ratings(now=now).values_list("id", flat=True)[:limit]:
+    oldest: datetime | None = None
+    for rating_id, made in undecided_ratings(now=now).values_list("id", "created_at")[:limit]:
         try:
             with transaction.atomic(durable=True):
                 apply_rating(rating_id=rating_id)
@@ -130,11 +130,8 @@ def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> in
             logger.exception("reconciler could not apply rating %s; it stays undecided and is retried", rating_id)
             continue
         applied.append(rating_id)
-    if applied:
-        listed = ", ".join(str(rating_id) for rating_id in applied[:LOGGED_IDS])
-        more = f" and {len(applied) - LOGGED_IDS} more" if len(applied) > LOGGED_IDS else ""
-        logger.warning(
-            "reconciler re-drove %d rating(s) still without a decision %d s after they were made (their jobs were "
-            "lost or late): rating ids %s%s", len(applied), settings.FACTDESK_RECONCILE_AFTER_SECONDS, listed, more,
-        )
+        oldest = made if oldest is None else min(oldest, made)
+    after = settings.FACTDESK_RECONCILE_AFTER_SECONDS
+    warn_redriven(Redriven(f"ratings still without a decision {after} s after they were made", len(applied),
+                           oldest, ids=applied, id_label="rating ids"), now=now)
     return len(applied)

@@ -34,9 +34,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.db.models import Min
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
+from core.reconciling import Redriven, warn_redriven
 from moderation.models import NoticeEmail, Notification
 from moderation.notice_emails import DIGEST_LISTS, email_text, message_id
 from moderation.notice_links import with_destinations
@@ -147,13 +149,24 @@ def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
     Safe beside the jobs: a send locks its e-mail and sends only if it is still unsent, a composition takes only
     notifications in no e-mail. One failure (SMTP down) is logged and the rest proceed; the next sweep tries again.
     """
-    sent = 0
-    recipients = unsent_notifications(now=now).order_by("user_id").values_list("user_id", flat=True).distinct()
-    for user_id in recipients[:limit]:
+    unsent = unsent_notifications(now=now)
+    recipients = list(unsent.order_by("user_id").values_list("user_id", flat=True).distinct()[:limit])
+    if not recipients:
+        return 0
+    # Since when each recipient's oldest unsent notice waited, for the warning (core.reconciling).
+    waiting = dict(unsent.filter(user_id__in=recipients).order_by().values_list("user_id")
+                   .annotate(oldest=Min("created_at")))
+    sent, oldest = 0, None
+    for user_id in recipients:
         try:
-            sent += email_notices(user_id=user_id)
+            emailed = email_notices(user_id=user_id)
         except Exception:
             logger.exception("could not e-mail the notices of user %s; the next sweep retries", user_id)
+            continue
+        sent += emailed
+        if emailed:
+            oldest = waiting[user_id] if oldest is None else min(oldest, waiting[user_id])
+    warn_redriven(Redriven("e-mails of notices still unsent a minute after they were made", sent, oldest), now=now)
     return sent
 
 

@@ -24,8 +24,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Subquery
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from core.reconciling import Redriven, warn_redriven
 from factcheck.matching.matcher import linked_copies
 from factcheck.models import Post, QueueState, Rating
 from moderation.enforcement import action_for, replaced_verdict
@@ -186,12 +188,22 @@ def undecided_matches(*, now: datetime | None = None):
 def reconcile_matches(*, now: datetime | None = None, limit: int = 1000) -> int:
     """Apply the claim's rating to every linked copy that lacks it; returns how many were decided.
 
-    One copy that fails (and is logged) does not hold back the others behind it.
+    One copy that fails (and is logged) does not hold back the others behind it. Those decided are logged as one
+    warning (core.reconciling), with how long the oldest had waited since it was linked or its claim rated.
     """
-    decided = 0
-    for rating_id, post_ids in _by_rating(undecided_matches(now=now)[:limit]).items():
+    now = now or timezone.now()
+    rated_at = Rating.objects.filter(pk=OuterRef("rating_id")).values("created_at")
+    rows = list(undecided_matches(now=now).annotate(since=Greatest("updated_at", Subquery(rated_at)))
+                .values_list("rating_id", "id", "since")[:limit])
+    since = {post_id: waiting for _, post_id, waiting in rows}
+    decided, oldest = 0, None
+    for rating_id, post_ids in _by_rating((rating_id, post_id) for rating_id, post_id, _ in rows).items():
         try:
             decided += _apply_in_chunks([(rating_id, post_id) for post_id in post_ids], now=None)
         except Exception:
             logger.exception("reconciler could not apply rating %s to its copies; retried next time", rating_id)
+            continue
+        first = min(since[post_id] for post_id in post_ids)
+        oldest = first if oldest is None else min(oldest, first)
+    warn_redriven(Redriven("linked copies still without their claim's rating", decided, oldest), now=now)
     return decided

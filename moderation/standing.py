@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -21,6 +22,7 @@ from django.utils import timezone
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event, record_event
 from core.bulk import update_rows
+from core.reconciling import past_grace, warn_redriven
 from factcheck.models import Page, Post
 from moderation.distribution import distribute_new_posts, page_post_ids, recompute_page_distributions
 from moderation.feed import append_and_publish
@@ -146,7 +148,8 @@ def age_out_strikes(*, now: datetime | None = None) -> int:
     its own that appends its posts' new distributions to the feed and publishes them. Returns flips.
 
     Also the reconciler of new posts on repeat offenders' pages whose job was lost: any such post
-    without a distribution of its own gets one (moderation.distribution.distribute_new_posts).
+    without a distribution of its own gets one (moderation.distribution.distribute_new_posts), and those that
+    waited past FACTDESK_RECONCILE_AFTER_SECONDS are warned of (core.reconciling).
     """
     now = now or timezone.now()
     flips = 0
@@ -163,8 +166,11 @@ def age_out_strikes(*, now: datetime | None = None) -> int:
         flips += len(changes.flipped)
     missing = list(
         Post.objects.filter(page__standing__is_repeat_offender=True, distribution__isnull=True)
-        .order_by("id").values_list("id", flat=True)[:10_000]
+        .order_by("id").values_list("id", "created_at")[:10_000]
     )
     if missing:
-        distribute_new_posts(post_ids=missing, now=now)
+        distribute_new_posts(post_ids=[pk for pk, _ in missing], now=now)
+        after = settings.FACTDESK_RECONCILE_AFTER_SECONDS
+        warn_redriven(past_grace(f"new posts of repeat offenders still without their page's multiplier {after} s "
+                                 "after they arrived", [made for _, made in missing], now=now, grace=after), now=now)
     return flips

@@ -3,6 +3,7 @@ started as bin/run starts them (bin/jobs), on the test database."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -20,6 +21,12 @@ from core.resilience import Breaker
 from tests.servers import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def redriven(caplog) -> list[str]:
+    """The reconcilers' warnings of work they re-drove (core.reconciling), as an operator reads them in the log."""
+    return [record.getMessage() for record in caplog.records
+            if record.name == "factdesk.reconcilers" and record.levelno == logging.WARNING]
 
 
 @pytest.fixture(name="own_redis")  # a module imports `own_redis_fixture` to use it

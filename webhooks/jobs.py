@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.formatting import moment
+from core.reconciling import past_grace, warn_redriven
 from webhooks import delivery, retention, schedule
 from webhooks.models import Endpoint
 
@@ -28,12 +29,14 @@ def keep_history_months() -> int:
 
 
 def notify_disabled_endpoints() -> int:
-    """E-mail the owners of endpoints disabled since they were last told (periodic, and after each disabling)."""
-    sent = 0
+    """E-mail the owners of endpoints disabled since they were last told (periodic, and after each disabling). Warns
+    (core.reconciling) of those told FACTDESK_RECONCILE_AFTER_SECONDS or more after their disabling: the job after
+    it was lost or late, and the periodic run made it good."""
+    told = []
     waiting = Endpoint.objects.filter(
         disabled_at__isnull=False, owner_notified_at__isnull=True, deleted_at__isnull=True
     )
-    for endpoint_id in waiting.values_list("id", flat=True):
+    for endpoint_id, disabled_at in waiting.values_list("id", "disabled_at"):
         with transaction.atomic(durable=True):
             # Claimed before sending, in the transaction that sends: two runs never both send it, and a
             # failed send leaves it to the next run.
@@ -54,5 +57,8 @@ def notify_disabled_endpoints() -> int:
                 ),
                 from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=[endpoint.owner.email],
             )
-            sent += 1
-    return sent
+            told.append(disabled_at)
+    after = settings.FACTDESK_RECONCILE_AFTER_SECONDS
+    warn_redriven(past_grace(f"owners of webhook endpoints still not told {after} s after their disabling", told,
+                             now=timezone.now(), grace=after))
+    return len(told)

@@ -15,10 +15,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, Min, OuterRef, Q
 from django.utils import timezone
 
 from core.jobs import enqueue
+from core.reconciling import Redriven, warn_redriven
 from webhooks.models import Delivery, DeliveryStatus, Endpoint
 from webhooks.outbox import JOB_BATCH
 
@@ -57,10 +58,19 @@ def due_deliveries(*, now: datetime, limit: int = 2000) -> list[int]:
 
 
 def enqueue_due(*, now: datetime | None = None) -> int:
-    """The periodic sweep: hand every due delivery to a job (retries, and the jobs that were lost)."""
+    """The periodic sweep: hand every due delivery to a job (retries, and the jobs that were lost). The lost ones
+    are warned of once (core.reconciling): never tried (their job after commit, or after the delivery before them
+    in line, lost or late), or handed to a job by an earlier sweep that never recorded an attempt (the job lost,
+    its worker killed mid-attempt). A retry that falls due is the sweep's own work, not a lost one."""
     now = now or timezone.now()
     ids = due_deliveries(now=now)
+    if not ids:
+        return 0
+    lost = (Delivery.objects.filter(pk__in=ids).filter(Q(attempts=0) | Q(queued_until__isnull=False))
+            .aggregate(count=Count("id"), oldest=Min("next_attempt_at")))
     Delivery.objects.filter(pk__in=ids).update(queued_until=now + QUEUED_FOR)
     for start in range(0, len(ids), JOB_BATCH):
         enqueue("webhooks.jobs.deliver", ids[start:start + JOB_BATCH])
+    warn_redriven(Redriven("webhook deliveries whose job was lost or late", lost["count"], lost["oldest"]),
+                  now=now, why="Redis down, a worker killed, or the webhooks queue behind")
     return len(ids)

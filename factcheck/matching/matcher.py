@@ -47,6 +47,7 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from core.bulk import update_rows
 from core.reasons import control_problem, written
+from core.reconciling import LOST_OR_LATE, Redriven, past_grace, warn_redriven
 from factcheck.eligibility import fact_checkable, removed_posts, returning_state
 from factcheck.matching.candidates import (
     Row,
@@ -256,6 +257,7 @@ def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> Matc
 class SemanticStep(NamedTuple):
     embedded: int  # posts embedded
     suggested: int  # semantic pairs recorded
+    embedded_ids: tuple[int, ...] = ()
 
 
 def embed_and_match(post_ids: list[int], *, now: datetime | None = None) -> SemanticStep:
@@ -271,7 +273,8 @@ def embed_and_match(post_ids: list[int], *, now: datetime | None = None) -> Sema
                       .filter(id__in_array=sorted({e.post_id for e in found} | set(languages)))
                       .order_by("id").values_list("id", flat=True))
         store_detected_languages({pk: languages[pk] for pk in locked if pk in languages})
-        return SemanticStep(len(found), match_semantically(found, post_ids=locked, now=now) if found else 0)
+        return SemanticStep(len(found), match_semantically(found, post_ids=locked, now=now) if found else 0,
+                            tuple(e.post_id for e in found))
 
 
 def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: datetime | None = None,
@@ -293,16 +296,23 @@ def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: da
 
 def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
     """The reconciler: match posts whose after-commit job was lost, that predate matching or that
-    arrived while it was off (those are signed first); returns how many posts it looked at."""
+    arrived while it was off (those are signed first); returns how many posts it looked at. Warns once
+    (core.reconciling) of those that waited past FACTDESK_RECONCILE_AFTER_SECONDS (a younger one's job is most
+    likely on its way) and of the copies regroup_rated moved."""
     if not settings.FACTDESK_MATCHING:
         return 0
-    pending = list(Post.objects.filter(matched_at__isnull=True).order_by("id").values_list("id", "normalised_text",
-                                                                                           "signature")[:limit])
-    unsigned = [(pk, text) for pk, text, signature in pending if text and not signature]
+    pending = list(Post.objects.filter(matched_at__isnull=True).order_by("id")
+                   .values_list("id", "normalised_text", "signature", "created_at")[:limit])
+    unsigned = [(pk, text) for pk, text, signature, _ in pending if text and not signature]
     update_rows(Post, ["signature"], [(pk, signature) for (pk, _), signature
                                       in zip(unsigned, signatures_of([text for _, text in unsigned]), strict=True)])
-    match_new_posts(post_ids=[pk for pk, _, _ in pending], now=now)
-    return len(pending) + regroup_rated(now=now)
+    match_new_posts(post_ids=[pk for pk, *_ in pending], now=now)
+    regrouped = regroup_rated(now=now)
+    clock, after = now or timezone.now(), settings.FACTDESK_RECONCILE_AFTER_SECONDS
+    late = past_grace(f"posts still not matched {after} s after they arrived", [made for *_, made in pending],
+                      now=clock, grace=after)
+    warn_redriven(late, regrouped, now=clock, why=f"{LOST_OR_LATE}, or matching was off")
+    return len(pending) + regrouped.count
 
 
 def _stranded() -> list[int]:
@@ -317,20 +327,23 @@ def _stranded() -> list[int]:
 
 
 @transaction.atomic(durable=True)
-def regroup_rated(*, now: datetime | None = None) -> int:
+def regroup_rated(*, now: datetime | None = None) -> Redriven:
     """Copies left waiting (WAITING_COPY_STATES) under a claim that is rated now: their root was rated while the job
     that linked them ran (neither saw the other's uncommitted row), or they were removed then and the removal
-    is lifted now. They become `matched`, and the decision side gives them the rating. Returns how many."""
+    is lifted now. They become `matched`, and the decision side gives them the rating. Returns how many, and
+    since when the oldest waited (its last change), for the reconciler's warning."""
     stranded = list(Post.objects.select_for_update(no_key=True, of=("self",))
                     .filter(fact_checkable(), id__in=_stranded(), queue_state__in=WAITING_COPY_STATES,
                             duplicate_of__queue_state=QueueState.RATED)
                     .exclude(removed_posts())
-                    .order_by("id").values_list("id", flat=True))
-    if stranded:
-        Post.objects.filter(id__in=stranded).update(queue_state=QueueState.MATCHED, updated_at=now or timezone.now())
-        index_bands(rows(stranded))  # copies of a rated claim now: their keys are where arrivals look
-        posts_matched.send(sender=Post, post_ids=stranded)
-    return len(stranded)
+                    .order_by("id").values_list("id", "updated_at"))
+    ids = [pk for pk, _ in stranded]
+    if ids:
+        Post.objects.filter(id__in=ids).update(queue_state=QueueState.MATCHED, updated_at=now or timezone.now())
+        index_bands(rows(ids))  # copies of a rated claim now: their keys are where arrivals look
+        posts_matched.send(sender=Post, post_ids=ids)
+    return Redriven("copies left waiting under a rated claim", len(ids),
+                    min((at for _, at in stranded), default=None), ids=ids, id_label="post ids")
 
 
 def mark_group_rated(*, post: Post, now: datetime) -> int:

@@ -17,6 +17,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from core.reconciling import past_grace, warn_redriven
 from factcheck import semantic
 from factcheck.matching.matcher import BATCH, embed_and_match
 from factcheck.models import Post
@@ -28,25 +29,32 @@ SCAN = 2000
 
 def embed_missed_posts(*, limit: int = SCAN, now: datetime | None = None) -> int:
     """Embed the next `limit` matched posts that have no embedding by the current model, and record their semantic
-    pairs, BATCH at a time (each embedded outside its transaction); returns how many were embedded."""
+    pairs, BATCH at a time (each embedded outside its transaction); returns how many were embedded, and warns of
+    those matched a while ago once (core.reconciling), with how long the oldest had waited."""
     if not (settings.FACTDESK_MATCHING and settings.FACTDESK_SEMANTIC):
         return 0
     now = now or timezone.now()
     start = (SemanticBackfill.objects.filter(model=semantic.MODEL_NAME)
              .values_list("through_post", flat=True).first()) or 0
-    walked = []
+    walked: dict[int, datetime] = {}
     for pk, matched_at in (Post.objects.filter(id__gt=start).order_by("id")
                            .values_list("id", "matched_at")[:limit]):
         if matched_at is None:
             break  # its job, or match_unmatched, embeds it (see the module's docstring)
-        walked.append(pk)
-    embedded = 0
-    for first in range(0, len(walked), BATCH):
-        embedded += embed_and_match(walked[first : first + BATCH], now=now).embedded
-    if walked:
+        walked[pk] = matched_at
+    embedded: list[int] = []
+    ids = list(walked)
+    for first in range(0, len(ids), BATCH):
+        embedded += embed_and_match(ids[first : first + BATCH], now=now).embedded_ids
+    if ids:
         progress, _ = SemanticBackfill.objects.get_or_create(model=semantic.MODEL_NAME,
                                                              defaults={"updated_at": now})
         # Forward only: a run that started behind another one does not take the walk back.
-        SemanticBackfill.objects.filter(pk=progress.pk, through_post__lt=walked[-1]).update(
-            through_post=walked[-1], updated_at=now)
-    return embedded
+        SemanticBackfill.objects.filter(pk=progress.pk, through_post__lt=ids[-1]).update(
+            through_post=ids[-1], updated_at=now)
+    # One its own job was embedding meanwhile (its matching commits, then it embeds) is not counted.
+    after = settings.FACTDESK_RECONCILE_AFTER_SECONDS
+    warn_redriven(past_grace(f"posts still without an embedding {after} s after they were matched",
+                             [walked[pk] for pk in embedded], now=now, grace=after),
+                  now=now, why="matched while FACTDESK_SEMANTIC was off or by another encoder, or their jobs were lost")
+    return len(embedded)

@@ -25,9 +25,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, Min, OuterRef
 from django.utils import timezone
 
+from core.reconciling import Redriven, warn_redriven
 from factcheck.matching.matcher import BATCH, MatchResult, match_posts
 from factcheck.matching.media import carriers_of
 from factcheck.models import Post, QueueState, Rating
@@ -118,9 +119,17 @@ def unswept_rated_posts(*, now: datetime | None = None, limit: int = RECONCILE_L
 
 def reconcile_media_sweeps(*, now: datetime | None = None) -> int:
     """The reconciler: sweep rated posts whose sweep was missed; returns how many posts it swept. Safe with
-    several workers at once (the sweeps wait for each other's posts, and record nothing twice)."""
+    several workers at once (the sweeps wait for each other's posts, and record nothing twice). Logs one warning
+    when it swept any (core.reconciling), even if one of them failed (that one is logged, and raised)."""
     if not settings.FACTDESK_MATCHING:
         return 0
     post_ids = unswept_rated_posts(now=now)
-    sweep_rated_media(post_ids=post_ids, now=now)
+    if not post_ids:
+        return 0
+    rated = Rating.objects.filter(post_id__in=post_ids, is_current=True).aggregate(oldest=Min("created_at"))
+    try:
+        sweep_rated_media(post_ids=post_ids, now=now)
+    finally:
+        warn_redriven(Redriven("rated posts whose media sweep was missed", len(post_ids), rated["oldest"],
+                               ids=post_ids, id_label="post ids"), now=now)
     return len(post_ids)

@@ -87,7 +87,7 @@ def test_a_copy_linked_while_unflagged_and_stranded_by_the_claims_rating_is_give
     """mark_group_rated moves a claim's unflagged copies to matched with its grouped ones; the reconciler that
     repairs the race with the rating took the grouped ones only, so such a copy never carried the rating."""
     stranded_unflagged_copy(platform_user)
-    assert regroup_rated() == 1
+    assert regroup_rated().count == 1
     assert post("copy").queue_state == QueueState.MATCHED
     assert own_keys("copy") - own_keys("first") <= rated_keys("first")  # arrivals close to it find the claim
 

@@ -196,6 +196,6 @@ def test_a_copy_left_grouped_under_a_claim_rated_meanwhile_gives_it_its_keys_whe
     assert post("copy").queue_state == QueueState.GROUPED
     # The claim rated while the copy's job ran: neither saw the other, so the copy stayed grouped.
     Post.objects.filter(pk=post("first").pk).update(queue_state=QueueState.RATED)
-    assert regroup_rated() == 1
+    assert regroup_rated().count == 1
     assert post("copy").queue_state == QueueState.MATCHED
     assert _own_keys("copy") <= _keys_rated("first")

@@ -9,16 +9,19 @@ guards and politicians' pages: test_matching_suggestions.py.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import django_rq
 import pytest
+from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck import jobs as factcheck_jobs
 from factcheck.matching.matcher import (
     match_new_posts,
     match_posts,
+    match_unmatched,
 )
 from factcheck.members import organisation_of
 from factcheck.models import Match, Post, QueueState, Rating
@@ -39,6 +42,7 @@ from tests.factcheck.matching_helpers import (
     queue_ids,
 )
 from tests.factories import RatingFactory
+from tests.jobs_support import redriven
 
 # Matched on arrival ---------------------------------------------------------------------------
 
@@ -231,6 +235,25 @@ def test_posts_whose_match_job_was_lost_are_grouped_by_the_reconciler(platform_u
     assert (post("copy").queue_state, post("copy").duplicate_of_id) == (QueueState.GROUPED, post("first").pk)
     assert queue_ids() == [post("first").pk]
     assert factcheck_jobs.match_unmatched() == 0  # matched now: nothing left to look at
+
+
+@WORKER
+def test_the_matching_reconciler_warns_of_posts_left_unmatched_past_the_grace_and_not_of_those_just_in(
+    platform_user, run_worker, caplog
+):
+    arrive(flag("first", CLAIM), flag("copy", NEAR_COPY, page="page-b"), by=platform_user)
+    django_rq.get_connection("default").flushdb()  # Redis lost the job
+    assert match_unmatched(now=timezone.now() + timedelta(minutes=3)) == 2
+    assert redriven(caplog) == ["reconciler re-drove posts still not matched 30 s after they arrived: 2, the oldest "
+                                "waiting 3 min - their jobs were lost or late, or matching was off"]
+
+    caplog.clear()
+    arrive(flag("other", UNRELATED, page="page-c"), by=platform_user)
+    django_rq.get_connection("default").flushdb()
+    # Just in: matched all the same, but its own job is most likely on its way, not lost.
+    assert match_unmatched() == 1
+    assert match_unmatched() == 0
+    assert redriven(caplog) == []
 
 
 @WORKER

@@ -30,7 +30,7 @@ from factcheck.models_media import PostMedia
 from moderation.propagation import reconcile_matches
 from tests.factcheck.matching_helpers import matched_action, post
 from tests.factories import FactCheckerFactory, RatingFactory
-from tests.jobs_support import ROOT, worker_env
+from tests.jobs_support import ROOT, redriven, worker_env
 from tests.media.test_media_matching import PICTURE, TEXTS, arrive, flipped, image
 from tests.pg import Backend, wait_until_blocked
 
@@ -62,17 +62,21 @@ def copies_queue_jobs() -> list[str]:
 
 
 @transactional
-def test_a_lost_sweep_job_is_made_good_by_the_reconciler_a_minute_after_the_rating():
+def test_a_lost_sweep_job_is_made_good_by_the_reconciler_a_minute_after_the_rating_and_warned_of(caplog):
     source = posts_carrying_the_picture_then_a_rating()
     assert copies_queue_jobs() == ["factcheck.jobs.sweep_rated_media"]
     django_rq.get_queue("copies").empty()  # Redis lost it
     assert unswept(source) and linked_copies(source) == []
 
     assert reconcile_media_sweeps(now=timezone.now()) == 0  # the rating's own job may still be on its way
+    assert redriven(caplog) == []  # and nothing is said
     later = timezone.now() + timedelta(minutes=2)
     assert reconcile_media_sweeps(now=later) == 1
     assert linked_copies(source) == list(COPIES) and not unswept(source)
+    assert redriven(caplog) == [f"reconciler re-drove rated posts whose media sweep was missed: 1, the oldest waiting "
+                                f"2 min (post ids {source.pk}) - their jobs were lost or late"]
     assert reconcile_media_sweeps(now=later) == 0  # nothing left
+    assert len(redriven(caplog)) == 1
     # The decision side's reconciler gives the copies their matched rating (their own job went to Redis).
     assert reconcile_matches(now=later + timedelta(minutes=1)) == 3
     assert all(matched_action(post(copy)).verdict == Verdict.ALTERED for copy in COPIES)

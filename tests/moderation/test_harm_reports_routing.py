@@ -240,7 +240,7 @@ def test_a_removed_grouped_copy_takes_no_rating_from_its_first_post_until_the_re
                   sources=["https://source.example"], claim_if_unclaimed=True)
     assert Post.objects.get(pk=copy.pk).queue_state == QueueState.GROUPED
     lift_action(actor=staff, action_id=removal.pk, reason="Quoted to condemn it.")
-    assert regroup_rated() == 1
+    assert regroup_rated().count == 1
     assert Post.objects.get(pk=copy.pk).queue_state == QueueState.MATCHED
 
 

@@ -38,6 +38,7 @@ from tests.factories import (
     RatingFactory,
     UserFactory,
 )
+from tests.jobs_support import redriven
 from tests.pg import Backend, wait_until_blocked
 
 PUBLIC = settings.FACTDESK_PUBLIC_URL
@@ -249,13 +250,17 @@ def test_two_jobs_composing_one_owners_email_at_once_put_each_notice_in_one_emai
 
 
 @pytest.mark.django_db
-def test_notices_whose_jobs_were_lost_go_out_as_one_email_by_the_sweep(owner_with_posts):
+def test_notices_whose_jobs_were_lost_go_out_as_one_email_by_the_sweep_which_warns_of_it(owner_with_posts, caplog):
     owner, posts = owner_with_posts
     notify(owner, posts)  # committed, but their job never ran (Redis was down)
+    assert send_unsent_emails(now=timezone.now()) == 0  # too fresh: their job may still be on its way
+    assert redriven(caplog) == []
 
     assert send_unsent_emails(now=timezone.now() + timedelta(seconds=61)) == 1
     [digest] = mail.outbox
     assert len(listed(digest)) == 3
+    assert redriven(caplog) == ["reconciler re-drove e-mails of notices still unsent a minute after they were made: 1, "
+                                "the oldest waiting 1 min - their jobs were lost or late"]
 
 
 # Where a link leads -----------------------------------------------------------------------------------------------

@@ -8,10 +8,12 @@ which shares this module's claim, copies and helpers.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import django_rq
 import pytest
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from factcheck.members import organisation_of
@@ -28,7 +30,7 @@ from moderation.models import (
     StatementOfReasons,
     Strike,
 )
-from moderation.propagation import apply_matched_rating, apply_matches, propagate_rating
+from moderation.propagation import apply_matched_rating, apply_matches, propagate_rating, reconcile_matches
 from tests.factcheck.matching_helpers import (
     CLAIM,
     EXACT_COPY,
@@ -40,6 +42,7 @@ from tests.factcheck.matching_helpers import (
     post,
 )
 from tests.factories import FactCheckerFactory, RatingFactory, UserFactory
+from tests.jobs_support import redriven
 
 COPIES = ("copy-1", "copy-2")
 
@@ -218,7 +221,9 @@ def test_a_late_job_for_a_superseded_rating_leaves_the_copies_on_the_newer_one(f
 # The reconciler -----------------------------------------------------------------------------------
 
 @WORKER
-def test_a_linked_copy_whose_job_was_lost_gets_its_rating_from_the_reconciler(factchecker, run_worker, settings):
+def test_a_linked_copy_whose_job_was_lost_gets_its_rating_from_the_reconciler_which_warns_of_it(
+    factchecker, run_worker, settings, caplog
+):
     arrive(flag("source", CLAIM, page="page-source"))
     rating = RatingFactory(reviewer=factchecker, post=post("source"))
     run_worker()
@@ -229,14 +234,18 @@ def test_a_linked_copy_whose_job_was_lost_gets_its_rating_from_the_reconciler(fa
 
     settings.FACTDESK_RECONCILE_AFTER_SECONDS = 30
     assert jobs.reconcile_matches() == 0  # too fresh: its job may still be on the way
+    assert redriven(caplog) == []  # and nothing is said
     settings.FACTDESK_RECONCILE_AFTER_SECONDS = 0
     assert jobs.reconcile_decisions() == 0  # the ratings' reconciler leaves copies to the bulk one
-    assert jobs.reconcile_matches() == 1
+    assert reconcile_matches(now=timezone.now() + timedelta(minutes=5)) == 1
+    assert redriven(caplog) == ["reconciler re-drove linked copies still without their claim's rating: 1, the oldest "
+                                "waiting 5 min - their jobs were lost or late"]
     action = matched_action(post("copy-1"))
     assert (action.rating_id, action.statement.transparency["automated_decision"]) == (
         rating.pk, "AUTOMATED_DECISION_PARTIALLY")
     assert PostDistribution.objects.get(post=post("copy-1")).multiplier == Decimal("0.2")
     assert jobs.reconcile_matches() == 0
+    assert len(redriven(caplog)) == 1  # nothing left, nothing more said
 
 
 @WORKER

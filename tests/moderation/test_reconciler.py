@@ -10,16 +10,12 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+import core.reconciling
 from factcheck.ratings import record_rating
-from moderation import enforcement
 from moderation.enforcement import reconcile_decisions
 from moderation.models import PostDistribution, RatingDecision
 from tests.factories import PostFactory, RatingFactory
-
-
-def warnings(caplog) -> list[str]:
-    return [record.getMessage() for record in caplog.records
-            if record.name == "moderation.enforcement" and record.levelno == logging.WARNING]
+from tests.jobs_support import redriven
 
 
 @pytest.mark.django_db
@@ -44,22 +40,23 @@ def test_reconciler_applies_a_rating_whose_job_never_ran(factchecker, run_worker
 def test_the_reconciler_warns_of_the_ratings_it_re_drove_and_is_silent_when_there_were_none(
     caplog, monkeypatch, settings
 ):
-    monkeypatch.setattr(enforcement, "LOGGED_IDS", 2, raising=False)
+    monkeypatch.setattr(core.reconciling, "LOGGED_IDS", 2)
     late = RatingFactory.create_batch(3)  # inside the test's transaction, never committed: their jobs never run
     later = timezone.now() + timedelta(minutes=5)
     with caplog.at_level(logging.INFO):
         assert reconcile_decisions(now=timezone.now()) == 0  # too fresh: nothing re-driven, nothing said
-        assert warnings(caplog) == []
+        assert redriven(caplog) == []
 
         assert reconcile_decisions(now=later) == 3
-        assert warnings(caplog) == [
-            f"reconciler re-drove 3 rating(s) still without a decision {settings.FACTDESK_RECONCILE_AFTER_SECONDS} s "
-            f"after they were made (their jobs were lost or late): rating ids {late[0].pk}, {late[1].pk} and 1 more"
+        assert redriven(caplog) == [
+            f"reconciler re-drove ratings still without a decision {settings.FACTDESK_RECONCILE_AFTER_SECONDS} s after "
+            f"they were made: 3, the oldest waiting 5 min (rating ids {late[0].pk}, {late[1].pk} and 1 more) - their "
+            "jobs were lost or late"
         ]
 
         caplog.clear()
         assert reconcile_decisions(now=later) == 0
-        assert warnings(caplog) == []
+        assert redriven(caplog) == []
 
 
 @pytest.mark.django_db

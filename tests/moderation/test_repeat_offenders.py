@@ -12,6 +12,7 @@ from factcheck.models import Verdict
 from moderation.models import DistributionChange, PageStanding, PostDistribution, RepeatOffenderPolicy, Strike
 from moderation.standing import age_out_strikes
 from tests.factories import DecisionFactory, PageFactory, PostFactory
+from tests.jobs_support import redriven
 
 
 @pytest.mark.django_db
@@ -93,8 +94,8 @@ def test_a_post_that_arrives_after_the_page_became_a_repeat_offender_is_halved_t
 
 
 @pytest.mark.django_db
-def test_a_new_post_of_a_repeat_offender_whose_job_was_lost_is_halved_by_the_standings_refresh(
-    factchecker, platform_user
+def test_a_new_post_of_a_repeat_offender_whose_job_was_lost_is_halved_by_the_standings_refresh_which_warns_of_it(
+    factchecker, platform_user, caplog
 ):
     from factcheck.ingest import FlagInput, PageInput, PostInput, ingest_flags
 
@@ -108,8 +109,13 @@ def test_a_new_post_of_a_repeat_offender_whose_job_was_lost_is_halved_by_the_sta
                                                  page=PageInput(page.external_id, page.name)))],
                  submitted_by=platform_user)
     assert not PostDistribution.objects.filter(post__external_id="lost-job").exists()
-    age_out_strikes()
+    age_out_strikes(now=timezone.now() + timedelta(minutes=5))
     assert PostDistribution.objects.get(post__external_id="lost-job").multiplier == Decimal("0.5")
+    assert redriven(caplog) == ["reconciler re-drove new posts of repeat offenders still without their page's "
+                                "multiplier 30 s after they arrived: 1, the oldest waiting 5 min - their jobs were "
+                                "lost or late"]
+    age_out_strikes()
+    assert len(redriven(caplog)) == 1  # nothing left, nothing more said
 
 
 @pytest.mark.django_db

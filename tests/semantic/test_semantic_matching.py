@@ -21,12 +21,14 @@ from factcheck import semantic
 from factcheck.ingest import FlagInput, PageInput, PostInput
 from factcheck.matching.matcher import match_new_posts, match_unmatched, reject_match
 from factcheck.matching.semantic import Embedded, nearest, store_embeddings
+from factcheck.matching.semantic_backfill import embed_missed_posts
 from factcheck.models import Match, Post, QueueState
 from factcheck.models_semantic import PostEmbedding, SemanticBand
 from moderation.models import Action
 from tests import scenarios
 from tests.factcheck.matching_helpers import CLAIM, NEGATED_COPY, UNRELATED, WORKER, arrive, flag, post, queue_ids
 from tests.factories import PageFactory, PostFactory, RatingFactory
+from tests.jobs_support import redriven
 
 # CLAIM is "Scientists confirm that drinking hot lemon water for 5 minutes every morning cures type 2 diabetes
 # within three weeks". None of these shares enough of its words for the lexical matcher (MinHash under 0.4).
@@ -271,7 +273,9 @@ def test_with_semantic_matching_off_nothing_is_embedded(factchecker, settings):
 
 
 @pytest.mark.django_db
-def test_the_reconciler_embeds_posts_matched_while_semantic_matching_was_off(factchecker, settings):
+def test_the_reconciler_embeds_posts_matched_while_semantic_matching_was_off_and_warns_of_them(
+    factchecker, settings, caplog
+):
     settings.FACTDESK_SEMANTIC = False
     source = scenarios.rated_claim(rater=factchecker)
     copy = send("copy", GERMAN, language="de")
@@ -279,11 +283,15 @@ def test_the_reconciler_embeds_posts_matched_while_semantic_matching_was_off(fac
     assert not PostEmbedding.objects.exists()
 
     settings.FACTDESK_SEMANTIC = True
-    assert factcheck_jobs.embed_missed_posts() == 2
+    assert embed_missed_posts(now=timezone.now() + timedelta(minutes=10)) == 2
     assert set(PostEmbedding.objects.values_list("post_id", flat=True)) == {source.pk, copy.pk}
     match = suggestion_of(copy)
     assert (match.source_id, match.method, match.state) == (source.pk, "semantic", "suggested")
+    assert redriven(caplog) == [
+        "reconciler re-drove posts still without an embedding 30 s after they were matched: 2, the oldest waiting "
+        "10 min - matched while FACTDESK_SEMANTIC was off or by another encoder, or their jobs were lost"]
     assert factcheck_jobs.embed_missed_posts() == 0  # walked past them: nothing left
+    assert len(redriven(caplog)) == 1
 
 
 @pytest.mark.django_db

@@ -1,19 +1,25 @@
 """A failed webhook attempt is a warning in the log: which endpoint, which delivery and event, what the receiver
 answered (or why nothing answered), and what happens next. The admin showed it; the logs said only "Job OK".
-Never the endpoint's secret, nor the body sent.
+Never the endpoint's secret, nor the body sent. The sweep behind the jobs warns of the jobs it found lost, as every
+reconciler does (core.reconciling).
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from moderation.staff_actions import remove_post
 from tests.factories import PostFactory, StaffFactory
+from tests.jobs_support import redriven
 from tests.webhooks.receiver import Receiver
+from webhooks import jobs
 from webhooks.delivery import deliver_batch
 from webhooks.models import AttemptOutcome, Delivery, Endpoint
+from webhooks.schedule import enqueue_due
 
 pytestmark = pytest.mark.django_db
 
@@ -65,3 +71,38 @@ def test_an_endpoint_disabled_after_410_is_logged_as_disabled(register, receiver
         f"HTTP 410; endpoint {hook['id']} disabled (the receiver answered 410 Gone), its pending deliveries given up"
     )
 
+
+
+def test_the_sweep_warns_of_a_delivery_whose_job_was_lost_and_not_of_a_retry_falling_due(register, receiver, caplog):
+    register(receiver.url)
+    receiver.plan.statuses = [500, 200]
+    remove_post(staff=StaffFactory(), post_id=PostFactory().pk, ground="violence", reason="Threatens a named person.")
+    delivery = Delivery.objects.get()  # its job after commit never ran: the test's transaction never commits
+    assert enqueue_due(now=delivery.created_at) == 0  # its own job may still come
+    later = delivery.created_at + timedelta(minutes=1)
+    assert enqueue_due(now=later) == 1
+    assert redriven(caplog) == ["reconciler re-drove webhook deliveries whose job was lost or late: 1, the oldest "
+                                "waiting 1 min - Redis down, a worker killed, or the webhooks queue behind"]
+
+    caplog.clear()
+    deliver_batch([delivery.pk], now=later)  # HTTP 500: retried later, by the sweep
+    delivery.refresh_from_db()
+    assert enqueue_due(now=delivery.next_attempt_at) == 1
+    assert redriven(caplog) == []  # the sweep's own work, nothing lost
+
+
+def test_an_owner_told_late_of_their_endpoints_disabling_is_warned_of_one_told_at_once_is_not(
+    register, receiver, caplog, mailoutbox
+):
+    lost, prompt = register(receiver.url), register(f"{receiver.url}other/")
+    # Disabled five minutes ago, its owner not told: the e-mail job after the disabling was lost.
+    Endpoint.objects.filter(pk=lost["id"]).update(disabled_at=timezone.now() - timedelta(minutes=5),
+                                                  disabled_reason="the receiver answered 410 Gone")
+    assert jobs.notify_disabled_endpoints() == 1
+    assert redriven(caplog) == ["reconciler re-drove owners of webhook endpoints still not told 30 s after their "
+                                "disabling: 1, the oldest waiting 5 min - their jobs were lost or late"]
+
+    caplog.clear()
+    Endpoint.objects.filter(pk=prompt["id"]).update(disabled_at=timezone.now(), disabled_reason="410")  # its job now
+    assert jobs.notify_disabled_endpoints() == 1
+    assert len(mailoutbox) == 2 and redriven(caplog) == []
