@@ -8,11 +8,15 @@ default; "workers" is "none" when no worker's heartbeat is recent (`live_workers
 "unserved_queues" names the queues of Factdesk's jobs that no live worker takes (their jobs wait for ever: a
 deployment whose general workers are all gone, with only an urgent one left); "migrations" is "unapplied" with
 the apps named in "unapplied_apps", or "unknown" while the database does not answer.
+
+What is wrong is logged when it starts (an error, with the reason) and when it ends, once per web process, not at
+every probe: a load balancer probing every few seconds filled the log with the same error.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -31,15 +35,35 @@ logger = logging.getLogger(__name__)
 _migrated = False
 
 
-def _database() -> str:
+# Why this process last found itself unhealthy (None while healthy): a load balancer probes every few seconds, so
+# only a change is logged (an error when it becomes unhealthy or the reason changes, a note when it is healthy
+# again), not every probe. Each web process keeps its own, and its threads share it.
+_unhealthy: str | None = None
+_unhealthy_lock = threading.Lock()
+
+
+def _note(problem: str | None, *, error: BaseException | None = None) -> None:
+    """Log the probe's state if it differs from the previous probe's in this process: `problem` (with the exception
+    behind it, traceback and all, that first time), or health regained."""
+    global _unhealthy
+    with _unhealthy_lock:
+        before, _unhealthy = _unhealthy, problem
+    if problem == before:
+        return
+    if problem is not None:
+        logger.error("healthz: %s", problem, exc_info=error)
+    else:
+        logger.info("healthz: healthy again (it was: %s)", before)
+
+
+def _database() -> tuple[str, BaseException | None]:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
-    except Exception:  # any failure to answer is "down"; the reason goes to the log
-        logger.exception("healthz: the database does not answer")
-        return "down"
-    return "ok"
+    except Exception as error:  # any failure to answer is "down"; the reason goes to the log
+        return "down", error
+    return "ok", None
 
 
 def unapplied_apps() -> list[str]:
@@ -57,16 +81,15 @@ def unapplied_apps() -> list[str]:
     return apps
 
 
-def _migrations() -> tuple[str, list[str]]:
+def _migrations() -> tuple[str, list[str], str | None, BaseException | None]:
+    """The migrations' state and unapplied apps, and what is wrong (for `_note`) with the exception behind it."""
     try:
         apps = unapplied_apps()
-    except Exception:  # the database went away since SELECT 1; the reason goes to the log
-        logger.exception("healthz: could not read the applied migrations")
-        return "unknown", []
+    except Exception as error:  # the database went away since SELECT 1; the reason goes to the log
+        return "unknown", [], "could not read the applied migrations", error
     if apps:
-        logger.error("healthz: migrations of %s are not applied: run manage.py migrate", ", ".join(apps))
-        return "unapplied", apps
-    return "ok", []
+        return "unapplied", apps, f"migrations of {', '.join(apps)} are not applied: run manage.py migrate", None
+    return "ok", [], None, None
 
 
 def _redis_and_workers() -> tuple[str, str, int, list[str] | None]:
@@ -99,9 +122,17 @@ def live_workers(redis, *, now: datetime | None = None) -> list:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    database = _database()
-    migrations, apps = _migrations() if database == "ok" else ("unknown", [])
+    database, error = _database()
+    if database == "ok":
+        migrations, apps, problem, error = _migrations()
+    else:
+        migrations, apps, problem = "unknown", [], "the database does not answer"
+    _note(problem, error=error)
     redis, workers, count, unserved = _redis_and_workers()
     body = {"database": database, "redis": redis, "workers": workers, "worker_count": count,
             "unserved_queues": unserved, "migrations": migrations, "unapplied_apps": apps}
-    return JsonResponse(body, status=200 if database == "ok" and migrations == "ok" else 503)
+    response = JsonResponse(body, status=200 if database == "ok" and migrations == "ok" else 503)
+    # Django's request logger logs every 5xx answer as an error ("Service Unavailable: /healthz"), which was the
+    # other half of the flood; `_note` has said it once. Django's own mark of a response already logged.
+    response._has_been_logged = True
+    return response
