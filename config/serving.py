@@ -8,9 +8,9 @@ gunicorn failed on them: a traceback for WEB_CONCURRENCY=abc (gunicorn reads tha
 "Can't connect" for a port in use; with 0 workers it listened and answered nobody; RQ_WORKERS=two ended bin/jobs
 ("unbound variable") under a banner of "two RQ worker(s)".
 
-As gunicorn's configuration (`-c python:config.serving`): `when_ready` prints bin/run's banner (FACTDESK_BANNER)
-once gunicorn listens, so the banner is true even if the port was taken after the check. gunicorn takes from this
-module only the names of its settings; `when_ready` is the only one here.
+As gunicorn's configuration (`-c python:config.serving`, bin/run and deploy/): `when_ready` prints bin/run's banner
+(FACTDESK_BANNER) once gunicorn listens, so the banner is true even if the port was taken after the check; and no
+control socket (`control_socket_disable`). gunicorn takes from this module only the names of its settings.
 """
 
 from __future__ import annotations
@@ -57,6 +57,13 @@ def first_problem(environ: dict[str, str]) -> str | None:
     if not _whole(port) or not 1 <= int(port) <= 65535:
         return f"PORT must be a port number from 1 to 65535, not {port!r}"
     return cannot_listen(environ.get("HOST", ""), int(port))
+
+
+# gunicorn's control socket (gunicornc, gunicorn 25.1 and later) is one path per user, ~/.gunicorn/gunicorn.ctl or
+# $XDG_RUNTIME_DIR/gunicorn.ctl: two bin/run (or two deployments) of one user took it from each other, and the
+# user of a deployment may have no home to make it in. Factdesk does not use it (bin/run and deploy/ stop and
+# restart gunicorn by its signals), so it is off.
+control_socket_disable = True
 
 
 def when_ready(server) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -45,6 +46,15 @@ def test_the_web_command_has_bin_runs_gunicorn_options():
     for command in web:
         assert command[1:4] == ["-m", "gunicorn", "config.wsgi:application"]
         assert " ".join(options) in " ".join(command)
+        assert "-c python:config.serving" in " ".join(command)  # bin/run's configuration: no control socket
+
+
+def test_gunicorn_started_with_its_configuration_makes_no_control_socket():
+    """gunicorn's control socket is one path per user (~/.gunicorn/gunicorn.ctl): two bin/run on one host took it
+    from each other. Factdesk does not use it; bin/run's and deploy/'s configuration turns it off."""
+    shown = subprocess.run([sys.executable, "-m", "gunicorn", "--print-config", "-c", "python:config.serving",
+                            "config.wsgi:application"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert re.search(r"^control_socket_disable\s+= True$", shown.stdout, re.MULTILINE), shown.stdout + shown.stderr
 
 
 def test_workers_and_rqcron_are_restarted_whenever_they_exit():
