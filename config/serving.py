@@ -8,6 +8,11 @@ gunicorn failed on them: a traceback for WEB_CONCURRENCY=abc (gunicorn reads tha
 "Can't connect" for a port in use; with 0 workers it listened and answered nobody; RQ_WORKERS=two ended bin/jobs
 ("unbound variable") under a banner of "two RQ worker(s)".
 
+`python -m config.serving --gunicorn` (deploy/'s web units, before gunicorn): what gunicorn itself reads from the
+environment, WEB_CONCURRENCY (its default worker count) when set; else one line and exit 1. gunicorn reads it with
+int() when it is imported, before any option or configuration file (even `--workers 4`): "abc" ended it in a
+ValueError traceback, restarted for ever, and "0" starts no worker where no `--workers` is given.
+
 As gunicorn's configuration (`-c python:config.serving`, bin/run and deploy/): `when_ready` prints bin/run's banner
 (FACTDESK_BANNER) once gunicorn listens, so the banner is true even if the port was taken after the check; and no
 control socket (`control_socket_disable`). gunicorn takes from this module only the names of its settings.
@@ -46,17 +51,30 @@ def cannot_listen(host: str, port: int) -> str | None:
     return None
 
 
-def first_problem(environ: dict[str, str]) -> str | None:
-    """What stops bin/run from serving as its banner would say, in a line; None when nothing does."""
-    counts = {**COUNTS, **JOB_COUNTS} if environ.get("REDIS_URL") else COUNTS
+def count_problem(environ: dict[str, str], counts: dict[str, int]) -> str | None:
+    """The first of `counts` (name: least) that is not a whole number that large, in a line; None when all are."""
     for name, least in counts.items():
         raw = environ.get(name, "")
         if not _whole(raw) or int(raw) < least:
             return f"{name} must be a whole number, {least} or more, not {raw!r}"
+    return None
+
+
+def first_problem(environ: dict[str, str]) -> str | None:
+    """What stops bin/run from serving as its banner would say, in a line; None when nothing does."""
+    counts = {**COUNTS, **JOB_COUNTS} if environ.get("REDIS_URL") else COUNTS
+    if problem := count_problem(environ, counts):
+        return problem
     port = environ.get("PORT", "")
     if not _whole(port) or not 1 <= int(port) <= 65535:
         return f"PORT must be a port number from 1 to 65535, not {port!r}"
     return cannot_listen(environ.get("HOST", ""), int(port))
+
+
+def gunicorn_problem(environ: dict[str, str]) -> str | None:
+    """What in the environment would end gunicorn before it serves (a traceback) or leave it serving nobody, in a
+    line: WEB_CONCURRENCY, bin/run's rule, when it is set (unset, gunicorn takes 1 or its `--workers`)."""
+    return count_problem(environ, COUNTS) if "WEB_CONCURRENCY" in environ else None
 
 
 # gunicorn's control socket (gunicornc, gunicorn 25.1 and later) is one path per user, ~/.gunicorn/gunicorn.ctl or
@@ -75,6 +93,9 @@ def when_ready(server) -> None:
 
 
 if __name__ == "__main__":
-    problem = first_problem(dict(os.environ))
+    if sys.argv[1:] == ["--gunicorn"]:
+        problem, who = gunicorn_problem(dict(os.environ)), "gunicorn"
+    else:
+        problem, who = first_problem(dict(os.environ)), "bin/run"
     if problem:
-        sys.exit(f"bin/run: {problem}")
+        sys.exit(f"{who}: {problem}")

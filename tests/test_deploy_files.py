@@ -31,12 +31,22 @@ def supervisord() -> configparser.ConfigParser:
 
 
 ENV_FILE = "/etc/factdesk/env"
-LOAD_ENV = f"set -a; . {ENV_FILE}; exec "  # how each supervisord program reads the settings file, then becomes itself
+LOAD_ENV = f"set -a; . {ENV_FILE}; "  # how each supervisord program reads the settings file, then becomes itself
+VENV_PYTHON = "/srv/factdesk/.venv/bin/python"
+# What the web program runs first, as its systemd unit's ExecStartPre: the environment gunicorn reads itself.
+GUNICORN_CHECK = f"{VENV_PYTHON} -m config.serving --gunicorn"
 
 
 def program(name: str) -> list[str]:
-    """A supervisord program's command line, as run once the shell has loaded the settings file."""
-    return shlex.split(shlex.split(supervisord()[f"program:{name}"]["command"])[-1].removeprefix(LOAD_ENV))
+    """A supervisord program's command line, as run once the shell has loaded the settings file (and the web
+    program's check has passed)."""
+    script = shlex.split(supervisord()[f"program:{name}"]["command"])[-1]
+    return shlex.split(script[script.rindex("exec ") + len("exec "):])
+
+
+def here(script: str, settings: Path) -> str:
+    """A supervisord program's shell line as it runs here: this settings file, and this virtualenv's Python."""
+    return script.replace(ENV_FILE, str(settings)).replace(VENV_PYTHON, sys.executable)
 
 
 def test_the_web_command_has_bin_runs_gunicorn_options():
@@ -47,6 +57,27 @@ def test_the_web_command_has_bin_runs_gunicorn_options():
         assert command[1:4] == ["-m", "gunicorn", "config.wsgi:application"]
         assert " ".join(options) in " ".join(command)
         assert "-c python:config.serving" in " ".join(command)  # bin/run's configuration: no control socket
+
+
+def test_a_web_concurrency_that_is_no_number_of_workers_stops_the_web_start_in_one_line(tmp_path):
+    """gunicorn reads WEB_CONCURRENCY with int() when it is imported, even under `--workers 4`: "abc" ended it in a
+    ValueError traceback (restarted for ever), before its configuration file is read. The web start checks it
+    first with bin/run's rule (config/serving.py), under systemd (ExecStartPre) and supervisord (its shell line)."""
+    service = unit("factdesk-web.service")["Service"]
+    assert service["ExecStartPre"] == GUNICORN_CHECK
+    shell, flag, script = shlex.split(supervisord()["program:factdesk-web"]["command"])
+    assert script.startswith(f"{LOAD_ENV}{GUNICORN_CHECK} && exec ")
+    settings = tmp_path / "env"
+    for value in ["abc", "0", "-2", ""]:
+        refused = subprocess.run(shlex.split(here(GUNICORN_CHECK, settings)), cwd=ROOT, capture_output=True, text=True,
+                                 env={"PATH": "/usr/bin:/bin", "WEB_CONCURRENCY": value})
+        said = f"gunicorn: WEB_CONCURRENCY must be a whole number, 1 or more, not '{value}'\n"
+        assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", said)
+        settings.write_text(f"WEB_CONCURRENCY={value}\n")
+        refused = subprocess.run([shell, flag, here(script, settings)], cwd=ROOT, capture_output=True, text=True)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", said)  # gunicorn never started
+    for fine in [{"WEB_CONCURRENCY": "4"}, {}]:  # unset: gunicorn's `--workers`
+        assert subprocess.run(shlex.split(here(GUNICORN_CHECK, settings)), cwd=ROOT, env=fine).returncode == 0
 
 
 def test_gunicorn_started_with_its_configuration_makes_no_control_socket():
@@ -91,6 +122,7 @@ def test_every_program_reads_the_settings_file_under_systemd_and_supervisord():
     for name in programs:
         shell, flag, script = shlex.split(conf[f"program:{name}"]["command"])
         assert [shell, flag] == ["/bin/sh", "-c"] and script.startswith(LOAD_ENV), name
+        assert script.startswith(f"{LOAD_ENV}exec ") or script.startswith(f"{LOAD_ENV}{GUNICORN_CHECK} && exec "), name
     for name in ["factdesk-web.service", "factdesk-worker@.service", "factdesk-urgent-worker@.service",
                  "factdesk-rqcron.service"]:
         assert unit(name)["Service"]["EnvironmentFile"] == ENV_FILE
@@ -113,8 +145,8 @@ def test_the_settings_file_reaches_the_program_itself_with_its_values_as_written
     conf = supervisord()
     for name in conf["group:factdesk"]["programs"].split(","):
         shell, flag, script = shlex.split(conf[f"program:{name}"]["command"])
-        loader = script[:script.index("exec ") + len("exec ")].replace(ENV_FILE, str(settings))
-        started = subprocess.Popen([shell, flag, loader + report], env={"MALLOC_ARENA_MAX": "2"},
+        loader = here(script[:script.rindex("exec ") + len("exec ")], settings)  # the web program's check included
+        started = subprocess.Popen([shell, flag, loader + report], env={"MALLOC_ARENA_MAX": "2"}, cwd=ROOT,
                                    stdout=subprocess.PIPE, text=True)
         seen = json.loads(started.communicate(timeout=30)[0])
         assert seen["pid"] == started.pid, name
