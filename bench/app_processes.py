@@ -42,11 +42,11 @@ def describe_workers() -> str:
 
 
 def gunicorn_options() -> list[str]:
-    """bin/run's own gunicorn options (GUNICORN_THREADS, GUNICORN_LIMITS), read from the script so that a
-    change there reaches the bench."""
+    """bin/run's own gunicorn options (GUNICORN_CONFIG, GUNICORN_THREADS, GUNICORN_LIMITS), read from the script so
+    that a change there reaches the bench."""
     run = (Path(settings.BASE_DIR) / "bin" / "run").read_text()
     options = []
-    for name in ("GUNICORN_THREADS", "GUNICORN_LIMITS"):
+    for name in ("GUNICORN_CONFIG", "GUNICORN_THREADS", "GUNICORN_LIMITS"):
         found = re.search(rf"^{name}=\((.*)\)\s*$", run, re.MULTILINE)
         if found is None:
             raise RuntimeError(f"bin/run has no {name}=(...) line")
@@ -99,7 +99,7 @@ def start_app(*, web_workers: int = 2, matching: bool = True, cron: bool = True,
     tag = f"{'on' if matching else 'off'}-{time.monotonic_ns()}"
     web = _spawn(
         [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(web_workers), "--access-logfile", "-", "--graceful-timeout", "10", *gunicorn_options()],
+         "--workers", str(web_workers), "--graceful-timeout", "10", *gunicorn_options()],
         log_name=f"gunicorn-{tag}.log", env=env,
     )
     app = App(url=f"http://127.0.0.1:{port}", matching=matching, web=web)

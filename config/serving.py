@@ -13,9 +13,11 @@ environment, WEB_CONCURRENCY (its default worker count) when set; else one line 
 int() when it is imported, before any option or configuration file (even `--workers 4`): "abc" ended it in a
 ValueError traceback, restarted for ever, and "0" starts no worker where no `--workers` is given.
 
-As gunicorn's configuration (`-c python:config.serving`, bin/run and deploy/): `when_ready` prints bin/run's banner
-(FACTDESK_BANNER) once gunicorn listens, so the banner is true even if the port was taken after the check; and no
-control socket (`control_socket_disable`). gunicorn takes from this module only the names of its settings.
+As gunicorn's configuration (`-c python:config.serving`, in bin/run's GUNICORN_CONFIG, which deploy/ and the tests
+that serve use as well): `when_ready` prints bin/run's banner (FACTDESK_BANNER) once gunicorn listens, so the banner
+is true even if the port was taken after the check; no control socket (`control_socket_disable`); and
+`logger_class` keeps the secrets some URLs carry (a password-reset link's token) out of the access and error logs
+(config.log_masking). gunicorn takes from this module only the names of its settings.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ def gunicorn_problem(environ: dict[str, str]) -> str | None:
 # user of a deployment may have no home to make it in. Factdesk does not use it (bin/run and deploy/ stop and
 # restart gunicorn by its signals), so it is off.
 control_socket_disable = True
+
+# gunicorn's access log wrote a reset link's token, which takes over the account for an hour to whoever reads it.
+logger_class = "config.log_masking.SecretMaskingLogger"
 
 
 def when_ready(server) -> None:

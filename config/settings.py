@@ -387,7 +387,9 @@ FACTDESK_WEBHOOK_RETENTION_DAYS = env_int("FACTDESK_WEBHOOK_RETENTION_DAYS", 30,
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A reset link's token in a log line ("Internal Server Error: /accounts/reset/...") is written masked.
+    "filters": {"secrets": {"()": "config.log_masking.HideSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["secrets"]}},
     "root": {"handlers": ["console"], "level": env_log_level("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_gunicorn_limits import gunicorn_flags
+from tests.test_gunicorn_limits import GUNICORN_ARRAYS, bin_run_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -50,13 +50,13 @@ def here(script: str, settings: Path) -> str:
 
 
 def test_the_web_command_has_bin_runs_gunicorn_options():
-    options = gunicorn_flags()  # bin/run's GUNICORN_THREADS and GUNICORN_LIMITS
+    """GUNICORN_CONFIG among them: without `-c python:config.serving` the access log wrote reset links' tokens."""
     web = [shlex.split(unit("factdesk-web.service")["Service"]["ExecStart"]),
            program("factdesk-web")]
     for command in web:
         assert command[1:4] == ["-m", "gunicorn", "config.wsgi:application"]
-        assert " ".join(options) in " ".join(command)
-        assert "-c python:config.serving" in " ".join(command)  # bin/run's configuration: no control socket
+        for name in GUNICORN_ARRAYS:
+            assert f" {' '.join(bin_run_flags(name))} " in f" {' '.join(command)} ", name
 
 
 def test_a_web_concurrency_that_is_no_number_of_workers_stops_the_web_start_in_one_line(tmp_path):

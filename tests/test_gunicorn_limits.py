@@ -43,9 +43,13 @@ def gunicorn_limits() -> list[str]:
     return bin_run_flags("GUNICORN_LIMITS")
 
 
+GUNICORN_ARRAYS = ("GUNICORN_CONFIG", "GUNICORN_THREADS", "GUNICORN_LIMITS")
+
+
 def gunicorn_flags() -> list[str]:
-    """Every flag bin/run gives gunicorn besides its address and worker count: its worker class and limits."""
-    return [*bin_run_flags("GUNICORN_THREADS"), *gunicorn_limits()]
+    """Every flag bin/run gives gunicorn besides its address and worker count: its settings module and access log,
+    its worker class and its limits."""
+    return [flag for name in GUNICORN_ARRAYS for flag in bin_run_flags(name)]
 
 
 def test_database_url() -> str:

@@ -1,0 +1,84 @@
+"""What the logs never show: the secrets that some of Factdesk's URLs carry, and the headers that carry credentials.
+
+A password-reset link (accounts:password_reset_confirm, `/accounts/reset/<uidb64>/<token>/`) sets the account's
+password for whoever opens it, until a password is saved with it or for PASSWORD_RESET_TIMEOUT; gunicorn's access
+log wrote it whole (`GET /accounts/reset/OA/dj7eli-99e642f6.../ 302`), so anyone reading the logs within the hour
+could take over an account whose owner had not used the link yet. django-rq's statistics take its API token in the
+path (`/admin/rq/stats.json/<token>/`, once RQ_API_TOKEN is set). No other route, and no query string the app reads,
+carries a secret: API tokens come in the Authorization header only (accounts.api_auth).
+
+`masked` writes MASK in place of each such segment (SECRET_SEGMENT), `SecretMaskingLogger` applies it to every atom
+of gunicorn's access log (the request line, path, query, referer, the Location of a redirect: CommonMiddleware's
+added slash repeats the token there) and to the error log's arguments (gunicorn logs "Error handling request GET
+/..." when the app raises), and `HideSecrets` to the app's own log lines (Django logs "Internal Server Error:
+/accounts/reset/..." when the link fails on a database outage). Importable without Django's settings: gunicorn's
+master loads it first.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from gunicorn import glogging
+
+MASK = "***"
+# A segment of a path: what Django's `str` converter takes, up to a query, a fragment or the request line's end.
+_SEGMENT = r"[^/?#\s]+"
+# What comes before a secret segment (kept), then the segment itself (written MASK).
+SECRET_SEGMENT = re.compile(
+    "("
+    # The reset token; Django's view then redirects to .../set-password/, which holds none (the token is kept in the
+    # session). The uid is the account's primary key, which admin URLs show as well.
+    rf"/accounts/reset/{_SEGMENT}/(?!set-password(?:[/?#\s]|$))"
+    r"|/admin/rq/stats\.json/"
+    rf"){_SEGMENT}"
+)
+# Access-log atoms of request and response headers, and their WSGI environ names, that hold credentials: the default
+# format shows none of them, a custom `access_log_format` could.
+SECRET_HEADER_ATOMS = frozenset({
+    "{authorization}i", "{proxy-authorization}i", "{cookie}i", "{set-cookie}o",
+    "{http_authorization}e", "{http_proxy_authorization}e", "{http_cookie}e",
+})
+
+
+def masked(value: Any) -> Any:
+    """`value` with each secret segment (SECRET_SEGMENT) written as MASK; anything else unchanged, a text without a
+    secret too. gunicorn decodes the path before Django routes it, so a percent-encoded token counts: a text that holds
+    one is written decoded."""
+    if not isinstance(value, str):
+        return value
+    decoded = unquote(value) if "%" in value else value
+    if SECRET_SEGMENT.search(decoded) is None:  # nearly every text: a search, no copy (gunicorn asks for ~50 a request)
+        return value
+    return SECRET_SEGMENT.sub(rf"\g<1>{MASK}", decoded)
+
+
+class SecretMaskingLogger(glogging.Logger):
+    """gunicorn's logger (`logger_class` in config.serving) without the secrets of `masked` or SECRET_HEADER_ATOMS."""
+
+    def atoms(self, resp, req, environ, request_time) -> dict[str, Any]:  # noqa: ANN001 - gunicorn's signature
+        atoms = super().atoms(resp, req, environ, request_time)
+        return {name: MASK if name.lower() in SECRET_HEADER_ATOMS else masked(value) for name, value in atoms.items()}
+
+    def error(self, msg, *args, **kwargs) -> None:  # noqa: ANN001 - logging's signature
+        super().error(msg, *map(masked, args), **kwargs)
+
+    def exception(self, msg, *args, **kwargs) -> None:  # noqa: ANN001 - logging's signature
+        super().exception(msg, *map(masked, args), **kwargs)
+
+
+class HideSecrets(logging.Filter):
+    """On the console handler (settings.LOGGING): a record whose message holds a secret segment is written masked."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed call: the handler reports it, as without this filter
+            return True
+        hidden = masked(message)
+        if hidden != message:
+            record.msg, record.args = hidden, None
+        return True
