@@ -81,7 +81,9 @@ class ResetRequestForm(PasswordResetForm):
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.fields["email"].label = "E-mail address"
-        self.fields["email"].help_text = "The address your Factdesk account has. The link works once, for an hour."
+        self.fields["email"].help_text = (
+            "The address your Factdesk account has. The link works for an hour, until a password is saved with it."
+        )
         self.fields["email"].error_messages.update(
             required="Enter the e-mail address of your account.",
             invalid="Enter an e-mail address in the form name@example.org.",

@@ -121,11 +121,13 @@ def _folded(address: str) -> str:
 def send_reset_link(*, email: str) -> int:
     """E-mail a link to choose a password to each account of `accounts_with_address(email)`: a new password, or a
     first one to an account that has none; nothing to an unknown or inactive address. Returns how many were sent;
-    raises on SMTP errors (RQ retries, each try with a fresh link; any one of them works, once).
+    raises on SMTP errors (RQ retries, each try with a fresh link; any one of them works until a password is saved).
 
-    The token is made here, when the e-mail goes: the link works once (the token dies with the password, a
-    first one included: an account without one has a random unusable hash, which setting one replaces)
-    and for PASSWORD_RESET_TIMEOUT from now.
+    The token is made here, when the e-mail goes, and works for PASSWORD_RESET_TIMEOUT from now, until a password
+    is saved with it: Django's token is a hash of the password (a first one included: an account without one has a
+    random unusable hash, which setting one replaces) and of the last sign-in, so it dies when either changes. Opened
+    twice it works twice (the e-mail says "until a password is saved with it", not "once"): a link spent by its
+    first opening would be spent by the mail scanners that open links before their reader does.
     """
     email_field = get_user_model().get_email_field_name()
     sent = 0

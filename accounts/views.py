@@ -61,7 +61,9 @@ class ResetSent(auth_views.PasswordResetDoneView):
 
 
 class ChooseNewPassword(WithErrorSummary, auth_views.PasswordResetConfirmView):
-    """/accounts/reset/<uid>/<token>/: the link from the e-mail; works once (the token dies with the password)."""
+    """/accounts/reset/<uid>/<token>/: the link from the e-mail; works until a password is saved with it (the token
+    dies with the password). Django keeps the token in the session and redirects to .../set-password/, so the token
+    leaves the address bar (and the Referer); config.log_masking keeps it out of the logs."""
 
     form_class = NewPasswordForm
     success_url = reverse_lazy("accounts:password_reset_complete")

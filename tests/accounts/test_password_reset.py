@@ -1,9 +1,9 @@
 """Password reset by e-mail (issue 29), with Django's own views under /accounts/.
 
 The link goes to the account's address, is built from FACTDESK_PUBLIC_URL (a path prefix and all), works
-once and sets a password that AUTH_PASSWORD_VALIDATORS accept; an unknown address gets the same answer, and
-the request does the same work for it: the e-mail is sent by a job on the `notices` queue, which looks the
-address up; requests are limited per address and per client (accounts.password_reset) without telling
+until a password is saved with it and sets one that AUTH_PASSWORD_VALIDATORS accept; an unknown address gets the
+same answer, and the request does the same work for it: the e-mail is sent by a job on the `notices` queue, which
+looks the address up; requests are limited per address and per client (accounts.password_reset) without telling
 whether an account exists.
 """
 
@@ -177,6 +177,22 @@ def test_the_link_works_once(client, rita, ask, sent):
     assert "This link does not work" in again.content.decode()
     assert "Choose a new password" not in again.content.decode()
     assert authenticate(username="rita", password=NEW_PASSWORD) is not None
+
+
+def test_the_link_works_until_a_password_is_saved_or_its_account_signs_in_as_the_email_says(client, rita, ask, sent):
+    """Django's token lives until the password or the last sign-in changes: opened twice (in another browser, or
+    first by a mail scanner) it still works, so the e-mail promises no single use."""
+    ask(client, rita.email)
+    (message,) = sent()
+    assert "(the link works for an hour, until a new password is saved with it)" in message.body
+    assert "once" not in message.body
+    link = link_in(message)
+
+    for browser in (Client(), Client()):
+        assert "Choose a new password" in browser.get(link, follow=True).content.decode()
+    assert sign_in(PASSWORD) == 302
+
+    assert "This link does not work" in Client().get(link, follow=True).content.decode()
 
 
 def test_the_link_is_built_from_the_public_url_whatever_host_the_request_named(client, rita, settings, ask, sent):
