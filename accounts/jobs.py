@@ -1,8 +1,12 @@
-"""Job entry points of accounts: thin, safe to run twice (a second run sends one more working link)."""
+"""Job entry points of accounts: thin, safe to run twice (a second run sends nothing once the link went)."""
 
 from accounts import password_reset
 
 
-def send_reset_link(email: str) -> int:
-    """E-mail a password-reset link to the account with this address, if one may have it (on `notices`)."""
-    return password_reset.send_reset_link(email=email)
+def send_reset_link(request_id: str) -> int:
+    """E-mail a password-reset link for a request of the reset form (accounts.password_reset.request_reset_link) to
+    the account with its address, if one may have it (on `notices`). `request_id` is the request's random id, never
+    the address: RQ writes a job's arguments in the workers' log and /admin/rq/."""
+    if "@" in request_id:  # an address: a job enqueued before requests had ids (one release; ids hold no "@")
+        return password_reset.send_reset_link(email=request_id)
+    return password_reset.send_requested_link(request_id=request_id)

@@ -1,17 +1,16 @@
 """Password reset by e-mail: asking for a link, how often one address and one client may ask, and sending it.
 
-Django's own views take the request and the new password (accounts.views). The request does the same work
-whether or not an account has the address: it counts the request, and once it commits a job on the
-`notices` queue (accounts.jobs.send_reset_link) looks the address up and sends the link, or nothing. So
-neither the answer nor the time it takes says whether an account exists, and a slow or stuck SMTP server
-holds up a worker, not the person asking. In the embedded default, without Redis, every job runs in the
-request right after commit, this one too: there the time taken does tell a known address from an unknown
-one (a few milliseconds with the console backend, an SMTP exchange with a real one), so a deployment that
-sends real e-mail runs with REDIS_URL and workers. These limits keep the form from being a way to flood
-someone's inbox, or to try addresses in bulk: each request is counted against the address asked for and
-against the client's address (accounts.security.client_ip, as the sign-in lockout counts it), whether or
-not the address belongs to anyone, so a refusal says nothing about accounts either. django-axes covers
-sign-in only.
+Django's own views take the request and the new password (accounts.views). The request does the same work whether or
+not an account has the address: it counts the request, keeps the address in the cache under a random id, and once it
+commits a job on the `notices` queue (accounts.jobs.send_reset_link) looks the address up and sends the link, or
+nothing. So neither the answer nor the time it takes says whether an account exists, and a slow or stuck SMTP server
+holds up a worker, not the person asking. In the embedded default, without Redis, every job runs in the request
+right after commit, this one too: there the time taken does tell a known address from an unknown one (a few
+milliseconds with the console backend, an SMTP exchange with a real one), so a deployment that sends real e-mail
+runs with REDIS_URL and workers. These limits keep the form from being a way to flood someone's inbox, or to try
+addresses in bulk: each request is counted against the address asked for and against the client's address
+(accounts.security.client_ip, as the sign-in lockout counts it), whether or not the address belongs to anyone, so a
+refusal says nothing about accounts either. django-axes covers sign-in only.
 
 The same link sets an account's first password. A password is the only way to sign in to Factdesk (no single
 sign-on, no other backend), so an active account with an address that has never had one and never signed in (made
@@ -24,11 +23,18 @@ request changes, so it still tells nobody whether or how an account has a passwo
 
 Counts live in the cache (Redis with REDIS_URL, shared by every process; each process's memory otherwise
 or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SECONDS from the first request.
+
+The job's argument is that random id, never the address: RQ names a job by its call (`send_reset_link('...')`) in
+the workers' log, for every job started and finished, and in /admin/rq/ while the job is kept, so every address
+anyone typed into the form, an account's or not, was written there. The address waits in the cache for its job
+(REQUEST_KEPT_SECONDS) and goes once the link is sent.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import secrets
 import unicodedata
 
 from django.conf import settings
@@ -45,9 +51,14 @@ from core.jobs import enqueue_on_commit
 from core.public_site import public_reverse
 from core.refusals import Refusal
 
+logger = logging.getLogger(__name__)
+
 PER_ADDRESS = 3  # links asked for one e-mail address within the window
 PER_CLIENT = 10  # requests from one client address within the window
 WINDOW_SECONDS = 3600
+# How long a request's address waits for its job: its retries take under three minutes (core.jobs.RETRY_INTERVALS);
+# a job that starts later than this (no worker for an hour) sends nothing, as a lost job: the person asks again.
+REQUEST_KEPT_SECONDS = 3600
 
 # Backends that write each e-mail, reset links included, where anyone reading the logs or the host can read them.
 WRITTEN_DOWN = {"django.core.mail.backends.console.EmailBackend", "django.core.mail.backends.filebased.EmailBackend"}
@@ -92,15 +103,36 @@ def count_reset_request(*, email: str, client: str) -> None:
         )
 
 
+def _address_kept_under(request_id: str) -> str:
+    return f"password-reset:request:{request_id}"
+
+
 def request_reset_link(*, email: str, client: str) -> None:
     """Ask for a reset link to `email`: counted (raises TooManyResetRequests past either limit, and nothing
     is sent), then the link is sent by a job once the request commits, whether or not anyone has the address.
+    The job is given a random id under which the cache keeps the address, not the address (the module's note).
 
     No reconciler stands behind the job: the request writes no row to re-drive it from, and a lost job
     (Redis down, a worker killed mid-send) costs the person asking no more than asking again.
     """
     count_reset_request(email=email, client=client)
-    enqueue_on_commit("accounts.jobs.send_reset_link", email)
+    request_id = secrets.token_urlsafe(16)
+    cache.set(_address_kept_under(request_id), email, REQUEST_KEPT_SECONDS)
+    enqueue_on_commit("accounts.jobs.send_reset_link", request_id)
+
+
+def send_requested_link(*, request_id: str) -> int:
+    """The job of `request_reset_link`: `send_reset_link` to the address kept under `request_id`, which then goes;
+    nothing when it has gone (sent already, or kept past REQUEST_KEPT_SECONDS). Raises as `send_reset_link` does,
+    the address kept for the retry."""
+    key = _address_kept_under(request_id)
+    email = cache.get(key)
+    if email is None:
+        logger.info("password reset request %s: its address is no longer kept; nothing sent", request_id)
+        return 0
+    sent = send_reset_link(email=email)
+    cache.delete(key)
+    return sent
 
 
 def accounts_with_address(email: str) -> list:

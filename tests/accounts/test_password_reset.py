@@ -3,12 +3,13 @@
 The link goes to the account's address, is built from FACTDESK_PUBLIC_URL (a path prefix and all), works
 until a password is saved with it and sets one that AUTH_PASSWORD_VALIDATORS accept; an unknown address gets the
 same answer, and the request does the same work for it: the e-mail is sent by a job on the `notices` queue, which
-looks the address up; requests are limited per address and per client (accounts.password_reset) without telling
-whether an account exists.
+looks the address up (the job is given a random id, never the address); requests are limited per address and per
+client (accounts.password_reset) without telling whether an account exists.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
 import django_rq
@@ -20,7 +21,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import set_script_prefix
 
-from accounts import jobs
+from accounts import jobs, password_reset
 from accounts.password_reset import PER_ADDRESS, PER_CLIENT
 from factcheck.members import create_user
 from tests.factories import PASSWORD, FactCheckerFactory, UserFactory
@@ -63,6 +64,11 @@ def sent(run_worker):
 
 def queued_notices() -> list[tuple[str, tuple]]:
     return [(job.func_name, job.args) for job in django_rq.get_queue("notices").get_jobs()]
+
+
+def queued_descriptions() -> str:
+    """What RQ shows of the queued jobs (/admin/rq/, the workers' log): their descriptions and arguments."""
+    return repr([(job.description, job.args, job.kwargs) for job in django_rq.get_queue("notices").get_jobs()])
 
 
 def link_in(message) -> str:
@@ -112,10 +118,9 @@ def test_the_request_enqueues_the_same_job_for_a_known_and_an_unknown_address_an
 
     assert (unknown.status_code, unknown["Location"]) == (known.status_code, known["Location"])
     assert len(for_unknown) == len(for_known)
-    assert queued_notices() == [
-        ("accounts.jobs.send_reset_link", (rita.email,)),
-        ("accounts.jobs.send_reset_link", ("nobody@nowhere.example",)),
-    ]
+    (known_job, known_args), (unknown_job, unknown_args) = queued_notices()
+    assert known_job == unknown_job == "accounts.jobs.send_reset_link"
+    assert len(known_args[0]) == len(unknown_args[0]) and "@" not in known_args[0] + unknown_args[0]  # a random id each
     assert mail.outbox == []
 
     assert [m.to for m in sent()] == [[rita.email]]
@@ -222,12 +227,17 @@ def test_a_job_run_under_a_script_prefix_does_not_write_the_prefix_twice(rita, s
     settings.FACTDESK_PUBLIC_URL = "https://example.org/factdesk"
     set_script_prefix("/factdesk/")
     try:
-        assert jobs.send_reset_link(rita.email) == 1
+        assert password_reset.send_reset_link(email=rita.email) == 1
     finally:
         set_script_prefix("/")
 
     assert "https://example.org/factdesk/accounts/reset/" in mail.outbox[0].body
     assert "/factdesk/factdesk/" not in mail.outbox[0].body
+
+
+def test_a_job_enqueued_with_an_address_before_requests_had_ids_still_sends_its_link(rita):
+    assert jobs.send_reset_link(rita.email) == 1
+    assert mail.outbox[0].to == [rita.email]
 
 
 def test_the_new_password_must_pass_the_password_validators_and_errors_are_summarised(client, rita, ask, sent):
@@ -242,6 +252,24 @@ def test_the_new_password_must_pass_the_password_validators_and_errors_are_summa
     assert "This password is too short. It must contain at least 12 characters." in page
     assert 'aria-invalid="true"' in page
     assert authenticate(username="rita", password=PASSWORD) is not None
+
+
+def test_no_address_is_written_in_the_jobs_description_or_the_workers_log(rita, ask, run_worker, caplog):
+    """RQ names a job by its call, in the workers' log (started, completed) and /admin/rq/ while it is kept: it
+    wrote `send_reset_link('pete.owner@example.net')`, and the addresses of no account as well."""
+    caplog.set_level(logging.INFO, logger="rq")
+    ask(Client(), "Rita@Verifact.example")
+    ask(Client(), "nobody-here@example.org", ip="10.9.9.9")
+    request_ids = [args[0] for _, args in queued_notices()]
+
+    assert len(request_ids) == 2 and "@" not in queued_descriptions()
+    assert run_worker() == 2
+    assert "Successfully completed accounts.jobs.send_reset_link(" in caplog.text  # the worker's lines are here
+    assert "@" not in caplog.text
+    assert [m.to for m in mail.outbox] == [[rita.email]]
+    # The address went with its link: the job run again (requeued from /admin/rq/) sends nothing.
+    assert [jobs.send_reset_link(request_id) for request_id in request_ids] == [0, 0]
+    assert len(mail.outbox) == 1
 
 
 def test_links_for_one_address_are_limited_and_the_limit_says_nothing_of_accounts(client, rita, ask, sent):
