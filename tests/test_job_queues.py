@@ -85,7 +85,9 @@ def test_a_call_site_cannot_send_a_job_to_another_queue(own_redis):
 def test_each_job_lands_on_its_queue_from_the_app_itself(own_redis, django_capture_on_commit_callbacks):
     """A rating's decision, a notice's e-mail and an ingest batch's matching, as the app enqueues them."""
     now = timezone.now()
-    page = PageInput(external_id="page-1", name="Daily Miracle")
+    # Not "page-1": PostFactory below names its page by PageFactory's sequence ("page-0", "page-1", ...), whose
+    # number depends on the tests that ran before in the process.
+    page = PageInput(external_id="ingested-page", name="Daily Miracle")
     with django_capture_on_commit_callbacks(execute=True):
         ingest_flags(flags=[FlagInput(idempotency_key=f"k{n}", source="user_report", flagged_at=now, post=PostInput(
             external_id=f"batch-post-{n}", page=page, posted_at=now - timedelta(hours=1), text=f"Lemon water cures {n}",
