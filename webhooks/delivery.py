@@ -32,10 +32,14 @@ the back-off spares a receiver that is down, and one that is back drains its bac
 deliveries are given up). Every other answer but a 2xx is retried with back-off for 24 hours (PRODUCT.md): a
 receiver answering 404 or 401 for a minute of its own deploy or a secret's rotation loses nothing.
 
-The 24 hours of retries start at a delivery's first attempt (not while it waits behind an earlier
-one), and again at a staff redelivery. An endpoint's health (failing since, disabled after 24 hours
-of failures) is written after the delivery's own transaction, so a delivery is never held while
-waiting for its endpoint's row (docs/concurrency.md).
+The 24 hours of retries run from when the event was made (a round), and again from a staff redelivery (a
+new round), whatever the delivery waited for meanwhile: one that reaches the head of its post's line after
+its window still gets one attempt, and is given up if that fails. So a receiver that keeps refusing one
+post's events holds that post's later ones back for one window, not one window per event in its line
+(30 refused events used to hold the line for a month, and with it the month's retention).
+
+An endpoint's health (failing since, disabled after 24 hours of failures) is written after the delivery's
+own transaction, so a delivery is never held while waiting for its endpoint's row (docs/concurrency.md).
 """
 
 from __future__ import annotations
@@ -227,10 +231,10 @@ def _claim(delivery_id: int, *, now: datetime) -> Delivery | str:
         return "endpoint disabled"
     if _waits_for_earlier(delivery):
         return "waiting for an earlier delivery"
-    if delivery.round_attempts == 0:  # its 24 hours start now, not while it waited in line
-        delivery.deadline = now + RETRY_WINDOW
+    # The deadline is not moved here: it runs from the event (or the redelivery), not from the first attempt,
+    # so a line behind a refused event clears within one window instead of one window per event in it.
     delivery.next_attempt_at = now + timedelta(seconds=settings.FACTDESK_WEBHOOK_TIMEOUT) + LEASE_MARGIN
-    delivery.save(update_fields=["deadline", "next_attempt_at"])
+    delivery.save(update_fields=["next_attempt_at"])
     return delivery
 
 
