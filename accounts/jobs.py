@@ -1,6 +1,6 @@
 """Job entry points of accounts: thin, safe to run twice (a second run sends nothing once the link went)."""
 
-from accounts import password_reset
+from accounts import password_reset, sign_in_records
 
 
 def send_reset_link(request_id: str) -> int:
@@ -10,3 +10,8 @@ def send_reset_link(request_id: str) -> int:
     if "@" in request_id:  # an address: a job enqueued before requests had ids (one release; ids hold no "@")
         return password_reset.send_reset_link(email=request_id)
     return password_reset.send_requested_link(request_id=request_id)
+
+
+def clear_old_sign_in_records() -> int:
+    """Daily: expired sessions and old sign-in records deleted (`clearsessions` and `axes_reset_logs`' work)."""
+    return sign_in_records.clear_old_sign_in_records()

@@ -33,8 +33,8 @@ class Backlog:
 
 
 def every(seconds: int) -> str:
-    """"every 10 seconds", "every minute", "every 5 minutes", "every hour"."""
-    for unit, size in (("hour", 3600), ("minute", 60)):
+    """"every 10 seconds", "every minute", "every 5 minutes", "every hour", "every day"."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds % size == 0:
             count = seconds // size
             return f"every {unit}" if count == 1 else f"every {count} {unit}s"

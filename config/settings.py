@@ -243,6 +243,9 @@ AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 AXES_VERBOSE = False
 AXES_ENABLE_ADMIN = False  # accounts.admin has its own: unlocking needs a reason and is audited
+# axes' record of each sign-in (AccessLog; and of each failure, were AXES_ENABLE_ACCESS_FAILURE_LOG on) is kept this
+# many days; a daily job deletes older ones, and expired sessions (accounts.sign_in_records).
+FACTDESK_SIGN_IN_LOG_DAYS = env_int("FACTDESK_SIGN_IN_LOG_DAYS", 90, minimum=1)
 # The client's address, for the lockout and the API's limit on failed tokens (accounts.security.client_ip):
 # with N trusted proxies in front (each appending to X-Forwarded-For), the entry the farthest of them wrote;
 # with 0 (the default), the connection's own address. A client's own X-Forwarded-For entries never count.

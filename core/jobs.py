@@ -88,6 +88,7 @@ JOBS: dict[str, JobSpec] = {
     "reports.jobs.roll_up_figures": JobSpec(BULK),
     "webhooks.jobs.keep_history_months": JobSpec(BULK),  # expired months of webhook history dropped
     "audit.jobs.make_history_months": JobSpec(BULK),  # every partitioned history table's months made ahead
+    "accounts.jobs.clear_old_sign_in_records": JobSpec(BULK),  # expired sessions, old sign-in records
 }
 
 

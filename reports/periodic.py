@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from accounts import jobs as accounts_jobs
 from audit import jobs as audit_jobs
 from core.jobs import queue_of
 from factcheck import jobs as factcheck_jobs
 from moderation import jobs as moderation_jobs
 from reports import jobs as reports_jobs
 from webhooks import jobs as webhooks_jobs
+
+DAY = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -68,4 +71,7 @@ SCHEDULE = (
     Periodic(webhooks_jobs.keep_history_months, 3600, "drops the months of webhook history past their retention"),
     # reports.rollup: today's so far, yesterday's to its end, missing recent days.
     Periodic(reports_jobs.roll_up_figures, 300, "rolls up the dashboard's daily figures"),
+    # What `clearsessions` and `axes_reset_logs` did when operators remembered to run them.
+    Periodic(accounts_jobs.clear_old_sign_in_records, DAY,
+             "deletes expired sessions and sign-in records older than FACTDESK_SIGN_IN_LOG_DAYS"),
 )
