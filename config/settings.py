@@ -291,6 +291,9 @@ FACTDESK_WORKER_TTL = env_int("FACTDESK_WORKER_TTL", 60, minimum=1)
 # them); not a second time inside the admin (/admin/django_rq/dashboard/), where they would be unguarded.
 RQ_SHOW_ADMIN_LINK = False
 FACTDESK_JOBS_IN_PROCESS = not REDIS_URL
+# A job that finally failed (its retries spent) is kept in Redis this many days, for /admin/rq/, then expires
+# (core.jobs.failed_job_ttl): RQ would keep each one's result for good.
+FACTDESK_FAILED_JOB_DAYS = env_int("FACTDESK_FAILED_JOB_DAYS", 30, minimum=1)
 # The API's rate limits count in the cache: shared by every process through Redis when there is one,
 # and in each process's memory while Redis is down (core.resilience.FallbackCache).
 CACHES = {

@@ -29,6 +29,7 @@ from core.resilience import OUTAGE, Breaker
 logger = logging.getLogger(__name__)
 
 RETRY_INTERVALS = [5, 30, 120]
+DAY_SECONDS = 24 * 3600
 
 DECISIONS, NOTICES, WEBHOOKS, COPIES, BULK = "decisions", "notices", "webhooks", "copies", "bulk"
 # The queues Factdesk's jobs go to: each needs a live worker, or its jobs wait for ever (`/healthz` names any
@@ -138,6 +139,13 @@ def enqueue(func: Job, *args: Any, queue: str | None = None, **kwargs: Any) -> N
     _enqueue_one(func, spec.queue, args, kwargs)
 
 
+def failed_job_ttl() -> int:
+    """Seconds a job that finally failed is kept in Redis (its hash, its place among the failed jobs of /admin/rq/
+    and its result), for every job: enqueued here or by rqcron (config/cron.py). RQ 3 keeps the failed job's
+    result for good when no failure_ttl is given, one key per failure."""
+    return settings.FACTDESK_FAILED_JOB_DAYS * DAY_SECONDS
+
+
 def _enqueue_one(func: Job, queue: str, args: tuple, kwargs: dict[str, Any]) -> None:
     if settings.FACTDESK_JOBS_IN_PROCESS:
         try:
@@ -152,7 +160,8 @@ def _enqueue_one(func: Job, queue: str, args: tuple, kwargs: dict[str, Any]) -> 
 
     try:
         Queue(queue, connection=_enqueue_connection(settings.REDIS_URL)).enqueue(
-            func, *args, retry=Retry(max=len(RETRY_INTERVALS), interval=RETRY_INTERVALS), **kwargs
+            func, *args, retry=Retry(max=len(RETRY_INTERVALS), interval=RETRY_INTERVALS),
+            failure_ttl=failed_job_ttl(), **kwargs
         )
     except OUTAGE as exc:
         # Redis down: the committed rows are the record; the periodic reconcilers re-drive them.
