@@ -330,6 +330,9 @@ PASSWORD_RESET_TIMEOUT = 3600
 
 # Review rules.
 FACTDESK_CLAIM_LEASE_MINUTES = env_int("FACTDESK_CLAIM_LEASE_MINUTES", 30, minimum=1)
+# A rating draft nobody typed into for this many days is deleted by a daily job (factcheck.drafts): long past a
+# lapsed claim or a night's break, and a draft on a post someone else rated since does not stay for good.
+FACTDESK_RATING_DRAFT_DAYS = env_int("FACTDESK_RATING_DRAFT_DAYS", 30, minimum=1)
 FACTDESK_FLAG_SOURCE_WEIGHTS = {"user_report": 1.0, "classifier": 2.0, "partner": 3.0, "trusted_flagger": 5.0}
 # A rating whose decision job has not run after this long is re-driven by the reconciler.
 FACTDESK_RECONCILE_AFTER_SECONDS = env_int("FACTDESK_RECONCILE_AFTER_SECONDS", 30, minimum=1)

@@ -4,7 +4,9 @@ Kept so that no typed work is lost: the page's script saves it as it is typed, t
 every failed save, and the form is filled from it on a reload, after a lapsed claim and after a
 re-claim. A draft is its reviewer's alone (read only with that reviewer), is not a claim (keeping one
 needs no claim and no coverage, only a post that exists), and is deleted when that reviewer's rating
-of the post is saved (factcheck.ratings.record_rating).
+of the post is saved (factcheck.ratings.record_rating), or FACTDESK_RATING_DRAFT_DAYS after it was last
+saved, by a daily job (`delete_forgotten_drafts`): that is how a draft goes whose post someone else rated,
+or that its reviewer left, so drafts do not pile up for good while typed work still outlives a lapsed claim.
 
 A draft is unfinished, so it is not validated as a rating is; it is only bounded, with the rating
 form's own limits, so that nobody can store more through it than a rating could hold.
@@ -13,8 +15,9 @@ form's own limits, so that nobody can store more through it than a rating could 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -150,6 +153,15 @@ def draft_is_stale(draft: RatingDraft, *, current: Rating | None) -> bool:
 def discard_rating_draft(*, reviewer, post_id: int) -> None:
     """The reviewer's rating of the post was saved (or the reviewer emptied the form): the draft goes."""
     RatingDraft.objects.filter(reviewer_id=reviewer.pk, post_id=post_id).delete()
+
+
+def delete_forgotten_drafts(*, now: datetime | None = None) -> int:
+    """Delete every draft not saved for FACTDESK_RATING_DRAFT_DAYS; returns how many went (daily, safe to run
+    twice). One statement, no lock taken first: a draft saved while it runs gets a fresh `updated_at`, which
+    PostgreSQL checks again on the row it waited for, so it is kept."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.FACTDESK_RATING_DRAFT_DAYS)
+    deleted, _ = RatingDraft.objects.filter(updated_at__lt=cutoff).delete()
+    return deleted
 
 
 DRAFT_FIELDS = ("verdict", "rationale", "sources", "article_url", "change_reason")

@@ -1,5 +1,6 @@
 """Job entry points of the review side: thin, idempotent, safe to run twice."""
 
+from factcheck import drafts
 from factcheck.claims import expire_claims as _expire_claims
 from factcheck.matching import matcher, semantic_backfill, sweep
 from factcheck.queue import refresh_priorities as _refresh_priorities
@@ -38,3 +39,8 @@ def sweep_rated_media(post_ids: list[int]) -> int:
 def reconcile_media_sweeps() -> int:
     """The reconciler of the media sweep: rated posts whose sweep's job was lost, or whose worker died."""
     return sweep.reconcile_media_sweeps()
+
+
+def delete_forgotten_drafts() -> int:
+    """Daily: rating drafts nobody saved for FACTDESK_RATING_DRAFT_DAYS are deleted."""
+    return drafts.delete_forgotten_drafts()

@@ -2,7 +2,7 @@
 
 Private to its reviewer: only that reviewer's post page reads it, to fill the rating form again after
 a reload, a lapsed claim or a re-claim. Never in the API, the exports or anyone else's page. Deleted
-when that reviewer's rating of the post is saved.
+when that reviewer's rating of the post is saved, or once nobody has saved it for FACTDESK_RATING_DRAFT_DAYS.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -334,6 +335,7 @@ def _post_context(
         "stale_draft": stale_draft,
         "stale_draft_at": clock(stale_draft.updated_at) if stale_draft is not None else "",
         "stale_draft_verdict": VERDICT_LABELS.get(stale_draft.verdict, "") if stale_draft is not None else "",
+        "draft_days": settings.FACTDESK_RATING_DRAFT_DAYS,
         "place": " · ".join((language_name(post.language) or "–", country_name(post.country) or "–")),
         "errors": errors,
         "refused": refused,

@@ -74,4 +74,7 @@ SCHEDULE = (
     # What `clearsessions` and `axes_reset_logs` did when operators remembered to run them.
     Periodic(accounts_jobs.clear_old_sign_in_records, DAY,
              "deletes expired sessions and sign-in records older than FACTDESK_SIGN_IN_LOG_DAYS"),
+    # factcheck.drafts: a draft of a post someone else rated, or one its reviewer left, would stay for good.
+    Periodic(factcheck_jobs.delete_forgotten_drafts, DAY,
+             "deletes rating drafts nobody typed into for FACTDESK_RATING_DRAFT_DAYS"),
 )
