@@ -71,7 +71,7 @@ SCHEDULE = (
     Periodic(webhooks_jobs.keep_history_months, 3600, "drops the months of webhook history past their retention"),
     # reports.rollup: today's so far, yesterday's to its end, missing recent days.
     Periodic(reports_jobs.roll_up_figures, 300, "rolls up the dashboard's daily figures"),
-    # What `clearsessions` and `axes_reset_logs` did when operators remembered to run them.
+    # What `clearsessions` and `axes_reset_logs` do, so that nothing needs scheduling outside the app.
     Periodic(accounts_jobs.clear_old_sign_in_records, DAY,
              "deletes expired sessions and sign-in records older than FACTDESK_SIGN_IN_LOG_DAYS"),
     # factcheck.drafts: a draft of a post someone else rated, or one its reviewer left, would stay for good.
