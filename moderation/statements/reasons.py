@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
+from core.contact_details import EMAIL_CHARACTERS, without_contact_details
 from core.formatting import day, sentence
 from factcheck.models import FlagSource, MediaType, Post
 from factcheck.models_media import MediaKind
@@ -140,9 +141,9 @@ def _public(text: str, *, most: int) -> str:
     head = text[: most + EMAIL_MARGIN]
     if len(head) < len(text):
         at = head.rfind("@", len(head) - EMAIL_MARGIN)
-        if at != -1 and all(c.isalnum() or c in tdb.EMAIL_CHARACTERS for c in head[at:]):
+        if at != -1 and all(c.isalnum() or c in EMAIL_CHARACTERS for c in head[at:]):
             head = head[:at]
-    return _cut(tdb.without_phone_numbers(tdb.EMAIL.sub("[e-mail address removed]", head)), most)
+    return _cut(without_contact_details(head), most)
 
 
 def _day(moment: datetime) -> str:
@@ -243,7 +244,7 @@ def build_statement(
         created_at=action.created_at,
         what=_what(action, standing),
         scope=scope_sentence(country=post.country, default_scope=scope),
-        facts=facts,
+        facts=facts,  # shown without contact details (templates/moderation/portal_reasons.html)
         ground=ground,
         automated_detection=automated_detection,
         automated_decision=automated_decision,

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from core.contact_details import EMAIL_KIND, PHONE_KIND, find_contact_details, without_contact_details
+
 # --- Enumerations (keys of the PHP constants; the values are their labels in the webform) -------
 
 DECISION_VISIBILITIES = (
@@ -189,30 +191,9 @@ FIELDS = frozenset({*ONE_OF, *ARRAY_OF, *MAX_LENGTH, *DATES, "content_id"})
 PUID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 DATE_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_BATCH = 100  # POST /api/v1/statements takes 1 to 100 statements
-# No personal data may be submitted (Art. 24(5) DSA); an e-mail address is the one kind a machine finds for sure.
-# Linear time: a match starts only where a run of local-part characters starts (the lookbehind). Without it,
-# every position of a long run was tried and scanned to the run's end, which is quadratic: 20,000 characters
-# without an "@" took 1.9 s, a 100,000-character reason about 50 s (issue 28, finding 11). It finds the same
-# addresses: the leftmost match always starts at such a run's start.
-EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-EMAIL_CHARACTERS = frozenset(".+-@_")  # with str.isalnum(), what \w and the pattern's classes take
-# Telephone numbers as people write them, and not as figures are written: international (+44 7700 900123), a
-# national number with its trunk 0 (020 7946 0958, 07700 900123) and North America's ((555) 123-4567,
-# 555-123-4567). "600 calories", "100 000 000 views" or "2024-2025" are none of them. Each alternative's groups
-# are bounded, so the search is linear in the text.
-_NOT_AFTER, _NOT_BEFORE = r"(?<![\w.,+])", r"(?!\w|[.,]\d)"  # not inside a word or a figure; a full stop may end it
-PHONE = re.compile(
-    rf"{_NOT_AFTER}\+\d{{1,3}}(?:[ .-]?\(\d{{1,4}}\))?(?:[ .-]?\d{{1,5}}){{2,6}}{_NOT_BEFORE}"
-    rf"|{_NOT_AFTER}0\d{{2,4}}[ .-]\d{{3,4}}[ .-]?\d{{3,4}}{_NOT_BEFORE}"
-    rf"|{_NOT_AFTER}\(\d{{3}}\)[ .-]?\d{{3}}[ .-]\d{{4}}{_NOT_BEFORE}"
-    rf"|{_NOT_AFTER}\d{{3}}[.-]\d{{3}}[.-]\d{{4}}{_NOT_BEFORE}"
-)
-MIN_PHONE_DIGITS = 8  # "+20 000 jobs" is a figure
-
-
-def without_phone_numbers(text: str) -> str:
-    return PHONE.sub(lambda found: "[phone number removed]"
-                     if sum(c.isdigit() for c in found[0]) >= MIN_PHONE_DIGITS else found[0], text)
+# No personal data may be submitted (Art. 24(5) DSA): the contact details a machine finds for sure
+# (core.contact_details).
+PERSONAL_DATA = {EMAIL_KIND: "an e-mail address", PHONE_KIND: "a telephone number"}
 
 
 def statement_problems(data: Mapping[str, Any]) -> list[str]:
@@ -262,8 +243,10 @@ def statement_problems(data: Mapping[str, Any]) -> list[str]:
     puid = data.get("puid")
     if isinstance(puid, str) and puid and not PUID_PATTERN.match(puid):
         problems.append("puid: only a-z, A-Z, 0-9, '-' and '_' are allowed")
-    problems += [f"{name}: holds an e-mail address (personal data)" for name, value in sorted(data.items())
-                 if isinstance(value, str) and EMAIL.search(value)]
+    for name, value in sorted(data.items()):
+        if isinstance(value, str):
+            kinds = dict.fromkeys(detail.kind for detail in find_contact_details(value))
+            problems += [f"{name}: holds {PERSONAL_DATA[kind]} (personal data)" for kind in kinds]
     return problems
 
 
@@ -288,9 +271,15 @@ def outgoing_statement(stored: Mapping[str, Any]) -> dict[str, Any]:
     the meaning cannot change: empty optional values are left out, `content_language` is
     upper-cased and dropped when it is not an ISO 639-1 code (the field is optional), and
     `territorial_scope` is de-duplicated and sorted (Greece's EU code EL written as ISO's GR), as the
-    database itself stores it. Anything else invalid is left for `statement_problems` to report.
+    database itself stores it. The text fields lose the e-mail addresses and telephone numbers older
+    code let through (it knew few telephone numbers' shapes), within their lengths. Anything else
+    invalid is left for `statement_problems` to report.
     """
     out = {name: value for name, value in stored.items() if value not in (None, "", [])}
+    for name, most in MAX_LENGTH.items():
+        if isinstance(out.get(name), str) and name != "puid":
+            text = without_contact_details(out[name])
+            out[name] = text if len(text) <= most or text == out[name] else text[: most - 1] + "…"
     language = out.get("content_language")
     if isinstance(language, str):
         language = language.strip().upper()
