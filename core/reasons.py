@@ -2,15 +2,22 @@
 harm-report and policy decisions): the owner reads it, and it is cleaned (moderation.statements) and stored
 with the decision. Every form and domain function checks it against this; a longer one is a clear error
 next to the field, with the rest of the form kept.
+
+What others read word for word (the page owner, everyone once published) holds no contact details: a reason or a
+rationale with an e-mail address or a telephone number (core.contact_details) is refused with what was found and
+who would have read it (`contact_problem`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from django import forms
 from django.core.exceptions import ValidationError
+
+from core.contact_details import find_contact_details
 
 MAX_REASON = 2000
 # Beside each field where staff write a reason the page owner reads as written (moderation's notices quote it, and
@@ -22,6 +29,13 @@ OWNER_READS_IN_NOTICE_AND_STATEMENT = (
     "The page owner reads this word for word in their notice and statement of reasons, which is public: no names "
     "of private people, addresses or contact details, no reporter's details, no internal notes."
 )
+# Who reads a text word for word, as the refusal of the contact details in it says: why they do not belong there.
+OWNER_READS = "The page owner reads this reason word for word"
+PUBLISHED = "The rationale is published word for word, on the claim's public page and in its ClaimReview"
+FACT_CHECKERS_READ = "Fact-checkers of every organisation read this note word for word"
+KEPT_FOR_GOOD = "This reason is kept for good in the post's record"
+# A refusal names this many of the details it found, then counts the rest.
+NAMED_DETAILS = 3
 # Control characters (C0 but tab, line feed and carriage return; DEL; C1) mean nothing in what a person writes,
 # and in the plain-text e-mails the owners and reviewers get, an escape sequence drives the reader's terminal.
 CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -63,9 +77,34 @@ def refuse_control_characters(text: str) -> None:
         raise ValidationError(problem, code="control_characters")
 
 
-def reason_problem(reason: str) -> str | None:
-    """What is wrong with a decision's reason (too long, control characters), or None."""
-    return too_long(reason) or control_problem(reason)
+def contact_problem(text: str, *, read_by: str) -> str | None:
+    """The message for text that holds e-mail addresses or telephone numbers, naming them, or None. `read_by`: who
+    reads it word for word (OWNER_READS, PUBLISHED, ...)."""
+    found = find_contact_details(text)
+    if not found:
+        return None
+    named = [f"the {detail.kind} {detail.text}" for detail in found[:NAMED_DETAILS]]
+    if len(found) > NAMED_DETAILS:
+        named.append(f"{len(found) - NAMED_DETAILS:,} more")
+    listed = f"{', '.join(named[:-1])} and {named[-1]}" if len(named) > 1 else named[0]
+    return f"{read_by}: leave out e-mail addresses and phone numbers (it has {listed})."
+
+
+def refuse_contact_details(read_by: str) -> Callable[[str], None]:
+    """A form field's validator: contact_problem as the field's error."""
+
+    def validate(text: str) -> None:
+        if problem := contact_problem(text, read_by=read_by):
+            raise ValidationError(problem, code="contact_details")
+
+    return validate
+
+
+def reason_problem(reason: str, *, read_by: str | None = None) -> str | None:
+    """What is wrong with a decision's reason (too long, control characters, contact details where `read_by` reads
+    it word for word; None: only staff read it, in the audit log), or None."""
+    return (too_long(reason) or control_problem(reason)
+            or (contact_problem(reason, read_by=read_by) if read_by is not None else None))
 
 
 def too_long(reason: str) -> str | None:

@@ -200,7 +200,9 @@ class RatingIn(Schema):
 
     verdict: str = Field(json_schema_extra={"enum": list(Verdict.values)})
     rationale: str = Field(
-        description="Required: why, and how you know.",
+        description="Required: why, and how you know. Published word for word (the claim's public page, ClaimReview) "
+        "and quoted to the page owner: a rationale with an e-mail address or a telephone number is refused with 422 "
+        "`validation_error`, the field's message naming what was found.",
         json_schema_extra=documented(minLength=1, maxLength=MAX_RATIONALE, pattern=WRITTEN_NOT_BLANK),
     )
     sources: list[str] = Field(
@@ -267,7 +269,8 @@ def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Stat
     the current rating is open: only its decision changes it), 409 `stale_rating` (`replaces` is not the
     post's current rating: someone rated it since; `details.current_rating_id` names the current one),
     422 `rating_refused` (a politician's
-    post) and 422 `validation_error` (invalid fields, or a re-rating without `change_reason`).
+    post) and 422 `validation_error` (invalid fields, a rationale with an e-mail address or a telephone number, or a
+    re-rating without `change_reason`).
     Nothing is written when refused.
     """
     post = Post.objects.filter(external_id=external_id).first()

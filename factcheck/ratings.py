@@ -21,7 +21,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import clock
-from core.reasons import control_problem, written
+from core.reasons import PUBLISHED, contact_problem, control_problem, written
 from core.refusals import Refusal
 from factcheck.claims import (
     REMOVED_MESSAGE,
@@ -124,7 +124,7 @@ def clean_rating_input(*, verdict: str, rationale: str, sources: list[str], arti
         errors.setdefault("rationale", []).append("A rationale is required.")
     elif len(rationale) > MAX_RATIONALE:
         errors.setdefault("rationale", []).append(f"Keep the rationale under {MAX_RATIONALE} characters.")
-    elif problem := control_problem(rationale):
+    elif problem := control_problem(rationale) or contact_problem(rationale, read_by=PUBLISHED):
         errors.setdefault("rationale", []).append(problem)
     cleaned_sources, problems = clean_http_urls(sources, most=MAX_SOURCES, what="sources")
     if not cleaned_sources:

@@ -19,9 +19,16 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from core.admin_base import excerpt, number, share, when
-from core.admin_decisions import CHANGE_FORM_TEMPLATE, ReasonForm, StaffDecision, StaffDecisionsAdmin, decision_url
+from core.admin_decisions import (
+    CHANGE_FORM_TEMPLATE,
+    ReasonForm,
+    StaffDecision,
+    StaffDecisionsAdmin,
+    decision_url,
+    reason_field,
+)
 from core.formatting import unstopped
-from core.reasons import OWNER_READS_IN_NOTICE, OWNER_READS_IN_NOTICE_AND_STATEMENT
+from core.reasons import OWNER_READS, OWNER_READS_IN_NOTICE, OWNER_READS_IN_NOTICE_AND_STATEMENT
 from factcheck.models import Post
 from factcheck.selectors import active_claims
 from moderation.appeal_states import open_removal_appeals
@@ -34,10 +41,7 @@ from moderation.staff_actions import RemovalRefused, lift_action, override_actio
 class RemovalForm(ReasonForm):
     field_order = ["ground", "reason"]
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["reason"].help_text = OWNER_READS_IN_NOTICE_AND_STATEMENT
-
+    reason = reason_field(help_text=OWNER_READS_IN_NOTICE_AND_STATEMENT, read_by=OWNER_READS)
     ground = forms.ChoiceField(
         label="Ground",
         choices=[("", "Choose the community standard broken"), *RemovalGround.choices],
@@ -50,18 +54,14 @@ class LiftForm(ReasonForm):
     """A lift's reason: the owner's notice quotes it (and a removal appeal it grants, its outcome); a lift leaves
     no statement of reasons (it restricts nothing)."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["reason"].help_text = OWNER_READS_IN_NOTICE
+    reason = reason_field(help_text=OWNER_READS_IN_NOTICE, read_by=OWNER_READS)
 
 
 class OverrideForm(ReasonForm):
     field_order = ["feed_multiplier", "label", "reason"]
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # The override's notice and its statement of reasons (decision_facts) both quote the reason.
-        self.fields["reason"].help_text = OWNER_READS_IN_NOTICE_AND_STATEMENT
+    # The override's notice and its statement of reasons (decision_facts) both quote the reason.
+    reason = reason_field(help_text=OWNER_READS_IN_NOTICE_AND_STATEMENT, read_by=OWNER_READS)
 
     feed_multiplier = forms.DecimalField(
         label="New feed multiplier", min_value=0, max_value=1, max_digits=4, decimal_places=3,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from core.reasons import control_problem, written
+from core.reasons import OWNER_READS, PUBLISHED, contact_problem, control_problem, written
 from factcheck.models import Verdict
 from factcheck.rating_limits import MAX_RATIONALE
 from factcheck.ratings import clean_http_urls, http_url
@@ -70,7 +70,7 @@ def clean_decision_input(
         errors["reason"] = ["Give the reason the owner will read."]
     elif len(reason) > MAX_STATEMENT:
         errors["reason"] = [f"Keep the reason to {MAX_STATEMENT:,} characters (it has {len(reason):,})."]
-    elif problem := control_problem(reason):
+    elif problem := control_problem(reason) or contact_problem(reason, read_by=OWNER_READS):
         errors["reason"] = [problem]
     # A reversal never guesses the new verdict (it once defaulted to True): the decider chooses it. A matched
     # copy's reversal unlinks the copy and a removal's lifts it: neither gives a verdict.
@@ -89,7 +89,7 @@ def clean_decision_input(
     elif len(public_rationale) > MAX_RATIONALE:
         errors["public_rationale"] = [f"Keep the public rationale under {MAX_RATIONALE:,} characters "
                                       f"(it has {len(public_rationale):,})."]
-    elif problem := control_problem(public_rationale):
+    elif problem := control_problem(public_rationale) or contact_problem(public_rationale, read_by=PUBLISHED):
         errors["public_rationale"] = [problem]
     if article_url:
         try:

@@ -27,7 +27,7 @@ from django.utils import timezone
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import clock
-from core.reasons import reason_problem, written
+from core.reasons import FACT_CHECKERS_READ, KEPT_FOR_GOOD, OWNER_READS, reason_problem, written
 from core.refusals import Refusal
 from factcheck.claims import lease_length
 from factcheck.models import HARM_CATEGORIES, Flag, Post, ReportOutcome, ReportStatus
@@ -40,6 +40,13 @@ from moderation.staff_actions import remove_post
 
 # What staff may decide: the outcomes a decision gives the reports (a rating gives `rated`, never staff).
 DECISIONS = (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION, ReportOutcome.SENT_TO_FACT_CHECKERS)
+# Who reads each decision's reason word for word: a removal's is quoted to the page owner, a note to the fact-checkers
+# is shown on the post's page on their desk (moderation.report_forms says so beside each field).
+READ_BY = {
+    ReportOutcome.REMOVED: OWNER_READS,
+    ReportOutcome.NO_VIOLATION: KEPT_FOR_GOOD,
+    ReportOutcome.SENT_TO_FACT_CHECKERS: FACT_CHECKERS_READ,
+}
 
 
 class ReportRefused(Refusal):
@@ -147,7 +154,7 @@ def clean_decision(*, outcome: str, ground: str | None, reason: str) -> tuple[st
         raise ReportRefused("Choose the community standard the post breaks.", details={"field": "ground"})
     if outcome in (ReportOutcome.REMOVED, ReportOutcome.NO_VIOLATION) and not reason:
         raise ReportRefused("Say why: the reason is kept with the decision.", details={"field": "reason"})
-    if message := reason_problem(reason):
+    if message := reason_problem(reason, read_by=READ_BY[outcome]):
         raise ReportRefused(message, details={"field": "reason"})
     return ground, reason
 

@@ -125,7 +125,7 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
     Not durable: the admin's change form (its one caller) saves inside a transaction of its own.
     The numbers' bounds are the models' validators and check constraints (full_clean checks both)."""
     reason = written(reason)
-    if message := reason_problem(reason):
+    if message := reason_problem(reason, read_by=None):  # the audit log's, for staff
         raise ValidationError({"reason": [message]})
     if message := control_problem(getattr(row, "label", "")):
         raise ValidationError({"label": [message]})

@@ -14,7 +14,7 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
-from core.reasons import control_problem, reason_problem, written
+from core.reasons import OWNER_READS, control_problem, reason_problem, written
 from core.refusals import Refusal
 from factcheck.models import Post
 from moderation.appeal_states import grant_removal_appeal, held_by_a_colleague, open_removal_appeal, outcome_notice
@@ -32,10 +32,12 @@ class RemovalRefused(Refusal):
 
 
 def _clean_reason(reason: str, *, missing: str) -> str:
+    """A removal's, lift's or override's reason: the owner's notice quotes it (and a removal's or override's statement
+    of reasons)."""
     reason = written(reason)
     if not reason:
         raise RemovalRefused(missing)
-    if message := reason_problem(reason):
+    if message := reason_problem(reason, read_by=OWNER_READS):
         raise RemovalRefused(message)
     return reason
 

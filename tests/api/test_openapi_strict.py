@@ -145,10 +145,18 @@ def _after_tomorrow(error: dict) -> bool:
     return bool(problems) and all("more than a day in the future" in problem["message"] for problem in problems)
 
 
+def _contact_details(error: dict) -> bool:
+    """A rationale refused only for an e-mail address or a telephone number in it, which the field's description
+    says and no pattern can follow."""
+    problems = (error.get("details") or {}).get("errors") or []
+    return bool(problems) and all(problem["field"] == "rationale" and "leave out e-mail addresses and phone numbers"
+                                  in problem["message"] for problem in problems)
+
+
 NOT_IN_A_SCHEMA = {
     "/api/v1/flags": _after_tomorrow,
     "/api/v1/posts/{external_id}/appeals": lambda error: error["code"] == "appeal_refused",
-    "/api/v1/posts/{external_id}/ratings": lambda error: error["code"] == "rating_refused",
+    "/api/v1/posts/{external_id}/ratings": lambda error: error["code"] == "rating_refused" or _contact_details(error),
     "/api/v1/stats": lambda error: (error["message"] in ("'from' must be on or before 'to'.",
                                                          "A range is at most 366 days.")
                                     or re.fullmatch(r"'(from|to)' must be a day from 2000-01-01 to [-\d]+\.",
