@@ -10,7 +10,7 @@ ClaimReview Read/Write API) and Data Commons' fact-check feed read:
 | `datePublished` | when the organisation published it (`published_at`, for imported ones), else when it was recorded |
 | `author` | `Organization`: the rating's organisation, `name` and `url` |
 | `reviewRating` | `Rating`: `alternateName` = the verdict's label; on the truth scale, `ratingValue` (below) |
-| `reviewBody` | the rationale |
+| `reviewBody` | the rationale (without contact details: core.contact_details) |
 | `itemReviewed` | `Claim`: `author`, `datePublished`, `appearance`, `identifier` (below) |
 
 On the truth scale `ratingValue` is 1 = False or Altered, 2 = Partly false, 3 = Missing context,
@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import IO, Any
 
+from core.contact_details import without_contact_details
 from core.public_site import public_reverse
 from factcheck.models import Post, Rating, Verdict
 from factcheck.models_media import MediaKind
@@ -103,7 +104,8 @@ def claim_review(rating: Rating, *, post: Post) -> dict[str, Any]:
         "datePublished": _date(rating.published_at or rating.created_at),
         "author": _organisation(rating),
         "reviewRating": review_rating(rating.verdict),
-        "reviewBody": rating.rationale,
+        # A rationale recorded before they were refused may hold contact details: published without them.
+        "reviewBody": without_contact_details(rating.rationale),
         "itemReviewed": claim,
     }
 

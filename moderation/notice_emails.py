@@ -42,7 +42,8 @@ def email_text(notifications: Sequence[Notification], *, total: int, user) -> Em
     links = notice_links(shown, user=user)
     if total == 1:
         [notification], [link] = shown, links
-        body = f"{notification.body}\n\nOpen it in Factdesk: {link}" if link else notification.body
+        body = notification.shown_body
+        body = f"{body}\n\nOpen it in Factdesk: {link}" if link else body
         return EmailText(f"[Factdesk] {notification.subject}", body)
     lines = [f"- {n.subject}\n  {link}" if link else f"- {n.subject}" for n, link in zip(shown, links, strict=True)]
     parts = [

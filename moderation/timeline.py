@@ -11,11 +11,12 @@ removal's appeal are not theirs to read, as the appeal desks refuse them (modera
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.db.models import Count, Min, QuerySet
 
+from core.contact_details import without_contact_details
 from core.formatting import times
 from factcheck.members import organisation_of
 from factcheck.models import Flag, Post, Rating
@@ -91,7 +92,9 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
     if not for_owner:  # reports of harm are staff's and the reviewers' business, not the page owner's
         entries += _sent_by_staff(post)
     entries.sort(key=lambda e: e.at)
-    return entries
+    # Reasons and rationales stored before they refused contact details may quote a reporter's: no reader of the
+    # story needs them (staff read the reports themselves on the reports desk).
+    return [replace(e, detail=without_contact_details(e.detail)) if e.detail else e for e in entries]
 
 
 def _sent_by_staff(post: Post) -> list[Entry]:

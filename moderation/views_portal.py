@@ -187,7 +187,7 @@ def portal(request: HttpRequest) -> HttpResponse:
             # Explanations repeated from a notice above (the same rationale, how to appeal) come folded.
             "notifications": [
                 {"notification": n, "url": post_url(n.post_id) if n.post_page_id in page_ids else "", "blocks": blocks}
-                for n, blocks in zip(shown, fold_repeats(n.body for n in shown), strict=True)
+                for n, blocks in zip(shown, fold_repeats(n.shown_body for n in shown), strict=True)
             ],
             "more_notifications": len(notifications) > NOTIFICATIONS_SHOWN,
             # Opened again after marking one read, so that the owner reads on where they were.

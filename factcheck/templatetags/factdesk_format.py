@@ -2,7 +2,9 @@
 "×0.2", `{{ m|less }}` gives "shown 80% less", `{{ text|sentence }}` ends a sentence with one full stop; and
 `{{ messages|refusals }}`, whether a page opens with a refusal; `{{ page.name|isolated }}`, someone's words inside the
 page's own line (`isolated_in_text` in plain text: a notice, an e-mail); `{{ rating|rating_date }}`, when a rating is
-dated, an imported one by its own publication date (core.formatting.rating_dated)."""
+dated, an imported one by its own publication date (core.formatting.rating_dated); `{{ text|without_contact_details }}`,
+someone's words shown to others without the e-mail addresses and telephone numbers stored before they were refused.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from django.utils import dateformat, timezone
 from django.utils.html import format_html
 
 from core import formatting
+from core.contact_details import without_contact_details as _without_contact_details
 
 register = template.Library()
 
@@ -96,3 +99,11 @@ def isolated_in_text(value) -> str:
     if any(unicodedata.bidirectional(char) in NOT_LEFT_TO_RIGHT for char in value):
         return f"\u2068{value}\u2069"
     return value
+
+
+@register.filter
+def without_contact_details(value) -> str:
+    """`{{ action.reason|without_contact_details }}`: a reason, rationale or report that others read word for word,
+    its e-mail addresses and telephone numbers replaced (core.contact_details): what was stored before the forms
+    refused them (a reporter's details in a removal reason, a rationale's phone number) is shown without them."""
+    return _without_contact_details(str(value))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from core.contact_details import without_contact_details
 from factcheck.models import Post
 
 
@@ -48,6 +49,13 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.subject}"
+
+    @property
+    def shown_body(self) -> str:
+        """The body as its e-mail, the owners' portal and the notifications page show it: without the e-mail
+        addresses and telephone numbers that notices stored before reasons and rationales refused them still quote (a
+        reporter's, in a removal's reason); a notice written since has none to lose."""
+        return without_contact_details(self.body)
 
 
 class NoticeEmail(models.Model):
