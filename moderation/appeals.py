@@ -21,14 +21,12 @@ from django.utils.text import Truncator
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.formatting import day
-from core.jobs import enqueue_on_commit
 from core.reasons import MAX_REASON
 from core.refusals import Refusal
 from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import linked_copies
 from factcheck.models import Post, Rating
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
-from moderation import jobs
 from moderation.appeal_input import clean_appeal_input, clean_decision_input
 from moderation.appeal_states import (
     COPIES_NAMED,
@@ -53,6 +51,7 @@ from moderation.models import (
 from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW, filing_closes_at, last_day_to_appeal
 from moderation.notices import Notice, organisation_members, page_owners, send_notice, staff_members, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out, lock_post
+from moderation.propagation import propagate_after_commit
 from moderation.publishing import publish_appeal
 from moderation.selectors import active_removal, fact_check_decision, still_as_read
 from moderation.staff_actions import RemovalRefused, lift_action
@@ -358,7 +357,7 @@ def _reverse_rating(appeal: Appeal, *, reviewer, decision: Decision, now: dateti
         raise AppealConflict(str(exc)) from exc
     apply_rating(rating_id=appeal.new_rating.pk, now=now, end_reason=EndReason.REVERSED,
                  notice=outcome_notice(appeal, copies=copies))
-    enqueue_on_commit(jobs.propagate_rating, appeal.new_rating.pk)
+    propagate_after_commit(rating_id=appeal.new_rating.pk, now=now)
 
 
 def removal_lifted(appeal: Appeal) -> bool:

@@ -2,7 +2,6 @@
 
 from django.db import transaction
 
-from core.jobs import enqueue_on_commit
 from moderation import distribution, enforcement, notice_delivery, propagation, standing
 
 
@@ -12,7 +11,7 @@ def apply_rating(rating_id: int) -> int:
     with transaction.atomic(durable=True):
         decision = enforcement.apply_rating(rating_id=rating_id)
         if propagation.has_copies(rating_id=rating_id):
-            enqueue_on_commit(propagate_rating, rating_id)
+            propagation.propagate_after_commit(rating_id=rating_id)
     return decision.pk
 
 

@@ -6,11 +6,29 @@ moderation.notice_emails. This module stores the rows and decides which go in wh
 
 - **The grouping rule.** A recipient's notifications not yet in an e-mail are their pending set. Storing
   notifications enqueues, after commit, one job per recipient (a job takes up to EMAILS_PER_JOB recipients) that
-  drains the set: it composes ONE e-mail of everything pending (`compose_email`), then sends it
+  drains the set: it composes ONE e-mail of everything pending and not held (`compose_email`), then sends it
   (`send_email`). So the notices that arise together (one decision reaching fifty copies on one owner's pages, in
   one transaction) go out as one e-mail, and so do those that arrive while an earlier job of theirs still waits
-  on the queue: it takes them too, and the later job finds nothing left. Nothing is held back to wait for more: a
-  lone notice goes out as fast as before, and reads as before (one notification alone is e-mailed as itself).
+  on the queue: it takes them too, and the later job finds nothing left. A lone notice goes out as fast as before,
+  and reads as before (one notification alone is e-mailed as itself).
+- **One rating's decision, one e-mail.** A rating decides its post in one transaction, then its copies CHUNK (250)
+  a transaction in the propagation job (moderation.propagation), while an urgent worker e-mails what each of those
+  transactions stored as soon as it commits: an owner of 600 copies was sent three e-mails of one decision, and an
+  owner of the post and of copies two. So a rating whose post has copies holds its decision notices
+  (`hold_notices`, a NoticeHold made in the transaction that decides its post and enqueues the propagation;
+  Notification.rating names a decision notice's rating): `compose_email` leaves them pending while the hold
+  stands, and the propagation job, once it has decided every copy, deletes the hold and enqueues its recipients'
+  e-mail jobs in one transaction (`release_notices`); each recipient's notices of the rating, post and copies, are
+  then one e-mail. Why this design: nothing else records that a propagation is done (a copy's RatingDecision says
+  that copy is decided, not that none is left), and only the job knows it has reached the last copy; a fixed
+  delay alone would hold every notice for the longest propagation, and grouping by rating alone would not keep the
+  first chunk's e-mail from going before the last chunk exists. A hold counts only until HOLD has passed, so a
+  propagation job lost for good (its retries spent) holds nothing for ever: the sweep then e-mails the held
+  notices, with those of the copies the reconciler has decided meanwhile. A hold changes only WHEN notices are
+  composed, never which e-mail carries them nor how it is sent, so the guarantees below stand as they were. A
+  rating without copies (most of them) holds nothing; an appeal's outcome is not held (its recipients are not told
+  of the copies again, moderation.notices.Notice.already_told); the rated post's owners wait for its copies'
+  decisions (2.6 s for a thousand copies, bench/REPORT.md), and notices of other decisions never wait for them.
 - **Composed, then sent.** `compose_email` fixes an e-mail's notifications (Notification.email) and commits
   before anything is sent; `send_email` sends exactly those, under the e-mail's row lock, and marks them e-mailed
   in the same transaction. A job run twice (or beside the sweep) finds the e-mail sent and sends nothing. An SMTP
@@ -34,12 +52,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Min
+from django.db.models import Exists, Min, OuterRef
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
 from core.reconciling import Redriven, warn_redriven
-from moderation.models import NoticeEmail, Notification
+from moderation.models import NoticeEmail, NoticeHold, Notification
 from moderation.notice_emails import DIGEST_LISTS, email_text, message_id
 from moderation.notice_links import with_destinations
 
@@ -50,22 +68,53 @@ logger = logging.getLogger(__name__)
 # a thousand owners: a job each would cost more than the decisions).
 EMAILS_PER_JOB = 100
 
+# How long a rating's notices wait for its copies' decisions at most: far beyond a thousand copies' 2.6 s
+# (bench/REPORT.md), with room for the job to wait behind bulk work and for its retries (after 5, 30 and 120 s); past
+# it a lost propagation job's notices go out by the sweep, behind which the reconciler decides 1,000 copies a minute.
+HOLD = timedelta(minutes=10)
+
 
 def record_notifications(rows: list[Notification]) -> list[Notification]:
     """Store notifications (one statement) and e-mail them after the transaction commits: a job drains each
     recipient's pending notifications into one e-mail."""
     rows = Notification.objects.bulk_create(rows)
-    recipients = list(dict.fromkeys(row.user_id for row in rows))
+    _email_after_commit(list(dict.fromkeys(row.user_id for row in rows)))
+    return rows
+
+
+def _email_after_commit(recipients: list[int]) -> None:
     # By name: moderation.jobs imports this module, so this module does not import it.
     for start in range(0, len(recipients), EMAILS_PER_JOB):
         enqueue_on_commit("moderation.jobs.email_notices", recipients[start : start + EMAILS_PER_JOB])
-    return rows
+
+
+def hold_notices(*, rating_id: int, now: datetime) -> None:
+    """Hold the rating's decision notices (its post's and its copies') until `release_notices`, HOLD at most. In
+    the caller's transaction: the one that decides the rating's post and enqueues its propagation, so its post's
+    notice is never e-mailed without the hold. A hold made again (the decision's job run twice) starts again."""
+    NoticeHold.objects.bulk_create([NoticeHold(rating_id=rating_id, until=now + HOLD)], update_conflicts=True,
+                                   unique_fields=["rating"], update_fields=["until"])
+
+
+@transaction.atomic(durable=True)
+def release_notices(*, rating_id: int) -> None:
+    """The rating's copies are decided: end its hold and e-mail the notices it held, each recipient's in one e-mail
+    (the jobs run after this commits, so they see the hold gone). Nothing to do when it holds nothing."""
+    deleted, _ = NoticeHold.objects.filter(rating_id=rating_id).delete()
+    if deleted:
+        held = Notification.objects.filter(rating_id=rating_id, emailed_at__isnull=True, email__isnull=True)
+        _email_after_commit(list(held.order_by("user_id").values_list("user_id", flat=True).distinct()))
+
+
+def _held(now: datetime) -> Exists:
+    """Whether a notification waits for its rating's copies: its rating holds its notices, not past HOLD."""
+    return Exists(NoticeHold.objects.filter(rating_id=OuterRef("rating_id"), until__gt=now))
 
 
 def email_notices(*, user_id: int, now: datetime | None = None) -> int:
     """E-mail what is pending for this recipient: first any e-mail composed earlier and not sent (a failed or killed
-    send), then one new e-mail of every notification not yet in one. Returns how many e-mails were sent; raises on
-    SMTP errors (the job is retried; what was sent is not sent again)."""
+    send), then one new e-mail of every notification not yet in one nor held. Returns how many e-mails were sent;
+    raises on SMTP errors (the job is retried; what was sent is not sent again)."""
     sent = 0
     unsent = NoticeEmail.objects.filter(user_id=user_id, sent_at__isnull=True).order_by("id")
     for email_id in unsent.values_list("id", flat=True):
@@ -93,15 +142,15 @@ def email_notices_of(*, user_ids: Iterable[int]) -> int:
 
 @transaction.atomic(durable=True)
 def compose_email(*, user_id: int, now: datetime) -> NoticeEmail | None:
-    """One e-mail of every notification of this recipient that is not yet in one, fixed before it is sent; None when
-    there is none, or the recipient has no e-mail address."""
+    """One e-mail of every notification of this recipient that is not yet in one nor held (`hold_notices`), fixed
+    before it is sent; None when there is none, or the recipient has no e-mail address."""
     if not get_user_model().objects.filter(pk=user_id).exclude(email="").exists():
         return None
     # Two composers of one recipient at once: the second waits on these rows, then finds them taken (PostgreSQL
     # checks `email IS NULL` again on the row the first committed), so no notification goes in two e-mails.
     pending = list(
         Notification.objects.select_for_update(no_key=True)
-        .filter(user_id=user_id, emailed_at__isnull=True, email__isnull=True)
+        .filter(~_held(now), user_id=user_id, emailed_at__isnull=True, email__isnull=True)
         .order_by("id").values_list("id", flat=True)
     )
     if not pending:
@@ -135,10 +184,11 @@ def send_email(*, email_id: int) -> bool:
 
 
 def unsent_notifications(*, now: datetime | None = None, older_than_seconds: int = 60):
-    """Notifications whose e-mail is still unsent a while after they were made: their job was lost."""
+    """Notifications whose e-mail is still unsent a while after they were made and that no hold keeps: their job was
+    lost."""
     now = now or timezone.now()
     return Notification.objects.filter(
-        emailed_at__isnull=True, created_at__lte=now - timedelta(seconds=older_than_seconds)
+        ~_held(now), emailed_at__isnull=True, created_at__lte=now - timedelta(seconds=older_than_seconds)
     ).exclude(user__email="").order_by("id")
 
 
@@ -159,7 +209,7 @@ def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
     sent, oldest = 0, None
     for user_id in recipients:
         try:
-            emailed = email_notices(user_id=user_id)
+            emailed = email_notices(user_id=user_id, now=now)
         except Exception:
             logger.exception("could not e-mail the notices of user %s; the next sweep retries", user_id)
             continue

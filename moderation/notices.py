@@ -55,15 +55,18 @@ def send_notice(notice: Notice, *, users: Iterable, post: Post, now: datetime | 
     return record_notifications(notice_rows(notice, users=users, post=post, now=now or timezone.now()))
 
 
-def notice_rows(notice: Notice, *, users: Iterable, post: Post, now: datetime) -> list[Notification]:
-    """The unsaved notifications of a notice to these users (moderation.notice_delivery stores many at once)."""
+def notice_rows(
+    notice: Notice, *, users: Iterable, post: Post, now: datetime, rating: Any = None
+) -> list[Notification]:
+    """The unsaved notifications of a notice to these users (moderation.notice_delivery stores many at once);
+    `rating`: the rating whose decision a decision notice tells of (its e-mail may wait for the rating's copies)."""
     recipients = [user for pk, user in {u.pk: u for u in users}.items() if pk not in notice.already_told]
     if not recipients:
         return []
     subject, body = render_notice(notice, post=post)
     return [
         Notification(user=user, kind=notice.kind, subject=subject[:200], body=body, post=post, appeal=notice.appeal,
-                     created_at=now)
+                     rating=rating, created_at=now)
         for user in recipients
     ]
 

@@ -48,6 +48,7 @@ from moderation.models import (
     Action,
     ActionKind,
     DecisionOutcome,
+    NotificationKind,
     PageStanding,
     RatingDecision,
     StatementOfReasons,
@@ -331,5 +332,9 @@ def _send_notices(
         statement = next((statements[a.pk] for a in made if a.pk in statements), None)
         context = {"statement": statement, "action": made[0] if made else None, **change.notice.context}
         notice = replace(change.notice, context=context)
-        notifications += notice_rows(notice, users=owners[change.post.page_id], post=change.post, now=now)
+        # A rating's decision notices are e-mailed together with its copies' (moderation.notice_delivery); an appeal's
+        # outcome, whose recipients are not told of the copies again, goes at once.
+        rating = change.decides if notice.kind == NotificationKind.DECISION else None
+        notifications += notice_rows(notice, users=owners[change.post.page_id], post=change.post, now=now,
+                                     rating=rating)
     record_notifications(notifications)

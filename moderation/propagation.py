@@ -8,9 +8,11 @@ reasons (partly automated). It is one more caller of moderation.pipeline, like `
   and order-safe, keyed like a rating's own decision by (rating, post): run twice, it does nothing
   the second time; run for a rating superseded meanwhile, it records that and leaves the newer
   rating to its own run. `apply_matched_rating` is it for one copy.
-- `propagate_rating`: every copy of the rated post, CHUNK a transaction: the job after a rating is
-  recorded (moderation.receivers), and the one an appeal's reversal enqueues for the rating it makes
-  (moderation.appeals), so a re-rating and a reversal on appeal reach the copies as well.
+- `propagate_rating`: every copy of the rated post, CHUNK a transaction: the job that the rating's decision
+  enqueues (`propagate_after_commit`: moderation.jobs.apply_rating, and an appeal's reversal for the rating it
+  makes, moderation.appeals), so a re-rating and a reversal on appeal reach the copies as well. The rating's
+  decision notices wait meanwhile, and its owners get one e-mail of it when the last copy is decided
+  (moderation.notice_delivery, "One rating's decision, one e-mail").
 - `apply_matches`: posts just linked to a rated claim (matched on arrival, a confirmed suggestion).
 - `undecided_matches`: what the reconciler re-drives when one of those jobs was lost.
 """
@@ -27,6 +29,7 @@ from django.db.models import Exists, OuterRef, Subquery
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from core.jobs import enqueue_on_commit
 from core.reconciling import Redriven, warn_redriven
 from factcheck.matching.matcher import linked_copies
 from factcheck.models import Post, QueueState, Rating
@@ -41,6 +44,7 @@ from moderation.models import (
     EndReason,
     RatingDecision,
 )
+from moderation.notice_delivery import hold_notices, release_notices
 from moderation.notices import Notice, told_of_outcome
 from moderation.pipeline import Change, Ending, carry_out_many, record_decision
 from moderation.selectors import active_removals
@@ -136,14 +140,24 @@ def has_copies(*, rating_id: int) -> bool:
     return linked_copies(source_post_id=post_id).exists()
 
 
+def propagate_after_commit(*, rating_id: int, now: datetime | None = None) -> None:
+    """Propagate the rating by a job once the caller's transaction (the one that decides its post) commits, its
+    decision notices held until the job has decided every copy (one e-mail per owner of the whole decision)."""
+    hold_notices(rating_id=rating_id, now=now or timezone.now())
+    enqueue_on_commit("moderation.jobs.propagate_rating", rating_id)
+
+
 def propagate_rating(*, rating_id: int, now: datetime | None = None) -> int:
-    """Apply a rating to every copy linked to its post, CHUNK copies a transaction; returns how many it decided."""
+    """Apply a rating to every copy linked to its post, CHUNK copies a transaction, then e-mail the notices held for
+    it; returns how many it decided. A run that fails part-way is retried (RQ) and goes on where it stopped."""
     post_id = Rating.objects.values_list("post_id", flat=True).get(pk=rating_id)
     copies = list(linked_copies(source_post_id=post_id).order_by("id").values_list("id", flat=True))
     # The copies linked when an appeal reversed the rating were named in its outcome notice. (Only here:
     # a copy that arrives later, through apply_matches, is news to its owner.)
     told = _told_of_reversal(rating_id) if copies else frozenset()
-    return _apply_in_chunks([(rating_id, copy_id) for copy_id in copies], now=now, already_told=told)
+    decided = _apply_in_chunks([(rating_id, copy_id) for copy_id in copies], now=now, already_told=told)
+    release_notices(rating_id=rating_id)
+    return decided
 
 
 def apply_matches(*, post_ids: list[int], now: datetime | None = None) -> int:

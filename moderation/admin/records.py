@@ -193,7 +193,7 @@ class NotificationAdmin(ReadOnlyAdmin):
     search_by_index = True
     search_fields = ("user__username__exact", "subject__istartswith")
     search_help_text = "Exact username, or the start of the subject."
-    raw_id_fields = ("user", "post", "appeal")
+    raw_id_fields = ("user", "post", "appeal", "rating")
 
 
 @admin.register(StatementSubmissionAttempt)

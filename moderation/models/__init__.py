@@ -19,7 +19,7 @@ from moderation.models.decisions import (
     StrikeKind,
     new_puid,
 )
-from moderation.models.notifications import NoticeEmail, Notification, NotificationKind
+from moderation.models.notifications import NoticeEmail, NoticeHold, Notification, NotificationKind
 from moderation.models.reports import ReportedPost
 from moderation.models.statements import StatementOfReasons
 from moderation.models.submissions import (
@@ -32,8 +32,8 @@ from moderation.models.submissions import (
 __all__ = [
     "FACT_CHECK_KINDS", "OPEN_STATUSES", "Action", "ActionKind", "Appeal", "AppealEvent", "AppealKind", "AppealStatus",
     "DecisionOutcome", "DistributionChange", "EndReason", "EnforcementPolicy", "FeedSequence", "NoticeEmail",
-    "Notification", "NotificationKind", "PageStanding", "PostDistribution", "RatingDecision", "RemovalGround",
-    "RepeatOffenderPolicy", "ReportedPost",
+    "NoticeHold", "Notification", "NotificationKind", "PageStanding", "PostDistribution", "RatingDecision",
+    "RemovalGround", "RepeatOffenderPolicy", "ReportedPost",
     "StatementOfReasons", "Strike", "StrikeKind", "AttemptOutcome", "StatementSubmission", "StatementSubmissionAttempt",
     "SubmissionOutcome", "new_puid",
 ]

@@ -1,6 +1,8 @@
 """Notifications to people: shown in the owners' portal and on the fact-checkers' and staff's notifications
 page (moderation.views_notifications), counted in the navigation, and e-mailed by a job; and the e-mails that
-carry them (`NoticeEmail`: one notification alone, or several as one digest, moderation.notice_delivery)."""
+carry them (`NoticeEmail`: one notification alone, or several as one digest, moderation.notice_delivery), and the
+holds that keep a rating's decision notices from being e-mailed while its copies are still being decided
+(`NoticeHold`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from django.conf import settings
 from django.db import models
 
 from core.contact_details import without_contact_details
-from factcheck.models import Post
+from factcheck.models import Post, Rating
 
 
 class NotificationKind(models.TextChoices):
@@ -32,6 +34,11 @@ class Notification(models.Model):
     # Meta.indexes (notification_unemailed) while it is unsent, the only time it is looked up by it.
     email = models.ForeignKey("moderation.NoticeEmail", on_delete=models.SET_NULL, null=True, blank=True,
                               related_name="notifications", db_index=False)
+    # The rating whose decision on `post` a decision notice tells of (its own post's or a copy's): while the rating
+    # has a NoticeHold its notices wait, to be e-mailed together. Read only among the unemailed (by the partial index
+    # notification_unemailed); ratings are never deleted.
+    rating = models.ForeignKey(Rating, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+                               db_index=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -69,3 +76,16 @@ class NoticeEmail(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: e-mail {self.pk}{'' if self.sent_at else ' (unsent)'}"
+
+
+class NoticeHold(models.Model):
+    """A rating's decision notices wait while its copies are decided, CHUNK copies a transaction
+    (moderation.propagation): made with the rating's decision on its post, deleted once its propagation job has
+    decided every copy, disregarded after `until` (a propagation job lost for good), so that each owner gets one
+    e-mail of the rating's decision however many transactions decided it (moderation.notice_delivery)."""
+
+    rating = models.OneToOneField(Rating, on_delete=models.PROTECT, related_name="+")
+    until = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"notices of rating {self.rating_id} held until {self.until:%Y-%m-%d %H:%M:%S}"
