@@ -14,6 +14,7 @@ import enum
 
 from django.core.exceptions import ValidationError
 
+from core.contact_details import without_contact_details
 from core.refusals import Refusal
 from factcheck.importing.records import RatingInput
 from factcheck.ingest import POST_FIELDS, FlagInput, PageInput, PostInput
@@ -84,7 +85,10 @@ def record_imported_rating(*, rating: RatingInput, post_id: int, reviewers: Revi
         change_reason = f"updated by {rating.organisation}'s {rating.via} import"
     try:
         record_rating(
-            reviewer=reviewer, post_id=post_id, verdict=rating.verdict, rationale=rating.rationale,
+            # A published fact-check's text may name a press office's address or number, which the rating rules
+            # refuse from a person (core.reasons): an import has nobody to retype it, so it is kept without them.
+            reviewer=reviewer, post_id=post_id, verdict=rating.verdict,
+            rationale=without_contact_details(rating.rationale),
             sources=rating.sources, article_url=rating.article_url, change_reason=change_reason,
             claim_if_unclaimed=True, published_at=rating.published_at,
         )

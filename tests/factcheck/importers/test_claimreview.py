@@ -234,6 +234,17 @@ def test_an_over_long_claim_is_rejected_and_a_long_review_body_cut(tmp_path):
     assert len(Rating.objects.get().rationale) == 5000
 
 
+def test_a_review_body_with_contact_details_is_imported_without_them(tmp_path):
+    """A person's rationale with an e-mail address or phone number is refused (core.reasons); an imported
+    fact-check has nobody to retype it, so its review is kept with them removed, not rejected."""
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps([review(1, {"alternateName": "False"},
+                                       reviewBody="Asked at press@health.example or 06 12 34 56 78, they denied it.")]))
+    assert import_posts(path, "claimreview") == ["imported 1, already present 0, rejected 0"]
+    assert Rating.objects.get().rationale == (
+        "Asked at [e-mail address removed] or [phone number removed], they denied it.")
+
+
 @pytest.mark.parametrize(
     ("published", "verdict"),
     [
