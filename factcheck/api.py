@@ -22,6 +22,7 @@ from pydantic import BaseModel, BeforeValidator, Field, StrictInt, field_validat
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, TooLarge, Unprocessable, errors_for, read_json_object
+from core.contact_details import without_contact_details
 from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT
 from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderation.api reads them from here)
     HTTP_URL,
@@ -243,7 +244,9 @@ def rating_out(rating: Rating, *, post: Post) -> dict[str, Any]:
         "post": post.external_id,
         "verdict": rating.verdict,
         "verdict_label": rating.get_verdict_display(),
-        "rationale": rating.rationale,
+        # Shown to the page owner and the platform: as on the claim page, without contact details stored before
+        # the rating rules refused them (core.reasons).
+        "rationale": without_contact_details(rating.rationale),
         "sources": rating.sources,
         "article_url": rating.article_url,
         "organisation": rating.organisation.name,

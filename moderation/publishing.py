@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.contact_details import without_contact_details
 from factcheck.models import Flag, Post
 from factcheck.routing import report_out
 from moderation.models import Appeal, AppealStatus, DistributionChange
@@ -46,7 +47,9 @@ def appeal_out(appeal: Appeal) -> dict[str, Any]:
         "status": appeal.status,
         "created_at": appeal.created_at,
         "decided_at": appeal.decided_at,
-        "outcome_reason": appeal.outcome_reason,
+        # The owner and the platform read it (API, webhooks): without contact details stored before the decision
+        # rules refused them (core.reasons).
+        "outcome_reason": without_contact_details(appeal.outcome_reason),
     }
 
 

@@ -24,6 +24,7 @@ from moderation.notice_delivery import email_notices
 from moderation.staff_actions import remove_post
 from moderation.statements import transparency as tdb
 from tests import scenarios
+from tests.conftest import bearer_client
 from tests.factories import (
     DecisionFactory,
     FactCheckerFactory,
@@ -104,6 +105,21 @@ def test_the_owners_post_page_shows_a_stored_rationale_and_appeal_outcome_withou
     assert "The ministry's press office ([phone number removed], [e-mail address removed])" in page
     assert "Call us on [phone number removed]" in page
     assert shows_none(page)
+
+
+def test_the_posts_api_gives_a_stored_rationale_and_appeal_outcome_without_them(stored_before):
+    owner, rater = UserFactory(), FactCheckerFactory()
+    post = scenarios.rated_post(rater=rater, owner=owner, rating={"rationale": RATIONALE})
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="dispute", statement="The law exists.")
+    decide_appeal(appeal_id=appeal.pk, reviewer=FactCheckerFactory(organisation=organisation_of(rater)),
+                  outcome="upheld", reason=f"Call us on {PHONE} if you have the law's text.")
+    response = bearer_client(owner).get(f"/api/v1/posts/{post.external_id}")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["rating"]["rationale"].startswith("The ministry's press office ([phone number removed], [e-mail")
+    reasons = [a["outcome_reason"] for a in body["appeals"]]
+    assert reasons == ["Call us on [phone number removed] if you have the law's text."]
+    assert shows_none(response.content.decode())
 
 
 # Published: the claim page, ClaimReview (API and export) and the Transparency Database's copy
