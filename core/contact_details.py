@@ -49,6 +49,7 @@ _URL = r"(?:https?://|www\.)\S+"
 _IBAN = rf"\b[A-Z]{{2}}\d{{2}}(?:{_SPACE}?[A-Z0-9]{{4}}){{2,7}}(?:{_SPACE}?[A-Z0-9]{{1,3}})?\b"
 _SCAN = re.compile(rf"(?P<skip>{_URL}|{_IBAN}|{EMAIL.pattern})|{_NOT_AFTER}(?P<run>{_RUN})")
 _DIGITS = re.compile(r"\d+")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _DATE_SEPARATORS = frozenset("./-")
 _FIGURE_SEPARATORS = frozenset({" ", ".", "\u00a0", "\u202f"})
 MIN_DIGITS = 8  # the fewest of any shape below ("+20 000 jobs" is a figure)
@@ -97,6 +98,8 @@ def is_phone_number(run: str, *, after: str = "") -> bool:
     digits = "".join(groups)
     if _is_date(groups, separators) or _is_times(groups, separators):
         return False
+    if separators.count("/") > 1 or sum(bool(_YEAR.fullmatch(group)) for group in groups) > 1:
+        return False  # dates and years side by side: "02/04/20 02/05/20", "06 2020 2021"
     lengths = tuple(len(group) for group in groups)
     plus = run.lstrip("(").startswith("+")
     if plus or (digits.startswith("00") and digits[2:3] not in ("", "0")):
@@ -106,8 +109,10 @@ def is_phone_number(run: str, *, after: str = "") -> bool:
     if _is_amount(lengths, separators):
         return False
     if digits[:1] == "0" and digits[1:2] != "0" and lengths[0] >= 2:
-        # The trunk 0 belongs to the area code: "0-19-852663-6" (an ISBN) has none.
-        return 9 <= len(digits) <= 12
+        # The trunk 0 belongs to the area code: "0-19-852663-6" (an ISBN) has none. Nine digits only in three groups
+        # or more ("02 123 45 67", Brussels): "01810-0001" (a ZIP+4 code), "04-3456789" (a US tax id) and "021000021"
+        # (a bank's routing number) are not telephone numbers.
+        return 10 <= len(digits) <= 12 or (len(digits) == 9 and len(groups) >= 3)
     if lengths in ((3, 3, 4), (1, 3, 3, 4)) and (lengths[0] == 3 or digits[0] == "1"):
         return digits[-10] not in "01"  # North America: an area code never starts with 0 or 1
     return lengths == (3, 2, 2, 2) and digits[0] in "6789"

@@ -52,6 +52,9 @@ NOT_CONTACT_DETAILS = [
     "post 1234567890123", "post-0612345678", "fb_123_4567890123", "https://social.example/posts/0612345678",
     "www.example.com/0612345678", "example.com/0612345678", "ISBN 978-3-16-148410-0", "ISBN 0-19-852663-6",
     "statement 2635.json", "version 10.0.19045.2965", "1 85 05 78 006 084 36",
+    # Codes and dates a rationale may quote that start with a 0 (a review found them refused as telephone numbers)
+    "Andover, MA 01810-0001", "EIN 04-3456789", "case 05-1234567", "routing number 021000021",
+    "02/04/20 02/05/20", "06 2020 2021", "09 30 2021 2022",
 ]
 
 
