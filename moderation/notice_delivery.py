@@ -199,6 +199,8 @@ def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
     Safe beside the jobs: a send locks its e-mail and sends only if it is still unsent, a composition takes only
     notifications in no e-mail. One failure (SMTP down) is logged and the rest proceed; the next sweep tries again.
     """
+    # A hold lapsed (its propagation job lost for good) holds nothing any more (`_held`): its row goes.
+    NoticeHold.objects.filter(until__lte=now or timezone.now()).delete()
     unsent = unsent_notifications(now=now)
     recipients = list(unsent.order_by("user_id").values_list("user_id", flat=True).distinct()[:limit])
     if not recipients:

@@ -20,7 +20,7 @@ from rq import SimpleWorker
 from core.jobs import URGENT_QUEUES
 from factcheck.models import Page, QueueState
 from moderation import propagation
-from moderation.models import Notification
+from moderation.models import NoticeHold, Notification
 from moderation.notice_delivery import HOLD, send_unsent_emails
 from moderation.propagation import CHUNK, reconcile_matches
 from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, WORKER, arrive, flag, post
@@ -119,7 +119,9 @@ def test_a_lost_propagation_job_holds_the_notices_only_until_the_hold_lapses_the
     assert send_unsent_emails(now=rated_at + timedelta(minutes=2)) == 0
     assert mail.outbox == []
 
+    assert NoticeHold.objects.exists()
     assert send_unsent_emails(now=rated_at + HOLD + timedelta(seconds=1)) == 1
+    assert not NoticeHold.objects.exists()  # the lapsed hold's row is not left behind for good
     [digest] = mail.outbox
     assert digest.to == [owner.email]
     assert [subject for subject, _ in listed(digest)] == [
