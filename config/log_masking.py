@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from gunicorn import glogging
 
@@ -44,6 +44,9 @@ SECRET_HEADER_ATOMS = frozenset({
 })
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def masked(value: Any) -> Any:
     """`value` with each secret segment (SECRET_SEGMENT) written as MASK; anything else unchanged, a text without a
     secret too. gunicorn decodes the path before Django routes it, so a percent-encoded token counts: a text that holds
@@ -53,7 +56,8 @@ def masked(value: Any) -> Any:
     decoded = unquote(value) if "%" in value else value
     if SECRET_SEGMENT.search(decoded) is None:  # nearly every text: a search, no copy (gunicorn asks for ~50 a request)
         return value
-    return SECRET_SEGMENT.sub(rf"\g<1>{MASK}", decoded)
+    # Decoded, "%0A" would start a forged line in the log: control characters are written encoded again.
+    return _CONTROL.sub(lambda found: quote(found.group()), SECRET_SEGMENT.sub(rf"\g<1>{MASK}", decoded))
 
 
 class SecretMaskingLogger(glogging.Logger):

@@ -115,6 +115,18 @@ def test_no_atom_of_a_custom_access_log_format_shows_the_token_or_a_credential(g
     assert log.count("/accounts/reset/OA/***") >= 8
 
 
+def test_a_reset_link_carrying_an_encoded_line_break_cannot_forge_a_line_of_the_log(gunicorn_log, tmp_path):
+    """The masking decodes a text that holds a secret: "%0A" decoded would end the line and start a forged one."""
+    logger = gunicorn_log()
+    forged = '127.0.0.1 - - [07/Dec/2026:08:00:00 +0000] "GET /admin/forged HTTP/1.1" 200 0'
+
+    served(logger, f"/accounts/reset/MQ/abc/?x=%0A{forged.replace(' ', '%20')}%0D%1B")
+
+    log = read(tmp_path)
+    assert len(log.splitlines()) == 1 and "\x1b" not in log and "\r" not in log
+    assert "/accounts/reset/MQ/***/?x=%0A127.0.0.1" in log
+
+
 def test_django_rqs_api_token_in_its_statistics_path_is_not_written(gunicorn_log, tmp_path):
     logger = gunicorn_log()
 
