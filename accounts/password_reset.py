@@ -118,7 +118,16 @@ def request_reset_link(*, email: str, client: str) -> None:
     count_reset_request(email=email, client=client)
     request_id = secrets.token_urlsafe(16)
     cache.set(_address_kept_under(request_id), email, REQUEST_KEPT_SECONDS)
+    if not getattr(cache, "shared", True):
+        # Redis stalled a moment ago: the address went to this process's memory, which no worker reads. Rather than
+        # a link never sent, the job carries the address, as it did before requests had ids (logged, this once).
+        enqueue_on_commit("accounts.jobs.send_reset_link", email)
+        return
     enqueue_on_commit("accounts.jobs.send_reset_link", request_id)
+
+
+class CacheUnavailable(RuntimeError):
+    """The job cannot read the address it was given the id of: Redis did not answer this worker a moment ago."""
 
 
 def send_requested_link(*, request_id: str) -> int:
@@ -127,6 +136,9 @@ def send_requested_link(*, request_id: str) -> int:
     the address kept for the retry."""
     key = _address_kept_under(request_id)
     email = cache.get(key)
+    if email is None and not getattr(cache, "shared", True):
+        # This worker cannot read Redis now: the address may be there. RQ retries the job (core.jobs).
+        raise CacheUnavailable(f"password reset request {request_id}: the cache is not answering; retried")
     if email is None:
         logger.info("password reset request %s: its address is no longer kept; nothing sent", request_id)
         return 0

@@ -73,6 +73,11 @@ class FallbackCache(BaseCache):
         self.local = LocMemCache(f"fallback-{server}", {"TIMEOUT": params.get("TIMEOUT", 300)})
         self.breaker = Breaker("cache")
 
+    @property
+    def shared(self) -> bool:
+        """Whether what this process writes now reaches Redis, where other processes (workers) read it."""
+        return not self.breaker.open
+
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         if not self.breaker.open:
             try:

@@ -16,6 +16,7 @@ import django_rq
 import pytest
 from django.contrib.auth import authenticate
 from django.core import mail
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -237,6 +238,26 @@ def test_a_job_run_under_a_script_prefix_does_not_write_the_prefix_twice(rita, s
 
 def test_a_job_enqueued_with_an_address_before_requests_had_ids_still_sends_its_link(rita):
     assert jobs.send_reset_link(rita.email) == 1
+    assert mail.outbox[0].to == [rita.email]
+
+
+def test_a_request_made_while_redis_stalled_for_the_web_process_is_still_sent(rita, ask, sent):
+    """The cache gives up after half a second and keeps to the process's memory for a while, where no worker reads;
+    the job (which still reached Redis) found no address and sent nothing, while the person read "check your
+    e-mail" (a review). The job carries the address itself then."""
+    cache.breaker.trip(TimeoutError("Timeout reading from socket"))
+    assert ask(Client(), rita.email).status_code == 302
+    cache.breaker.reset()  # the worker is another process, whose cache reads Redis
+    assert [message.to for message in sent()] == [[rita.email]]
+
+
+def test_a_job_whose_worker_cannot_read_redis_is_retried_not_dropped(rita):
+    cache.set(password_reset._address_kept_under("r1d"), rita.email, 60)
+    cache.breaker.trip(TimeoutError("Timeout reading from socket"))
+    with pytest.raises(password_reset.CacheUnavailable):
+        password_reset.send_requested_link(request_id="r1d")  # RQ retries it
+    cache.breaker.reset()
+    assert password_reset.send_requested_link(request_id="r1d") == 1
     assert mail.outbox[0].to == [rita.email]
 
 
