@@ -163,7 +163,10 @@ def delete_user(*, user_id: int, by: User, reason: str) -> None:
     reason = staff_reason(reason)
     if user_id == by.pk:
         raise ValidationError("You cannot delete your own account.", code="own_account")
-    user = _locked_user(user_id)
+    try:
+        user = _locked_user(user_id)
+    except User.DoesNotExist:  # another staff member deleted it since the page was shown
+        raise ValidationError("This user was deleted meanwhile.", code="already_deleted") from None
     record_event(actor=by, verb=AuditVerb.USER_DELETED, target=user, reason=reason, data={
         "username": user.username, "was": access_of(user),
         "pages": sorted(user.pages.values_list("external_id", flat=True)),
@@ -208,7 +211,10 @@ def delete_organisation(*, organisation_id: int, by: User, reason: str) -> None:
     reason = staff_reason(reason)
     # A full lock, not NO KEY: the row goes, so a member joining it meanwhile (whose insert checks its key) waits,
     # then finds it gone, and this finds no member joined after the check below (docs/concurrency.md).
-    organisation = Organisation.objects.select_for_update(no_key=False).get(pk=organisation_id)
+    try:
+        organisation = Organisation.objects.select_for_update(no_key=False).get(pk=organisation_id)
+    except Organisation.DoesNotExist:  # another superuser deleted it since the page was shown
+        raise ValidationError("This organisation was deleted meanwhile.", code="already_deleted") from None
     if organisation.memberships.exists():
         raise ValidationError(f"{organisation.name} has members: move them to another organisation first.",
                               code="has_members")

@@ -11,7 +11,7 @@ from django.test import Client
 
 from accounts.models import Role, User
 from audit.models import AuditEvent, AuditVerb
-from factcheck.member_changes import delete_organisation
+from factcheck.member_changes import delete_organisation, delete_user
 from factcheck.models import Organisation
 from tests.admin.test_people_admin import USERS, events, log_text
 from tests.factories import PASSWORD, FactCheckerFactory, OrganisationFactory, PageFactory, RatingFactory, UserFactory
@@ -235,3 +235,19 @@ def test_an_organisation_someone_joined_after_its_delete_page_was_shown_is_not_d
         delete_organisation(organisation_id=verifact.pk, by=root, reason="Closed.")
 
     assert Organisation.objects.filter(pk=verifact.pk).exists() and not events(AuditVerb.ORGANISATION_DELETED)
+
+
+def test_a_user_or_organisation_another_staff_member_deleted_meanwhile_is_refused_not_a_500(root):
+    """Two staff confirming the same deletion: the second found no row under its lock (DoesNotExist, a 500 in the
+    admin, and a history entry for a row "Delete selected" had not deleted); it is said as a refusal (a review)."""
+    gone_user, gone_organisation = UserFactory(), OrganisationFactory()
+    user_id, organisation_id = gone_user.pk, gone_organisation.pk
+    gone_user.delete()
+    gone_organisation.delete()
+
+    with pytest.raises(ValidationError, match="This user was deleted meanwhile.") as refused:
+        delete_user(user_id=user_id, by=root, reason="A leaver.")
+    assert refused.value.code == "already_deleted"
+    with pytest.raises(ValidationError, match="This organisation was deleted meanwhile."):
+        delete_organisation(organisation_id=organisation_id, by=root, reason="Closed.")
+    assert not events(AuditVerb.USER_DELETED) and not events(AuditVerb.ORGANISATION_DELETED)
