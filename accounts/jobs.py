@@ -6,9 +6,7 @@ from accounts import password_reset, sign_in_records
 def send_reset_link(request_id: str) -> int:
     """E-mail a password-reset link for a request of the reset form (accounts.password_reset.request_reset_link) to
     the account with its address, if one may have it (on `notices`). `request_id` is the request's random id, never
-    the address: RQ writes a job's arguments in the workers' log and /admin/rq/."""
-    if "@" in request_id:  # an address: a job enqueued before requests had ids (one release; ids hold no "@")
-        return password_reset.send_reset_link(email=request_id)
+    the address (but see password_reset.send_requested_link): RQ writes a job's arguments in the workers' log."""
     return password_reset.send_requested_link(request_id=request_id)
 
 

@@ -134,6 +134,8 @@ def send_requested_link(*, request_id: str) -> int:
     """The job of `request_reset_link`: `send_reset_link` to the address kept under `request_id`, which then goes;
     nothing when it has gone (sent already, or kept past REQUEST_KEPT_SECONDS). Raises as `send_reset_link` does,
     the address kept for the retry."""
+    if "@" in request_id:  # the address itself (Redis stalled at the request, or a job made before ids): no "@" in ids
+        return send_reset_link(email=request_id)
     key = _address_kept_under(request_id)
     email = cache.get(key)
     if email is None and not getattr(cache, "shared", True):

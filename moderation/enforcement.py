@@ -121,7 +121,7 @@ def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> in
     """
     now = now or timezone.now()
     applied: list[int] = []
-    oldest: datetime | None = None
+    made_at: list[datetime] = []
     for rating_id, made in undecided_ratings(now=now).values_list("id", "created_at")[:limit]:
         try:
             with transaction.atomic(durable=True):
@@ -130,8 +130,8 @@ def reconcile_decisions(*, now: datetime | None = None, limit: int = 1000) -> in
             logger.exception("reconciler could not apply rating %s; it stays undecided and is retried", rating_id)
             continue
         applied.append(rating_id)
-        oldest = made if oldest is None else min(oldest, made)
+        made_at.append(made)
     after = settings.FACTDESK_RECONCILE_AFTER_SECONDS
     warn_redriven(Redriven(f"ratings still without a decision {after} s after they were made", len(applied),
-                           oldest, ids=applied, id_label="rating ids"), now=now)
+                           min(made_at, default=None), ids=applied, id_label="rating ids"), now=now)
     return len(applied)

@@ -201,15 +201,11 @@ def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
     """
     # A hold lapsed (its propagation job lost for good) holds nothing any more (`_held`): its row goes.
     NoticeHold.objects.filter(until__lte=now or timezone.now()).delete()
-    unsent = unsent_notifications(now=now)
-    recipients = list(unsent.order_by("user_id").values_list("user_id", flat=True).distinct()[:limit])
-    if not recipients:
-        return 0
-    # Since when each recipient's oldest unsent notice waited, for the warning (core.reconciling).
-    waiting = dict(unsent.filter(user_id__in=recipients).order_by().values_list("user_id")
-                   .annotate(oldest=Min("created_at")))
-    sent, oldest = 0, None
-    for user_id in recipients:
+    # Each recipient with since when their oldest unsent notice waited, for the warning (core.reconciling).
+    recipients = (unsent_notifications(now=now).order_by("user_id").values_list("user_id")
+                  .annotate(oldest=Min("created_at"))[:limit])
+    sent, emailed_since = 0, []
+    for user_id, waiting in recipients:
         try:
             emailed = email_notices(user_id=user_id, now=now)
         except Exception:
@@ -217,8 +213,9 @@ def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
             continue
         sent += emailed
         if emailed:
-            oldest = waiting[user_id] if oldest is None else min(oldest, waiting[user_id])
-    warn_redriven(Redriven("e-mails of notices still unsent a minute after they were made", sent, oldest), now=now)
+            emailed_since.append(waiting)
+    warn_redriven(Redriven("e-mails of notices still unsent a minute after they were made", sent,
+                           min(emailed_since, default=None)), now=now)
     return sent
 
 

@@ -210,14 +210,14 @@ def reconcile_matches(*, now: datetime | None = None, limit: int = 1000) -> int:
     rows = list(undecided_matches(now=now).annotate(since=Greatest("updated_at", Subquery(rated_at)))
                 .values_list("rating_id", "id", "since")[:limit])
     since = {post_id: waiting for _, post_id, waiting in rows}
-    decided, oldest = 0, None
+    decided, waited_since = 0, []
     for rating_id, post_ids in _by_rating((rating_id, post_id) for rating_id, post_id, _ in rows).items():
         try:
             decided += _apply_in_chunks([(rating_id, post_id) for post_id in post_ids], now=None)
         except Exception:
             logger.exception("reconciler could not apply rating %s to its copies; retried next time", rating_id)
             continue
-        first = min(since[post_id] for post_id in post_ids)
-        oldest = first if oldest is None else min(oldest, first)
-    warn_redriven(Redriven("linked copies still without their claim's rating", decided, oldest), now=now)
+        waited_since.extend(since[post_id] for post_id in post_ids)
+    warn_redriven(Redriven("linked copies still without their claim's rating", decided,
+                           min(waited_since, default=None)), now=now)
     return decided
