@@ -33,6 +33,8 @@ class AdminVitals:
     oldest_unclaimed_id: int | None
     oldest_unclaimed_external_id: str
     overdue_appeals: int
+    # Open appeals that no active account may decide (moderation.appeal_states.nobody_can_decide).
+    undecidable_appeals: int
     open_removal_appeals: int
     # Posts with open reports of harm, and of them those past the 24-hour target, as the reports desk writes
     # them ("1,000+" past its cap: moderation.report_queue.waiting_counts).
@@ -44,7 +46,7 @@ class AdminVitals:
     @property
     def shown(self) -> dict[str, str]:
         """The counts as the page writes them, with thousands separators."""
-        counts = ("queue_depth", "overdue_appeals", "open_removal_appeals")
+        counts = ("queue_depth", "overdue_appeals", "undecidable_appeals", "open_removal_appeals")
         return {name: number(getattr(self, name)) for name in counts}
 
 
@@ -72,8 +74,9 @@ def failed_job_counts() -> list[QueueFailures]:
 
 
 def admin_vitals(*, now: datetime | None = None) -> AdminVitals:
-    """The index page's figures in four queries (plus one Redis call per queue)."""
+    """The index page's figures in five queries (plus one Redis call per queue)."""
     from factcheck.models import Post, QueueState
+    from moderation.appeal_states import nobody_can_decide
     from moderation.appeals import DECISION_TARGET
     from moderation.models import OPEN_STATUSES, Appeal, AppealKind
     from moderation.report_queue import waiting_counts
@@ -98,6 +101,7 @@ def admin_vitals(*, now: datetime | None = None) -> AdminVitals:
         oldest_unclaimed_id=oldest["id"] if oldest else None,
         oldest_unclaimed_external_id=oldest["external_id"] if oldest else "",
         overdue_appeals=appeals["overdue"],
+        undecidable_appeals=nobody_can_decide(Appeal.objects.all()).count(),
         open_removal_appeals=appeals["removals"],
         open_reports=reports.open_shown,
         overdue_reports=reports.overdue_shown,

@@ -18,8 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 
+from accounts.models import Role, User
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.members import organisation_id_of
@@ -59,6 +61,29 @@ def can_decide(user, appeal: Appeal) -> bool:
         and organisation_id_of(user) == appeal.rating.organisation_id
         and user.pk != appeal.rating.reviewer_id
         and user.pk != _confirmed_by(appeal)
+    )
+
+
+def nobody_can_decide(appeals: QuerySet[Appeal]) -> QuerySet[Appeal]:
+    """The open appeals among `appeals` that no active account may decide, by `can_decide`'s rule read in SQL: a
+    dispute of a rating imported from an organisation with no fact-checker on Factdesk (its importer account signs
+    nobody in), of a one-person organisation's rating, of a rating whose colleagues have all left; a removal whose
+    remover is the only active trust-and-safety member. They wait past every target until staff give the
+    organisation (or the desk) a person who may decide them (moderation.views_appeals shows them to staff)."""
+    active = User.objects.filter(is_active=True)
+    # Who confirmed the match a matched copy's appeal is about (`_confirmed_by`).
+    confirmed_it = Match.objects.filter(
+        post_id=OuterRef(OuterRef("post_id")), source_id=OuterRef(OuterRef("rating__post_id")),
+        decided_by_id=OuterRef("pk"),
+    )
+    fact_checkers = (
+        active.filter(role=Role.FACTCHECKER, membership__organisation_id=OuterRef("rating__organisation_id"))
+        .exclude(pk=Coalesce(OuterRef("rating__reviewer_id"), Value(0)))
+        .exclude(Exists(confirmed_it))
+    )
+    staff = active.filter(role=Role.TRUST_SAFETY).exclude(pk=Coalesce(OuterRef("action__created_by_id"), Value(0)))
+    return appeals.open().filter(
+        (Q(kind=AppealKind.REMOVAL) & ~Exists(staff)) | (~Q(kind=AppealKind.REMOVAL) & ~Exists(fact_checkers))
     )
 
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline, shown_as, when
 from factcheck.admin import POST_SEARCH_HELP, PostSearch
 from moderation.admin_actions import StaffDeskLinks
+from moderation.appeal_states import nobody_can_decide
 from moderation.appeals import DECISION_TARGET, is_overdue
 from moderation.models import Appeal, AppealEvent
 
@@ -36,6 +37,17 @@ class OverdueFilter(admin.SimpleListFilter):
         return queryset
 
 
+class NobodyCanDecideFilter(admin.SimpleListFilter):
+    title = "who can decide"
+    parameter_name = "decider"
+
+    def lookups(self, request, model_admin):
+        return [("nobody", "Nobody (no active account may decide it)")]
+
+    def queryset(self, request, queryset):
+        return nobody_can_decide(queryset) if self.value() == "nobody" else queryset
+
+
 @admin.register(Appeal)
 class AppealAdmin(StaffDeskLinks, PostSearch, ReadOnlyAdmin):  # links to the staff appeal desk
     """Appeals change state only through moderation.appeals (staff decide removal appeals at /staff/appeals/)."""
@@ -43,8 +55,8 @@ class AppealAdmin(StaffDeskLinks, PostSearch, ReadOnlyAdmin):  # links to the st
     # Linked by when it was filed, not by its database id (issue 29: no ids as names).
     list_display = ("filed", "post", "kind", "status", "overdue", "decided", "filed_by", "reviewer")
     list_display_links = ("filed",)
-    list_filter = ("status", "kind", OverdueFilter, ("rating__organisation", admin.RelatedFieldListFilter),
-                   "created_at", "decided_at")
+    list_filter = ("status", "kind", OverdueFilter, NobodyCanDecideFilter,
+                   ("rating__organisation", admin.RelatedFieldListFilter), "created_at", "decided_at")
     list_select_related = ("post", "filed_by", "reviewer")
     post_search_via = "post__"
     search_fields = ("filed_by__username__exact", "statement__icontains")
