@@ -65,7 +65,7 @@ from core.jobs import enqueue, enqueue_on_commit
 from core.outbound import Answer
 from core.refusals import Refusal
 from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, Endpoint
-from webhooks.outbox import RETRY_WINDOW
+from webhooks.outbox import LOST_JOB_AFTER, RETRY_WINDOW
 from webhooks.schedule import retry_delay
 
 logger = logging.getLogger(__name__)
@@ -127,11 +127,14 @@ def _waits_for_earlier(delivery: Delivery) -> bool:
 
 
 def _start_successor(delivery: Delivery) -> None:
-    """After the commit (so a delivery committed meanwhile is seen too), start the next one in line."""
+    """After the commit (so a delivery committed meanwhile is seen too), start the next one in line: handed to its
+    job (`queued_until`, webhooks.schedule), which the sweep warns of if it never comes."""
 
     def start() -> None:
         successor = _line(delivery).filter(id__gt=delivery.pk).order_by("id").values_list("id", flat=True).first()
         if successor is not None:
+            Delivery.objects.filter(pk=successor, status=DeliveryStatus.PENDING).update(
+                queued_until=timezone.now() + LOST_JOB_AFTER)
             enqueue("webhooks.jobs.deliver", [successor])
 
     transaction.on_commit(start, robust=True)
@@ -230,6 +233,10 @@ def _claim(delivery_id: int, *, now: datetime) -> Delivery | str:
         _settle(delivery, DeliveryStatus.FAILED, now=now, error="endpoint disabled")
         return "endpoint disabled"
     if _waits_for_earlier(delivery):
+        # Held back on purpose: not this job's any more, but its predecessor's settlement's (or the sweep's).
+        if delivery.queued_until is not None:
+            delivery.queued_until = None
+            delivery.save(update_fields=["queued_until"])
         return "waiting for an earlier delivery"
     # The deadline is not moved here: it runs from the event (or the redelivery), not from the first attempt,
     # so a line behind a refused event clears within one window instead of one window per event in it.
@@ -345,8 +352,16 @@ def deliver_batch(
             if any(result in AttemptOutcome.values and result != AttemptOutcome.DELIVERED for result in outcomes):
                 if waiting:
                     results["deferred"] = results.get("deferred", 0) + len(waiting)
+                    _leave_to_the_sweep([delivery_id for delivery_id, _ in waiting])
                 break
     return results
+
+
+def _leave_to_the_sweep(delivery_ids: list[int]) -> None:
+    """Deliveries this job holds back on purpose (their endpoint just failed): no job owes them an attempt any more,
+    the sweep takes them as its own work (webhooks.schedule), not as lost ones. No lock: one that another job is
+    attempting right now has its mark cleared by that attempt anyway."""
+    Delivery.objects.filter(pk__in=delivery_ids, status=DeliveryStatus.PENDING).update(queued_until=None)
 
 
 def _next_wave(waiting: list[tuple[int, int | None]], width: int) -> tuple[list[int], list[tuple[int, int | None]]]:

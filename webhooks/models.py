@@ -118,7 +118,8 @@ class Delivery(models.Model):
     last_error = models.CharField(max_length=300, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     failed_at = models.DateTimeField(null=True, blank=True)
-    # Handed to a job by the sweep, which leaves it alone until then (webhooks.schedule).
+    # Handed to a job (by its commit, its predecessor's settlement or the sweep), which owes it an attempt until then:
+    # the sweep leaves it alone meanwhile, and warns of it if it is still untried after (webhooks.schedule).
     queued_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -7,7 +7,8 @@ written as failed, for staff to redeliver). When no endpoint
 wants a type, nothing is written at all, so the outbox costs a decision one small query.
 
 After the commit a job delivers them (webhooks.delivery); if that job is lost (Redis down, a worker
-killed), the periodic `deliver_due` finds them in the table.
+killed), the periodic `deliver_due` finds them in the table. Each is written as that job's until
+LOST_JOB_AFTER (`queued_until`, as the sweep marks what it hands out): untried past it, it was lost.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from webhooks.models import Delivery, DeliveryStatus, Endpoint, Event
 # Deliveries per job: small enough that two workers share a burst, large enough to keep jobs few.
 JOB_BATCH = 50
 RETRY_WINDOW = timedelta(hours=24)
+# A delivery handed to a job by its commit (or by its predecessor's settlement) is that job's for this long; the sweep
+# takes it only after, as one whose job was lost or late (webhooks.schedule).
+LOST_JOB_AFTER = timedelta(seconds=30)
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,8 @@ def record_events(
             Delivery(
                 event=row, endpoint_id=endpoint_id, post_id=row.post_id, created_at=row.created_at,
                 next_attempt_at=row.created_at, deadline=row.created_at + RETRY_WINDOW,
-                **({} if active else {"status": DeliveryStatus.FAILED, "failed_at": row.created_at,
-                                      "last_error": "endpoint disabled"}),
+                **({"queued_until": row.created_at + LOST_JOB_AFTER} if active else {
+                    "status": DeliveryStatus.FAILED, "failed_at": row.created_at, "last_error": "endpoint disabled"}),
             )
             for row in rows
             for endpoint_id, active in wanted[row.type]

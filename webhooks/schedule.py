@@ -8,6 +8,12 @@ together, one wave: webhooks.delivery), so a dead receiver is not sent everythin
 another endpoint's retries wait, yet a burst of failures drains that many at a time, not one per
 sweep. What it enqueues is marked for a minute (`queued_until`), so a backlog on the queue is not
 enqueued again every 10 s.
+
+`queued_until` says which job owes a delivery its attempt, and until when: the sweep's (a minute), its commit's or
+its predecessor's settlement's (webhooks.outbox.LOST_JOB_AFTER). An attempt recorded clears it, and so does a job
+that holds a delivery back on purpose (behind an earlier delivery of its post, or left to the sweep after a failed
+wave to its endpoint: webhooks.delivery). So a due delivery still marked past its time is one whose job was lost or
+late, and only those are warned of; a retry falling due and what was held back are the sweep's own work.
 """
 
 from __future__ import annotations
@@ -21,13 +27,12 @@ from django.utils import timezone
 from core.jobs import enqueue
 from core.reconciling import Redriven, warn_redriven
 from webhooks.models import Delivery, DeliveryStatus, Endpoint
-from webhooks.outbox import JOB_BATCH
+from webhooks.outbox import JOB_BATCH, LOST_JOB_AFTER
 
 FIRST_RETRY = timedelta(seconds=15)
 BACKOFF_FACTOR = 3
 LONGEST_WAIT = timedelta(hours=6)
-# A never-tried delivery is its after-commit job's; the sweep takes it only if that job was lost.
-LOST_JOB_AFTER = timedelta(seconds=30)
+# A never-tried delivery is its after-commit job's; the sweep takes it only if that job was lost (LOST_JOB_AFTER).
 # What the sweep enqueued is not enqueued again for this long (the job should have run by then).
 QUEUED_FOR = timedelta(seconds=60)
 
@@ -59,14 +64,15 @@ def due_deliveries(*, now: datetime, limit: int = 2000) -> list[int]:
 
 def enqueue_due(*, now: datetime | None = None) -> int:
     """The periodic sweep: hand every due delivery to a job (retries, and the jobs that were lost). The lost ones
-    are warned of once (core.reconciling): never tried (their job after commit, or after the delivery before them
-    in line, lost or late), or handed to a job by an earlier sweep that never recorded an attempt (the job lost,
-    its worker killed mid-attempt). A retry that falls due is the sweep's own work, not a lost one."""
+    are warned of once (core.reconciling): those still owed an attempt by the job they were handed to (the module's
+    note on `queued_until`: their job after commit, after the delivery before them in line or of an earlier sweep,
+    lost or late, or its worker killed mid-attempt). A retry that falls due, and a delivery a job held back on
+    purpose, are the sweep's own work, not lost ones."""
     now = now or timezone.now()
     ids = due_deliveries(now=now)
     if not ids:
         return 0
-    lost = (Delivery.objects.filter(pk__in=ids).filter(Q(attempts=0) | Q(queued_until__isnull=False))
+    lost = (Delivery.objects.filter(pk__in=ids, queued_until__isnull=False)
             .aggregate(count=Count("id"), oldest=Min("next_attempt_at")))
     Delivery.objects.filter(pk__in=ids).update(queued_until=now + QUEUED_FOR)
     for start in range(0, len(ids), JOB_BATCH):
