@@ -42,11 +42,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
 from django.core import checks
 from django.core.cache import cache
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.template import loader
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from core import mailing
 from core.jobs import enqueue_on_commit
 from core.public_site import public_reverse
 from core.refusals import Refusal
@@ -167,7 +168,8 @@ def _folded(address: str) -> str:
 def send_reset_link(*, email: str) -> int:
     """E-mail a link to choose a password to each account of `accounts_with_address(email)`: a new password, or a
     first one to an account that has none; nothing to an unknown or inactive address. Returns how many were sent;
-    raises on SMTP errors (RQ retries, each try with a fresh link; any one of them works until a password is saved).
+    raises core.mailing.EmailNotSent on SMTP errors, naming the account, not its address (RQ retries, each try with a
+    fresh link; any one of them works until a password is saved).
 
     The token is made here, when the e-mail goes, and works for PASSWORD_RESET_TIMEOUT from now, until a password
     is saved with it: Django's token is a hash of the password (a first one included: an account without one has a
@@ -187,8 +189,9 @@ def send_reset_link(*, email: str) -> int:
             }),
         }
         subject = "".join(loader.render_to_string(SUBJECT_TEMPLATE, context).splitlines())  # one line
-        send_mail(subject, loader.render_to_string(EMAIL_TEMPLATE, context), settings.DEFAULT_FROM_EMAIL,
-                  [getattr(user, email_field)])
+        message = EmailMessage(subject, loader.render_to_string(EMAIL_TEMPLATE, context), settings.DEFAULT_FROM_EMAIL,
+                               [getattr(user, email_field)])
+        mailing.send(message, recipient=f"user {user.pk}")
         sent += 1
     return sent
 

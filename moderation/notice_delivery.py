@@ -55,6 +55,7 @@ from django.db import transaction
 from django.db.models import Exists, Min, OuterRef
 from django.utils import timezone
 
+from core import mailing
 from core.jobs import enqueue_on_commit
 from core.reconciling import Redriven, warn_redriven
 from moderation.models import NoticeEmail, NoticeHold, Notification
@@ -162,7 +163,8 @@ def compose_email(*, user_id: int, now: datetime) -> NoticeEmail | None:
 
 @transaction.atomic(durable=True)
 def send_email(*, email_id: int) -> bool:
-    """Send a composed e-mail, once: a no-op if it was sent already. Raises on SMTP errors (nothing is marked sent)."""
+    """Send a composed e-mail, once: a no-op if it was sent already. Raises core.mailing.EmailNotSent on SMTP errors
+    (nothing is marked sent)."""
     email = NoticeEmail.objects.select_for_update(no_key=True, of=("self",)).select_related("user").get(pk=email_id)
     if email.sent_at is not None or not email.user.email:
         return False  # an address removed since it was composed: it waits, unsent, for one to be given
@@ -172,10 +174,10 @@ def send_email(*, email_id: int) -> bool:
     if total:
         shown = with_destinations(carried, user=email.user)[:DIGEST_LISTS]
         text = email_text(list(shown), total=total, user=email.user)
-        EmailMessage(
+        mailing.send(EmailMessage(
             subject=text.subject, body=text.body, from_email=settings.DEFAULT_FROM_EMAIL, to=[email.user.email],
             headers={"Message-ID": message_id(email_id=email.pk, created_at=email.created_at)},
-        ).send()
+        ), recipient=f"user {email.user_id}")
         carried.update(emailed_at=now)
     # Its notifications deleted with their post since it was composed: nothing left to say.
     email.sent_at = now

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
 
+from core import mailing
 from core.formatting import moment
 from core.reconciling import past_grace, warn_redriven
 from webhooks import delivery, retention, schedule
@@ -47,16 +48,16 @@ def notify_disabled_endpoints() -> int:
             endpoint = Endpoint.objects.select_related("owner").get(pk=endpoint_id)
             if not endpoint.owner.email:
                 continue
-            send_mail(
+            mailing.send(EmailMessage(
                 subject=f"Factdesk disabled your webhook endpoint #{endpoint.pk}",
-                message=(
+                body=(
                     f"Factdesk stopped sending to {endpoint.url} on {moment(endpoint.disabled_at)}: "
                     f"{endpoint.disabled_reason or 'its deliveries failed'}.\n\nThe events it missed are kept. "
                     "Once the receiver works again, ask Factdesk's trust-and-safety staff to enable the endpoint and "
                     "redeliver them; meanwhile GET /api/v1/decisions has every distribution change.\n"
                 ),
-                from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=[endpoint.owner.email],
-            )
+                from_email=settings.DEFAULT_FROM_EMAIL, to=[endpoint.owner.email],
+            ), recipient=f"user {endpoint.owner_id}, owner of webhook endpoint {endpoint.pk}")
             told.append(disabled_at)
     after = settings.FACTDESK_RECONCILE_AFTER_SECONDS
     warn_redriven(past_grace(f"owners of webhook endpoints still not told {after} s after their disabling", told,
