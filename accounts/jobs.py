@@ -11,5 +11,6 @@ def send_reset_link(request_id: str) -> int:
 
 
 def clear_old_sign_in_records() -> int:
-    """Daily: expired sessions and old sign-in records deleted (`clearsessions` and `axes_reset_logs`' work)."""
+    """Daily: expired sessions, old sign-in records (`clearsessions` and `axes_reset_logs`' work) and old entries of
+    the admin's log deleted."""
     return sign_in_records.clear_old_sign_in_records()

@@ -246,6 +246,10 @@ AXES_ENABLE_ADMIN = False  # accounts.admin has its own: unlocking needs a reaso
 # axes' record of each sign-in (AccessLog; and of each failure, were AXES_ENABLE_ACCESS_FAILURE_LOG on) is kept this
 # many days; a daily job deletes older ones, and expired sessions (accounts.sign_in_records).
 FACTDESK_SIGN_IN_LOG_DAYS = env_int("FACTDESK_SIGN_IN_LOG_DAYS", 90, minimum=1)
+# The admin's log of staff's changes (django_admin_log: "Recent actions", each row's "History", with staff's
+# free-text messages) is kept this many days, then deleted by the same daily job; the audit log keeps every staff
+# decision for good.
+FACTDESK_ADMIN_LOG_DAYS = env_int("FACTDESK_ADMIN_LOG_DAYS", 180, minimum=1)
 # The client's address, for the lockout and the API's limit on failed tokens (accounts.security.client_ip):
 # with N trusted proxies in front (each appending to X-Forwarded-For), the entry the farthest of them wrote;
 # with 0 (the default), the connection's own address. A client's own X-Forwarded-For entries never count.
@@ -333,6 +337,14 @@ FACTDESK_CLAIM_LEASE_MINUTES = env_int("FACTDESK_CLAIM_LEASE_MINUTES", 30, minim
 # A rating draft nobody typed into for this many days is deleted by a daily job (factcheck.drafts): long past a
 # lapsed claim or a night's break, and a draft on a post someone else rated since does not stay for good.
 FACTDESK_RATING_DRAFT_DAYS = env_int("FACTDESK_RATING_DRAFT_DAYS", 30, minimum=1)
+# Notifications (the portal's and /notifications/ lists, read or not) are deleted this many days after they were made
+# by a daily job (moderation.notice_delivery): twice the 6 months within which a decision's notice may be appealed,
+# so a notice is there as long as its decision can be appealed and half a year after. The decision's own record
+# (statement of reasons, appeal deadline, the appeal's history) is kept for good and shown from there, not from this.
+FACTDESK_NOTIFICATION_DAYS = env_int("FACTDESK_NOTIFICATION_DAYS", 365, minimum=1)
+# A sent notice e-mail's row (who was sent which e-mail, when) is deleted this many days after it was sent: it is only
+# needed while a failed send may be retried; its notifications keep when they were e-mailed.
+FACTDESK_NOTICE_EMAIL_DAYS = env_int("FACTDESK_NOTICE_EMAIL_DAYS", 30, minimum=1)
 FACTDESK_FLAG_SOURCE_WEIGHTS = {"user_report": 1.0, "classifier": 2.0, "partner": 3.0, "trusted_flagger": 5.0}
 # A rating whose decision job has not run after this long is re-driven by the reconciler.
 FACTDESK_RECONCILE_AFTER_SECONDS = env_int("FACTDESK_RECONCILE_AFTER_SECONDS", 30, minimum=1)

@@ -91,6 +91,7 @@ JOBS: dict[str, JobSpec] = {
     "audit.jobs.make_history_months": JobSpec(BULK),  # every partitioned history table's months made ahead
     "accounts.jobs.clear_old_sign_in_records": JobSpec(BULK),  # expired sessions, old sign-in records
     "factcheck.jobs.delete_forgotten_drafts": JobSpec(BULK),  # rating drafts nobody saved for weeks
+    "moderation.jobs.delete_old_notices": JobSpec(BULK),  # notifications and notice e-mails past their retention
 }
 
 

@@ -63,6 +63,11 @@ def distribute_new_posts(post_ids: list[int]) -> int:
     return len(distribution.distribute_new_posts(post_ids=post_ids))
 
 
+def delete_old_notices() -> int:
+    """Daily: notifications past FACTDESK_NOTIFICATION_DAYS and sent e-mails' rows past FACTDESK_NOTICE_EMAIL_DAYS."""
+    return notice_delivery.delete_old_notices()
+
+
 def send_unsent_emails() -> int:
     """E-mail the notifications whose job was lost (Redis down when they were made, a worker killed)."""
     return notice_delivery.send_unsent_emails()

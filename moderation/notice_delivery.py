@@ -40,6 +40,11 @@ moderation.notice_emails. This module stores the rows and decides which go in wh
 - A digest lists at most moderation.notice_emails.DIGEST_LISTS notices and says how many more it carries: every
   notification in an e-mail counts as e-mailed, listed or counted, so a thousand copies are one e-mail, not twenty.
 - A recipient without an e-mail address reads their notices in the portal only: nothing is composed for them.
+- **Kept for a while, not for good** (`delete_old_notices`, daily): a notification FACTDESK_NOTIFICATION_DAYS after it
+  was made, read or not, and a sent e-mail's row FACTDESK_NOTICE_EMAIL_DAYS after it was sent (its notifications
+  stay, e-mailed, and no longer point at it). Neither is the record of a decision: what the DSA asks to be shown (the
+  statement of reasons with its appeal deadline, the actions, the appeal's history) is in append-only tables kept for
+  good, and the portal's post page shows it from there, never from a notice; a notice repeats it to its reader.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from django.db import transaction
 from django.db.models import Exists, Min, OuterRef
 from django.utils import timezone
 
-from core import mailing
+from core import mailing, retention
 from core.jobs import enqueue_on_commit
 from core.reconciling import Redriven, warn_redriven
 from moderation.models import NoticeEmail, NoticeHold, Notification
@@ -219,6 +224,18 @@ def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
     warn_redriven(Redriven("e-mails of notices still unsent a minute after they were made", sent,
                            min(emailed_since, default=None)), now=now)
     return sent
+
+
+def delete_old_notices(*, now: datetime | None = None) -> int:
+    """Delete sent e-mails' rows past FACTDESK_NOTICE_EMAIL_DAYS, then notifications past FACTDESK_NOTIFICATION_DAYS,
+    in batches (core.retention); returns how many rows went. Safe to run twice, and beside the e-mail jobs: an unsent
+    e-mail is never deleted, and a notification old enough to go is in no e-mail still to send but one whose
+    recipient has had no address for all that time (that e-mail is then sent with nothing in it, and says nothing)."""
+    now = now or timezone.now()
+    emails = retention.delete_before(NoticeEmail.objects.filter(sent_at__isnull=False), field="sent_at",
+                                     cutoff=now - timedelta(days=settings.FACTDESK_NOTICE_EMAIL_DAYS))
+    return emails + retention.delete_before(Notification.objects.all(), field="created_at",
+                                            cutoff=now - timedelta(days=settings.FACTDESK_NOTIFICATION_DAYS))
 
 
 def recipients_of(notification_ids: Iterable[int]) -> list[int]:

@@ -73,8 +73,13 @@ SCHEDULE = (
     Periodic(reports_jobs.roll_up_figures, 300, "rolls up the dashboard's daily figures"),
     # What `clearsessions` and `axes_reset_logs` do, so that nothing needs scheduling outside the app.
     Periodic(accounts_jobs.clear_old_sign_in_records, DAY,
-             "deletes expired sessions and sign-in records older than FACTDESK_SIGN_IN_LOG_DAYS"),
+             "deletes expired sessions, sign-in records older than FACTDESK_SIGN_IN_LOG_DAYS and admin log entries "
+             "older than FACTDESK_ADMIN_LOG_DAYS"),
     # factcheck.drafts: a draft of a post someone else rated, or one its reviewer left, would stay for good.
     Periodic(factcheck_jobs.delete_forgotten_drafts, DAY,
              "deletes rating drafts nobody typed into for FACTDESK_RATING_DRAFT_DAYS"),
+    # moderation.notice_delivery: a notice is told, not the decision's record, which is kept for good.
+    Periodic(moderation_jobs.delete_old_notices, DAY,
+             "deletes notifications older than FACTDESK_NOTIFICATION_DAYS and notice e-mails sent before "
+             "FACTDESK_NOTICE_EMAIL_DAYS"),
 )
