@@ -50,5 +50,5 @@ def send(message: EmailMessage, *, recipient: str) -> None:
     EmailNotSent on an SMTP error or a connection that fails."""
     try:
         message.send()
-    except (smtplib.SMTPException, OSError) as exc:
+    except OSError as exc:  # smtplib's errors are OSErrors, as are a refused or a dropped connection
         raise EmailNotSent(f"e-mail to {recipient} not sent: {described(exc)}") from None

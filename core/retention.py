@@ -15,10 +15,11 @@ from django.db.models import QuerySet
 BATCH = 1000
 
 
-def delete_before(rows: QuerySet, *, field: str, cutoff: datetime, batch: int = BATCH) -> int:
-    """Delete the rows of `rows` whose `field` is before `cutoff`, `batch` at a time; returns how many went. Safe to
-    run twice, and beside writers: a batch is a short statement of its own (no transaction may be open around it)."""
-    model, deleted, after = rows.model, 0, 0
+def delete_before(rows: QuerySet, *, field: str, cutoff: datetime) -> int:
+    """Delete the rows of `rows` whose `field` is before `cutoff`, BATCH at a time; returns how many went. Safe to
+    run twice, and beside writers: each batch is a short transaction of its own (when no transaction is open around
+    it, as in the daily jobs)."""
+    model, deleted, after, batch = rows.model, 0, 0, BATCH
     while True:
         ids = list(rows.filter(**{f"{field}__lt": cutoff}, pk__gt=after).order_by("pk")
                    .values_list("pk", flat=True)[:batch])

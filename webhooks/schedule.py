@@ -32,7 +32,6 @@ from webhooks.outbox import JOB_BATCH, LOST_JOB_AFTER
 FIRST_RETRY = timedelta(seconds=15)
 BACKOFF_FACTOR = 3
 LONGEST_WAIT = timedelta(hours=6)
-# A never-tried delivery is its after-commit job's; the sweep takes it only if that job was lost (LOST_JOB_AFTER).
 # What the sweep enqueued is not enqueued again for this long (the job should have run by then).
 QUEUED_FOR = timedelta(seconds=60)
 
@@ -49,6 +48,7 @@ def due_deliveries(*, now: datetime, limit: int = 2000) -> list[int]:
     )
     due = (
         Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+        # Never tried: its job after commit's for LOST_JOB_AFTER, even once a job held it back (or marked nothing).
         .filter(Q(attempts__gt=0) | Q(created_at__lte=now - LOST_JOB_AFTER))
         .filter(Q(queued_until__isnull=True) | Q(queued_until__lte=now))
         .filter(~Exists(earlier_pending))

@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.html import escape
 
@@ -51,7 +53,11 @@ def test_the_daily_job_deletes_notifications_and_sent_emails_past_their_days_and
     email = NoticeEmail.objects.create(user=unsent_owner, created_at=now - timedelta(days=60))  # composed, not sent
     Notification.objects.filter(user=unsent_owner).update(email=email)
 
-    assert job.func() == 6  # the sent e-mail's row, five old notifications
+    with CaptureQueriesContext(connection) as queries:
+        assert job.func() == 6  # the sent e-mail's row, five old notifications
+
+    deletes = [query["sql"] for query in queries if query["sql"].startswith('DELETE FROM "moderation_notification"')]
+    assert len(deletes) == 3  # in batches: 2, 2 and 1
 
     assert list(NoticeEmail.objects.all()) == [email]  # an unsent e-mail is never deleted
     assert not Notification.objects.filter(pk__in=[row.pk for row in old]).exists()
