@@ -1,7 +1,7 @@
 """What each verdict would do to a post now: the rating form's forecast (factcheck.previews asks for it).
 
 The forecast reads the same rows the decision will and asks the same rules: what a verdict does is
-moderation.policy.effect_of, which strikes count is moderation.standing.counts_toward_standing. A
+moderation.policy.effect_of, which strikes count is moderation.strikes.counts_toward_standing. A
 change of policy in the admin changes the forecast at once. It is a forecast: the decision is made
 when the rating's job runs, by the rows of that moment. Registered in ModerationConfig.ready().
 """
@@ -18,7 +18,7 @@ from factcheck.models import Post, QueueState, Verdict
 from factcheck.previews import EffectPreview
 from moderation.models import FACT_CHECK_KINDS, EnforcementPolicy, RepeatOffenderPolicy, Strike
 from moderation.policy import effect_of
-from moderation.standing import counts_toward_standing
+from moderation.strikes import counts_toward_standing
 
 ONE = Decimal("1")
 QUANTUM = Decimal("0.0001")

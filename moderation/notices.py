@@ -39,7 +39,7 @@ class Notice:
     already_told: frozenset[int] = frozenset()
 
 
-def render_notice(notice: Notice, *, post: Post) -> tuple[str, str]:
+def render_notice(notice: Notice, *, post: Post | None) -> tuple[str, str]:
     context = {"post": post, **notice.context}
     statement = context.get("statement")
     if statement is not None:
@@ -50,16 +50,19 @@ def render_notice(notice: Notice, *, post: Post) -> tuple[str, str]:
     return subject.strip(), body.strip()
 
 
-def send_notice(notice: Notice, *, users: Iterable, post: Post, now: datetime | None = None) -> list[Notification]:
+def send_notice(
+    notice: Notice, *, users: Iterable, post: Post | None, now: datetime | None = None
+) -> list[Notification]:
     """Tell these users: a Notification each, e-mailed after the transaction commits."""
     return record_notifications(notice_rows(notice, users=users, post=post, now=now or timezone.now()))
 
 
 def notice_rows(
-    notice: Notice, *, users: Iterable, post: Post, now: datetime, rating: Any = None
+    notice: Notice, *, users: Iterable, post: Post | None, now: datetime, rating: Any = None
 ) -> list[Notification]:
     """The unsaved notifications of a notice to these users (moderation.notice_delivery stores many at once);
-    `rating`: the rating whose decision a decision notice tells of (its e-mail may wait for the rating's copies)."""
+    `post`: the post it is about, None for a page's standing; `rating`: the rating whose decision a decision notice
+    tells of (its e-mail may wait for the rating's copies)."""
     recipients = [user for pk, user in {u.pk: u for u in users}.items() if pk not in notice.already_told]
     if not recipients:
         return []

@@ -16,7 +16,8 @@ sequence) `carry_out_many` then takes these steps, each one set-based for all th
 6. `recompute_standings`: the pages' standings (repeat offender or not), under their row locks;
 7. `_store_statements`: each restricting action's statement of reasons;
 8. `recompute_distributions`: each post's distribution, and the feed entries of those that changed;
-9. `_send_notices`: renders the owners' notices (templates) and stores them, e-mailed after commit;
+9. `_send_notices`: renders the owners' notices (templates) and stores them, e-mailed after commit, with those of
+   step 6 (a page that became or stopped being a repeat offender) after them;
 10. `append_to_feed`: takes the decisions feed's global lock, the last lock, and appends the entries;
 11. `publish_changes`: puts the same entries in the webhook outbox, under that lock.
 
@@ -161,10 +162,12 @@ def carry_out_many(changes: Sequence[Change], *, now: datetime) -> list[Outcome]
     follow_decisions(changes, created, ended, now=now)
     AuditEvent.objects.bulk_create(events)
     causes = {c.post.pk: c.cause for c in changes}
-    standings = recompute_standings(page_ids=[c.post.page_id for c in changes], now=now, causes=causes)
+    ratings = {c.post.page_id: c.decides for c in reversed(changes) if c.decides is not None}
+    standings = recompute_standings(page_ids=[c.post.page_id for c in changes], now=now, causes=causes,
+                                    ratings=ratings)
     statements = _store_statements(changes, created)
     feed = standings.feed + recompute_distributions(causes=causes, now=now)
-    _send_notices(changes, created, statements, now=now)
+    _send_notices(changes, created, statements, now=now, then=standings.notices)
     publish_changes(append_to_feed(feed))
     return [
         Outcome(created=made, ended=gone, decision=decision, standing_changed=change.post.page_id in standings.flipped)
@@ -318,9 +321,10 @@ def _first_source(flags: Q) -> Subquery:
 
 def _send_notices(
     changes: Sequence[Change], created: list[list[Action]], statements: dict[int, StatementOfReasons], *,
-    now: datetime,
+    now: datetime, then: Sequence = (),
 ) -> None:
-    """Step 8: each change's notice to its page's owners, with the statement of reasons of its new action.
+    """Step 8: each change's notice to its page's owners, with the statement of reasons of its new action; `then`,
+    the notices of the pages whose standing the changes flipped (moderation.standing), after them.
 
     Rendered here, before the feed's lock is taken: a chunk of 250 copies renders 250 templates.
     """
@@ -337,4 +341,4 @@ def _send_notices(
         rating = change.decides if notice.kind == NotificationKind.DECISION else None
         notifications += notice_rows(notice, users=owners[change.post.page_id], post=change.post, now=now,
                                      rating=rating)
-    record_notifications(notifications)
+    record_notifications([*notifications, *then])

@@ -33,7 +33,7 @@ from moderation.models import (
 )
 from moderation.models.appeals import filing_closes_at
 from moderation.policy import NO_EFFECT, Effect, current_effect, restricting_actions, restricts
-from moderation.standing import ages_out, counts_toward_standing
+from moderation.strikes import ages_out, counts_toward_standing
 
 ONE = Decimal("1")
 

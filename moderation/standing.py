@@ -4,48 +4,40 @@ A page with `strike_threshold` or more fact-check strikes in the last `window_da
 repeat offender: all its posts get the page multiplier and it loses monetisation, until
 enough strikes age out. A strike ends with the action that made it.
 
-`counts_toward_standing` is the one condition of a strike that counts; the standing itself, the
-rating form's forecast (moderation.effect_preview) and the owners' portal all count by it.
+Which strikes count, and until when, is moderation.strikes' rule; the standing itself, the rating form's forecast
+(moderation.effect_preview) and the owners' portal all count by it. A page whose standing flips has its owners told
+(`_tell_owners`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event, record_event
 from core.bulk import update_rows
 from core.reconciling import past_grace, warn_redriven
-from factcheck.models import Page, Post
+from factcheck.models import Page, Post, Rating
 from moderation.distribution import distribute_new_posts, page_post_ids, recompute_page_distributions
 from moderation.feed import append_and_publish
-from moderation.models import Action, DistributionChange, PageStanding, RepeatOffenderPolicy, Strike, StrikeKind
-
-
-def counts_toward_standing(*, now: datetime, policy: RepeatOffenderPolicy) -> Q:
-    """A strike that counts toward its page's repeat-offender standing now: a fact-check strike, not
-    ended, given within the policy's window (community-standards strikes are counted apart)."""
-    return Q(kind=StrikeKind.FACT_CHECK, ended_at__isnull=True, created_at__gt=now - timedelta(days=policy.window_days))
-
-
-def strike_counts(*, page_ids: list[int], now: datetime, policy: RepeatOffenderPolicy) -> dict[int, int]:
-    """The counted strikes of each of these pages (pages without any are absent), in one query."""
-    return dict(
-        Strike.objects.filter(counts_toward_standing(now=now, policy=policy), page_id__in=page_ids)
-        .values("page_id").annotate(n=Count("id")).values_list("page_id", "n")
-    )
-
-
-def ages_out(strike: Strike, *, policy: RepeatOffenderPolicy) -> datetime:
-    """When a fact-check strike stops counting."""
-    return strike.created_at + timedelta(days=policy.window_days)
+from moderation.models import (
+    Action,
+    DistributionChange,
+    Notification,
+    NotificationKind,
+    PageStanding,
+    RepeatOffenderPolicy,
+    Strike,
+)
+from moderation.notice_delivery import record_notifications
+from moderation.notices import Notice, notice_rows, owners_of_pages
+from moderation.strikes import ages_out, counts_toward_standing, strike_counts
 
 
 def give_strikes(struck: list[tuple[Action, str]], *, now: datetime) -> list[AuditEvent]:
@@ -85,13 +77,20 @@ class StandingChanges:
     # The flipped pages' posts' new distributions, as feed entries not yet appended: the caller appends
     # them with its own, last (the feed's lock is the last of a decision, docs/concurrency.md).
     feed: list[DistributionChange] = field(default_factory=list)
+    # The owners' notices of the flipped pages, not yet stored: the caller stores them after its own (the decision
+    # that flipped a page is told first, then what it did to the page).
+    notices: list[Notification] = field(default_factory=list)
 
 
-def recompute_standings(*, page_ids: list[int], now: datetime, causes: dict[int, str] | None = None) -> StandingChanges:
+def recompute_standings(
+    *, page_ids: list[int], now: datetime, causes: dict[int, str] | None = None,
+    ratings: dict[int, Rating] | None = None,
+) -> StandingChanges:
     """Update these pages' standings in a fixed number of statements (one decision reaching the copies of
     a claim on hundreds of pages); a page whose repeat-offender state flips, or whose page multiplier the
     policy changed, has every post redistributed. The feed gives each post its cause: the caller's for the
-    posts it is deciding (`causes`, post id -> cause), the page's for the rest.
+    posts it is deciding (`causes`, post id -> cause), the page's for the rest. `ratings`: page id -> the rating
+    whose decision is being carried out there, for the owners' notices of a flip (StandingChanges.notices).
 
     Runs in the caller's transaction, which holds the posts' locks; locks the pages' standings in page
     id order, after the posts (docs/concurrency.md). Appends nothing to the feed: see StandingChanges.
@@ -129,6 +128,8 @@ def recompute_standings(*, page_ids: list[int], now: datetime, causes: dict[int,
                         f" ({'at or over' if repeat else 'under'} the threshold of {policy.strike_threshold})"),
                 data={"repeat_offender": repeat, "active_strikes": standing.active_strikes}, system="standing",
             )
+    changes.notices = _owners_told([standing for standing in standings if standing.page_id in changes.flipped],
+                                   policy=policy, now=now, ratings=ratings or {})
     repeat_now = {standing.page_id: standing.is_repeat_offender for standing in standings}
     for page in Page.objects.filter(pk__in=redo).order_by("pk"):  # rare: every post of the page changes
         if page.pk not in changes.flipped:
@@ -141,6 +142,38 @@ def recompute_standings(*, page_ids: list[int], now: datetime, causes: dict[int,
             post_ids=page_post_ids(page), page=page, cause=page_cause, causes=causes, now=now,
         )
     return changes
+
+
+def _owners_told(
+    flipped: list[PageStanding], *, policy: RepeatOffenderPolicy, now: datetime, ratings: dict[int, Rating]
+) -> list[Notification]:
+    """The notices (unsaved) that tell the owners of each page that became or stopped being a repeat offender,
+    whatever did it: a decision's strike, a reversal, strikes ageing out, the repeat-offender policy changed. The
+    standing is a restriction of the page's own (every post shown less, monetisation suspended) that a post's notice
+    cannot tell in full, and its end is news the owner waits for. `ratings`: page id -> the rating whose decision
+    flipped it, whose notices its own is e-mailed with (moderation.notice_delivery)."""
+    if not flipped:
+        return []
+    pages = {page.pk: page for page in Page.objects.filter(pk__in=[s.page_id for s in flipped])}
+    # The day each new repeat offender recovers if no strike is added: when enough of its counted strikes have aged
+    # out that fewer than the threshold are left (the owners' portal says the same: moderation.selectors).
+    counted: dict[int, list[Strike]] = {}
+    for strike in (Strike.objects.filter(counts_toward_standing(now=now, policy=policy),
+                                         page_id__in=[s.page_id for s in flipped if s.is_repeat_offender])
+                   .order_by("page_id", "created_at", "id")):
+        counted.setdefault(strike.page_id, []).append(strike)
+    owners = owners_of_pages(pages)
+    rows = []
+    for standing in flipped:
+        strikes = counted.get(standing.page_id, [])
+        over = len(strikes) - policy.strike_threshold
+        notice = Notice("standing_changed", {
+            "page": pages[standing.page_id], "standing": standing, "policy": policy,
+            "until": ages_out(strikes[over], policy=policy) if standing.is_repeat_offender and over >= 0 else None,
+        }, kind=NotificationKind.STANDING)
+        rows += notice_rows(notice, users=owners[standing.page_id], post=None, now=now,
+                            rating=ratings.get(standing.page_id))
+    return rows
 
 
 def age_out_strikes(*, now: datetime | None = None) -> int:
@@ -162,6 +195,7 @@ def age_out_strikes(*, now: datetime | None = None) -> int:
     for page_id in page_ids:
         with transaction.atomic(durable=True):
             changes = recompute_standings(page_ids=[page_id], now=now)
+            record_notifications(changes.notices)
             append_and_publish(changes.feed)
         flips += len(changes.flipped)
     missing = list(

@@ -17,6 +17,8 @@ class NotificationKind(models.TextChoices):
     DECISION = "decision", "A decision hit your post"
     APPEAL_DECIDED = "appeal_decided", "Your appeal was decided"
     APPEAL_RECEIVED = "appeal_received", "An appeal arrived"
+    # A page became, or stopped being, a repeat offender (moderation.standing): about the page, not one post.
+    STANDING = "standing", "Your page's standing changed"
 
 
 class Notification(models.Model):

@@ -104,17 +104,22 @@ def test_a_false_rating_reaching_many_copies_sends_each_owner_one_email_naming_e
     run_worker()  # the decision, the copies' decisions (one transaction), the e-mails
 
     [digest] = mails_to(owner)
-    assert digest.subject == (f"[Factdesk] 12 notices: Your post {mine[0]} was matched to a claim rated False, "
-                              "and 11 more")
-    assert digest.body.startswith("You have 12 new notices in Factdesk, one line each below. "
+    assert digest.subject == (f"[Factdesk] 14 notices: Your post {mine[0]} was matched to a claim rated False, "
+                              "and 13 more")
+    assert digest.body.startswith("You have 14 new notices in Factdesk, one line each below. "
                                   "Follow a notice's link to read it in full and act on it.")
-    assert listed(digest) == [(f"Your post {name} was matched to a claim rated False", portal_post(post(name)))
-                              for name in mine]
+    # Six strikes each: both of the owner's pages became repeat offenders, told after the posts (test_standing_notices).
+    assert listed(digest) == [
+        *((f"Your post {name} was matched to a claim rated False", portal_post(post(name))) for name in mine),
+        *((f"Your page Page owner-page-{n} is now a repeat offender", PORTAL_NOTIFICATIONS) for n in (0, 1)),
+    ]
     [theirs_mail] = mails_to(other_owner)
-    assert listed(theirs_mail) == [(f"Your post {name} was matched to a claim rated False", portal_post(post(name)))
-                                   for name in theirs]
+    assert listed(theirs_mail) == [
+        *((f"Your post {name} was matched to a claim rated False", portal_post(post(name))) for name in theirs),
+        ("Your page Page other-page is now a repeat offender", PORTAL_NOTIFICATIONS),  # three strikes
+    ]
     # The portal still has one notice per post, each with its own reasons, all marked e-mailed.
-    notices = Notification.objects.filter(user=owner)
+    notices = Notification.objects.filter(user=owner, kind=NotificationKind.DECISION)
     assert sorted(notices.values_list("post__external_id", flat=True)) == sorted(mine)
     assert all("Their rationale:" in notice.body and notice.emailed_at for notice in notices)
     assert digest.extra_headers["Message-ID"] != theirs_mail.extra_headers["Message-ID"]

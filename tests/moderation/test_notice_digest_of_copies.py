@@ -20,7 +20,7 @@ from rq import SimpleWorker
 from core.jobs import URGENT_QUEUES
 from factcheck.models import Page, QueueState
 from moderation import propagation
-from moderation.models import NoticeHold, Notification
+from moderation.models import NoticeHold, Notification, NotificationKind
 from moderation.notice_delivery import HOLD, send_unsent_emails
 from moderation.propagation import CHUNK, reconcile_matches
 from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, WORKER, arrive, flag, post
@@ -71,14 +71,16 @@ def test_an_owner_of_600_copies_of_one_rated_claim_gets_one_email_listing_50_and
 
     assert chunks == [CHUNK, CHUNK, 600 - 2 * CHUNK]
     [digest] = mails_to(owner)
-    assert digest.subject == ("[Factdesk] 600 notices: Your post copy-000 was matched to a claim rated False, "
-                              "and 599 more")
+    # 600 copies, and the owner's three pages that their strikes made repeat offenders (test_standing_notices).
+    assert digest.subject == ("[Factdesk] 603 notices: Your post copy-000 was matched to a claim rated False, "
+                              "and 602 more")
     assert listed(digest) == [(f"Your post {name} was matched to a claim rated False", portal_post(post(name)))
                               for name in names[:50]]
-    assert digest.body.endswith(f"\n\nAnd 550 more notices, not listed here. All your notices: {PORTAL_NOTIFICATIONS}")
-    # The portal has a notice for each copy, all carried by that one e-mail.
+    assert digest.body.endswith(f"\n\nAnd 553 more notices, not listed here. All your notices: {PORTAL_NOTIFICATIONS}")
+    # The portal has a notice for each copy and each page, all carried by that one e-mail.
     notices = Notification.objects.filter(user=owner)
-    assert notices.count() == 600 and len(set(notices.values_list("email_id", flat=True))) == 1
+    assert notices.count() == 603 and len(set(notices.values_list("email_id", flat=True))) == 1
+    assert notices.filter(kind=NotificationKind.STANDING).count() == 3
     assert not notices.filter(emailed_at__isnull=True).exists()
 
 
