@@ -14,6 +14,7 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
+from core.formatting import clock
 from core.reasons import OWNER_READS, control_problem, reason_problem, written
 from core.refusals import Refusal
 from factcheck.models import Post
@@ -77,7 +78,10 @@ def _lock_active_action(action_id: int) -> tuple[Post, Action]:
     """Lock the action's post, then the action (the decision side's lock order); refuse an ended one."""
     post, action = lock_action(action_id)
     if action.ended_at is not None:
-        raise RemovalRefused("This action has already ended.")
+        # Whoever ended it, and when: a second lift from a page loaded before the first is told what happened.
+        by = f" ({action.ended_by.get_username()})" if action.ended_by is not None else ""
+        raise RemovalRefused(f"This {action.get_kind_display().lower()} has already ended: "
+                             f"{action.get_end_reason_display().lower()}{by} at {clock(action.ended_at)}.")
     return post, action
 
 

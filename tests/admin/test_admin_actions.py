@@ -187,7 +187,7 @@ def test_bulk_lift_ends_each_active_action_and_reports_the_ended_ones(staff_clie
 
     response = bulk(staff_client, ACTIONS, "lift", [active, ended], confirm="yes", reason="Policy review.")
 
-    assert "This action has already ended." in text(response)
+    assert "has already ended: lifted by staff (" in text(response)
     assert "done for 1 of 2" in text(response)
     active.refresh_from_db()
     assert (active.end_reason, active.ended_by) == (EndReason.LIFTED, staff)
