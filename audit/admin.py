@@ -215,10 +215,15 @@ def _flag_received(e: AuditEvent, n: EventNames, d: dict) -> str:
 
 
 def _reports_decided(e: AuditEvent, n: EventNames, d: dict) -> str:
+    """Flags answered (`report.decided`) or opened again (`report.reopened`), with what they said before if any."""
     count = sum(len(ids) for ids in (d.get("flags") or {}).values())
-    outcome = choice_label("factcheck.Flag", "outcome", d.get("outcome")).lower()
-    return format_html("{} answered {} flag{} on {}: {}", actor(e), count, "" if count == 1 else "s",
-                       n.post(e.post_id), outcome)
+    flags = f"{count} flag{'' if count == 1 else 's'}"
+    outcome = choice_label("factcheck.Flag", "outcome", d.get("outcome"))
+    were = ", ".join(choice_label("factcheck.Flag", "outcome", was).lower() for was in d.get("previous") or {})
+    were = f" (they were: {were})" if were else ""
+    if outcome:
+        return format_html("{} answered {} on {}: {}{}", actor(e), flags, n.post(e.post_id), outcome.lower(), were)
+    return format_html("{} opened {} on {} again{}", actor(e), flags, n.post(e.post_id), were)
 
 
 def _routed(e: AuditEvent, n: EventNames, d: dict) -> str:
@@ -242,6 +247,7 @@ SENTENCES: dict[str, Sentence] = {
     AuditVerb.REPORT_RELEASED: lambda e, n, d: format_html("{} released the reports of harm on {}", actor(e),
                                                            n.post(e.post_id)),
     AuditVerb.REPORTS_DECIDED: _reports_decided,
+    AuditVerb.REPORTS_REOPENED: _reports_decided,
     AuditVerb.POST_ROUTED: _routed,
     AuditVerb.POST_QUEUED: lambda e, n, d: format_html("{} entered the review queue", n.post(e.post_id)),
     AuditVerb.POST_NOT_ELIGIBLE: lambda e, n, d: format_html("{} is not eligible for fact-checking", n.post(e.post_id)),

@@ -57,6 +57,7 @@ class AuditVerb(models.TextChoices):
     REPORT_CLAIMED = "report.claimed", "Reports of harm claimed by staff"
     REPORT_RELEASED = "report.released", "Reports of harm released"
     REPORTS_DECIDED = "report.decided", "Reports decided"
+    REPORTS_REOPENED = "report.reopened", "Reports opened again"
     POST_ROUTED = "post.routed", "Post left or re-entered the fact-checkers' queue"
 
 

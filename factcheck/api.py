@@ -165,7 +165,10 @@ class FlagOutcomeOut(Schema):
 
     idempotency_key: str
     category: FlagCategory
-    status: ReportStatus = Field(description="`open` until a decision answers the flag, then `decided`.")
+    status: ReportStatus = Field(
+        description="`open` until a decision answers the flag, then `decided`; `open` again if the decision is "
+        "corrected (the removal that answered it lifted, or staff reopening their decision), until decided anew.",
+    )
     outcome: ReportOutcome | None = Field(
         description="`removed`, `no_violation` or `sent_to_fact_checkers` (trust-and-safety staff's decision), "
         "`rated` (a misinformation flag, once fact-checkers rated the post); null while open.",

@@ -240,8 +240,10 @@ class Post(models.Model):
 class Flag(models.Model):
     """One flag of a post, and what became of it: the answer its sender reads (GET /api/v1/flags/{key}).
 
-    `status`, `outcome` and `decided_at` change once, from open to decided (factcheck.routing and
-    moderation.report_outcomes write them, each with its audit event and its `report.decided` webhook).
+    `status`, `outcome` and `decided_at` go from open to decided, and change again only when that decision is
+    corrected: back to open (the removal that answered it lifted, staff reopening their decision), or to `removed`
+    (a removal overruling staff's other decision). factcheck.routing and moderation.report_outcomes write them,
+    each with its audit event and its `report.decided` webhook.
     """
 
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="flags", db_index=False)  # (post, source)

@@ -10,7 +10,7 @@ transactions and under its post lock:
 - `withdraw_for_removal`: a removal took effect, so the post leaves the fact-checkers' hands at once
   (its claim ends; a post that waited is REMOVED); `restore_after_removal` puts it back as its flags say;
 - `send_to_fact_checkers`: staff sent reports of harm to fact-checkers, which now count as the post's
-  flags for review.
+  flags for review; `recall_from_fact_checkers`: staff reopened that decision, so they count no more.
 
 It also holds what a flag's sender is told (`report_out`: the one shape of GET /api/v1/flags/{key} and
 of the `report.decided` webhook) and which flags are answered the moment they arrive (`arrival_outcome`).
@@ -26,7 +26,13 @@ from django.db.models import Count, Min
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.claims import withdraw_claim
-from factcheck.eligibility import LEAVES_ON_REMOVAL, REVIEW_FLAGS, queue_state_for, restored_state
+from factcheck.eligibility import (
+    LEAVES_ON_REMOVAL,
+    REVIEW_FLAGS,
+    WAITING_STATES,
+    queue_state_for,
+    restored_state,
+)
 from factcheck.matching.leaving import release_group
 from factcheck.models import Claim, ClaimStatus, Flag, FlagCategory, Post, QueueState, ReportOutcome
 from factcheck.priority import compute_priority, source_weight
@@ -97,11 +103,32 @@ def send_to_fact_checkers(*, post: Post, actor, now: datetime) -> str:
     post's row lock): they count as its flags for review now, so the post joins the fact-checkers' queue
     (unless it may not, or is already past it). Returns its queue state."""
     recount_review_flags(post=post, now=now)
+    return _follow_flags(post, actor=actor, now=now, reason="sent to fact-checkers by trust and safety")
+
+
+def recall_from_fact_checkers(*, post: Post, actor, now: datetime) -> str:
+    """Reports of harm staff had sent to fact-checkers are open again (staff reopened that decision; the caller
+    holds the post's row lock): they no longer count as its flags for review, so a post that waited for them
+    alone leaves the fact-checkers' queue. One claimed, rated or grouped stays where it is: work on it stands.
+    Returns its queue state."""
+    recount_review_flags(post=post, now=now)
+    return _follow_flags(post, actor=actor, now=now,
+                         reason="trust and safety reopened the reports they had sent to fact-checkers")
+
+
+def _follow_flags(post: Post, *, actor, now: datetime, reason: str) -> str:
+    """Move the post where its flags for review (counted) say, starting or stopping its wait for a rating."""
     state = queue_state_for(state=post.queue_state, politician=post.page.is_politician,
                             flagged=post.flag_count > 0, copy=post.duplicate_of_id is not None)
-    if state != post.queue_state:
-        _move(post, to=state, actor=actor, now=now, reason="sent to fact-checkers by trust and safety")
-    return post.queue_state
+    if state == post.queue_state:
+        return state
+    waited = post.queue_state in WAITING_STATES
+    _move(post, to=state, actor=actor, now=now, reason=reason)
+    if waited and state not in WAITING_STATES:
+        left_queue([post.pk], now=now)
+    elif state in WAITING_STATES and not waited:
+        waits_again([post.pk])
+    return state
 
 
 def recount_review_flags(*, post: Post, now: datetime) -> None:

@@ -14,27 +14,32 @@ A post's open reports of harm (violence, hate, harassment, imminent harm) wait i
 
 A decision closes every open report of harm of the post the holder saw (`up_to_flag`: reports that
 arrive while they decide open the next round instead), and ends the lease. Every step is audited.
+
+A decision made by mistake is corrected, not rewritten (`reopen_report`, from the post's page on the desk): its
+reports open again, their reporters are told (moderation.report_outcomes.reopen_flags), and anyone claims and
+decides them anew. A removal is corrected by lifting it in the admin, which reopens the reports it answered.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from audit.models import AuditVerb
+from audit.models import AuditEvent, AuditVerb
 from audit.services import record_event
 from core.formatting import clock
 from core.reasons import FACT_CHECKERS_READ, KEPT_FOR_GOOD, OWNER_READS, reason_problem, written
 from core.refusals import Refusal
 from factcheck.claims import lease_length
 from factcheck.models import HARM_CATEGORIES, Flag, Post, ReportOutcome, ReportStatus
-from factcheck.routing import send_to_fact_checkers
+from factcheck.routing import recall_from_fact_checkers, send_to_fact_checkers
 from moderation.models import RemovalGround, ReportedPost
 from moderation.pipeline import lock_post
-from moderation.report_outcomes import close_flags
+from moderation.report_outcomes import close_flags, reopen_flags
 from moderation.selectors import active_removal
 from moderation.staff_actions import remove_post
 
@@ -77,6 +82,12 @@ class ReportsAlreadyDecided(ReportRefused):
     """Every report the decider saw was decided by someone else; the ones open now arrived after their page."""
 
     code = "reports_already_decided"
+
+
+class DecisionChanged(ReportRefused):
+    """The decision the page showed was reopened, or another took its place, since the page was loaded."""
+
+    code = "decision_changed"
 
 
 def _require_staff(user) -> None:
@@ -210,3 +221,77 @@ def _end_lease(*, post_id: int, decided_at: datetime | None = None) -> None:
     if decided_at is not None:
         ended["last_decided_at"] = decided_at
     ReportedPost.objects.filter(post_id=post_id).update(**ended)
+
+
+@dataclass(frozen=True)
+class LastDecision:
+    """A post's latest decision on reports of harm: when, what (the outcome most of its reports got) and how many."""
+
+    decided_at: datetime
+    outcome: str
+    reports: int
+
+
+def last_decision(post: Post) -> LastDecision | None:
+    """The post's latest decision on its reports of harm still standing (its reports decided at one moment: a
+    decision answers them in one statement), or None if none stands."""
+    decided = Flag.objects.filter(post=post, category__in=HARM_CATEGORIES, status=ReportStatus.DECIDED)
+    latest = decided.order_by("-decided_at").values_list("decided_at", flat=True).first()
+    if latest is None:
+        return None
+    outcomes = dict(decided.filter(decided_at=latest).values_list("outcome").annotate(n=Count("id")).order_by())
+    return LastDecision(decided_at=latest, outcome=max(outcomes, key=outcomes.__getitem__),
+                        reports=sum(outcomes.values()))
+
+
+def clean_reopening(reason: str) -> str:
+    """A reopening's reason, checked: required, kept for good. Raises ReportRefused naming the field."""
+    reason = written(reason)
+    if not reason:
+        raise ReportRefused("Say why you reopen the decision: the reason is kept with it.",
+                            details={"field": "reason"})
+    if message := reason_problem(reason, read_by=KEPT_FOR_GOOD):
+        raise ReportRefused(message, details={"field": "reason"})
+    return reason
+
+
+@transaction.atomic(durable=True)
+def reopen_report(*, staff, post_id: int, decided_at: datetime, reason: str, now: datetime | None = None) -> int:
+    """Reopen the post's decision on reports of harm made at `decided_at` (the one the staff member's page showed):
+    its reports are open again, on the desk for anyone to claim, and their reporters are told. Returns how many.
+
+    A removal that stands is lifted instead (in the admin), which reopens what it answered; reports sent to
+    fact-checkers stop counting for their queue (factcheck.routing.recall_from_fact_checkers). Refused if the
+    decision changed meanwhile (`DecisionChanged`: reopened, or decided again), or another holds the post's
+    reports now (a new round: their decision must not answer reports they never saw)."""
+    _require_staff(staff)
+    reason = clean_reopening(reason)
+    now = now or timezone.now()
+    post = lock_post(post_id)
+    decision = last_decision(post)
+    if decision is None or decision.decided_at != decided_at:
+        raise DecisionChanged(_changed_since(post, decided_at))
+    if decision.outcome == ReportOutcome.REMOVED and active_removal(post) is not None:
+        raise ReportRefused("The post is removed: restore it in the admin (lift the removal), which reopens the "
+                            "reports it answered and tells the page owner.", code="post_removed")
+    row = ReportedPost.objects.select_related("holder").filter(post=post).first()
+    holder = live_holder(row, now=now) if row is not None else None
+    if holder is not None and holder.pk != staff.pk:
+        raise ReportClaimed(f"{holder.get_username()} is deciding this post's new reports: reopen this decision once "
+                            "they have.")
+    reopened = reopen_flags(flags=Q(post=post, category__in=HARM_CATEGORIES, decided_at=decided_at), actor=staff,
+                            now=now, reason=reason)
+    if decision.outcome == ReportOutcome.SENT_TO_FACT_CHECKERS:
+        recall_from_fact_checkers(post=post, actor=staff, now=now)
+    return len(reopened)
+
+
+def _changed_since(post: Post, decided_at: datetime) -> str:
+    """Why a reopening is stale: who reopened the decision, or that the reports were decided again."""
+    reopened = (AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.REPORTS_REOPENED, created_at__gte=decided_at)
+                .select_related("actor").order_by("-created_at", "-id").first())
+    if reopened is not None:
+        who = reopened.actor.get_username() if reopened.actor else "Factdesk"
+        return (f"{who} reopened this decision already ({clock(reopened.created_at)}): its reports are open on the "
+                "desk again.")
+    return "These reports were decided again since you loaded the page: reload it to see the decision that stands."

@@ -8,6 +8,8 @@ polled entry never disagree; `publish_report_outcomes` does the same for flags' 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from core.contact_details import without_contact_details
@@ -76,12 +78,19 @@ def publish_appeal(appeal: Appeal, *, external_id: str) -> None:
     record_events([NewEvent(event_type, appeal.post_id, data, appeal.decided_at or appeal.created_at)])
 
 
-def publish_report_outcomes(flag_ids: list[int]) -> None:
-    """`report.decided` for each flag just answered, shaped as GET /api/v1/flags/{key} answers it (the shape is
-    factcheck.routing.report_out), to the endpoints of the account that sent the flag only: another account
-    may not read it, as the API's GET says. A flag no account sent (an import) has nobody to tell."""
+def publish_report_outcomes(flag_ids: list[int], *, previous: Mapping[int, str] | None = None,
+                            now: datetime | None = None) -> None:
+    """`report.decided` for each flag just answered, or opened again, shaped as GET /api/v1/flags/{key} answers it
+    (the shape is factcheck.routing.report_out), to the endpoints of the account that sent the flag only: another
+    account may not read it, as the API's GET says. A flag no account sent (an import) has nobody to tell.
+
+    `previous`: what flags that had been answered before said then (a removal overruling staff's "no violation",
+    a lifted removal's flags opened again), by flag id; their events add it as `previous_outcome`, so the platform
+    can tell the person who reported that the answer they had was corrected. A flag opened again has no decision
+    time: its event is dated `now`."""
     if not flag_ids or not subscribers(EventType.REPORT_DECIDED):
         return  # one small query when nobody listens: a rating reaching a thousand copies reads no flag here
+    previous = previous or {}
     flags = Flag.objects.filter(pk__in=flag_ids, submitted_by__isnull=False).order_by("id")
     by_sender: dict[int, list[Flag]] = {}
     for flag in flags:
@@ -89,5 +98,15 @@ def publish_report_outcomes(flag_ids: list[int]) -> None:
     for sender, sent in by_sender.items():
         endpoints = subscribers(EventType.REPORT_DECIDED, owner_id=sender)
         if endpoints:
-            record_events([NewEvent(EventType.REPORT_DECIDED, flag.post_id, report_out(flag), flag.decided_at)
-                           for flag in sent], endpoints={EventType.REPORT_DECIDED: endpoints})
+            record_events([NewEvent(EventType.REPORT_DECIDED, flag.post_id, report_told(flag, previous.get(flag.pk)),
+                                    flag.decided_at or now) for flag in sent],
+                          endpoints={EventType.REPORT_DECIDED: endpoints})
+
+
+def report_told(flag: Flag, previous: str | None) -> dict[str, Any]:
+    """A `report.decided` event's data: the flag as GET /api/v1/flags/{key} reads it, and `previous_outcome` when
+    it had been answered otherwise before (absent on a first answer, so that one is exactly the GET's object)."""
+    told = report_out(flag)
+    if previous:
+        told["previous_outcome"] = previous
+    return told

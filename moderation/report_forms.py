@@ -1,4 +1,4 @@
-"""Forms of the reports desk: the three decisions staff make on a post's reports of harm.
+"""Forms of the reports desk: the three decisions staff make on a post's reports of harm, and reopening one.
 
 Each decision is its own small form (remove, no violation, send to fact-checkers), so that each has its
 own labelled fields and its own button, and a phone shows them one under the other. The rules live in
@@ -13,7 +13,7 @@ from django.core.validators import MaxLengthValidator
 
 from core.reasons import MAX_REASON, OWNER_READS_IN_NOTICE_AND_STATEMENT, WrittenText
 from factcheck.models import FlagCategory, ReportOutcome
-from moderation.harm_reports import ReportRefused, clean_decision
+from moderation.harm_reports import ReportRefused, clean_decision, clean_reopening
 from moderation.models import RemovalGround
 
 # The ground a removal most likely takes, from the reports' most severe category (the form's first choice).
@@ -108,3 +108,28 @@ def decision_forms(
                             if name != "up_to_flag" and (value := bound.data.get(unsent.add_prefix(name)))})
         forms_.append(form_class(initial=initial))
     return forms_
+
+
+class ReopenForm(forms.Form):
+    """Reopen the post's last decision (moderation.harm_reports.reopen_report): why, and which decision the page
+    showed (`decided_at`), so that a second click, or a colleague's, meets a decision that changed and says so."""
+
+    use_required_attribute = False  # clean_reopening decides what is required
+
+    decided_at = forms.DateTimeField(widget=forms.HiddenInput)
+    reason = WrittenText(
+        label="Why reopen it", required=False, help_text="Kept for good in the post's record; the reporters are told "
+        "their reports are open again, not this reason.", widget=forms.Textarea(attrs={"rows": 3}),
+        validators=[MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters (it has "
+                                                   "%(show_value)d).")])
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, prefix="reopen", **kwargs)
+        self.fields["reason"].widget.attrs.update({"aria-describedby": "id_reopen-reason_hint",
+                                                   "data-limit": MAX_REASON})
+
+    def clean_reason(self) -> str:
+        try:
+            return clean_reopening(self.cleaned_data.get("reason", ""))
+        except ReportRefused as refusal:
+            raise forms.ValidationError(refusal.message) from refusal

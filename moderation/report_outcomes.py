@@ -1,25 +1,31 @@
 """What answers a flag, and what a decision does to the queues: one step of the consequence pipeline.
 
-A flag is answered once (its status goes from open to decided, with an outcome: PRODUCT.md, "Feedback to
-the reporter"), in the transaction of the decision that answers it, with an audit event per post and a
+A flag is answered (its status goes from open to decided, with an outcome: PRODUCT.md, "Feedback to the
+reporter") in the transaction of the decision that answers it, with an audit event per post and a
 `report.decided` webhook per flag (moderation.publishing), so a decision and its event commit together:
 
-- a removal answers every open flag of the post (`removed`), whatever it reported; the post leaves the
-  fact-checkers' hands at once (factcheck.routing.withdraw_for_removal); lifting the last removal puts it
-  back where its flags say (restore_after_removal);
+- a removal answers every open flag of the post (`removed`), whatever it reported, and turns the post's reports
+  of harm that staff had decided otherwise (no violation, sent to fact-checkers) into `removed`: the removal
+  shows those decisions were wrong, and their reporters are told (the event names the `previous_outcome`). The
+  post leaves the fact-checkers' hands at once (factcheck.routing.withdraw_for_removal);
+- lifting a removal (staff in the admin, or a removal appeal reversed) undoes what it answered: the flags it
+  decided are answered again as if they arrived now (`reopen_flags`: reports of harm open again, back on the
+  staff's desk; a misinformation flag waits for a rating, or is `rated` if the post carries one), and the post
+  goes back where its flags say (restore_after_removal);
 - a rating applied to a post (its own, or a claim's rating reaching a copy) answers its open misinformation
   flags (`rated`);
 - staff deciding reports of harm without a removal answer them `no_violation` or `sent_to_fact_checkers`
-  (moderation.harm_reports calls `close_flags` itself).
+  (moderation.harm_reports calls `close_flags` itself), and may reopen such a decision (`reopen_flags`).
 
-`follow_decisions` is the pipeline's step for the first two (moderation.pipeline lists it); `close_flags` is
-the one writer of an outcome after arrival (factcheck.ingest writes those answered on arrival, whose senders
-moderation.receivers tells).
+`follow_decisions` is the pipeline's step for the first three (moderation.pipeline lists it); `close_flags` and
+`reopen_flags` are the writers of an outcome after arrival (factcheck.ingest writes those answered on arrival,
+whose senders moderation.receivers tells). A flag answered again, or opened again, is published again as
+`report.decided` with its status now and what it said before.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -28,35 +34,71 @@ from django.db.models import Q
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
 from factcheck.models import HARM_CATEGORIES, Flag, FlagCategory, Post, ReportOutcome, ReportStatus
-from factcheck.routing import restore_after_removal, withdraw_for_removal
+from factcheck.routing import arrival_outcome, recount_review_flags, restore_after_removal, withdraw_for_removal
 from moderation.models import Action, ActionKind
 from moderation.publishing import publish_report_outcomes
 from moderation.report_queue import refresh_rows
 from moderation.selectors import active_removal
 
+# Staff's decisions on reports of harm that a later removal of the post overrules: it answers them `removed`.
+OVERRULED_BY_REMOVAL = (ReportOutcome.NO_VIOLATION, ReportOutcome.SENT_TO_FACT_CHECKERS)
+# (flag id, post id, category, outcome before): what `_answer` changes.
+FLAG_COLUMNS = ("id", "post_id", "category", "outcome")
+
 
 def close_flags(
     *, flags: Q, outcome: str, actor, now: datetime, reason: str = "", system: str = "reports",
+    overruling: Sequence[str] = (),
 ) -> list[int]:
     """Answer the open flags matching `flags` (a condition naming their posts, whose row locks the caller holds)
-    with `outcome`, now; returns their ids. Each post's queue row is counted again if reports of harm closed."""
-    closed = list(Flag.objects.filter(flags, status=ReportStatus.OPEN).order_by("id")
-                  .values_list("id", "post_id", "category"))
-    if not closed:
+    with `outcome`, now, and those answered before with one of `overruling` (staff's decisions a removal
+    overrules); returns their ids. Each post's queue row is counted again if reports of harm closed."""
+    answered = Q(status=ReportStatus.OPEN)
+    if overruling:
+        answered |= Q(status=ReportStatus.DECIDED, outcome__in=overruling)
+    rows = list(Flag.objects.filter(flags).filter(answered).order_by("id").values_list(*FLAG_COLUMNS))
+    return _answer(rows, outcome=outcome, actor=actor, now=now, reason=reason, system=system)
+
+
+def reopen_flags(*, flags: Q, actor, now: datetime, reason: str, system: str = "reports") -> list[int]:
+    """Open again the decided flags matching `flags` (their posts' row locks held by the caller): status open,
+    no outcome, no decision time, back on the staff's desk if they report harm (in the queue's order, which
+    their categories and sources set). Audited (`report.reopened`) and published; returns their ids."""
+    rows = list(Flag.objects.filter(flags, status=ReportStatus.DECIDED).order_by("id").values_list(*FLAG_COLUMNS))
+    return _answer(rows, outcome="", actor=actor, now=now, reason=reason, system=system)
+
+
+def _answer(
+    rows: list[tuple[int, int, str, str]], *, outcome: str, actor, now: datetime, reason: str, system: str,
+) -> list[int]:
+    """Give the flags of `rows` (FLAG_COLUMNS) `outcome` now, or open them again when `outcome` is "", with an
+    audit event per post (naming what they said before, if anything), the posts' queue rows counted again,
+    and one `report.decided` event per flag (with `previous_outcome` for a flag that had one)."""
+    if not rows:
         return []
-    ids = [flag_id for flag_id, _, _ in closed]
-    Flag.objects.filter(pk__in=ids).update(status=ReportStatus.DECIDED, outcome=outcome, decided_at=now)
+    ids = [flag_id for flag_id, _, _, _ in rows]
+    if outcome:
+        Flag.objects.filter(pk__in=ids).update(status=ReportStatus.DECIDED, outcome=outcome, decided_at=now)
+    else:
+        Flag.objects.filter(pk__in=ids).update(status=ReportStatus.OPEN, outcome="", decided_at=None)
     by_post: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for flag_id, post_id, category in closed:
+    before: dict[int, Counter] = defaultdict(Counter)
+    for flag_id, post_id, category, previous in rows:
         by_post[post_id][category].append(flag_id)
+        if previous:
+            before[post_id][previous] += 1
+    verb = AuditVerb.REPORTS_DECIDED if outcome else AuditVerb.REPORTS_REOPENED
     AuditEvent.objects.bulk_create([
-        build_event(actor=actor, verb=AuditVerb.REPORTS_DECIDED, target=Post(pk=post_id), post_id=post_id,
-                    reason=reason[:1000], data={"outcome": outcome, "flags": dict(categories)}, system=system)
+        build_event(actor=actor, verb=verb, target=Post(pk=post_id), post_id=post_id, reason=reason[:1000],
+                    data={"outcome": outcome or None, "flags": dict(categories),
+                          **({"previous": dict(before[post_id])} if before[post_id] else {})},
+                    system=system)
         for post_id, categories in by_post.items()
     ])
     refresh_rows(post_ids=[post_id for post_id, categories in by_post.items()
                            if any(category in HARM_CATEGORIES for category in categories)], now=now)
-    publish_report_outcomes(ids)
+    publish_report_outcomes(ids, previous={flag_id: previous for flag_id, _, _, previous in rows if previous},
+                            now=now)
     return ids
 
 
@@ -74,9 +116,39 @@ def follow_decisions(
                     actor=None, now=now, system="enforcement")
     for change, made, gone in zip(changes, created, ended, strict=True):
         if any(action.kind == ActionKind.REMOVAL for action in made):
-            close_flags(flags=Q(post=change.post), outcome=ReportOutcome.REMOVED, actor=change.actor, now=now,
-                        reason=change.cause)
+            _answer_by_removal(change, now=now)
             withdraw_for_removal(post=change.post, actor=change.actor, now=now)
-        elif any(action.kind == ActionKind.REMOVAL for action in gone) and active_removal(change.post) is None:
-            restore_after_removal(post=change.post, actor=change.actor, now=now)
+        elif removals := [action for action in gone if action.kind == ActionKind.REMOVAL]:
+            if active_removal(change.post) is None:
+                _reopen_after_lift(change, removal=removals[0], now=now)
+                restore_after_removal(post=change.post, actor=change.actor, now=now)
 
+
+def _answer_by_removal(change, *, now: datetime) -> None:
+    """A removal answers every open flag of the post, and overrules staff's other decisions on its reports of harm
+    (their reporters were right); reports sent to fact-checkers stop counting for review then."""
+    post = change.post
+    recount = Flag.objects.filter(post=post, outcome=ReportOutcome.SENT_TO_FACT_CHECKERS).exists()
+    close_flags(flags=Q(post=post) & (Q(category__in=HARM_CATEGORIES) | Q(status=ReportStatus.OPEN)),
+                outcome=ReportOutcome.REMOVED, actor=change.actor, now=now, reason=change.cause,
+                overruling=OVERRULED_BY_REMOVAL)
+    if recount:
+        recount_review_flags(post=post, now=now)
+
+
+def _reopen_after_lift(change, *, removal: Action, now: datetime) -> None:
+    """The post's removal was lifted (by staff, or on appeal): the flags it answered (when it was made, or since:
+    on arrival, or staff's decisions it overruled) are answered as if they arrived now. Reports of harm open again
+    for staff to decide; a misinformation flag waits for a rating, or is `rated` if the post carries one."""
+    post = change.post
+    answered = Q(post=post, outcome=ReportOutcome.REMOVED, decided_at__gte=removal.created_at)
+    why = next((ending.note for ending in change.end if ending.action.pk == removal.pk), "") or change.cause
+    reason = f"the removal was lifted: {why}"
+    rated = arrival_outcome(category=FlagCategory.MISINFORMATION, state=post.queue_state,
+                            politician=post.page.is_politician, removed=False)
+    if rated:
+        rows = list(Flag.objects.filter(answered, category=FlagCategory.MISINFORMATION).order_by("id")
+                    .values_list(*FLAG_COLUMNS))
+        _answer(rows, outcome=rated, actor=change.actor, now=now, reason=reason, system="enforcement")
+        answered &= ~Q(category=FlagCategory.MISINFORMATION)
+    reopen_flags(flags=answered, actor=change.actor, now=now, reason=reason)

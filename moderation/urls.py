@@ -36,4 +36,6 @@ urlpatterns = [
          name="staff_report_claim"),
     path("staff/reports/<int:post_id>/release/", views_reports.release, {"desk": REPORTS_DESK},
          name="staff_report_release"),
+    path("staff/reports/<int:post_id>/reopen/", views_reports.reopen, {"desk": REPORTS_DESK},
+         name="staff_report_reopen"),
 ]

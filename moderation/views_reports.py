@@ -7,9 +7,11 @@ post, its page and its history beside three labelled forms, which an admin chang
 that changes no model's fields directly. The guard is the desks' (moderation.views_appeals.desk_member_required:
 anonymous visitors to the login page, anyone but trust-and-safety staff to a 403 page).
 
-Thin callers: the queue's order and reads are moderation.report_queue, the claims and decisions
-moderation.harm_reports. The list renders in a fixed number of queries whatever the number of reports; its
-rows are templates/moderation/report_queue.html's loop over plain values worked out here (`_queue_rows`).
+Thin callers: the queue's order and reads are moderation.report_queue, the claims, decisions and reopenings
+moderation.harm_reports. A post whose reports are decided shows its last decision and the way to correct it, where
+the mistake was made: "Reopen this decision" (with a reason), or for a removal that stands, the admin's lift.
+The list renders in a fixed number of queries whatever the number of reports; its rows are
+templates/moderation/report_queue.html's loop over plain values worked out here (`_queue_rows`).
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from django.utils import timezone
 from django.utils.text import Truncator
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.admin_decisions import decision_url
 from core.error_summary import typed_text
 from core.formatting import duration
 from core.paging import page_number
 from factcheck.models import HARM_CATEGORIES, FlagCategory, FlagSource, Post, ReportOutcome
 from factcheck.views import clock, url_for_ids
+from moderation.admin_actions import LIFT_ACTION
 from moderation.deadlines import due_label, is_past_target
 from moderation.forms import error_summary
 from moderation.harm_reports import (
@@ -37,11 +41,13 @@ from moderation.harm_reports import (
     decide_report,
     holds_lease,
     is_lease_live,
+    last_decision,
     live_holder,
     release_report,
+    reopen_report,
 )
 from moderation.models import ReportedPost
-from moderation.report_forms import FORMS, GROUND_FOR, DecisionForm, decision_forms
+from moderation.report_forms import FORMS, GROUND_FOR, DecisionForm, ReopenForm, decision_forms
 from moderation.report_queue import LISTED_ON_POST, OpenReports, open_reports, queue_page
 from moderation.selectors import active_removal
 from moderation.timeline import post_timeline
@@ -155,10 +161,13 @@ def _post(post_id: int) -> Post:
 
 
 def _render_post(request: HttpRequest, *, desk: Desk, post: Post, bound: DecisionForm | None = None,
-                 status: int = 200, unsaved: list[tuple[str, str]] | None = None) -> HttpResponse:
+                 status: int = 200, unsaved: list[tuple[str, str]] | None = None,
+                 reopening: ReopenForm | None = None) -> HttpResponse:
     now = timezone.now()
     row = ReportedPost.objects.select_related("holder").filter(post=post).first()
     found = open_reports([post.pk], listed=LISTED_ON_POST)[post.pk]
+    removal = active_removal(post)
+    decided = last_decision(post) if not found.total else None
     # The removal's ground offered first: the most severe report's (the first of them, on a tie).
     ground = GROUND_FOR[found.severest] if found.severest else ""
     # The decision answers every open report up to the newest, listed or not (moderation.harm_reports).
@@ -167,12 +176,20 @@ def _render_post(request: HttpRequest, *, desk: Desk, post: Post, bound: Decisio
     return render(request, "moderation/report_detail.html", {
         "desk": desk, "post": post, "page": post.page, "row": row, "reports": _reports_shown(found),
         "all_reports_url": _all_open_reports_url(post) if found.unlisted else "",
-        "distribution": getattr(post, "distribution", None), "removal": active_removal(post),
+        "distribution": getattr(post, "distribution", None), "removal": removal,
+        "decided": decided, "decided_label": DECIDED[decided.outcome] if decided else "",
+        # A removal that stands is corrected by lifting it (the owner is told, the strike ends), which reopens its
+        # reports; any other decision is reopened here.
+        "lift_url": decision_url(removal, LIFT_ACTION)
+        if removal is not None and request.user.has_perm(LIFT_ACTION.permission) else "",
+        "reopen_form": reopening or (ReopenForm(initial={"decided_at": decided.decided_at.isoformat()})
+                                     if decided else None),
         "holder": holder, "mine": row is not None and holds_lease(row, request.user, now=now),
         "overdue": bool(found.total) and row is not None and row.opened_at is not None
         and is_past_target(row.opened_at, now=now),
         "due": due_label(row.opened_at, now=now) if found.total and row is not None and row.opened_at else "",
-        "forms": forms, "errors": error_summary(bound) if bound is not None else [],
+        "forms": forms,
+        "errors": [error for form in (bound, reopening) if form is not None for error in error_summary(form)],
         "timeline": post_timeline(post, for_owner=False),
         "history_url": url_for_ids("admin:factcheck_post_change")(post.pk),
         "unsaved": unsaved or [],
@@ -229,3 +246,21 @@ def release(request: HttpRequest, post_id: int, *, desk: Desk) -> HttpResponse:
         return redirect(desk.detail_url, post_id=post.pk)
     messages.success(request, "Released: the reports wait in the queue for anyone.")
     return redirect(desk.queue_url)
+
+
+@desk_member_required
+@require_POST
+def reopen(request: HttpRequest, post_id: int, *, desk: Desk) -> HttpResponse:
+    post = _post(post_id)
+    form = ReopenForm(request.POST)
+    if not form.is_valid():
+        return _render_post(request, desk=desk, post=post, reopening=form, status=400)
+    try:
+        count = reopen_report(staff=request.user, post_id=post.pk, decided_at=form.cleaned_data["decided_at"],
+                              reason=form.cleaned_data["reason"])
+    except ReportRefused as refusal:
+        messages.error(request, refusal.message)
+        return _render_post(request, desk=desk, post=post, status=409, unsaved=typed_text(form))
+    messages.success(request, f"Decision reopened: {count} report{'' if count == 1 else 's'} on post "
+                              f"“{post.external_id}” are open on the desk again. The reporters are told.")
+    return redirect(desk.detail_url, post_id=post.pk)

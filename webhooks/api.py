@@ -39,7 +39,7 @@ class WebhookIn(Schema):
     events: list[EventName] = Field(
         description="The event types to send: `distribution.changed` (each entry of the decisions feed), "
         "`appeal.filed`, `appeal.decided`, `report.decided` (a flag's outcome, as GET /flags/{idempotency_key} "
-        "answers it).",
+        "answers it; sent again, with `previous_outcome`, when a decision is corrected or reopened).",
         min_length=1, max_length=len(EventType.values),
     )
     description: str = Field("", max_length=200, description="A note for people: which receiver this is.")

@@ -222,6 +222,11 @@ TABLE: dict[str, Route] = {
         GET=staff_desk(405), POST=staff_desk(Redirect("/staff/reports/{w.reported_post.pk}/")),
         args={"post_id": "reported_post.pk"},
     ),
+    # Reopening a decision without saying which (the page's hidden `decided_at`): the post's page, with the error.
+    "moderation:staff_report_reopen": route(
+        GET=staff_desk(405), POST=staff_desk(400),
+        args={"post_id": "reported_post.pk"}, data={"POST": {"reopen-reason": "Decided on the wrong post."}},
+    ),
     # ---- the API: 401 without a token, 403 for the wrong role, 404 for another owner's post -----
     "api:openapi-json": route(GET=every(200)),
     "api:openapi-view": route(GET=every(200)),
