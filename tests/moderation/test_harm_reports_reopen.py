@@ -12,11 +12,12 @@ import pytest
 
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Post, QueueState, ReportOutcome
+from moderation.appeals import decide_appeal, file_appeal
 from moderation.harm_reports import DecisionChanged, ReportRefused, claim_report, decide_report, reopen_report
 from moderation.models import ReportedPost
 from moderation.selectors import active_removal
 from moderation.staff_actions import lift_action, remove_post
-from tests.factories import FactCheckerFactory, StaffFactory
+from tests.factories import FactCheckerFactory, StaffFactory, UserFactory
 from tests.scenarios import rated_post, reported_post
 from tests.webhooks.conftest import allow_private, register  # noqa: F401 (fixtures)
 from webhooks.models import Event
@@ -227,3 +228,19 @@ def test_a_removed_posts_desk_page_links_to_the_admins_lift_and_a_second_lift_sa
     assert "has already ended: lifted by staff (tariq) at" in stale
     assert AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.REPORTS_REOPENED).count() == 1
     assert {f["status"] for f in flags_told(platform_client, post).values()} == {"open"}
+
+
+def test_a_removal_reversed_on_the_owners_appeal_reopens_the_reports_it_answered(platform_client, platform_user,
+                                                                                  ts_user):
+    owner = UserFactory()
+    post = reported_post(reports=HARASSMENT, platform=platform_user)
+    post.page.owners.add(owner)
+    decide(ts_user, post, ReportOutcome.REMOVED, ground="harassment", reason="Harasses a named person.")
+    appeal = file_appeal(owner=owner, post_id=post.pk, kind="removal", statement="It quotes the person, no more.")
+
+    reviewer = StaffFactory(username="tariq")
+    decide_appeal(appeal_id=appeal.pk, reviewer=reviewer, outcome="reversed", reason="A quotation, not harassment.")
+    assert {(f["status"], f["outcome"]) for f in flags_told(platform_client, post).values()} == {("open", None)}
+    reopened = AuditEvent.objects.get(post_id=post.pk, verb=AuditVerb.REPORTS_REOPENED)
+    assert reopened.actor == reviewer and "A quotation, not harassment." in reopened.reason
+    assert ReportedPost.objects.get(post=post).open_reports == 3
