@@ -31,6 +31,7 @@ from django.utils.timesince import timeuntil
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.error_summary import error_summary
+from core.paging import plain_number
 from core.place_names import country_name, language_name
 from core.refusals import Refusal
 from factcheck.claimreview import PUBLISHED_VERDICTS
@@ -141,13 +142,16 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         # Typed against a rating that is no longer current: filling the form with it would save over a
         # rating the reviewer has not read. It is shown apart, read-only, with who rated since.
         stale_draft, draft = draft, None
+    # "Start from the rating it replaced": a rating changed by mistake is put back without typing it again.
+    earlier = _earlier_rating(post, request.GET.get("from")) if current is not None else None
     if draft is not None:
         initial.update({name: getattr(draft, name) for name in DRAFT_FIELDS})
     elif current is not None:
-        # "Change rating" starts from the rating it changes: a verdict corrected or a source added is not all of
-        # it typed again. The reason for the change is the reviewer's own.
-        initial.update(verdict=current.verdict, rationale=current.rationale, sources="\n".join(current.sources),
-                       article_url=current.article_url)
+        # "Change rating" starts from the rating it changes (or, asked, from the one that rating replaced): a verdict
+        # corrected or a source added is not all of it typed again. The reason for the change is the reviewer's own.
+        start = earlier or current
+        initial.update(verdict=start.verdict, rationale=start.rationale, sources="\n".join(start.sources),
+                       article_url=start.article_url)
     form = RatingForm(request.POST or None, rerating=post.queue_state in RERATED_STATES, initial=initial)
     if request.method == "POST":
         typed = {name: request.POST.get(name, "") for name in (*DRAFT_FIELDS, "replaces")}
@@ -158,7 +162,17 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
         # Nothing was saved: what was typed is kept on the page and as the reviewer's draft.
         keep_failed_save(reviewer=request.user, post=post, typed=typed)
     context = _post_context(request, post, form, current=current, draft=draft, stale_draft=stale_draft)
+    context["started_from"] = earlier if draft is None and not form.is_bound else None
     return render(request, "factcheck/post.html", context)
+
+
+def _earlier_rating(post: Post, asked: str | None) -> Rating | None:
+    """The superseded rating of this post that `?from=` names (its id), or None: any other value, a current rating or
+    another post's is ignored and the form starts from the current rating."""
+    number = plain_number(asked)
+    if number is None:
+        return None
+    return Rating.objects.filter(post=post, pk=number, is_current=False).first()
 
 
 def _save(request: HttpRequest, *, post: Post, form: RatingForm, typed: dict[str, str]) -> HttpResponse | None:
@@ -342,6 +356,8 @@ def _post_context(
         "current_rating": current,
         "current_public": current is not None and current.verdict in PUBLISHED_VERDICTS,
         "history": history,
+        # The rating the current one replaced, if it was this post's: "Change rating" can start from it.
+        "replaced": current.supersedes.order_by("-created_at").first() if current is not None else None,
         "flags_by_source": flags_by_source,
         "flag_total": sum(row["count"] for row in flags_by_source),
         "recent_flags": recent_flags(post, limit=RECENT_FLAGS, flags=REVIEW_FLAGS),

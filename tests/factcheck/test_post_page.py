@@ -60,6 +60,11 @@ def html_of(response) -> str:
     return html_lib.unescape(response.content.decode())
 
 
+def text_of(html: str) -> str:
+    """The page's words, without tags, spaces collapsed."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+
+
 def effect_of(html: str, verdict: str) -> str:
     match = re.search(rf'<ul class="effect small" id="effect-{verdict}">(.*?)</ul>', html, re.S)
     assert match, f"no effect preview for {verdict}"
@@ -178,6 +183,36 @@ def test_change_rating_opens_filled_with_the_rating_it_changes_but_not_its_reaso
     assert 'value="https://verifica.example/checks/lemon"' in form
     assert re.search(r'name="verdict" value="false"[^>]*checked', html)
     assert re.search(r'<textarea name="change_reason"[^>]*>\s*</textarea>', html)
+
+
+def test_a_rating_changed_by_mistake_is_put_back_from_the_rating_it_replaced_not_typed_again(login, rater, colleague):
+    # An audit of undoing mistakes: changing a wrong True back to False started from True's rationale ("The video is
+    # authentic"), which a hurried save would publish under False.
+    post = scenarios.rated_post(rater=rater, rating=SHOWN)
+    first = Rating.objects.get(post=post)
+    record_rating(reviewer=colleague, post_id=post.pk, verdict=Verdict.TRUE, rationale="The video is authentic.",
+                  sources=["https://archive.example/video"], change_reason="Wrong post: meant another.",
+                  replaces=first.pk)
+    client = login(rater)
+    html = html_of(client.get(f"/queue/posts/{post.pk}/?change=1"))
+    assert "Changed by mistake? Start from the rating it replaced (False," in text_of(html)
+    assert f'href="?change=1&from={first.pk}#change-rating"' in html
+    assert "The video is authentic.</textarea>" in html  # by default the form starts from the current rating
+
+    html = html_of(client.get(f"/queue/posts/{post.pk}/", {"change": "1", "from": str(first.pk)}))
+    assert '<details class="change-rating" id="change-rating" open>' in html
+    assert "The form starts from the rating this one replaced (False," in text_of(html)
+    assert "Measles is a virus; no food cures it.</textarea>" in html
+    assert "https://who.example/measles</textarea>" in html
+    assert re.search(r'name="verdict" value="false"[^>]*checked', html)
+    assert re.search(r'<textarea name="change_reason"[^>]*>\s*</textarea>', html)  # the reason is the reviewer's
+
+    # Anything else in `from` starts from the current rating: the current one, another post's, not a number.
+    other = Rating.objects.get(post=scenarios.rated_post(rater=rater))
+    current = Rating.objects.get(post=post, is_current=True)
+    for value in (str(current.pk), str(other.pk), "x", "", "1" * 40):
+        html = html_of(client.get(f"/queue/posts/{post.pk}/", {"change": "1", "from": value}))
+        assert "The video is authentic.</textarea>" in html and "starts from the rating this one replaced" not in html
 
 
 # The rating form: what each verdict means and what it would do
@@ -362,7 +397,7 @@ def test_a_rated_posts_page_renders_in_a_fixed_number_of_queries(login, rater, c
     # the reviewer's own rating draft
     # +1: the navigation's counts (issue 29); +1: the post's media (issue 30); +1: staff sending it (timeline);
     # +1: its pairs and copies counted in full (the list shows the first hundred)
-    with django_assert_max_num_queries(23):
+    with django_assert_max_num_queries(24):  # 24th: the rating the current one replaced ("Change rating" from it)
         response = client.get(f"/queue/posts/{post.pk}/")
     html = html_of(response)
     assert html.count("Open the appeal") == changes
