@@ -44,7 +44,8 @@ class Match(models.Model):
     """That `post` is a copy of `source`, the first post of a claim, with how it was found.
     Never deleted: a rejected pair stays, so that it is never suggested or matched again.
     The only transitions are factcheck.matching.matcher's (suggested -> confirmed | rejected,
-    auto | confirmed -> rejected when a reversal unlinks the copy), each audited.
+    auto | confirmed -> rejected when a reversal unlinks the copy, confirmed -> rejected when a fact-checker takes the
+    confirmation back), each audited.
     """
 
     # Each indexed first in a pair of columns: (post, source), (post, state), (source, state).

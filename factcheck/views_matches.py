@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
@@ -51,9 +52,12 @@ def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
         copy = confirmed.post
         follows = ("it now carries that claim's rating" if copy.queue_state == QueueState.MATCHED
                    else "it will be reviewed once, with that claim")
+        # A confirmation made by mistake is taken back on the copy's page (moderation.unlinking): said where it is made.
         messages.success(
             request,
-            f"Confirmed: “{copy.external_id}” is a copy of “{confirmed.source.external_id}”; {follows}.",
+            format_html("Confirmed: “{}” is a copy of “{}”; {}. <a href=\"{}#unlink\">Not the same claim after all? "
+                        "Unlink it</a>.", copy.external_id, confirmed.source.external_id, follows,
+                        reverse("factcheck:post", args=[copy.pk])),
             extra_tags=BESIDE_COPIES,
         )
     return redirect(_back_to(request, match))

@@ -33,6 +33,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.error_summary import error_summary
 from core.paging import plain_number
 from core.place_names import country_name, language_name
+from core.reasons import MAX_REASON, OWNER_READS_IN_NOTICE
 from core.refusals import Refusal
 from factcheck.claimreview import PUBLISHED_VERDICTS
 from factcheck.claims import (
@@ -50,6 +51,7 @@ from factcheck.coverage import covers
 from factcheck.drafts import DRAFT_FIELDS, draft_is_stale, keep_failed_save, rating_draft_of
 from factcheck.eligibility import REVIEW_FLAGS
 from factcheck.forms import VERDICT_GUIDE, RatingForm
+from factcheck.matching.unlinkable import link_of, unlink_refusal
 from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
@@ -81,6 +83,28 @@ DECIDED_STATES = (QueueState.RATED, QueueState.NOT_ELIGIBLE, QueueState.MATCHED)
 THEN_CLAIM_NEXT = "claim_next"
 # How long before its end the page warns that a claim runs out (static/js/claim.js counts down to it).
 CLAIM_WARNING = timedelta(minutes=5)
+# The session's key of a refused unlinking's reason, by post (keep_unlink_reason).
+UNLINK_REASON = "unlink-reason-{}"
+
+
+def keep_unlink_reason(request: HttpRequest, *, post_id: int, reason: str) -> None:
+    """A refused "Not a copy: unlink" (moderation.views_unlink): the reason typed is shown in its form again, once."""
+    if reason.strip():
+        request.session[UNLINK_REASON.format(post_id)] = reason[:MAX_REASON]
+
+
+def _unlink_offer(request: HttpRequest, post: Post, *, now) -> dict[str, object] | None:
+    """ "Not a copy: unlink" for a copy that a person linked to its claim, when this reviewer may take that back
+    (factcheck.matching.unlinkable), with who confirmed it and the reason a refused unlinking kept; else None."""
+    link = link_of(post, now=now)
+    typed = request.session.pop(UNLINK_REASON.format(post.pk), "")
+    if unlink_refusal(user=request.user, post=post, link=link) is not None:
+        return None
+    confirmer = link.match.decided_by  # a confirmed pair always names who confirmed it (PROTECT: kept)
+    named = "you" if confirmer.pk == request.user.pk else confirmer.get_full_name() or confirmer.username
+    return {"claim_id": link.match.source_id, "reason": typed, "confirmed_at": link.match.decided_at,
+            "confirmed_by": named, "carries": post.queue_state == QueueState.MATCHED,
+            "owner_reads": OWNER_READS_IN_NOTICE}
 
 
 def _lease(claim: Claim, message: str, **answer: bool) -> JsonResponse:
@@ -381,4 +405,5 @@ def _post_context(
         "source": source,
         "source_rating": source_rating,
         "is_copy": is_copy,
+        "unlink": _unlink_offer(request, post, now=now) if is_copy else None,
     }

@@ -60,7 +60,7 @@ def can_decide(user, appeal: Appeal) -> bool:
         getattr(user, "is_factchecker", False)
         and organisation_id_of(user) == appeal.rating.organisation_id
         and user.pk != appeal.rating.reviewer_id
-        and user.pk != _confirmed_by(appeal)
+        and user.pk != confirmed_by(appeal)
     )
 
 
@@ -71,7 +71,7 @@ def nobody_can_decide(appeals: QuerySet[Appeal]) -> QuerySet[Appeal]:
     remover is the only active trust-and-safety member. They wait past every target until staff give the
     organisation (or the desk) a person who may decide them (moderation.views_appeals shows them to staff)."""
     active = User.objects.filter(is_active=True)
-    # Who confirmed the match a matched copy's appeal is about (`_confirmed_by`).
+    # Who confirmed the match a matched copy's appeal is about (`confirmed_by`).
     confirmed_it = Match.objects.filter(
         post_id=OuterRef(OuterRef("post_id")), source_id=OuterRef(OuterRef("rating__post_id")),
         decided_by_id=OuterRef("pk"),
@@ -87,7 +87,7 @@ def nobody_can_decide(appeals: QuerySet[Appeal]) -> QuerySet[Appeal]:
     )
 
 
-def _confirmed_by(appeal: Appeal) -> int | None:
+def confirmed_by(appeal: Appeal) -> int | None:
     """Who confirmed the match a matched copy's appeal is about: they made that decision, so they may not decide it."""
     if appeal.action_id is None or appeal.action.kind != ActionKind.MATCHED_RATING:
         return None
@@ -193,9 +193,23 @@ def grant_removal_appeal(appeal: Appeal, *, actor, reason: str, now: datetime) -
     """Staff lift a removal: its open appeal is granted (reversed: the post is restored, as the owner asked), by
     the person who lifted it and with their reason. Returns the appeal, for the caller to send its outcome notice
     (instead of the "lifted" one: one change, one notice) and publish after the lift."""
+    return grant_appeal(appeal, actor=actor, outcome_reason=f"Trust-and-safety staff lifted the removal: {reason}",
+                        now=now)
+
+
+def open_matched_appeal(post: Post) -> Appeal | None:
+    """The owner's open appeal of the post's matched rating ("not the same claim"), if any: one at most (filing)."""
+    return (Appeal.objects.open().filter(post=post, action__kind=ActionKind.MATCHED_RATING)
+            .select_related("post__page", "action", "rating__organisation", "filed_by", "reviewer").first())
+
+
+def grant_appeal(appeal: Appeal, *, actor, outcome_reason: str, now: datetime) -> Appeal:
+    """An open appeal granted (reversed) by the act that does what the owner asked: staff lifting a removal, a
+    fact-checker unlinking a copy (moderation.unlinking). The appeal's one outcome notice goes with that act's change;
+    the caller publishes the appeal after it."""
     appeal.reviewer = actor
     appeal.decided_at = now
-    appeal.outcome_reason = f"Trust-and-safety staff lifted the removal: {reason}"
-    transition(appeal, to=AppealStatus.REVERSED, actor=actor, reason=appeal.outcome_reason, now=now)
+    appeal.outcome_reason = outcome_reason
+    transition(appeal, to=AppealStatus.REVERSED, actor=actor, reason=outcome_reason, now=now)
     appeal.save(update_fields=["status", "version", "reviewer", "decided_at", "outcome_reason"])
     return appeal

@@ -23,7 +23,6 @@ from audit.services import record_event
 from core.formatting import day
 from core.reasons import MAX_REASON
 from core.refusals import Refusal
-from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import linked_copies
 from factcheck.models import Post, Rating
 from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
@@ -50,11 +49,12 @@ from moderation.models import (
 )
 from moderation.models.appeals import DECISION_TARGET, FILING_WINDOW, filing_closes_at, last_day_to_appeal
 from moderation.notices import Notice, organisation_members, page_owners, send_notice, staff_members, told_of_outcome
-from moderation.pipeline import Change, Ending, carry_out, lock_post
+from moderation.pipeline import lock_post
 from moderation.propagation import propagate_after_commit
 from moderation.publishing import publish_appeal
 from moderation.selectors import active_removal, fact_check_decision, still_as_read
 from moderation.staff_actions import RemovalRefused, lift_action
+from moderation.unlinking import take_off_claim
 
 __all__ = ["DECISION_TARGET", "FILING_WINDOW"]  # re-exported: the appeal rules' numbers
 
@@ -384,19 +384,13 @@ def _lift_removal(appeal: Appeal, *, reviewer, decision: Decision, now: datetime
 def _unlink_copy(appeal: Appeal, *, reviewer, decision: Decision, now: datetime) -> None:
     """A matched copy's appeal reversed ("not the same claim"): that post alone leaves the claim's
     group, never to be matched to it again, and its matched rating ends; the claim keeps its rating."""
-    reason = decision.reason
-    post = appeal.post  # locked by _locked
-    # The pair's reason is read on the claim's and the copy's pages, by any organisation: not the note to the owner.
-    unlink_copy(post=post, actor=reviewer, reason=f"appeal {appeal.pk} reversed: not the same claim", now=now)
-    # The matched action active now: the one appealed, or the one a re-rating of the claim put in its place.
-    active = Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
-    carry_out(
-        Change(
-            post=post, cause="matched rating reversed on appeal: not the same claim", actor=reviewer,
-            end=[Ending(action, EndReason.REVERSED, f"appeal {appeal.pk} reversed: {reason}") for action in active],
-            notice=outcome_notice(appeal),
-        ),
-        now=now,
+    take_off_claim(
+        post=appeal.post,  # locked by _locked
+        actor=reviewer,
+        # The pair's reason is read on the claim's and the copy's pages, by any organisation: not the note to the owner.
+        pair_reason=f"appeal {appeal.pk} reversed: not the same claim",
+        cause="matched rating reversed on appeal: not the same claim", end_reason=EndReason.REVERSED,
+        end_note=f"appeal {appeal.pk} reversed: {decision.reason}", notice=outcome_notice(appeal), now=now,
     )
 
 

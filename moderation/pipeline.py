@@ -1,9 +1,9 @@
 """The one consequence pipeline: every change to a post's actions goes through `carry_out`.
 
 A caller (a rating applied, a re-rating, an appeal reversed, a removal, a restore, a lift, an
-override, a matched rating on a copy) locks the post with `lock_post`, decides *what* changes
-and *why* as a `Change`, and hands it here. In the caller's transaction and in the one lock
-order (docs/concurrency.md: post, then actions, then the page's standing, then the feed
+override, a matched rating on a copy or its end when the copy is unlinked) locks the post with
+`lock_post`, decides *what* changes and *why* as a `Change`, and hands it here. In the caller's
+transaction and in the one lock order (docs/concurrency.md: post, then actions, then the page's standing, then the feed
 sequence) `carry_out_many` then takes these steps, each one set-based for all the posts:
 
 1. `_end_actions`: ends the actions named, and with each its strike;

@@ -4,7 +4,7 @@ staff decide reports of harm."""
 
 from django.urls import path
 
-from moderation import views_appeals, views_claims, views_notifications, views_portal, views_reports
+from moderation import views_appeals, views_claims, views_notifications, views_portal, views_reports, views_unlink
 from moderation.views_appeals import FACTCHECK_DESK, STAFF_DESK
 from moderation.views_reports import REPORTS_DESK
 
@@ -26,6 +26,8 @@ urlpatterns = [
     path("staff/appeals/<int:appeal_id>/", views_appeals.appeal_detail, {"desk": STAFF_DESK}, name="staff_appeal"),
     path("staff/appeals/<int:appeal_id>/review/", views_appeals.take_into_review, {"desk": STAFF_DESK},
          name="staff_appeal_review"),
+    # A fact-checker takes back a copy's confirmation, from the copy's post page (the review side's page).
+    path("queue/posts/<int:post_id>/unlink/", views_unlink.unlink_copy_view, name="unlink_copy"),
     # What fact-checkers and staff are told (an appeal filed against their decisions), and what waits for them.
     path("notifications/", views_notifications.notifications, name="notifications"),
     path("notifications/read/", views_notifications.mark_notifications_read, name="notifications_read"),

@@ -33,7 +33,7 @@ from core.search_input import search_text
 from factcheck.media_display import media_of
 from factcheck.members import IMPORTER_PREFIX, organisation_id_of
 from factcheck.models import Post, Verdict
-from moderation.appeal_states import held_by_a_colleague, nobody_can_decide, outcomes_now
+from moderation.appeal_states import confirmed_by, held_by_a_colleague, is_matched, nobody_can_decide, outcomes_now
 from moderation.appeals import (
     AppealConflict,
     NotAllowed,
@@ -260,12 +260,20 @@ def _csv_rows(appeals: QuerySet[Appeal], *, now) -> Iterator[tuple[object, ...]]
                appeal.statement, appeal.outcome_reason)
 
 
+# The confirmer of a copy may not decide its owner's appeal, but may take the confirmation back (moderation.unlinking),
+# which grants the appeal: the page links them there.
+CONFIRMED_IT = "You confirmed this copy"
+
+
 def _own_decision(appeal: Appeal, user) -> str:
-    """Why this person may not decide an appeal they can see: they made the decision appealed."""
+    """Why this person may not decide an appeal they can see: they made the decision appealed (can_decide's rule). Who
+    confirmed a copy is read while its appeal is open only: a decided one's pair names who decided it since."""
     if appeal.rating_id and appeal.rating.reviewer_id == user.pk:
         return "You made this rating"
     if appeal.action_id and appeal.action.created_by_id == user.pk:
         return "You made this removal"
+    if appeal.is_open and is_matched(appeal) and confirmed_by(appeal) == user.pk:
+        return CONFIRMED_IT
     return ""
 
 
@@ -312,7 +320,8 @@ def _render_detail(
         "timeline": desk.timeline(user, appeal.post),
         "overdue": is_overdue(appeal, now=now),
         "due": _due(appeal, now) if appeal.is_open else "",
-        "own_decision": _own_decision(appeal, user),
+        "own_decision": (own := _own_decision(appeal, user)),
+        "unlink_url": f"{reverse('factcheck:post', args=[appeal.post_id])}#unlink" if own == CONFIRMED_IT else "",
         "deciding": deciding,
         "in_review_by_me": appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == user.pk,
         "taking_over": deciding and appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id != user.pk,

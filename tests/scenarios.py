@@ -11,15 +11,16 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from factcheck.matching.matcher import match_new_posts
-from factcheck.models import Post, Verdict
+from factcheck.models import Match, Post, Verdict
 from moderation.models import Appeal, RemovalGround
 from moderation.staff_actions import remove_post
-from tests.factcheck.matching_helpers import CLAIM, arrive, flag
+from tests.factcheck.matching_helpers import CLAIM, COMMENTED_COPY, arrive, flag
 from tests.factories import (
     AppealFactory,
     DecisionFactory,
     FactCheckerFactory,
     FlagFactory,
+    MatchFactory,
     PostFactory,
     RatingFactory,
     StaffFactory,
@@ -71,6 +72,16 @@ def removed_post(
     post = post or PostFactory(**post_fields)
     remove_post(staff=staff or StaffFactory(), post_id=post.pk, ground=ground, reason=reason)
     return post
+
+
+def suggested_copy_of_rated_claim(*, rater, owner=None, verdict: str = Verdict.FALSE, page=None) -> Match:
+    """A claim rated `verdict` by `rater` and decided, and a post suggested as its copy (the claim with a reposter's
+    comment: between the thresholds, no guard), on `page` or a page of its own, which `owner` owns."""
+    claim = rated_post(verdict=verdict, rater=rater, text=CLAIM)
+    copy = PostFactory(text=COMMENTED_COPY, **({"page": page} if page is not None else {}))
+    if owner is not None:
+        copy.page.owners.add(owner)
+    return MatchFactory(post=copy, source=claim)
 
 
 def rated_claim(*, rater, text: str = CLAIM, external_id: str = "source", url: str = "") -> Post:

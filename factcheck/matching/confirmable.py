@@ -160,7 +160,7 @@ def confirmation(*, state: str, method: str, post: PairPost, source: PairPost, r
         decided = MatchRefused(f"This suggestion was already {MatchState(state).label.lower()}.")
         return Confirmation(copy=copy, root=root, stored_post_id=post.id, refusal=decided, reject_refusal=decided,
                             lasting=True)
-    decider = _decider_refusal(reviewer=reviewer, copy=copy, root=root, method=method)
+    decider = decider_refusal(reviewer=reviewer, copy=copy, root=root, method=method)
     lasting = _lasting_refusal(copy=copy, root=root)
     refusal = decider or lasting
     if refusal is None and copy.holder_id is not None and copy.holder_id != reviewer.pk:
@@ -189,8 +189,9 @@ def _lasting_refusal(*, copy: PairPost, root: PairPost) -> Refusal | None:
     return None
 
 
-def _decider_refusal(*, reviewer, copy: PairPost, root: PairPost, method: str) -> Refusal | None:
-    """Why this reviewer may not decide the pair at all (confirm or reject), or None."""
+def decider_refusal(*, reviewer, copy: PairPost, root: PairPost, method: str) -> Refusal | None:
+    """Why this reviewer may not decide the pair at all (confirm or reject), or None. Who may take a confirmation
+    back reads it too (factcheck.matching.unlinkable)."""
     if not getattr(reviewer, "is_factchecker", False):
         return NotClaimable("Only fact-checkers can confirm or reject suggested copies.")
     try:
@@ -241,7 +242,7 @@ def _rated(side: str) -> Exists:
 
 def _decidable(*, copy: str, root: str, organisation_id: int) -> Exists:
     """The root's current rating is one the organisation decides copies of: its own, or, for a semantic pair, one
-    by an organisation that does not cover the copy (`_decider_refusal`). One EXISTS, as the organisation's own
+    by an organisation that does not cover the copy (`decider_refusal`). One EXISTS, as the organisation's own
     rating was before (the halves' plans stay an index probe a pair), with the pair's method and the rater's
     coverage tested on the rating's row: counting both halves for the bench's organisation over 25,000 suggested
     pairs took the same 235 ms as before semantic pairs had a rule of their own."""

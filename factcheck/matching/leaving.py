@@ -1,6 +1,7 @@
 """A copy leaving its claim's group, the one way it happens (factcheck.matching.matcher says how groups form).
 
-A copy leaves when a reversed "not the same claim" appeal or a rating of its own unlinks it (`unlink_copy`), when
+A copy leaves when a reversed "not the same claim" appeal, a fact-checker taking back a confirmation made by mistake
+(moderation.unlinking) or a rating of its own unlinks it (`unlink_copy`), when
 its group's first post can no longer be reviewed (`release_group`), and when its own rating conflicts with its
 claim's (factcheck.conflicts). Every time it then stands alone (`stand_alone`): linked to nothing, in the state its
 caller gives, its band keys filed under itself again and no longer under its claim (`refile_groups`), waiting for a
@@ -43,7 +44,8 @@ def stand_alone(states: Mapping[int, str], *, now: datetime) -> int:
 
 
 def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | None:
-    """A reversed "not the same claim" appeal, or a rating of the copy's own: the copy, whose lock the caller holds,
+    """A reversed "not the same claim" appeal, a fact-checker's unlinking of a copy confirmed by mistake (both through
+    moderation.unlinking.take_off_claim), or a rating of the copy's own: the copy, whose lock the caller holds,
     leaves its group and goes back to the queue (if flagged); the pair is rejected, so never matched again. `post`
     is read again as it now stands."""
     match = Match.objects.filter(post=post, source_id=post.duplicate_of_id, state__in=LINKED_STATES).first()

@@ -45,6 +45,8 @@ class EndReason(models.TextChoices):
     REVERSED = "reversed", "Reversed on appeal"
     LIFTED = "lifted", "Lifted by staff"
     OVERRIDDEN = "overridden", "Overridden by staff"
+    # A matched rating ended because a fact-checker unlinked the copy they had confirmed (moderation.unlinking).
+    UNLINKED = "unlinked", "Unlinked from its claim"
 
 
 class StrikeKind(models.TextChoices):

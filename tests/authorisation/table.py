@@ -151,6 +151,12 @@ TABLE: dict[str, Route] = {
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
+    # Unlinking a copy a fact-checker confirmed (moderation.views_unlink): fact-checkers only; the world's queued
+    # post is no copy, so every fact-checker is told so on its page, and nothing changes.
+    "moderation:unlink_copy": route(
+        GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
+        args={"post_id": "queued_post.pk"}, data={"POST": {"reason": "Another claim about another town."}},
+    ),
     # Every suggested copy waiting for one's organisation, a page at a time: each fact-checker sees their own.
     "factcheck:suggestions": route(GET=factcheckers(200)),
     # Conflicting verdicts: each fact-checker sees their own organisation's (tests/semantic/test_conflicts.py has a

@@ -73,4 +73,16 @@ def test_a_factchecker_confirms_a_suggested_copy_from_the_claims_page(live_serve
     expect(page).to_have_url(f"{live_server.url}/queue/posts/{copy.pk}/")
     notice = page.locator("#match-notice")
     expect(notice).to_contain_text("Matched to a claim rated False by Verifica")
-    expect(notice.get_by_role("link")).to_have_attribute("href", f"/queue/posts/{claim.pk}/")
+    expect(notice.get_by_role("link", name=f"post {claim.external_id}")).to_have_attribute(
+        "href", f"/queue/posts/{claim.pk}/")
+
+    # Confirmed by mistake: the notice leads to "Not a copy: unlink", beside the sentence that says it is a copy.
+    notice.get_by_role("link", name="Not a copy? Unlink it").click()
+    page.get_by_text("Not a copy: unlink").click()
+    page.get_by_label("Why it is not the same claim").fill("This post blames the drug companies: another claim.")
+    page.get_by_role("button", name=f"Unlink post {copy.external_id}").click()
+    expect(page).to_have_url(f"{live_server.url}/queue/posts/{copy.pk}/")
+    expect(page.get_by_text(f"Unlinked: “{copy.external_id}” is not a copy of “{claim.external_id}”")).to_be_visible()
+    copy.refresh_from_db()
+    assert (copy.duplicate_of_id, copy.queue_state) == (None, QueueState.QUEUED)
+    assert PostDistribution.objects.get(post=copy).multiplier == Decimal("1")

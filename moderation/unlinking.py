@@ -1,0 +1,105 @@
+"""A copy leaving the claim it was linked to, with what that undoes: `take_off_claim`, the one home of the steps a
+reversed "not the same claim" appeal (moderation.appeals) and a fact-checker's unlinking share; and
+`unlink_confirmed_copy`, a fact-checker taking back a confirmation made by mistake ("Not a copy: unlink" on the copy's
+post page; who may is factcheck.matching.unlinkable's rule).
+
+Locks, the dispute's reversal's, in its order (docs/concurrency.md): the copy's post (`lock_post`), then its open
+appeal of the matched rating (granted here: written under the post's lock, as every appeal transition is), then its
+pair (factcheck.matching.leaving.unlink_copy) and the claim's band keys (`refile_groups`' advisory lock), then, in
+the pipeline, its actions, its page's standing and the feed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.reasons import OWNER_READS, reason_problem, written
+from factcheck.matching.leaving import unlink_copy
+from factcheck.matching.unlinkable import Link, UnlinkRefused, link_of, unlink_refusal
+from factcheck.members import organisation_of
+from factcheck.models import Match, Post, Verdict
+from moderation.appeal_states import grant_appeal, held_by_a_colleague, open_matched_appeal, outcome_notice
+from moderation.models import Action, ActionKind, EndReason
+from moderation.notices import Notice
+from moderation.pipeline import Change, Ending, carry_out, lock_post
+from moderation.publishing import publish_appeal
+
+
+def take_off_claim(
+    *, post: Post, actor, pair_reason: str, cause: str, end_reason: str, end_note: str, notice: Notice | None,
+    now: datetime,
+) -> None:
+    """The copy leaves its claim (unlink_copy: its pair rejected, so never matched again; back to the queue, or the
+    state it returns to; audited), and the matched rating it carried ends through the pipeline, with its strike, the
+    page's standing, the distribution, the owner's one `notice`, the decisions feed and the webhooks. Nothing is
+    carried out for a copy that carried no rating and whose owner is told nothing (a copy of a claim not rated yet).
+
+    In the caller's transaction, which holds the copy's lock (lock_post). `pair_reason` is the pair's (every
+    organisation's post pages show it), `end_note` the ended action's (the audit log)."""
+    unlink_copy(post=post, actor=actor, reason=pair_reason, now=now)
+    # The matched action active now: the one confirmed, or the one a re-rating of the claim put in its place.
+    active = Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
+    ending = [Ending(action, end_reason, end_note) for action in active]
+    if ending or notice is not None:
+        carry_out(Change(post=post, cause=cause, actor=actor, end=ending, notice=notice), now=now)
+
+
+@transaction.atomic(durable=True)
+def unlink_confirmed_copy(
+    *, post_id: int, actor, reason: str, claim_id: int | None = None, now: datetime | None = None
+) -> Match:
+    """A fact-checker takes back a confirmation: the copy `post_id` leaves its claim as a reversed "not the same claim"
+    appeal would take it off (`take_off_claim`), and its owner is told why (`reason`, required, read word for word).
+    `claim_id`: the claim's first post as the fact-checker's page showed it; refused when the copy is linked to
+    another since (or to none: unlinked meanwhile).
+
+    The owner's open appeal of the matched rating asked for exactly this: it is granted (reversed) by the fact-checker,
+    with their reason, and its outcome is the one notice, even when they confirmed the copy themselves (they may not
+    uphold it, moderation.appeal_states.can_decide; taking their own confirmation back gives the owner what they
+    asked). Refused while a colleague who may decide that appeal is reviewing it: it is theirs to decide."""
+    reason = written(reason)
+    if not reason:
+        raise UnlinkRefused("Say why this post is not a copy of the claim: its owner reads your reason.",
+                            code="validation_error")
+    if problem := reason_problem(reason, read_by=OWNER_READS):
+        raise UnlinkRefused(problem, code="validation_error")
+    now = now or timezone.now()
+    post = lock_post(post_id)
+    link = link_of(post, now=now)
+    if link.match is not None and claim_id is not None and link.match.source_id != claim_id:
+        raise UnlinkRefused(f"Post {post.external_id} was unlinked from that claim and has since been linked to "
+                            "another: read its page as it is now.", code="not_a_copy")
+    if refusal := unlink_refusal(user=actor, post=post, link=link):
+        raise refusal
+    match = link.match
+    appeal = open_matched_appeal(post)
+    if appeal is not None and held_by_a_colleague(appeal, actor, now=now):
+        raise UnlinkRefused(f"{appeal.reviewer} is reviewing the owner's appeal of this match: they decide it "
+                            "(accepting it unlinks the copy).", code="appeal_open")
+    if appeal is not None:
+        grant_appeal(appeal, actor=actor, outcome_reason=f"A fact-checker unlinked your post from the claim: {reason}",
+                     now=now)
+    notice = outcome_notice(appeal) if appeal is not None else _unlinked_notice(post, actor=actor, link=link,
+                                                                               reason=reason)
+    take_off_claim(
+        post=post, actor=actor, pair_reason=f"unlinked, not the same claim: {reason}",
+        cause="matched rating ended: unlinked by a fact-checker, not the same claim", end_reason=EndReason.UNLINKED,
+        end_note=f"unlinked by a fact-checker: {reason}", notice=notice, now=now,
+    )
+    if appeal is not None:
+        publish_appeal(appeal, external_id=post.external_id)
+    match.refresh_from_db()
+    return match
+
+
+def _unlinked_notice(post: Post, *, actor, link: Link, reason: str) -> Notice | None:
+    """What the owner is told when no appeal of theirs asked for it; nothing for a copy that carried no rating (its
+    claim not rated yet, or rated Not eligible): they were never told it was a copy."""
+    if not Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True).exists():
+        return None
+    organisation = organisation_of(actor)
+    return Notice("unlinked", {"organisation": organisation.name if organisation is not None else "A fact-checker",
+                               "verdict": Verdict(link.claim.rating_verdict).label, "reason": reason})
