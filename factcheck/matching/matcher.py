@@ -390,8 +390,8 @@ def confirm_match(*, match_id: int, reviewer, despite_warning: bool = False, now
     A copy of a rated claim is `matched` and the decision side gives it the rating (`posts_matched`).
 
     A pair a guard held (a negation, other numbers: factcheck.matching.reading's warnings) is confirmed only
-    `despite_warning`: the reviewer says they read the warning, as the post page's form asks, since nothing
-    undoes a confirmation but an owner's appeal."""
+    `despite_warning`: the reviewer says they read the warning, as the post page's form asks: the copy then carries
+    the claim's rating until a fact-checker unlinks it (moderation.unlinking) or its owner's appeal is accepted."""
     now = now or timezone.now()
     posts, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
     if answer.refusal is not None:
