@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('moderation', '0017_notices_held_while_copies_are_decided'),
+        ('moderation', '0019_notification_kind_standing'),
     ]
 
     operations = [
