@@ -237,6 +237,9 @@ class RatingOut(Schema):
     rationale: str
     sources: list[str]
     article_url: str
+    rated_text: str = Field(description="The claim as it was rated: the post's text when the rating was made. The "
+                            "platform may send the post again with other words; the rating keeps these.")
+    rated_url: str = Field(description="The post's URL when the rating was made.")
     organisation: str
     created_at: datetime
 
@@ -252,6 +255,8 @@ def rating_out(rating: Rating, *, post: Post) -> dict[str, Any]:
         "rationale": without_contact_details(rating.rationale),
         "sources": rating.sources,
         "article_url": rating.article_url,
+        "rated_text": rating.rated_text,
+        "rated_url": rating.rated_url,
         "organisation": rating.organisation.name,
         "created_at": rating.created_at,
     }

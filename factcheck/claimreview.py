@@ -6,7 +6,7 @@ ClaimReview Read/Write API) and Data Commons' fact-check feed read:
 | ClaimReview | from |
 | --- | --- |
 | `url` | the fact-check article, else the rating's public page (`/claims/{id}/`) |
-| `claimReviewed` | the post's text, the claim as written (its URL when it has no text) |
+| `claimReviewed` | the claim as written when rated: the post's text then (`Rating.rated_text`; else its URL then) |
 | `datePublished` | when the organisation published it (`published_at`, for imported ones), else when it was recorded |
 | `author` | `Organization`: the rating's organisation, `name` and `url` |
 | `reviewRating` | `Rating`: `alternateName` = the verdict's label; on the truth scale, `ratingValue` (below) |
@@ -16,7 +16,9 @@ ClaimReview Read/Write API) and Data Commons' fact-check feed read:
 On the truth scale `ratingValue` is 1 = False or Altered, 2 = Partly false, 3 = Missing context,
 4 = True, with `worstRating` 1 and `bestRating` 4; Satire is not on a truth scale and carries the
 label alone. The `Claim`'s `author` is the page (its name), its `datePublished` the post's, its
-`appearance` the post's URL and its `identifier` the post's external id.
+`appearance` the post's URL when it was rated (`Rating.rated_url`) and its `identifier` the post's external id.
+The platform may send a rated post again with other words or another link: a published fact-check keeps the
+claim it rated, and only a new rating takes the new words.
 
 An `altered` rating of a post with media is also published as schema.org `MediaReview` (PRODUCT.md,
 "Media"), beside its ClaimReview on `/claims/{id}/` and in the same DataFeedItem of the export:
@@ -94,13 +96,13 @@ def claim_review(rating: Rating, *, post: Post) -> dict[str, Any]:
         "author": {"@type": "Organization", "name": post.page.name},
         "datePublished": _date(post.posted_at),
     }
-    if post.url:
-        claim["appearance"] = [{"@type": "CreativeWork", "url": post.url}]
+    if rating.rated_url:
+        claim["appearance"] = [{"@type": "CreativeWork", "url": rating.rated_url}]
     return {
         "@context": SCHEMA_ORG,
         "@type": "ClaimReview",
         "url": rating.article_url or claim_page_url(rating),
-        "claimReviewed": post.text.strip() or post.url or post.external_id,
+        "claimReviewed": rating.rated_text.strip() or rating.rated_url or post.external_id,
         "datePublished": _date(rating.published_at or rating.created_at),
         "author": _organisation(rating),
         "reviewRating": review_rating(rating.verdict),
@@ -127,8 +129,8 @@ def media_review(rating: Rating, *, post: Post) -> dict[str, Any] | None:
             appearance["caption"] = item.alt_text
         if item.still_url:
             appearance["thumbnailUrl"] = item.still_url
-        if post.url:  # where it was shared, as Google's MediaReview guidance asks
-            appearance["sharedOn"] = {"@type": "SocialMediaPosting", "url": post.url}
+        if rating.rated_url:  # where it was shared when rated, as Google's MediaReview guidance asks
+            appearance["sharedOn"] = {"@type": "SocialMediaPosting", "url": rating.rated_url}
         appearances.append(appearance)
     return {
         "@context": SCHEMA_ORG,

@@ -349,6 +349,11 @@ class Rating(models.Model):
     article_url = models.URLField(max_length=2000, blank=True)
     # Why a current rating was changed (new evidence, an error); empty for a post's first rating.
     change_reason = models.TextField(blank=True)
+    # The claim as it was rated: the post's text and URL when the rating was made (factcheck.ratings.claim_as_rated).
+    # The platform may send a rated post again with other words or another link; the rating, its public page and
+    # its ClaimReview keep what the fact-checker read, and the post page shows both when they differ.
+    rated_text = models.TextField(blank=True)
+    rated_url = models.URLField(max_length=2000, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     # When the organisation published it, if it was published outside Factdesk before it was
     # recorded here (an imported ClaimReview's datePublished); part of the immutable content.
@@ -379,6 +384,11 @@ class Rating(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AppendOnlyError("ratings are never deleted; a new rating supersedes them")
+
+    def rated_claim_differs(self, post: Post) -> bool:
+        """Whether `post` is this rating's own post and now reads otherwise than the claim this rating rated: the
+        platform sent it again with other words or another link since. Never for a copy carrying the rating."""
+        return post.pk == self.post_id and (self.rated_text != post.text or self.rated_url != post.url)
 
 
 # Their own modules only because this one is at its length; imported here so Django registers them.

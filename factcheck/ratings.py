@@ -240,6 +240,13 @@ def _check_replaces(replaces: int | None | Unchecked, *, current: Rating | None,
     )
 
 
+def claim_as_rated(post: Post) -> dict[str, str]:
+    """What a new rating of `post` keeps of the claim it rates: the post's text and URL as they are now (read under
+    the post's lock by both callers). The rating's public page and its ClaimReview show these, whatever the platform
+    sends for the post later; a new rating of the post takes the words it has then."""
+    return {"rated_text": post.text, "rated_url": post.url}
+
+
 def rating_refusal(
     *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime | None = None,
     reclaim: bool = False,
@@ -337,6 +344,7 @@ def record_rating(
         organisation_id=organisation_id_of(reviewer),
         created_at=now,
         published_at=published_at,
+        **claim_as_rated(post),
         **values,
     )
     if previous is not None:
@@ -374,7 +382,8 @@ def supersede_rating_on_appeal(
         raise RatingRefused("Posts and ads from politicians are not fact-checked.")
     _retire(previous, now=now)
     rating = Rating.objects.create(
-        post=post, reviewer=reviewer, organisation_id=previous.organisation_id, created_at=now, **values
+        post=post, reviewer=reviewer, organisation_id=previous.organisation_id, created_at=now,
+        **claim_as_rated(post), **values,
     )
     _link_successor(previous, rating, actor=reviewer, reason=values["change_reason"])
     _mark_rated(post, rating=rating, actor=reviewer, now=now)

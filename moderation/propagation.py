@@ -119,7 +119,8 @@ def apply_to_copies(
             continue
         new = new_actions[rating.pk]
         reason = EndReason.REVERSED if rating.pk in reversed_ratings else EndReason.SUPERSEDED
-        context = {"rating": rating, "source": rating.post, "source_removed": rating.post_id in removed,
+        # The notice quotes the claim as it was rated (Rating.rated_text), not the rated post as it reads now.
+        context = {"rating": rating, "source_removed": rating.post_id in removed,
                    "previous": replaced_verdict(active[post.pk])}
         changes.append(Change(
             post=post, cause=f"matched to a claim rated {rating.get_verdict_display()}", decides=rating,

@@ -285,7 +285,6 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             # One open appeal per decision: say so before the owner writes a second one.
             # A matched copy's appeal is against its matched action, a post's own against its rating.
             "matched": decision.matched if decision is not None else None,
-            "matched_source": decision.source if decision is not None else None,
             # Trust and safety removed the rated claim: it is not quoted to another page's owner any more, and its
             # fact-check page is gone (404), as the claim pages leave removed posts out.
             "matched_source_removed": (decision is not None and decision.matched is not None

@@ -104,6 +104,8 @@ def models_id_expression():
         ("sources", '["https://other.example"]'),
         ("article_url", "https://other.example/article"),
         ("change_reason", "invented later"),
+        ("rated_text", "Words the fact-checker never rated."),
+        ("rated_url", "https://other.example/post"),
     ],
 )
 def test_a_ratings_content_cannot_be_changed_by_raw_sql(history, column, value):

@@ -52,6 +52,12 @@ def rating_date(rating, style: str = "day") -> str:
     return format_html('<time datetime="{}">{}</time>', dateformat.format(when, "c"), words)
 
 
+@register.filter
+def rated_claim_differs(rating, post) -> bool:
+    """`{% if rating|rated_claim_differs:post %}`: Rating.rated_claim_differs, for the pages that show both."""
+    return rating is not None and post is not None and rating.rated_claim_differs(post)
+
+
 @register.filter(is_safe=True)
 def sentence(value) -> str:
     """`{% filter sentence %}… label "{{ label }}"{% endfilter %}`: one full stop, never '..' or '.".'."""

@@ -93,6 +93,8 @@ def test_a_rated_post_shows_rating_actions_and_reasons(platform_client, factchec
         "rationale": "Wrong figures.",
         "sources": ["https://stats.example/table"],
         "article_url": "",
+        "rated_text": post.text,
+        "rated_url": post.url,
         "organisation": organisation_of(factchecker).name,
         "created_at": body["rating"]["created_at"],
     }
