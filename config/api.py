@@ -48,6 +48,7 @@ from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRe
 from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
 from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
+from moderation.feed import CursorNotIssued
 from moderation.staff_actions import RemovalRefused
 from reports.api import DOCUMENTED_PARAMETERS
 from reports.api import router as reports_router
@@ -262,6 +263,7 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     TokenNotFound: 404,
     AmbiguousTokenPrefix: 409,
     TokenAlreadyRevoked: 409,
+    CursorNotIssued: 409,
     InvalidTokenRequest: 422,
     EndpointNotFound: 404,
     EndpointRefused: 422,

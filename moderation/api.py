@@ -29,7 +29,7 @@ from factcheck.selectors import current_rating, flag_counts, may_read_post, post
 from moderation.appeal_input import MAX_EVIDENCE_URLS, MAX_STATEMENT
 from moderation.appeals import NotAllowed, can_file, file_appeal
 from moderation.distribution import current_distribution
-from moderation.feed import changes_after
+from moderation.feed import page_after
 from moderation.models import Action, Appeal, AppealKind, AppealStatus, StatementOfReasons
 from moderation.publishing import appeal_out, change_out, distribution_out
 from moderation.report_queue import open_report_counts
@@ -299,7 +299,7 @@ class DecisionsOut(Schema):
 @router.get(
     "/decisions",
     auth=TokenAuth(Role.PLATFORM),
-    response={200: DecisionsOut, **errors_for(403, 422)},
+    response={200: DecisionsOut, **errors_for(403, 409, 422)},
     summary="Poll distribution changes in commit order",
 )
 def list_decisions(
@@ -308,8 +308,12 @@ def list_decisions(
     limit: int = Query(100, ge=1, le=MAX_FEED_PAGE, description="At most 1,000 changes per page."),
 ) -> dict[str, Any]:
     """Changes after `after`, oldest first. Poll again with `next_cursor`; it stays put when
-    nothing is new, and ids are given in commit order so no change is ever skipped."""
-    changes = list(changes_after(cursor=after, limit=limit))
+    nothing is new, and ids are given in commit order so no change is ever skipped.
+
+    409 `cursor_not_issued` when `after` is past every cursor the feed has handed out: its database was restored
+    from a backup older than the cursor, and its operator has yet to run `manage.py after_restore`; poll again
+    with the same cursor once they have."""
+    changes = page_after(cursor=after, limit=limit)
     return {
         "decisions": [
             change_out(change, external_id=change.post.external_id) for change in changes

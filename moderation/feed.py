@@ -7,14 +7,27 @@ keeps it to commit; appends are the last step of a decision, so the lock is held
 With that, ids are assigned in commit order and `after=<last id>` never skips a change.
 The webhooks' `distribution.changed` events are written under the same lock (the step after
 the append), so their deliveries are in commit order too.
+
+A cursor past every id the feed has handed out cannot come from this feed: the database was restored
+from a backup taken before the platform read it, and `manage.py after_restore` was not run. Answering
+it with an empty page would hide every decision until the ids caught up with it, then skip them; it
+is refused instead (`CursorNotIssued`, 409 in the API).
 """
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 
+from core.id_sequences import last_id_handed_out
+from core.refusals import Refusal
 from moderation.models import DistributionChange, FeedSequence
 from moderation.publishing import publish_changes
+
+
+class CursorNotIssued(Refusal):
+    """A cursor greater than the last id the feed ever handed out (restored database, docs/operations.md)."""
+
+    code = "cursor_not_issued"
 
 
 def append_to_feed(changes: list[DistributionChange]) -> list[DistributionChange]:
@@ -36,3 +49,22 @@ def append_and_publish(changes: list[DistributionChange]) -> list[DistributionCh
 
 def changes_after(*, cursor: int, limit: int) -> QuerySet[DistributionChange]:
     return DistributionChange.objects.filter(id__gt=cursor).select_related("post").order_by("id")[:limit]
+
+
+def page_after(*, cursor: int, limit: int) -> list[DistributionChange]:
+    """What a poller at `cursor` reads next: `changes_after`, or CursorNotIssued when nothing is after a cursor the
+    feed never handed out. A cursor the feed gave (a `next_cursor`) is never refused: ids are drawn before their
+    rows commit, so the sequence is at or past every committed id; the check costs a query only on an empty page."""
+    changes = list(changes_after(cursor=cursor, limit=limit))
+    if changes or cursor == 0:
+        return changes
+    issued = last_id_handed_out(DistributionChange)
+    if issued is not None and cursor > issued:
+        raise CursorNotIssued(
+            f"The cursor {cursor} is past the last decision this feed has handed out ({issued}): its database was "
+            "restored from a backup taken before you read that far. Its operator must run `manage.py after_restore` "
+            "(docs/operations.md, \"Restoring a backup\"); then poll again with the same cursor: new decisions come "
+            "after it, none skipped. Decisions you read past the backup were lost with the database.",
+            details={"after": cursor, "last_cursor_issued": issued},
+        )
+    return changes
