@@ -7,16 +7,20 @@ Row triggers never see a TRUNCATE; a statement trigger on each table does. The t
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
 from audit.jobs import make_history_months
 from audit.models import AuditEvent
 from core import partitions
 from core.append_only import AppendOnlyModel, is_history, refuses_truncate
-from core.history_guard import EVENT_TRIGGER, check, history_models
+from core.history_guard import EVENT_TRIGGER, EVENT_TRIGGER_SQL, check, history_models
 from factcheck.models import Post, Rating
 from moderation.models import AppealEvent, DistributionChange, RatingDecision, StatementOfReasons
 from tests.test_history_is_append_only import history  # noqa: F401 - the fixture: a row in every history table
@@ -158,3 +162,60 @@ def test_check_history_reports_a_disabled_trigger_that_a_superuser_slipped_past(
     assert f"event trigger {EVENT_TRIGGER} is disabled (D)" in found.problems
     assert any(problem.startswith("moderation_appealevent: trigger") and "tgenabled = D" in problem
                for problem in found.problems)
+
+
+GUARD = "factdesk_guard.factdesk_refuse_disabled_history_triggers()"
+
+
+def test_the_shipped_sql_run_by_psql_as_it_is_makes_the_event_trigger_that_refuses(capsys):
+    """What an administrator does where the app's role migrates (docs/history.md): the file, as it is, by psql."""
+    database = connection.settings_dict
+    env = {**os.environ, "PGPASSWORD": database["PASSWORD"] or ""}
+    server = ["-h", database["HOST"] or "localhost", "-p", str(database["PORT"] or 5432), "-U", database["USER"]]
+    ran = subprocess.run(
+        ["psql", "-X", *server, "-d", database["NAME"], "-v", "ON_ERROR_STOP=1", "-1", "-f", str(EVENT_TRIGGER_SQL)],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "stay enabled" in refused("ALTER TABLE audit_auditevent DISABLE TRIGGER USER")
+    call_command("check_history", "--strict")
+    assert "history protected" in capsys.readouterr().out
+
+
+def test_check_history_tries_disabling_and_reports_an_event_trigger_whose_function_refuses_nothing():
+    """Present and enabled, yet neutered: its owner replaced the function (after a restore with --no-owner, the
+    app's role owns it). check_history used to say "history protected" while DISABLE TRIGGER went through."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE OR REPLACE FUNCTION {GUARD} RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN END; $$")
+    [problem] = check().problems
+    assert "refuses nothing" in problem and "DISABLE TRIGGER" in problem
+    assert "deploy/history_event_trigger.sql" in problem
+    with connection.cursor() as cursor:  # the try was rolled back
+        cursor.execute("SELECT count(*) FROM pg_trigger WHERE tgenabled = 'D'")
+        assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("what", ["FUNCTION " + GUARD, "SCHEMA factdesk_guard"])
+def test_check_history_reports_an_event_trigger_the_apps_role_could_replace_or_drop(what):
+    """A restore with --no-owner makes the app's role the function's owner; the role owning its schema could drop it
+    with CASCADE, the event trigger with it."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE factdesk_test_app NOSUPERUSER")  # rolled back with the test
+        cursor.execute(f"ALTER {what} OWNER TO factdesk_test_app")
+    [problem] = check().problems
+    assert "owned by factdesk_test_app, not a superuser" in problem and "deploy/history_event_trigger.sql" in problem
+
+
+def test_a_missing_next_month_is_reported_with_the_command_that_makes_it(capsys):
+    table = "audit_auditevent"
+    next_month = partitions.partition_name(table, partitions.add_months(partitions.month_start(timezone.now()), 1))
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP TABLE "{next_month}"')  # empty; an owner can drop a month (docs/history.md)
+    [problem] = check().problems
+    assert problem.startswith(f"{table}: no partition for next month yet ({next_month})")
+    assert "run manage.py make_history_months" in problem
+
+    call_command("make_history_months")
+
+    assert "partition(s) made" in capsys.readouterr().out
+    assert not check().problems
