@@ -2,10 +2,10 @@
 
 Django's own views take the request and the new password (accounts.views). The request does the same work whether or
 not an account has the address: it counts the request, keeps the address in the cache under a random id, and once it
-commits a job on the `notices` queue (accounts.jobs.send_reset_link) looks the address up and sends the link, or
-nothing. So neither the answer nor the time it takes says whether an account exists, and a slow or stuck SMTP server
-holds up a worker, not the person asking. In the embedded default, without Redis, every job runs in the request
-right after commit, this one too: there the time taken does tell a known address from an unknown one (a few
+commits a job on the `notices` queue (accounts.jobs.send_requested_reset_link) looks the address up and sends the
+link, or nothing. So neither the answer nor the time it takes says whether an account exists, and a slow or stuck
+SMTP server holds up a worker, not the person asking. In the embedded default, without Redis, every job runs in the
+request right after commit, this one too: there the time taken does tell a known address from an unknown one (a few
 milliseconds with the console backend, an SMTP exchange with a real one), so a deployment that sends real e-mail
 runs with REDIS_URL and workers. These limits keep the form from being a way to flood someone's inbox, or to try
 addresses in bulk: each request is counted against the address asked for and against the client's address
@@ -24,10 +24,10 @@ request changes, so it still tells nobody whether or how an account has a passwo
 Counts live in the cache (Redis with REDIS_URL, shared by every process; each process's memory otherwise
 or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SECONDS from the first request.
 
-The job's argument is that random id, never the address: RQ names a job by its call (`send_reset_link('...')`) in
-the workers' log, for every job started and finished, and in /admin/rq/ while the job is kept, so every address
-anyone typed into the form, an account's or not, was written there. The address waits in the cache for its job
-(REQUEST_KEPT_SECONDS) and goes once the link is sent.
+The job's argument is that random id, never the address: RQ names a job by its call
+(`send_requested_reset_link('...')`) in the workers' log, for every job started and finished, and in /admin/rq/
+while the job is kept, so every address anyone typed into the form, an account's or not, was written there. The
+address waits in the cache for its job (REQUEST_KEPT_SECONDS) and goes once the link is sent.
 """
 
 from __future__ import annotations
@@ -121,10 +121,11 @@ def request_reset_link(*, email: str, client: str) -> None:
     cache.set(_address_kept_under(request_id), email, REQUEST_KEPT_SECONDS)
     if not getattr(cache, "shared", True):
         # Redis stalled a moment ago: the address went to this process's memory, which no worker reads. Rather than
-        # a link never sent, the job carries the address, as it did before requests had ids (logged, this once).
+        # a link never sent, the job carries the address, as it did before requests had ids (logged, this once), on
+        # the path that took an address then, so that a worker of that release runs it right too.
         enqueue_on_commit("accounts.jobs.send_reset_link", email)
         return
-    enqueue_on_commit("accounts.jobs.send_reset_link", request_id)
+    enqueue_on_commit("accounts.jobs.send_requested_reset_link", request_id)
 
 
 class CacheUnavailable(RuntimeError):

@@ -71,7 +71,8 @@ JOBS: dict[str, JobSpec] = {
     "moderation.jobs.send_notification_emails": JobSpec(NOTICES),
     "moderation.jobs.send_unsent_emails": JobSpec(NOTICES),
     "webhooks.jobs.notify_disabled_endpoints": JobSpec(NOTICES),
-    "accounts.jobs.send_reset_link": JobSpec(NOTICES),  # a password-reset link: someone is waiting for it
+    "accounts.jobs.send_requested_reset_link": JobSpec(NOTICES),  # a password-reset link: someone is waiting for it
+    "accounts.jobs.send_reset_link": JobSpec(NOTICES),  # the same, given the address (older web, Redis stalled)
     # Webhook deliveries (batched by webhooks.outbox) and the sweep of due retries.
     "webhooks.jobs.deliver": JobSpec(WEBHOOKS),
     "webhooks.jobs.deliver_due": JobSpec(WEBHOOKS),

@@ -120,7 +120,7 @@ def test_the_request_enqueues_the_same_job_for_a_known_and_an_unknown_address_an
     assert (unknown.status_code, unknown["Location"]) == (known.status_code, known["Location"])
     assert len(for_unknown) == len(for_known)
     (known_job, known_args), (unknown_job, unknown_args) = queued_notices()
-    assert known_job == unknown_job == "accounts.jobs.send_reset_link"
+    assert known_job == unknown_job == "accounts.jobs.send_requested_reset_link"
     assert len(known_args[0]) == len(unknown_args[0]) and "@" not in known_args[0] + unknown_args[0]  # a random id each
     assert mail.outbox == []
 
@@ -241,6 +241,29 @@ def test_a_job_enqueued_with_an_address_before_requests_had_ids_still_sends_its_
     assert mail.outbox[0].to == [rita.email]
 
 
+def test_a_worker_of_the_release_before_request_ids_fails_the_new_job_for_a_retry_instead_of_sending_nothing(
+    rita, ask, run_worker, monkeypatch
+):
+    """While a deployment rolls, a worker still on the release before request ids may take a new web process's job.
+    Its `accounts.jobs.send_reset_link` took the address: given a request id on that path it found no account,
+    logged the job done, and the reset was lost (the audit of upgrades). The job's path is one that worker cannot
+    import, so it fails the job, RQ holds it for a retry, and an updated worker sends the link."""
+    ask(Client(), rita.email)
+    # That worker's accounts.jobs: send_reset_link(email) and no other reset job.
+    monkeypatch.delattr(jobs, "send_requested_reset_link", raising=False)
+    monkeypatch.setattr(jobs, "send_reset_link", lambda email: password_reset.send_reset_link(email=email))
+
+    queue = django_rq.get_queue("notices")
+    assert run_worker() == 0  # the job raised: not done, and not failed for good either
+    scheduled = queue.scheduled_job_registry
+    assert scheduled.count == 1 and mail.outbox == []
+
+    monkeypatch.undo()  # the retry falls due on an updated worker
+    scheduled.requeue(scheduled.get_job_ids()[0])
+    assert run_worker() == 1
+    assert [message.to for message in mail.outbox] == [[rita.email]]
+
+
 def test_a_request_made_while_redis_stalled_for_the_web_process_is_still_sent(rita, ask, sent):
     """The cache gives up after half a second and keeps to the process's memory for a while, where no worker reads;
     the job (which still reached Redis) found no address and sent nothing, while the person read "check your
@@ -248,6 +271,8 @@ def test_a_request_made_while_redis_stalled_for_the_web_process_is_still_sent(ri
     cache.breaker.trip(TimeoutError("Timeout reading from socket"))
     assert ask(Client(), rita.email).status_code == 302
     cache.breaker.reset()  # the worker is another process, whose cache reads Redis
+    # On the path that took an address before request ids: a worker of either release runs it alike.
+    assert queued_notices() == [("accounts.jobs.send_reset_link", (rita.email,))]
     assert [message.to for message in sent()] == [[rita.email]]
 
 
@@ -285,11 +310,11 @@ def test_no_address_is_written_in_the_jobs_description_or_the_workers_log(rita, 
 
     assert len(request_ids) == 2 and "@" not in queued_descriptions()
     assert run_worker() == 2
-    assert "Successfully completed accounts.jobs.send_reset_link(" in caplog.text  # the worker's lines are here
+    assert "Successfully completed accounts.jobs.send_requested_reset_link(" in caplog.text  # the worker's lines
     assert "@" not in caplog.text
     assert [m.to for m in mail.outbox] == [[rita.email]]
     # The address went with its link: the job run again (requeued from /admin/rq/) sends nothing.
-    assert [jobs.send_reset_link(request_id) for request_id in request_ids] == [0, 0]
+    assert [jobs.send_requested_reset_link(request_id) for request_id in request_ids] == [0, 0]
     assert len(mail.outbox) == 1
 
 
