@@ -21,7 +21,7 @@ def remake(apps, schema_editor):
         row = cursor.fetchone()
         if not (row and row[0]):
             logger.warning(
-                "audit 0018: the migrating role is not a superuser, so the event trigger that keeps history triggers "
+                "audit 0019: the migrating role is not a superuser, so the event trigger that keeps history triggers "
                 "enabled was not made again out of its reach; have a superuser run deploy/history_event_trigger.sql "
                 "(docs/history.md)"
             )
@@ -32,7 +32,7 @@ def remake(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("audit", "0017_organisation_deleted_verb"),
+        ("audit", "0018_reports_reopened_verb"),
     ]
 
     # Backwards: nothing to undo (0013's reverse drops the event trigger, its function and its schema).
