@@ -232,6 +232,10 @@ def _stuck(user, now) -> dict[str, object]:
             why = (f"{organisation.name}'s rating was imported, and {organisation.name} has no fact-checker on "
                    "Factdesk." if imported else
                    f"{organisation.name} has no active fact-checker besides the one whose decision is appealed.")
+            if is_matched(appeal) and confirmed_by(appeal) is not None:
+                # A person's confirmation: they may take it back ("Not a copy: unlink"), which grants the appeal.
+                why += (" The fact-checker who confirmed the match may instead unlink the copy on its page, which "
+                        "grants the appeal.")
             fix = f"add a fact-checker to {organisation.name}"
             add = f"{add_user}?{urlencode({'role': 'factchecker', 'organisation': organisation.pk})}"
             url = reverse("admin:moderation_appeal_change", args=[appeal.pk])

@@ -12,6 +12,7 @@ from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
@@ -106,6 +107,10 @@ def test_a_dispute_of_a_copy_is_listed_while_the_only_colleague_is_the_one_who_c
     appeal = AppealFactory(post=post("commented"), filed_by=owner)
     assert appeal.action.kind == "matched_rating"
     assert stuck() == {appeal.pk}
+    client = Client()
+    client.force_login(StaffFactory())
+    assert ("The fact-checker who confirmed the match may instead unlink the copy on its page, which grants the "
+            "appeal.") in stuck_section(client)
 
     FactCheckerFactory(organisation=organisation_of(factchecker))
     assert stuck() == set()
