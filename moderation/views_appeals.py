@@ -33,7 +33,14 @@ from core.search_input import search_text
 from factcheck.media_display import media_of
 from factcheck.members import IMPORTER_PREFIX, organisation_id_of
 from factcheck.models import Post, Verdict
-from moderation.appeal_states import confirmed_by, held_by_a_colleague, is_matched, nobody_can_decide, outcomes_now
+from moderation.appeal_states import (
+    confirmed_by,
+    held_by_a_colleague,
+    is_matched,
+    nobody_can_decide,
+    outcomes_now,
+    with_confirmer,
+)
 from moderation.appeals import (
     AppealConflict,
     NotAllowed,
@@ -140,9 +147,9 @@ def _forbidden(request: HttpRequest, *, desk: Desk, reason: str) -> HttpResponse
 
 
 def _appeals(desk: Desk, user) -> QuerySet[Appeal]:
-    return desk.appeals(user).select_related(
+    return with_confirmer(desk.appeals(user).select_related(
         "post__page", "rating__organisation", "action", "reviewer", "filed_by"
-    )
+    ))
 
 
 def _due(appeal: Appeal, now) -> str:

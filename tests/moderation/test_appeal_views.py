@@ -374,6 +374,29 @@ def test_the_appeals_queue_renders_in_a_fixed_number_of_queries(login, owner, fa
     assert response.content.decode().count('class="post-text appeal-link"') == appeals
 
 
+@pytest.mark.parametrize("copies", [1, 8])
+def test_the_appeals_queue_lists_copies_disputes_in_a_fixed_number_of_queries(login, owner, factchecker, colleague,
+                                                                               copies, django_assert_max_num_queries):
+    # Who confirmed each copy's match (whom can_decide leaves out) was one query a row, twice (a review).
+    from factcheck.matching.matcher import match_posts
+    from moderation.propagation import apply_matches
+    from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY, arrive, flag, post
+
+    arrive(flag("source", CLAIM, page="page-source"))
+    scenarios.rated_post(rater=factchecker, post=post("source"))
+    names = [f"copy-{n}" for n in range(copies)]
+    arrive(*(flag(name, EXACT_COPY, page=f"page-{name}") for name in names))
+    match_posts(post_ids=[post(name).pk for name in names], rated_only=True)
+    apply_matches(post_ids=[post(name).pk for name in names])
+    for name in names:
+        post(name).page.owners.add(owner)
+        assert dispute(owner, post(name)).action.kind == "matched_rating"
+    client = login(colleague)
+    with django_assert_max_num_queries(4):
+        response = client.get("/queue/appeals/")
+    assert response.content.decode().count('class="post-text appeal-link"') == copies
+
+
 @pytest.mark.parametrize("appeals", [1, 6])
 def test_the_appeal_page_renders_in_a_fixed_number_of_queries(login, owner, factchecker, colleague, appeals,
                                                                django_assert_max_num_queries):
