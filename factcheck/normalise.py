@@ -27,6 +27,11 @@ TRACKING_PARAMETERS = frozenset({
 DEFAULT_PORTS = {"http": 80, "https": 443}
 URL_IN_TEXT = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 SPACE = re.compile(r"\s+")
+# An ASCII text's words as `normalise_text` keeps them: in ASCII every character but a letter or a digit is
+# punctuation, a symbol, a space or a control, and none decomposes (NFKD) or is a combining mark.
+ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+# A decimal digit (category Nd: what `re` means by \d in a str pattern) of a script other than ASCII.
+OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 
 
 def _tracking(name: str) -> bool:
@@ -56,6 +61,8 @@ def normalise_url(url: str) -> str:
 def normalise_text(text: str) -> str:
     """Letters and digits in lower case without accents, words separated by one space."""
     text = URL_IN_TEXT.sub(" ", text or "")
+    if text.isascii():  # most posts: the same result as the loop below, a regular expression's work (5x faster)
+        return " ".join(ASCII_WORD.findall(text)).lower()
     decomposed = unicodedata.normalize("NFKD", text)  # full-width "３０" and "ＴＯＷＥＲＳ" are "30" and "TOWERS"
     kept = []
     for char in decomposed:
@@ -73,8 +80,9 @@ def normalise_text(text: str) -> str:
 
 def ascii_digits(text: str) -> str:
     """`text` with every decimal digit of any script written as its ASCII digit ("٢٠٢٦" and "２０２６" are "2026")."""
-    return "".join(str(unicodedata.decimal(c)) if not c.isascii() and unicodedata.category(c) == "Nd" else c
-                   for c in text)
+    if text.isascii():  # the judge asks twice per post's features: a character loop was a fifth of their cost
+        return text
+    return OTHER_DIGIT.sub(lambda digit: str(unicodedata.decimal(digit[0])), text)
 
 
 def digest(normalised: str) -> str:

@@ -112,11 +112,14 @@ SHARE_BAIT = re.compile(
 # Words in capitals inside a sentence: the people, places and bodies a claim is about. A word is taken whole
 # (possessive) and kept when a lower-case letter follows its capital (LOWER): written as one
 # pattern that asks for that letter, each start backtracked through the rest of a run such as "A-A-A-...",
-# 5 s of a matching worker for a 20,000-character post.
-CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'’-]*+)")
+# 5 s of a matching worker for a 20,000-character post. The capital comes first and the conditions on what precedes
+# it are asked after it (not at the start of a word, of the text or of a sentence: `\b`, `^` and ". " before it), so
+# that the search jumps from capital to capital instead of trying every position (15x faster, the same matches).
+CAPITALISED = re.compile(r"([A-Z](?<!\w.)(?<!^.)(?<![.!?:]\s.)[\w'’-]*+)")
 # A sentence's first word is a name only when it owns something ("Pfizer's CEO admitted"): capitalised, any word
 # may begin a sentence. Not a word that "'s" shortens ("It's", "Here's": NOT_OWNERS).
-OWNER_FIRST = re.compile(r"(?:(?<=[.!?:]\s)|^)([A-Z][\w-]*+)['’]s\b")
+# Capital first, as CAPITALISED.
+OWNER_FIRST = re.compile(r"([A-Z](?:(?<=^.)|(?<=[.!?:]\s.))[\w-]*+)['’]s\b")
 POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 LOWER = re.compile(r"[a-z]")
 # Words too common to change a claim by themselves ("the" for "a"); negations are the polarity guard's.
@@ -131,6 +134,9 @@ NUMBER_WORDS = frozenset(
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
     "million billion trillion half twice double triple dozen".split()
 )
+# A decimal digit of any script: a text without one writes no number in digits (NUMBER) nor a name with its number
+# (NAMED_NUMBER), and asking first spares most posts those searches, which try every position.
+DIGIT = re.compile(r"\d")
 # A number; French, Polish or Swedish "25 000" (a space, often a no-break one, between groups of three) too.
 NUMBER = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)*")
 # A thousands separator: "5,000", "5.000" and "5 000" are 5000, but "1.5" is not 15.
@@ -180,6 +186,9 @@ def word_count(tokens: list[str]) -> int:
     (SPACELESS) its letters over that script's letters a word (at least one)."""
     count = 0
     for token in tokens:
+        if token.isascii():  # no spaceless script in it: one word (a regular expression per script cost more)
+            count += 1
+            continue
         letters = [len(script.findall(token)) // per_word for script, per_word in SPACELESS]
         count += max(1, sum(letters)) if any(letters) else 1
     return count
@@ -212,7 +221,7 @@ def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
     and "15" not) and number words."""
     # Digits of any script as ASCII ("٥", "５" and "5" are one number), as the normalised text has them.
     text = ascii_digits(URL_IN_TEXT.sub(" ", text or ""))
-    digits = [THOUSANDS.sub("", n).replace(",", ".") for n in NUMBER.findall(text)]
+    digits = [THOUSANDS.sub("", n).replace(",", ".") for n in NUMBER.findall(text)] if DIGIT.search(text) else []
     return _counted(digits + [t for t in tokens if t in NUMBER_WORDS])
 
 
@@ -233,7 +242,8 @@ def named_numbers_of(text: str) -> tuple[tuple[tuple[str, str, str], ...], Count
     ("covid19", "covid", "19"); and how many times each name's letters are written with a hyphen before its number
     ("G-7")."""
     text = ascii_digits(URL_IN_TEXT.sub(" ", text or ""))
-    found = [(normalise_text(m[1]), bool(m[2]), m[3]) for m in NAMED_NUMBER.finditer(text)]
+    matches = NAMED_NUMBER.finditer(text) if DIGIT.search(text) else ()
+    found = [(normalise_text(m[1]), bool(m[2]), m[3]) for m in matches]
     return (tuple((letters + number, letters, number) for letters, _, number in found),
             Counter(letters for letters, hyphen, _ in found if hyphen))
 
