@@ -61,8 +61,13 @@ def normalise_url(url: str) -> str:
 def normalise_text(text: str) -> str:
     """Letters and digits in lower case without accents, words separated by one space."""
     text = URL_IN_TEXT.sub(" ", text or "")
-    if text.isascii():  # most posts: the same result as the loop below, a regular expression's work (5x faster)
+    if text.isascii():  # most posts: what `_folded` makes of them, by a regular expression (5x faster)
         return " ".join(ASCII_WORD.findall(text)).lower()
+    return _folded(text)
+
+
+def _folded(text: str) -> str:
+    """`normalise_text` of any text, a character at a time."""
     decomposed = unicodedata.normalize("NFKD", text)  # full-width "３０" and "ＴＯＷＥＲＳ" are "30" and "TOWERS"
     kept = []
     for char in decomposed:
