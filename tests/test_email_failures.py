@@ -93,3 +93,18 @@ def test_a_refused_email_to_a_disabled_endpoints_owner_names_the_owner_by_id(ref
     assert ADDRESS not in written
     assert (f"e-mail to user {owner.pk}, owner of webhook endpoint {endpoint.pk} not sent: SMTPRecipientsRefused: "
             f"550 5.1.1 <{MASKED}>") in written
+
+
+@pytest.mark.parametrize("address", ["jane@localhost", "jane@[192.0.2.1]", "jane.o'brien@example.ie",
+                                     "Jane.Doe@Example.org"])
+def test_addresses_the_pattern_does_not_know_are_masked_too(refusing, address):
+    # Django sends to each of these (validate_email takes them); the address pattern alone left them whole (a review).
+    from django.core.mail import EmailMessage
+
+    from core.mailing import send
+
+    with pytest.raises(EmailNotSent) as raised:
+        send(EmailMessage("Subject", "Body", to=[address]), recipient="user 42")
+    written = "".join(traceback.format_exception(raised.value))
+    assert address not in written and address.lower() not in written.lower()
+    assert f"e-mail to user 42 not sent: SMTPRecipientsRefused: 550 5.1.1 <{address[0]}***@" in written

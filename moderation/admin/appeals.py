@@ -6,13 +6,16 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.text import capfirst
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline, shown_as, when
 from factcheck.admin import POST_SEARCH_HELP, PostSearch
 from moderation.admin_actions import StaffDeskLinks
-from moderation.appeal_states import nobody_can_decide
+from moderation.appeal_states import nobody_can_decide, with_confirmer
 from moderation.appeals import DECISION_TARGET, is_overdue
 from moderation.models import Appeal, AppealEvent
+from moderation.stuck_appeals import why_stuck
 
 
 class AppealEventInline(ReadOnlyInline):
@@ -70,6 +73,33 @@ class AppealAdmin(StaffDeskLinks, PostSearch, ReadOnlyAdmin):  # links to the st
     @admin.display(description="overdue", boolean=True)
     def overdue(self, appeal: Appeal) -> bool:
         return is_overdue(appeal)
+
+    # Filtered to the appeals nobody can decide, the list says why, and (to whoever may add people) links to the add
+    # page that would let someone decide it: an administrator's way in, as /staff/appeals/ is trust and safety's.
+    def _nobody(self, request) -> bool:
+        return request.GET.get(NobodyCanDecideFilter.parameter_name) == "nobody"
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        if not self._nobody(request):
+            return shown
+        can_add = request.user.has_perms(["accounts.add_user", "accounts.change_user"])
+        return (*shown, "why_nobody_with_fix" if can_add else "why_nobody")
+
+    def get_queryset(self, request) -> QuerySet:
+        appeals = super().get_queryset(request)
+        if self._nobody(request):
+            return with_confirmer(appeals.select_related("rating__organisation", "rating__reviewer", "action"))
+        return appeals
+
+    @admin.display(description="why nobody can decide it")
+    def why_nobody(self, appeal: Appeal) -> str:
+        return why_stuck(appeal).why
+
+    @admin.display(description="why nobody can decide it")
+    def why_nobody_with_fix(self, appeal: Appeal) -> str:
+        stuck = why_stuck(appeal)
+        return format_html('{} <a href="{}">{}</a>', stuck.why, stuck.add, capfirst(stuck.fix))
 
 
 @admin.register(AppealEvent)

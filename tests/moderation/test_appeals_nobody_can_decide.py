@@ -152,6 +152,19 @@ def test_the_admin_filters_appeals_nobody_can_decide(staff_client, factchecker):
     decidable = rated_post_with_open_dispute(owner=UserFactory(), rater=rater)
     listing = staff_client.get(reverse("admin:moderation_appeal_changelist"), {"decider": "nobody"})
     assert [a.pk for a in listing.context["cl"].result_list] == [stuck_appeal.pk]
+    name = organisation_of(factchecker).name
+    page = unescape(listing.content.decode())
+    assert f"{name} has no active fact-checker besides the one whose decision is appealed." in page
+    assert reverse("admin:accounts_user_add") not in page  # trust and safety may not add people
+    # An administrator (who may not open the staff desk without the role) reads why there, and adds the person.
+    admin_client = Client()
+    admin_client.force_login(User.objects.create_superuser("admin", "admin@example.org", "x"))
+    assert admin_client.get(reverse("moderation:staff_appeals")).status_code == 403
+    page = unescape(admin_client.get(reverse("admin:moderation_appeal_changelist"), {"decider": "nobody"})
+                    .content.decode())
+    assert f"{name} has no active fact-checker besides the one whose decision is appealed." in page
+    assert f'>Add a fact-checker to {name}</a>' in page
+    assert f"{reverse('admin:accounts_user_add')}?role=factchecker&organisation=" in page
     everything = staff_client.get(reverse("admin:moderation_appeal_changelist"))
     assert {a.pk for a in everything.context["cl"].result_list} == {stuck_appeal.pk, decidable.pk}
 

@@ -60,7 +60,7 @@ def test_the_third_strike_tells_the_owner_the_page_is_a_repeat_offender_what_it_
         "Your page Health Truth Daily has 3 fact-check strikes from the last 90 days, and a page with 3 or more is a "
         "repeat offender. From now on every post of the page is shown 50% less in news feeds (×0.5, on top of each "
         "post's own rating), and the page loses monetisation. Unless a new strike counts, this ends on "
-        f"{(first_strike_at + timedelta(days=90)):%-d %b %Y}, when enough of the strikes have aged out."
+        f"{(first_strike_at + timedelta(days=90)):%-d %b %Y} (UTC), when enough of the strikes have aged out."
     )
     # The owner reads it in the portal, and by e-mail, which links to their notices (it is about no one post).
     client.force_login(owner)
@@ -138,3 +138,45 @@ def test_a_page_without_owners_flips_and_tells_nobody(factchecker):
     for _ in range(3):
         strike(factchecker, page)
     assert not Notification.objects.filter(kind=NotificationKind.STANDING).exists()
+
+
+@pytest.mark.django_db
+def test_a_policy_change_of_the_page_multiplier_tells_the_owners_of_repeat_offenders_what_it_costs_now(
+    factchecker, owned_page
+):
+    # A review: a multiplier of 1 changed to 0.2 showed every post of a repeat offender 80% less without a word.
+    owner, page = owned_page
+    for _ in range(3):
+        strike(factchecker, page)
+    policy = RepeatOffenderPolicy.current()
+    policy.page_multiplier = "0.2"
+    save_policy(row=policy, changed_by=StaffFactory(), reason="Repeat offenders lose more reach.")
+    age_out_strikes()
+    notice = standing_notices(owner)[-1]
+    assert notice.subject == "What your page Health Truth Daily's standing costs has changed"
+    assert notice.body.startswith(
+        "Your page Health Truth Daily is still a repeat offender (3 fact-check strikes from the last 90 days; 3 or "
+        "more make one), and trust and safety changed what that costs: every post of the page is now shown 80% less "
+        "in news feeds (×0.2, on top of each post's own rating), where it was shown 50% less (×0.5). The page still "
+        "has no monetisation."
+    )
+    assert len(standing_notices(owner)) == 2
+    age_out_strikes()  # nothing changed since: nobody is told again
+    assert len(standing_notices(owner)) == 2
+
+
+@pytest.mark.django_db
+def test_with_a_page_multiplier_of_1_the_notices_speak_of_monetisation_alone(factchecker, owned_page):
+    owner, page = owned_page
+    policy = RepeatOffenderPolicy.current()
+    policy.page_multiplier = "1"
+    save_policy(row=policy, changed_by=StaffFactory(), reason="Monetisation only.")
+    posts = [strike(factchecker, page) for _ in range(3)]
+    became = standing_notices(owner)[-1]
+    assert "From now on the page loses monetisation." in became.body
+    assert "news feeds" not in became.body.split("\n\n")[0]
+    DecisionFactory(reviewer=factchecker, post=posts[0], verdict=Verdict.TRUE)
+    recovered = standing_notices(owner)[-1]
+    assert recovered.subject == "Your page Health Truth Daily is no longer a repeat offender"
+    assert "3 that make a page a repeat offender. Monetisation is restored." in recovered.body
+    assert "shown less" not in recovered.body
