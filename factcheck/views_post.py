@@ -100,8 +100,11 @@ def _unlink_offer(request: HttpRequest, post: Post, *, now) -> dict[str, object]
     typed = request.session.pop(UNLINK_REASON.format(post.pk), "")
     if unlink_refusal(user=request.user, post=post, link=link) is not None:
         return None
-    confirmer = link.match.decided_by  # a confirmed pair always names who confirmed it (PROTECT: kept)
-    named = "you" if confirmer.pk == request.user.pk else confirmer.get_full_name() or confirmer.username
+    # Who confirmed it: a person's confirmation names them (PROTECT keeps the account), but a pair stored confirmed
+    # without one (an import, older data) names nobody.
+    confirmer = link.match.decided_by
+    named = ("" if confirmer is None else "you" if confirmer.pk == request.user.pk
+             else confirmer.get_full_name() or confirmer.username)
     return {"claim_id": link.match.source_id, "reason": typed, "confirmed_at": link.match.decided_at,
             "confirmed_by": named, "carries": post.queue_state == QueueState.MATCHED,
             "owner_reads": OWNER_READS_IN_NOTICE}

@@ -274,8 +274,9 @@ def test_a_matched_copys_page_renders_in_a_fixed_number_of_queries(login, factch
     client = login(factchecker)
     # as above without the rating form, and the claim's current rating (which the page names), the
     # timeline (flags, ratings, actions, appeal events) and the appeals, and the reviewer's own rating draft
-    # +1: the navigation's counts (issue 29); +1: its pairs and copies counted in full
-    with django_assert_max_num_queries(19):
+    # +1: the navigation's counts (issue 29); +1: its pairs and copies counted in full; +2: whether the reviewer may
+    # unlink it ("Not a copy: unlink": its link to the claim, the claim with its rating's organisation)
+    with django_assert_max_num_queries(21):
         response = client.get(f"/queue/posts/{copy.pk}/")
     assert response.status_code == 200
     assert "Matched to a claim rated" in response.content.decode()

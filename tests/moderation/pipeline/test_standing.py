@@ -84,8 +84,9 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
     assert [(e.verb, e.target_id, e.data) for e in watch.all_events().filter(post_id__isnull=True)] == [
         (V.STANDING_CHANGED, str(page.pk), {"repeat_offender": True, "active_strikes": 3})
     ]
-    assert notices_of(watch) == [
-        (owner.pk, NotificationKind.DECISION, f"Your post {posts[2].external_id} was rated False")
+    assert notices_of(watch) == [  # the post's, then its page's (moderation.standing)
+        (owner.pk, NotificationKind.DECISION, f"Your post {posts[2].external_id} was rated False"),
+        (owner.pk, NotificationKind.STANDING, f"Your page {page.name} is now a repeat offender"),
     ]
 
     # The owner disputes the first rating; a colleague reverses it: under the threshold at once.
@@ -120,7 +121,8 @@ def test_three_false_ratings_make_a_repeat_offender_and_a_reversal_ends_it_at_on
     ]
     assert notices_of(watch) == [
         (owner.pk, NotificationKind.APPEAL_DECIDED,
-         f"Your appeal on post {posts[0].external_id} was accepted: the rating was changed from False to True")
+         f"Your appeal on post {posts[0].external_id} was accepted: the rating was changed from False to True"),
+        (owner.pk, NotificationKind.STANDING, f"Your page {page.name} is no longer a repeat offender"),
     ]
     assert (first.pk, second.pk) == tuple(a.rating_id for a in actions[:2])
 
