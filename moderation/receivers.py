@@ -1,13 +1,17 @@
 """How the decision side hears from the review side: ratings, new posts and matched copies, each a job after commit;
 and flags that arrived for it to answer (reports of harm, flags answered on arrival), inside the ingest batch."""
 
+from collections import defaultdict
+
 from django.dispatch import receiver
 
 from core.jobs import enqueue_on_commit
+from factcheck.models import Flag
 from factcheck.signals import flags_stored, posts_created, posts_matched, rating_recorded
 from moderation import jobs
 from moderation.models import PageStanding
 from moderation.publishing import publish_report_outcomes
+from moderation.report_outcomes import record_answers
 from moderation.report_queue import refresh_rows
 
 
@@ -46,4 +50,14 @@ def queue_reports_and_answer_arrivals(sender, reported_post_ids, decided_flag_id
     the ingest batch's transaction: a report is never stored without its queue row, nor an answer without its
     event. Neither takes a lock the batch does not hold (the queue rows are its posts'; the outbox inserts)."""
     refresh_rows(post_ids=reported_post_ids, now=now)
+    for outcome, flag_ids in _by_outcome(decided_flag_ids).items():
+        record_answers(flag_ids, outcome=outcome, actor=None, now=now)
     publish_report_outcomes(list(decided_flag_ids))
+
+
+def _by_outcome(flag_ids) -> dict[str, list[int]]:
+    """The flags answered on arrival, grouped by the outcome ingest gave them."""
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for flag_id, outcome in Flag.objects.filter(pk__in=list(flag_ids)).order_by("id").values_list("id", "outcome"):
+        grouped[outcome].append(flag_id)
+    return grouped

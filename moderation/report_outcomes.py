@@ -20,7 +20,8 @@ reporter") in the transaction of the decision that answers it, with an audit eve
 `follow_decisions` is the pipeline's step for the first three (moderation.pipeline lists it); `close_flags` and
 `reopen_flags` are the writers of an outcome after arrival (factcheck.ingest writes those answered on arrival,
 whose senders moderation.receivers tells). A flag answered again, or opened again, is published again as
-`report.decided` with its status now and what it said before.
+`report.decided` with its status now and what it said before. Every answer is also kept (`ReportAnswer`, by
+`record_answers`: the figures count a decision on its day and a correction as one), never overwritten.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Max, Q
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
 from factcheck.models import HARM_CATEGORIES, Flag, FlagCategory, Post, ReportOutcome, ReportStatus
 from factcheck.routing import arrival_outcome, recount_review_flags, restore_after_removal, withdraw_for_removal
-from moderation.models import Action, ActionKind
+from moderation.models import Action, ActionKind, ReportAnswer
 from moderation.publishing import publish_report_outcomes
 from moderation.report_queue import refresh_rows
 from moderation.selectors import active_removal
@@ -81,6 +82,7 @@ def _answer(
         Flag.objects.filter(pk__in=ids).update(status=ReportStatus.DECIDED, outcome=outcome, decided_at=now)
     else:
         Flag.objects.filter(pk__in=ids).update(status=ReportStatus.OPEN, outcome="", decided_at=None)
+    record_answers(ids, outcome=outcome, actor=actor, now=now)
     by_post: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     before: dict[int, Counter] = defaultdict(Counter)
     for flag_id, post_id, category, previous in rows:
@@ -100,6 +102,18 @@ def _answer(
     publish_report_outcomes(ids, previous={flag_id: previous for flag_id, _, _, previous in rows if previous},
                             now=now)
     return ids
+
+
+def record_answers(flag_ids: Sequence[int], *, outcome: str, actor, now: datetime) -> None:
+    """Keep the answer the flags `flag_ids` were just given (`outcome`, or "" for reopened), each naming the flag's
+    answer it replaces. In the answer's transaction, the flags' posts locked (or the flags new): a flag's answers
+    are written one at a time, so its latest is the highest id."""
+    latest = dict(ReportAnswer.objects.filter(flag_id__in=flag_ids).values("flag_id").annotate(last=Max("id"))
+                  .values_list("flag_id", "last").order_by())
+    ReportAnswer.objects.bulk_create([
+        ReportAnswer(flag_id=flag_id, outcome=outcome, answered_at=now, actor=actor, replaces_id=latest.get(flag_id))
+        for flag_id in flag_ids
+    ])
 
 
 def follow_decisions(

@@ -25,7 +25,7 @@ from reports.figures import (
     figures_for,
     scope_of,
 )
-from reports.notices import CATEGORIES, OUTCOMES, SOURCES, split
+from reports.notices import CATEGORIES, CORRECTIONS, OUTCOMES, SOURCES, split
 
 router = Router(tags=["figures"])
 DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
@@ -43,7 +43,10 @@ class NoticesDayOut(Schema):
     by_category: dict[str, int] = Field(description="Notices (flags) received that day, by category.")
     by_source: dict[str, int] = Field(description="The same notices by source.")
     by_category_and_source: dict[str, int] = Field(description="Keyed `category:source`.")
-    decided: dict[str, int] = Field(description="Notices answered that day, by outcome.")
+    decided: dict[str, int] = Field(description="Notices answered that day, by outcome: each notice's first decision, "
+                                    "counted on the day it was made whatever became of it.")
+    corrected: dict[str, int] = Field(description="Decisions corrected that day, by what the notice became: "
+                                      "`reopened`, or the outcome it was given again.")
     reports_open: int = Field(description="Reports of harm open at the end of the day.")
     reports_overdue: int = Field(description="Of them, open for more than 24 hours.")
 
@@ -119,13 +122,14 @@ def _person(person: Person) -> dict:
 
 def _notices(day: DayFigures) -> dict:
     by_category, by_source = split(day.notices_received, position=0), split(day.notices_received, position=1)
-    decided = split(day.notices_decided, position=1)
+    decided, corrected = split(day.notices_decided, position=1), split(day.notices_corrected, position=1)
     return {
         "by_category": {c: by_category.get(c, 0) for c in CATEGORIES},
         "by_source": {k: by_source.get(k, 0) for k in SOURCES},
         "by_category_and_source": {f"{c}:{k}": day.notices_received.get(f"{c}:{k}", 0)
                                    for c in CATEGORIES for k in SOURCES},
         "decided": {o: decided.get(o, 0) for o in OUTCOMES},
+        "corrected": {o: corrected.get(o, 0) for o in CORRECTIONS},
         "reports_open": day.reports_open or 0, "reports_overdue": day.reports_overdue or 0,
     }
 

@@ -257,7 +257,8 @@ def notices_chart(figures: Figures) -> Chart:
     return Chart(
         slug="notices", title="Notices and reports of harm",
         intro="Flags received each day by category and source (each a notice; reports of harm are decided by "
-              "trust-and-safety staff, misinformation by fact-checkers), notices answered each day by outcome, and "
+              "trust-and-safety staff, misinformation by fact-checkers), notices answered each day by outcome (a "
+              "notice's first decision), decisions corrected each day (reopened, decided again, overruled), and "
               "reports of harm open and overdue (open for more than 24 hours) at the end of each day.",
         columns=[
             _date_column(),
@@ -269,6 +270,8 @@ def notices_chart(figures: Figures) -> Chart:
             *(Column(f"Answered: {outcomes[o].lower()}", f"answered_{o}",
                      _computed(lambda d, o=o: split(d.notices_decided, position=1).get(o, 0)), panel=False)
               for o in OUTCOMES),
+            Column("Decisions corrected", "corrected", _computed(lambda d: sum(d.notices_corrected.values())),
+                   panel=False),
             Column("Reports of harm open", "reports_open", _computed(lambda d: d.reports_open), panel=False),
             Column("Overdue", "reports_overdue", _computed(lambda d: d.reports_overdue)),
         ],

@@ -123,9 +123,11 @@ class DayFigures:
     appeals_closed: dict[str, int] = field(default_factory=dict)
     appeals_open: int | None = None
     appeals_overdue: int | None = None
-    # The program's notices (reports.notices): keyed "category:source" and "category:outcome".
+    # The program's notices (reports.notices): keyed "category:source" and "category:outcome" (first decisions;
+    # corrections keyed "category:outcome" or "category:reopened").
     notices_received: dict[str, int] = field(default_factory=dict)
     notices_decided: dict[str, int] = field(default_factory=dict)
+    notices_corrected: dict[str, int] = field(default_factory=dict)
     reports_open: int | None = None
     reports_overdue: int | None = None
 
@@ -245,6 +247,8 @@ def figures_for(scope: Scope, *, start: date, end: date) -> Figures:
                 figures.notices_received[key] = int(value)
             case Metric.NOTICES_DECIDED:
                 figures.notices_decided[key] = int(value)
+            case Metric.NOTICES_CORRECTED:
+                figures.notices_corrected[key] = int(value)
             case Metric.REPORTS_OPEN:
                 figures.reports_open = int(value)
             case Metric.REPORTS_OVERDUE:

@@ -37,6 +37,8 @@ class Metric(models.TextChoices):
     # Notices (flags) and reports of harm, for the whole program only (reports.notices).
     NOTICES_RECEIVED = "notices_received", "Notices received, by category and source"  # key: category:source
     NOTICES_DECIDED = "notices_decided", "Notices decided, by category and outcome"  # key: category:outcome
+    # key: category:outcome, or category:reopened (reports.notices.corrections)
+    NOTICES_CORRECTED = "notices_corrected", "Notice decisions corrected, by category and what they became"
     REPORTS_OPEN = "reports_open", "Reports of harm open"
     REPORTS_OVERDUE = "reports_overdue", "Reports of harm open past the 24-hour target"
     REPORT_WAIT_MINUTES = "report_wait_minutes", "Reports of harm decided, by wait (minutes)"  # key: the bucket

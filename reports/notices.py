@@ -3,15 +3,22 @@ from a report to its decision. The roll-up counts them per day (`count_notices`)
 GET /api/v1/stats read them back (reports.figures, reports.charts, reports.api), and the transparency report
 counts them straight from the flags (`notice_lines`, exact for any range).
 
+Decisions are counted from the answers kept for each flag (moderation.models.ReportAnswer), never from the
+flag as it stands: a flag's outcome is overwritten when its decision is corrected, and a day already rolled up
+or a report already published must not change when it is.
+
 What is counted:
 - notices received each day (by arrival), by category and source: every flag is a notice, misinformation
   included (a user's report under Art. 16 whatever it reports);
-- notices decided each day (when answered), by category and outcome (`removed`, `no_violation`,
-  `sent_to_fact_checkers`, `rated`);
+- notices decided each day, by category and outcome (`removed`, `no_violation`, `sent_to_fact_checkers`,
+  `rated`): a notice's first decision, on the day it was made, counted once whatever became of it;
+- decisions corrected each day, by category and what the notice became (`reopened`, or the outcome it was given
+  again: decided after a reopening, overruled by a removal, answered anew when a removal was lifted): each
+  correction on its own day, never taken from the earlier day's count;
 - reports of harm open at the end of the day, and of them those open past the 24-hour target;
-- the time from each report of harm to its decision, kept per day as a histogram of waits (to the minute under
-  an hour, the quarter hour under a day, the hour beyond, at most 30 days), so that a range's median is read
-  from the days' histograms, not a median of medians, in a bounded number of rows per day.
+- the time from each report of harm to its first decision, kept per day as a histogram of waits (to the minute
+  under an hour, the quarter hour under a day, the hour beyond, at most 30 days), so that a range's median is
+  read from the days' histograms, not a median of medians, in a bounded number of rows per day.
 Figures are the whole program's: reports of harm are no organisation's.
 """
 
@@ -23,15 +30,22 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import connections
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, QuerySet
 
 from factcheck.models import HARM_CATEGORIES, OPEN_HARM_REPORTS, Flag, FlagCategory, FlagSource, ReportOutcome
 from moderation.deadlines import DECISION_TARGET
+from moderation.models import ReportAnswer
 from reports.models import Metric
 
 CATEGORIES = list(FlagCategory.values)
 SOURCES = list(FlagSource.values)
 OUTCOMES = list(ReportOutcome.values)
+REOPENED = "reopened"
+# What a corrected decision became: opened again, or one of the outcomes.
+CORRECTIONS = [REOPENED, *OUTCOMES]
+# A notice's first decision: its first answer (reopening a flag whose decision predates the kept answers is a
+# correction, as is every answer that replaces another).
+FIRST_DECISION = Q(replaces__isnull=True) & ~Q(outcome=ReportAnswer.REOPENED)
 LONGEST_WAIT_MINUTES = 30 * 24 * 60
 
 
@@ -71,11 +85,12 @@ def count_notices(figures, start: datetime, through: datetime) -> None:
                 .values_list("category", "source").annotate(n=Count("id")).order_by())
     for category, source, n in received:
         figures.add(None, Metric.NOTICES_RECEIVED, f"{category}:{source}", n)
-    decided = Flag.objects.filter(decided_at__gte=start, decided_at__lt=through)
-    for category, outcome, n in decided.values_list("category", "outcome").annotate(n=Count("id")).order_by():
+    for (category, outcome), n in decisions(start, through).items():
         figures.add(None, Metric.NOTICES_DECIDED, f"{category}:{outcome}", n)
-    for received_at, decided_at in decided.filter(category__in=HARM_CATEGORIES).values_list("received_at",
-                                                                                             "decided_at"):
+    for (category, became), n in corrections(start, through).items():
+        figures.add(None, Metric.NOTICES_CORRECTED, f"{category}:{became}", n)
+    first = first_decisions(start, through).filter(flag__category__in=HARM_CATEGORIES)
+    for received_at, decided_at in first.values_list("flag__received_at", "answered_at"):
         figures.add(None, Metric.REPORT_WAIT_MINUTES, str(wait_bucket((decided_at - received_at).total_seconds())))
     late = Q(received_at__lt=through - DECISION_TARGET)
     # Open at the end of the day: still open now, or decided after it (two index ranges, summed).
@@ -85,6 +100,24 @@ def count_notices(figures, start: datetime, through: datetime) -> None:
                                         decided_at__gte=through).aggregate(n=Count("id"), late=Count("id", filter=late))
     figures.set(None, Metric.REPORTS_OPEN, still_open["n"] + decided_later["n"])
     figures.set(None, Metric.REPORTS_OVERDUE, still_open["late"] + decided_later["late"])
+
+
+def first_decisions(since: datetime, until: datetime) -> QuerySet:
+    """The notices' first decisions made in [since, until)."""
+    return ReportAnswer.objects.filter(FIRST_DECISION, answered_at__gte=since, answered_at__lt=until)
+
+
+def decisions(since: datetime, until: datetime) -> Counter[tuple[str, str]]:
+    """First decisions made in [since, until), by (category, outcome)."""
+    return Counter({(category, outcome): n for category, outcome, n in (
+        first_decisions(since, until).values_list("flag__category", "outcome").annotate(n=Count("id")).order_by())})
+
+
+def corrections(since: datetime, until: datetime) -> Counter[tuple[str, str]]:
+    """Decisions corrected in [since, until), by (category, what the notice became: `reopened` or an outcome)."""
+    corrected = (ReportAnswer.objects.filter(answered_at__gte=since, answered_at__lt=until).exclude(FIRST_DECISION)
+                 .values_list("flag__category", "outcome").annotate(n=Count("id")).order_by())
+    return Counter({(category, outcome or REOPENED): n for category, outcome, n in corrected})
 
 
 def split(counts: dict[str, int], *, position: int) -> dict[str, int]:
@@ -97,8 +130,9 @@ def split(counts: dict[str, int], *, position: int) -> dict[str, int]:
 
 def notice_lines(since: datetime, until: datetime) -> Iterable[tuple[str, str, str, int, int | None]]:
     """The transparency report's notice lines, (section, item, label, count, median seconds to decide), counted
-    from the flags themselves: received by category and by category and source; decided by category and
-    outcome; and the median time from receipt to decision per category."""
+    from the flags and their kept answers: received by category and by category and source; first decisions by
+    category and outcome; decisions corrected by category and what they became; and per category the first
+    decisions with the median time from receipt to them."""
     received = Counter({(category, source): n for category, source, n in (
         Flag.objects.filter(received_at__gte=since, received_at__lt=until)
         .values_list("category", "source").annotate(n=Count("id")).order_by())})
@@ -111,9 +145,7 @@ def notice_lines(since: datetime, until: datetime) -> Iterable[tuple[str, str, s
         for source in SOURCES:
             yield ("notices_by_category_and_source", f"{category}:{source}",
                    f"{categories[category]}, from {sources[source].lower()}", received[(category, source)], None)
-    decided = Flag.objects.filter(decided_at__gte=since, decided_at__lt=until)
-    outcomes = Counter({(category, outcome): n for category, outcome, n in (
-        decided.values_list("category", "outcome").annotate(n=Count("id")).order_by())})
+    outcomes = decisions(since, until)
     labels = dict(ReportOutcome.choices)
     for category in CATEGORIES:
         for outcome in OUTCOMES:
@@ -124,15 +156,22 @@ def notice_lines(since: datetime, until: datetime) -> Iterable[tuple[str, str, s
         count, median = medians.get(category, (0, None))
         yield ("notices_decided", category, f"{categories[category]}: decided, with the median time from receipt",
                count, median)
+    corrected = corrections(since, until)
+    became = {REOPENED: "reopened", **{o: f"corrected to {label.lower()}" for o, label in labels.items()}}
+    for category in CATEGORIES:
+        for outcome in CORRECTIONS:
+            yield ("notices_corrected", f"{category}:{outcome}",
+                   f"{categories[category]}: decision {became[outcome]}", corrected[(category, outcome)], None)
 
 
 def _median_waits(since: datetime, until: datetime) -> dict[str, tuple[int, int | None]]:
-    """Per category, the flags decided in the range and their median wait from receipt (seconds): computed by
+    """Per category, the notices first decided in the range and their median wait from receipt (seconds): computed by
     PostgreSQL (percentile_cont, one row per category, however many flags); in Python on SQLite. A flag on a post
     rated before it arrived (an imported rating, a back-dated one) was answered at once: no wait, never a
     negative one, as the histogram's buckets count it (`wait_bucket`)."""
-    decided = Flag.objects.filter(decided_at__gte=since, decided_at__lt=until)
-    # The database the ORM reads these flags from (a replica inside core.replicas' scope), for the statement too.
+    decided = first_decisions(since, until).annotate(
+        category=F("flag__category"), received_at=F("flag__received_at"), decided_at=F("answered_at"))
+    # The database the ORM reads these answers from (a replica inside core.replicas' scope), for the statement too.
     connection = connections[decided.db]
     if connection.vendor == "postgresql":
         sql, params = decided.values("category", "received_at", "decided_at").query.sql_with_params()

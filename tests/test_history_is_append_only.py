@@ -21,8 +21,8 @@ from factcheck.models import Rating
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
-from moderation.models import AppealEvent, DistributionChange, RatingDecision, StatementOfReasons
-from tests.factories import PlatformUserFactory, PostFactory, UserFactory
+from moderation.models import AppealEvent, DistributionChange, RatingDecision, ReportAnswer, StatementOfReasons
+from tests.factories import FlagFactory, PlatformUserFactory, PostFactory, UserFactory
 from webhooks.delivery import deliver
 from webhooks.models import Delivery, DeliveryAttempt, Endpoint, Event
 
@@ -33,6 +33,7 @@ PROTECTED = {
     "moderation_appealevent": AppealEvent,
     "moderation_distributionchange": DistributionChange,
     "moderation_ratingdecision": RatingDecision,
+    "moderation_reportanswer": ReportAnswer,
     "moderation_statementofreasons": StatementOfReasons,
     "webhooks_event": Event,
     "webhooks_deliveryattempt": DeliveryAttempt,
@@ -47,6 +48,7 @@ def history(factchecker):
                                        events=["distribution.changed"], created_at=timezone.now())
     post = PostFactory()
     post.page.owners.add(owner)
+    FlagFactory(post=post)  # answered `rated` by the rating: a kept answer
     rating = record_rating(reviewer=factchecker, post_id=post.pk, verdict="false", rationale="Invented quote.",
                            sources=["https://evidence.example/1"], claim_if_unclaimed=True)
     apply_rating(rating_id=rating.pk)

@@ -20,7 +20,7 @@ from moderation.models.decisions import (
     new_puid,
 )
 from moderation.models.notifications import NoticeEmail, NoticeHold, Notification, NotificationKind
-from moderation.models.reports import ReportedPost
+from moderation.models.reports import ReportAnswer, ReportedPost
 from moderation.models.statements import StatementOfReasons
 from moderation.models.submissions import (
     AttemptOutcome,
@@ -33,7 +33,7 @@ __all__ = [
     "FACT_CHECK_KINDS", "OPEN_STATUSES", "Action", "ActionKind", "Appeal", "AppealEvent", "AppealKind", "AppealStatus",
     "DecisionOutcome", "DistributionChange", "EndReason", "EnforcementPolicy", "FeedSequence", "NoticeEmail",
     "NoticeHold", "Notification", "NotificationKind", "PageStanding", "PostDistribution", "RatingDecision",
-    "RemovalGround", "RepeatOffenderPolicy", "ReportedPost",
+    "RemovalGround", "RepeatOffenderPolicy", "ReportAnswer", "ReportedPost",
     "StatementOfReasons", "Strike", "StrikeKind", "AttemptOutcome", "StatementSubmission", "StatementSubmissionAttempt",
     "SubmissionOutcome", "new_puid",
 ]

@@ -3,7 +3,8 @@
 The reports themselves are flags (factcheck.models.Flag, each with its category, status and outcome);
 this row is what `/staff/reports/` lists and orders, kept by moderation.report_queue from the post's
 open reports whenever they change, and the staff lease on the post (never two staff at once). It is
-not history: the flags keep each report's outcome, and the audit log every claim and decision.
+not history: the flags keep each report's outcome as it stands, `ReportAnswer` every answer it was given,
+and the audit log every claim and decision.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from factcheck.models import Post
+from core.append_only import AppendOnlyModel, append_only_triggers
+from factcheck.models import Flag, Post, ReportOutcome
 
 
 class ReportedPost(models.Model):
@@ -44,3 +46,38 @@ class ReportedPost(models.Model):
 
     def __str__(self) -> str:
         return f"Reports of harm on post “{self.post.external_id}” ({self.open_reports} open)"
+
+
+class ReportAnswer(AppendOnlyModel):
+    """One answer given to a flag (a notice): its outcome, or "" when the flag was opened again, and when.
+
+    A flag's outcome and decision time are overwritten when its decision is corrected (reopened, decided again,
+    overruled by a removal); its answers are kept here, in order, each naming the one it replaced, so that a
+    decision counts on the day it was made and a correction on its own (reports.notices). Written in the
+    transaction that answers the flag (moderation.report_outcomes, moderation.receivers for answers on arrival).
+    One table, not partitioned by month: every read names a day (`answered_at`) or a flag, both indexed."""
+
+    REOPENED = ""
+
+    flag = models.ForeignKey(Flag, on_delete=models.PROTECT, related_name="answers", db_index=False)  # flag_answers
+    outcome = models.CharField(max_length=30, choices=ReportOutcome.choices, blank=True)
+    answered_at = models.DateTimeField()
+    # Who gave it: None for Factdesk's own (a rating applied by the decision job, an answer on arrival).
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                              related_name="+")
+    # The flag's answer before this one: None for its first (a first decision); a correction replaces one.
+    replaces = models.OneToOneField("self", on_delete=models.PROTECT, null=True, blank=True,
+                                    related_name="replaced_by")
+
+    class Meta:
+        ordering = ["answered_at", "id"]
+        indexes = [
+            models.Index(fields=["flag", "answered_at"], name="flag_answers"),
+            # The figures' reads of a day's answers.
+            models.Index(fields=["answered_at"], name="report_answer_day"),
+        ]
+        triggers = append_only_triggers("report_answer")
+
+    def __str__(self) -> str:
+        said = self.get_outcome_display().lower() if self.outcome else "reopened"
+        return f"Flag {self.flag_id}: {said}"

@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from factcheck.models import Flag, ReportOutcome
 from moderation.harm_reports import claim_report, decide_report
+from moderation.models import ReportAnswer
 from reports.notices import histogram_median, wait_bucket
 from reports.rollup import roll_up_days
 from tests.conftest import bearer_client
@@ -100,6 +101,7 @@ def test_a_flag_on_a_post_rated_before_it_arrived_waited_no_time(tmp_path):
     # An imported or back-dated rating: the flag is answered before it was received. The report said -7200.
     flag = FlagFactory()
     Flag.objects.filter(pk=flag.pk).update(received_at=at(10), status="decided", outcome="rated", decided_at=at(8))
+    ReportAnswer.objects.create(flag=flag, outcome="rated", answered_at=at(8))  # the answer the figures count
     out = tmp_path / "report.csv"
     call_command("transparency_report", "--from", DAY.isoformat(), "--to", DAY.isoformat(), "--out", str(out),
                  stdout=io.StringIO())

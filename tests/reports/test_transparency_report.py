@@ -20,7 +20,16 @@ from django.db.models import Q
 
 from factcheck.ingest import ingest_flags
 from factcheck.models import Flag, FlagCategory, FlagSource, ReportOutcome
-from moderation.models import Action, ActionKind, Appeal, AppealKind, AppealStatus, RemovalGround, StatementOfReasons
+from moderation.models import (
+    Action,
+    ActionKind,
+    Appeal,
+    AppealKind,
+    AppealStatus,
+    RemovalGround,
+    ReportAnswer,
+    StatementOfReasons,
+)
 from moderation.statements import transparency as tdb
 from tests.reports.conftest import DAYS, FIRST, LAST, at, flag
 
@@ -29,9 +38,9 @@ pytestmark = pytest.mark.django_db
 HEADER = ["section", "item", "label", "count", "median_seconds_to_decide"]
 SECTIONS = [
     "period", "flags_received", "notices_by_category", "notices_by_category_and_source", "notices_by_outcome",
-    "notices_decided", "actions", "actions_by_type", "actions_by_ground", "actions_by_detection_source",
-    "actions_by_automated_detection", "actions_by_automated_decision", "appeals_received", "appeals_by_outcome",
-    "appeals_decided", "out_of_court_disputes", "suspensions",
+    "notices_decided", "notices_corrected", "actions", "actions_by_type", "actions_by_ground",
+    "actions_by_detection_source", "actions_by_automated_detection", "actions_by_automated_decision",
+    "appeals_received", "appeals_by_outcome", "appeals_decided", "out_of_court_disputes", "suspensions",
 ]
 FLAG_SOURCES = [FlagSource.USER_REPORT, FlagSource.TRUSTED_FLAGGER, FlagSource.CLASSIFIER, FlagSource.PARTNER]
 SOURCES = [tdb.SOURCE_ARTICLE_16, tdb.SOURCE_TRUSTED_FLAGGER, tdb.SOURCE_VOLUNTARY]
@@ -75,7 +84,10 @@ def direct(start: date, end: date) -> dict[str, dict[str, int]]:
     """Every count of the report, from the flags, statements, actions and appeals stored in the range."""
     since, until = bounds(start, end)
     flags = Flag.objects.filter(received_at__gte=since, received_at__lt=until)
-    answered = Flag.objects.filter(decided_at__gte=since, decided_at__lt=until)
+    # Each answer a flag was given in the range: its first decision (nothing before it), or a correction.
+    answers = ReportAnswer.objects.filter(answered_at__gte=since, answered_at__lt=until)
+    answered = answers.filter(replaces__isnull=True).exclude(outcome="")
+    corrected = answers.exclude(pk__in=answered.values("pk"))
     statements = StatementOfReasons.objects.filter(action__created_at__gte=since, action__created_at__lt=until)
     not_removal = statements.exclude(action__kind=ActionKind.REMOVAL)
     received = Appeal.objects.filter(created_at__gte=since, created_at__lt=until)
@@ -88,9 +100,13 @@ def direct(start: date, end: date) -> dict[str, dict[str, int]]:
             f"{category}:{source}": flags.filter(category=category, source=source).count()
             for category in FlagCategory.values for source in FlagSource.values},
         "notices_by_outcome": {
-            f"{category}:{outcome}": answered.filter(category=category, outcome=outcome).count()
+            f"{category}:{outcome}": answered.filter(flag__category=category, outcome=outcome).count()
             for category in FlagCategory.values for outcome in ReportOutcome.values},
-        "notices_decided": {category: answered.filter(category=category).count() for category in FlagCategory.values},
+        "notices_decided": {category: answered.filter(flag__category=category).count()
+                            for category in FlagCategory.values},
+        "notices_corrected": {
+            f"{category}:{outcome or 'reopened'}": corrected.filter(flag__category=category, outcome=outcome).count()
+            for category in FlagCategory.values for outcome in ["", *ReportOutcome.values]},
         "actions": {"total": statements.count()},
         "actions_by_type": {
             "demotion": not_removal.filter(action__feed_multiplier__lt=1).count(),
@@ -215,7 +231,7 @@ def test_the_report_opens_with_flags_received_and_ends_with_what_factdesk_never_
         ["flags_received", source] for source in FLAG_SOURCES)]
     # Then every notice by category (and source, outcome, time to decide), then the actions.
     assert rows[6][:2] == ["notices_by_category", "misinformation"]
-    assert [row[0] for row in rows].index("actions") == 6 + 5 + 5 * 4 + 5 * 4 + 5
+    assert [row[0] for row in rows].index("actions") == 6 + 5 + 5 * 4 + 5 * 4 + 5 + 5 * 5
     assert [(row[0], row[1], row[3], row[4]) for row in rows[-2:]] == [
         ("out_of_court_disputes", "submitted", "0", ""), ("suspensions", "accounts", "0", "")]
     assert "Art. 21" in rows[-2][2] and "Art. 23" in rows[-1][2]
