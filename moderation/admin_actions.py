@@ -1,4 +1,5 @@
-"""Trust-and-safety decisions in the admin: remove, restore, lift, override, and the way to removal appeals.
+"""Trust-and-safety decisions in the admin: remove, restore, lift, override, restore a rating's effect, and the way
+to removal appeals.
 
 Every decision goes through moderation.staff_actions (validated, locked, audited) by the
 confirmation machinery of core.admin_decisions. Removal reaches the post admin as a mixin
@@ -33,9 +34,16 @@ from factcheck.models import Post
 from factcheck.selectors import active_claims
 from moderation.appeal_states import open_removal_appeals
 from moderation.harm_reports import live_holder
-from moderation.models import Action, ActionKind, Appeal, AppealKind, RemovalGround
+from moderation.models import FACT_CHECK_KINDS, Action, ActionKind, Appeal, AppealKind, EndReason, RemovalGround
 from moderation.selectors import active_removal
-from moderation.staff_actions import RemovalRefused, lift_action, override_action, remove_post
+from moderation.staff_actions import (
+    RemovalRefused,
+    lift_action,
+    override_action,
+    remove_post,
+    restoration_of,
+    restore_rating_effect,
+)
 
 
 class RemovalForm(ReasonForm):
@@ -71,6 +79,12 @@ class OverrideForm(ReasonForm):
                             help_text="Leave empty for no label.")
 
 
+class RestoreRatingEffectForm(ReasonForm):
+    """A restore's reason: the owner's notice quotes it; the statement of reasons gives the rating's rationale."""
+
+    reason = reason_field(help_text=OWNER_READS_IN_NOTICE, read_by=OWNER_READS)
+
+
 def _describe_post(post: Post) -> str:
     return f"post {post.external_id} on {post.page.name}"
 
@@ -97,6 +111,50 @@ def _override(staff, action: Action, data: dict[str, Any]) -> str:
     override = override_action(staff=staff, action_id=action.pk, feed_multiplier=data["feed_multiplier"],
                                label=data["label"], reason=data["reason"])
     return f"overridden: {share(override.feed_multiplier)}"
+
+
+def _restore(staff, row: Post | Action, data: dict[str, Any]) -> str:
+    post_id = row.post_id if isinstance(row, Action) else row.pk
+    action = restore_rating_effect(staff=staff, post_id=post_id, reason=data["reason"])
+    label = f", label “{unstopped(action.label)}”" if action.label else ""
+    return f"the {action.get_verdict_display()} rating's effect restored: {share(action.feed_multiplier)}{label}"
+
+
+def _restorable(post: Post) -> bool:
+    try:
+        restoration_of(post)
+    except RemovalRefused:
+        return False
+    return True
+
+
+def _restore_link_on_action(action: Action) -> str:
+    """Offered where the mistake is seen: a post-level action that staff lifted or overrode, or an override that
+    stands, while the post's rating has something to restore."""
+    mistaken = action.end_reason in (EndReason.LIFTED, EndReason.OVERRIDDEN) or (
+        action.kind == ActionKind.OVERRIDE and action.is_active)
+    if action.kind not in FACT_CHECK_KINDS or not mistaken:
+        return ""
+    return "Restore the rating's effect" if _restorable(action.post) else ""
+
+
+def _restoration_detail(post: Post) -> SafeString:
+    """Before a restore: what the policy gives the rating today, the strike and from when it counts, what it ends;
+    or why there is nothing to restore (the button stays, the refusal is the domain's)."""
+    try:
+        restoration = restoration_of(post)
+    except RemovalRefused as refusal:
+        return format_html('<p class="post-facts"><strong>Nothing to restore:</strong> {}</p>', refusal.message)
+    new, rating = restoration.action, restoration.rating
+    return format_html(
+        '<p class="post-facts">Restores {}\'s {} rating{} as the enforcement policy gives it today: {}{}{}{}.</p>',
+        rating.organisation.name, rating.get_verdict_display(), " (the claim this post copies)" if restoration.matched
+        else "", share(new.feed_multiplier), f", label “{unstopped(new.label)}”" if new.label else ", no label",
+        format_html("; a fact-check strike on {}, counted from the rating's decision ({})", post.page.name,
+                    when(restoration.decision.decided_at)) if new.strike else "",
+        format_html("; ends {}", "; ".join(_describe_action(old) for old in restoration.replaces))
+        if restoration.replaces else "",
+    )
 
 
 def _lift_link(action: Action) -> str:
@@ -161,9 +219,28 @@ OVERRIDE_ACTION = StaffDecision(
                  "the fact-checker's rating stays as it is. Removals are lifted, not overridden."),
 )
 
+RESTORE_EXPLANATION = (
+    "The post gets again the action, label and strike its current rating has under the enforcement policy today, "
+    "as if staff had not lifted or overridden it: a staff override standing in its place ends. The strike counts "
+    "from the rating's decision and the owner's appeal window stays the rating's. Its owners are told, with your "
+    "reason. Refused when the rating's effect already stands, the post carries no rating or is removed."
+)
+RESTORE_ON_ACTION = StaffDecision(
+    slug="restore_rating", title="Restore the rating's effect", button="Restore", form_class=RestoreRatingEffectForm,
+    permission="moderation.restore_rating_effect", apply=_restore, refusals=(RemovalRefused, Action.DoesNotExist),
+    describe=_describe_action, detail=lambda action: _restoration_detail(action.post),
+    link=_restore_link_on_action, select_related=("post__page",), explanation=RESTORE_EXPLANATION,
+)
+RESTORE_ON_POST = StaffDecision(
+    slug="restore_rating", title="Restore the rating's effect", button="Restore", form_class=RestoreRatingEffectForm,
+    permission="moderation.restore_rating_effect", apply=_restore, refusals=(RemovalRefused, Post.DoesNotExist),
+    describe=_describe_post, detail=_restoration_detail, select_related=("page",), explanation=RESTORE_EXPLANATION,
+    link=lambda post: "Restore the rating's effect" if _restorable(post) else "",
+)
+
 
 class ActionDecisions(StaffDecisionsAdmin):
-    staff_decisions = (LIFT_ACTION, OVERRIDE_ACTION)
+    staff_decisions = (LIFT_ACTION, OVERRIDE_ACTION, RESTORE_ON_ACTION)
 
 
 def removed_banner(removal: Action) -> SafeString:
@@ -178,7 +255,7 @@ def removed_banner(removal: Action) -> SafeString:
 class PostRemoval(StaffDecisionsAdmin):
     """For the post admin that moderation/admin.py registers in place of factcheck's PostAdmin."""
 
-    staff_decisions = (REMOVE_POST,)
+    staff_decisions = (REMOVE_POST, RESTORE_ON_POST)
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is None:

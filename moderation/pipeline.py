@@ -103,6 +103,9 @@ class NewAction:
     reason: str = ""
     created_by: object | None = None
     strike: str | None = None  # a StrikeKind, when the action strikes the page
+    # When the strike counts from (it ages out from then); the action's own time when None. A rating's effect
+    # restored by staff strikes from the rating's decision (moderation.staff_actions.restore_rating_effect).
+    strike_since: datetime | None = None
     audit_reason: str = ""
     audit_data: dict = field(default_factory=dict)
 
@@ -220,8 +223,8 @@ def _create_actions(changes: Sequence[Change], *, now: datetime, events: list) -
             system="enforcement" if change.actor is None else "factdesk",
         ))
         if spec.strike is not None:
-            struck.append((action, spec.strike))
-    events += give_strikes(struck, now=now)
+            struck.append((action, spec.strike, spec.strike_since or now))
+    events += give_strikes(struck)
     by_change = {id(change): [] for change in changes}
     for (change, _), action in zip(specs, actions, strict=True):
         by_change[id(change)].append(action)

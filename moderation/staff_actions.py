@@ -1,12 +1,17 @@
-"""Trust-and-safety decisions: removal, lifting and overriding actions, always with a reason.
+"""Trust-and-safety decisions: removal, lifting and overriding actions, restoring a rating's effect, always with a
+reason.
 
 Removal is never a fact-check outcome: it is for violence, hate, harassment and
 misinformation that risks imminent physical harm. A removed post has distribution 0 and
 its page gets a community-standards strike, counted apart from fact-check strikes.
+
+Restoring a rating's effect takes back a lift or an override made by mistake: the post gets again what the rating
+it carries does under the policy, without anyone re-rating it (staff never rate).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Literal
@@ -17,13 +22,23 @@ from django.utils import timezone
 from core.formatting import clock
 from core.reasons import OWNER_READS, control_problem, reason_problem, written
 from core.refusals import Refusal
-from factcheck.models import Post
+from factcheck.models import Post, Rating
 from moderation.appeal_states import grant_removal_appeal, held_by_a_colleague, open_removal_appeal, outcome_notice
-from moderation.models import Action, ActionKind, Appeal, EndReason, RemovalGround, StrikeKind
+from moderation.enforcement import action_for
+from moderation.models import (
+    Action,
+    ActionKind,
+    Appeal,
+    DecisionOutcome,
+    EndReason,
+    RatingDecision,
+    RemovalGround,
+    StrikeKind,
+)
 from moderation.notices import Notice
-from moderation.pipeline import Change, Ending, NewAction, carry_out, lock_action, lock_post
+from moderation.pipeline import Change, Ending, NewAction, active_post_actions, carry_out, lock_action, lock_post
 from moderation.publishing import publish_appeal
-from moderation.selectors import active_removal
+from moderation.selectors import active_removal, rating_carried
 
 
 class RemovalRefused(Refusal):
@@ -170,6 +185,84 @@ def override_action(
             create=[override], notice=Notice("overridden"),
             # Appeals are against the rating, so their window counts from the rating's decision.
             notice_at=decision.decided_at if decision is not None else None,
+        ),
+        now=now,
+    )
+    return outcome.created[0]
+
+
+@dataclass(frozen=True)
+class Restoration:
+    """What restoring a post's rating's effect does: the rating the post carries (its own, or as a copy its claim's),
+    the action the policy gives that rating now, the staff overrides standing in its place (they end), and the
+    rating's decision on the post (its time: the owner's appeal window and the new strike count from it)."""
+
+    rating: Rating
+    action: NewAction
+    replaces: list[Action]
+    decision: RatingDecision
+
+    @property
+    def matched(self) -> bool:
+        return self.action.kind == ActionKind.MATCHED_RATING
+
+
+def restoration_of(post: Post) -> Restoration:
+    """What restoring the rating's effect on this post would do, or the refusal saying why there is nothing to
+    restore. Reads no lock: `restore_rating_effect` asks again under the post's lock; the admin asks to offer it."""
+    if active_removal(post) is not None:
+        raise RemovalRefused("This post is removed: restore the post first (lift its removal); its rating's effect "
+                             "can be restored after, if it was lifted.")
+    rating = rating_carried(post)
+    if rating is None:
+        raise RemovalRefused("This post carries no rating now: there is no rating's effect to restore.")
+    named = f"{rating.organisation.name}'s {rating.get_verdict_display()} rating"
+    decision = RatingDecision.objects.filter(rating=rating, post=post, outcome=DecisionOutcome.APPLIED).first()
+    if decision is None:
+        raise RemovalRefused(f"{named} has not been applied to this post yet: Factdesk applies it on its own "
+                             "within minutes.")
+    if decision.action_id is None:
+        raise RemovalRefused(f"{named} did not demote or label this post when it was applied: there is no effect "
+                             "to restore.")
+    standing = active_post_actions(post)
+    if any(action.rating_id == rating.pk and action.kind != ActionKind.OVERRIDE for action in standing):
+        raise RemovalRefused(f"The effect of {named} already stands on this post (restored meanwhile, or never "
+                             "lifted): there is nothing to restore.")
+    kind = ActionKind.FACT_CHECK if rating.post_id == post.pk else ActionKind.MATCHED_RATING
+    action = action_for(rating, kind=kind)
+    if action is None:
+        raise RemovalRefused(f"Under the enforcement policy today a {rating.get_verdict_display()} rating does not "
+                             "demote or label a post: there is no effect to restore.")
+    return Restoration(rating=rating, action=action, replaces=standing, decision=decision)
+
+
+@transaction.atomic(durable=True)
+def restore_rating_effect(*, staff, post_id: int, reason: str, now: datetime | None = None) -> Action:
+    """Give a post again the effect of the rating it carries, after staff lifted or overrode it by mistake.
+
+    The action, label and strike are the enforcement policy's today (`action_for`, as for any decision made now;
+    docs/architecture.md says why not the policy at the rating). The strike counts from the rating's decision and
+    the owner's appeal window stays the rating's: taking back a mistake never lengthens a page's time as a repeat
+    offender nor reopens a closed window. An override standing in the rating's place ends (lifted, with this
+    reason). Takes the post's lock, then reads what to restore under it: a second restore is refused.
+    """
+    _require_staff(staff)
+    reason = _clean_reason(reason, missing="Restoring a rating's effect needs a reason.").strip()
+    now = now or timezone.now()
+    post = lock_post(post_id)
+    restoration = restoration_of(post)
+    rating = restoration.rating
+    action = replace(
+        restoration.action, created_by=staff, audit_reason=reason, strike_since=restoration.decision.decided_at,
+        audit_data={**restoration.action.audit_data, "restores": rating.pk,
+                    "ends": [old.pk for old in restoration.replaces]},
+    )
+    outcome = carry_out(
+        Change(
+            post=post, actor=staff, cause=f"{rating.get_verdict_display()} rating's effect restored by staff",
+            end=[Ending(old, EndReason.LIFTED, reason) for old in restoration.replaces], create=[action],
+            notice=Notice("rating_restored", {"rating": rating, "reason": reason, "matched": restoration.matched}),
+            notice_at=restoration.decision.decided_at,
         ),
         now=now,
     )

@@ -40,17 +40,19 @@ from moderation.notices import Notice, notice_rows, owners_of_pages
 from moderation.strikes import ages_out, counts_toward_standing, strike_counts
 
 
-def give_strikes(struck: list[tuple[Action, str]], *, now: datetime) -> list[AuditEvent]:
-    """Strike the pages of these new actions, each (action, StrikeKind); returns the audit events to store."""
+def give_strikes(struck: list[tuple[Action, str, datetime]]) -> list[AuditEvent]:
+    """Strike the pages of these new actions, each (action, StrikeKind, when the strike counts from); returns the
+    audit events to store."""
     strikes = Strike.objects.bulk_create(
-        [Strike(page_id=action.post.page_id, action=action, kind=kind, created_at=now) for action, kind in struck]
+        [Strike(page_id=action.post.page_id, action=action, kind=kind, created_at=since)
+         for action, kind, since in struck]
     )
     return [
         build_event(
             actor=action.created_by, verb=AuditVerb.STRIKE_CREATED, target=strike, post_id=action.post_id,
             data={"page": strike.page_id, "kind": strike.kind, "action": action.pk}, system="enforcement",
         )
-        for (action, _), strike in zip(struck, strikes, strict=True)
+        for (action, _, _), strike in zip(struck, strikes, strict=True)
     ]
 
 

@@ -261,6 +261,8 @@ DECISION_URLS = [
     ("post", "remove", {"ground": "hate", "reason": "x"}),
     ("action", "lift", {"reason": "x"}),
     ("action", "override", {"feed_multiplier": "1", "label": "", "reason": "x"}),
+    ("action", "restore_rating", {"reason": "x"}),
+    ("post", "restore_rating", {"reason": "x"}),
     ("page", "mark_politician", {"reason": "x"}),
 ]
 

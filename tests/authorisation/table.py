@@ -333,6 +333,8 @@ TABLE: dict[str, Route] = {
     **staff_decision("webhooks.endpoint", "enable", object_attr="webhook_delivery.endpoint_id"),
     **staff_decision("webhooks.delivery", "redeliver", object_attr="webhook_delivery.pk"),
     **staff_decision("moderation.action", "override", object_attr="action.pk"),
+    **staff_decision("moderation.action", "restore_rating", object_attr="action.pk"),
+    **staff_decision("factcheck.post", "restore_rating", object_attr="queued_post.pk"),
     **staff_decision("factcheck.post", "remove", object_attr="queued_post.pk"),
     # ---- the job pages, at /admin/rq/ only (settings.RQ_SHOW_ADMIN_LINK is off: no copy in the admin) -----
     **rq_pages("django_rq:", "/admin/rq/"),
