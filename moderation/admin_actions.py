@@ -208,7 +208,8 @@ LIFT_ACTION = StaffDecision(
         Prefetch("appeals", queryset=open_removal_appeals(), to_attr="open_removal_appeals"),
     ),
     explanation=("Each action ends now, with its strike; the post's distribution is recomputed at once. "
-                 "Actions that have already ended are refused."),
+                 "Actions that have already ended are refused. A lift made by mistake is taken back with "
+                 "“Restore the rating's effect” on the action's page, not by asking for a new rating."),
 )
 OVERRIDE_ACTION = StaffDecision(
     slug="override", title="Override actions", button="Override", permission="moderation.override_action",
@@ -216,7 +217,8 @@ OVERRIDE_ACTION = StaffDecision(
     describe=_describe_action, select_related=("post",),
     link=lambda action: "Override" if action.is_active and action.kind != ActionKind.REMOVAL else "",
     explanation=("Each action ends and a staff override takes its place with the multiplier and label below; "
-                 "the fact-checker's rating stays as it is. Removals are lifted, not overridden."),
+                 "the fact-checker's rating stays as it is. Removals are lifted, not overridden. An override made "
+                 "by mistake is taken back with “Restore the rating's effect” on its page."),
 )
 
 RESTORE_EXPLANATION = (

@@ -165,11 +165,21 @@ def _rated_true(staff, factchecker):
     return rated_post(rater=factchecker, verdict="true")
 
 
+def _policy_restricts_nothing_now(staff, factchecker):
+    from moderation.models import EnforcementPolicy
+
+    post = rated_post(rater=factchecker)
+    lift_action(actor=staff, action_id=Action.objects.get(post=post).pk, reason="Lifted by mistake.")
+    EnforcementPolicy.objects.filter(verdict="false").update(feed_multiplier=Decimal("1"), label="")
+    return post
+
+
 @pytest.mark.parametrize("world, message", [
     (_never_lifted, "already stands on this post"),
     (_no_rating, "This post carries no rating now"),
     (_removed, "This post is removed: restore the post first"),
     (_rated_true, "did not demote or label this post"),
+    (_policy_restricts_nothing_now, "Under the enforcement policy today a False rating does not demote or label"),
 ])
 def test_nothing_to_restore_is_refused_with_why_and_changes_nothing(staff, factchecker, world, message):
     post = world(staff, factchecker)
