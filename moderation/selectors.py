@@ -12,7 +12,17 @@ from decimal import Decimal
 from functools import cached_property
 
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, TextChoices
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextChoices,
+)
 
 from factcheck.claimreview import PUBLISHED_VERDICTS
 from factcheck.members import organisation_id_of
@@ -120,6 +130,9 @@ class FactCheckDecision:
     rating: Rating
     matched: Action | None = None
     decided: RatingDecision | None = None
+    # For a copy: when the claim's rating was decided on it (its match made), which a match's effect restored by
+    # staff after a mistaken lift keeps (moderation.staff_actions.restore_rating_effect).
+    matched_at: datetime | None = None
 
     @property
     def source(self) -> Post | None:
@@ -142,7 +155,7 @@ class FactCheckDecision:
         """When the owner was told of the decision (their appeal window opens): when it was made, or
         the rating's own time while its job has not run yet."""
         if self.matched is not None:
-            return self.matched.created_at  # the matched action is its decision's, made at that moment
+            return self.matched_at or self.matched.created_at
         return self.decided.decided_at if self.decided is not None else self.rating.created_at
 
     @property
@@ -158,11 +171,15 @@ def fact_check_decision(post: Post) -> FactCheckDecision | None:
     if own is not None:
         decided = RatingDecision.objects.filter(rating=own, post=post).select_related("action").first()
         return FactCheckDecision(rating=own, decided=decided)
+    decided = RatingDecision.objects.filter(rating_id=OuterRef("rating_id"), post_id=OuterRef("post_id"))
     matched = (
         Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
+        .annotate(decided_at=Subquery(decided.values("decided_at")[:1]))
         .select_related("rating__organisation", "rating__post").order_by("-id").first()
     )
-    return FactCheckDecision(rating=matched.rating, matched=matched) if matched is not None else None
+    if matched is None:
+        return None
+    return FactCheckDecision(rating=matched.rating, matched=matched, matched_at=matched.decided_at)
 
 
 def rating_carried(post: Post, *, decision: FactCheckDecision | None = None) -> Rating | None:

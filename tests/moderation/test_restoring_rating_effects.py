@@ -247,3 +247,32 @@ def test_a_copy_gets_its_claims_rating_back_as_a_matched_rating(staff, factcheck
     assert PostDistribution.objects.get(post=copy).labels == [FALSE_LABEL]
     notice = Notification.objects.filter(user=owner, post=copy).latest("id")
     assert "restored the effect of the False rating of the claim your post copy on Page page-b repeats" in notice.body
+
+
+def test_a_copy_restored_long_after_its_match_keeps_the_match_s_appeal_window(staff, factchecker):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from factcheck.matching.matcher import match_new_posts
+    from moderation.appeals import AppealRefused, file_appeal
+    from moderation.propagation import apply_matches
+    from tests.factcheck.matching_helpers import EXACT_COPY, arrive, flag, matched_action
+    from tests.factcheck.matching_helpers import post as named
+    from tests.scenarios import rated_claim
+
+    long_ago = timezone.now() - timedelta(days=200)
+    source = rated_claim(rater=factchecker)
+    apply_rating(rating_id=Rating.objects.get(post=source, is_current=True).pk, now=long_ago)
+    arrive(flag("copy", EXACT_COPY, page="page-b"))
+    copy = named("copy")
+    copy.page.owners.add(owner := UserFactory())
+    match_new_posts(post_ids=[copy.pk])
+    apply_matches(post_ids=[copy.pk], now=long_ago)
+    lift_action(actor=staff, action_id=matched_action(copy).pk, reason="Lifted the wrong copy.")
+
+    restore_rating_effect(staff=staff, post_id=copy.pk, reason=REASON)
+
+    # The owner was told of the match 200 days ago: restoring its effect does not give them a new 6 months.
+    with pytest.raises(AppealRefused, match="The 6-month window to appeal this decision closed"):
+        file_appeal(owner=owner, post_id=copy.pk, kind="dispute", statement="Not the same claim.")
