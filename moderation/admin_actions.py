@@ -12,7 +12,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
@@ -128,6 +128,19 @@ def _restorable(post: Post) -> bool:
     return True
 
 
+def _restore_link_on_post(post: Post) -> str:
+    """Offered on a post's page while staff's lift or override stands in the way of its rating: the post has no
+    fact-check or matched action now, and one was lifted or overridden (or an override stands). One query, for the
+    page's bound (tests/admin/test_admin_pages.py); the confirmation page and the restore itself check the rest
+    (`restoration_of`: a rating re-rated since to True, say, has nothing to restore, and says so)."""
+    rows = set(Action.objects.filter(post=post, kind__in=FACT_CHECK_KINDS)
+               .filter(Q(ended_at__isnull=True) | Q(end_reason__in=(EndReason.LIFTED, EndReason.OVERRIDDEN)))
+               .values_list("kind", "end_reason"))
+    if any(kind != ActionKind.OVERRIDE and not end_reason for kind, end_reason in rows):
+        return ""  # a rating's effect stands
+    return "Restore the rating's effect" if rows else ""
+
+
 def _restore_link_on_action(action: Action) -> str:
     """Offered where the mistake is seen: a post-level action that staff lifted or overrode, or an override that
     stands, while the post's rating has something to restore."""
@@ -237,7 +250,7 @@ RESTORE_ON_POST = StaffDecision(
     slug="restore_rating", title="Restore the rating's effect", button="Restore", form_class=RestoreRatingEffectForm,
     permission="moderation.restore_rating_effect", apply=_restore, refusals=(RemovalRefused, Post.DoesNotExist),
     describe=_describe_post, detail=_restoration_detail, select_related=("page",), explanation=RESTORE_EXPLANATION,
-    link=lambda post: "Restore the rating's effect" if _restorable(post) else "",
+    link=_restore_link_on_post,
 )
 
 
