@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.timesince import timesince
 
+from accounts.models import Role, User
 from factcheck.members import IMPORTER_PREFIX
-from moderation.appeal_states import confirmed_by, is_matched, nobody_can_decide, with_confirmer
+from moderation.appeal_states import is_matched, nobody_can_decide, with_confirmer
 from moderation.models import Appeal, AppealKind
 
 # Listed at most (the oldest first); any more are counted.
@@ -47,8 +49,9 @@ def why_stuck(appeal: Appeal) -> Stuck:
     why = (f"{organisation.name}'s rating was imported, and {organisation.name} has no fact-checker on Factdesk."
            if imported else
            f"{organisation.name} has no active fact-checker besides the one whose decision is appealed.")
-    if is_matched(appeal) and confirmed_by(appeal) is not None:
-        # A person's confirmation: they may take it back ("Not a copy: unlink"), which grants the appeal.
+    if is_matched(appeal) and getattr(appeal, "confirmer_can_unlink", False):
+        # A person's confirmation: they may take it back ("Not a copy: unlink"), which grants the appeal; said only
+        # while they can (active, still a fact-checker of the rating's organisation).
         why += (" The fact-checker who confirmed the match may instead unlink the copy on its page, which grants the "
                 "appeal.")
     return Stuck(why=why, fix=f"add a fact-checker to {organisation.name}",
@@ -56,10 +59,17 @@ def why_stuck(appeal: Appeal) -> Stuck:
                  url=reverse("admin:moderation_appeal_change", args=[appeal.pk]))
 
 
+def with_unlinking_confirmer(appeals: QuerySet[Appeal]) -> QuerySet[Appeal]:
+    """`with_confirmer`, and whether that confirmer can still take the confirmation back (`why_stuck` reads it)."""
+    return with_confirmer(appeals).annotate(confirmer_can_unlink=Exists(User.objects.filter(
+        pk=OuterRef("match_confirmer"), is_active=True, role=Role.FACTCHECKER,
+        membership__organisation_id=OuterRef("rating__organisation_id"))))
+
+
 def stuck_appeals(user, *, now: datetime) -> dict[str, object]:
     """The oldest STUCK_SHOWN appeals nobody may decide, each with `why_stuck`, how many there are, and whether `user`
     may add people (two queries of their rights, asked only when there is something to add)."""
-    stuck = with_confirmer(nobody_can_decide(Appeal.objects.all()).select_related(
+    stuck = with_unlinking_confirmer(nobody_can_decide(Appeal.objects.all()).select_related(
         "post__page", "rating__organisation", "rating__reviewer", "action")).order_by("created_at", "id")
     found = list(stuck[: STUCK_SHOWN + 1])
     rows = [{"appeal": appeal, "stuck": why_stuck(appeal), "age": timesince(appeal.created_at, now)}

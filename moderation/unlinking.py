@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from core.reasons import OWNER_READS, reason_problem, written
@@ -40,9 +41,7 @@ def take_off_claim(
     In the caller's transaction, which holds the copy's lock (lock_post). `pair_reason` is the pair's (every
     organisation's post pages show it), `end_note` the ended action's (the audit log)."""
     unlink_copy(post=post, actor=actor, reason=pair_reason, now=now)
-    # The matched action active now: the one confirmed, or the one a re-rating of the claim put in its place.
-    active = Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
-    ending = [Ending(action, end_reason, end_note) for action in active]
+    ending = [Ending(action, end_reason, end_note) for action in carried(post)]
     if ending or notice is not None:
         carry_out(Change(post=post, cause=cause, actor=actor, end=ending, notice=notice), now=now)
 
@@ -95,10 +94,20 @@ def unlink_confirmed_copy(
     return match
 
 
+def carried(post: Post) -> QuerySet[Action]:
+    """The actions a copy carries for its claim's rating, active now: its matched rating (the one confirmed, or the one
+    a re-rating of the claim put in its place), or staff's override of it (which keeps the claim's rating). Leaving
+    the claim ends them all: an override left behind kept the post demoted and labelled for a claim it does not make,
+    with nothing its owner could appeal (a review)."""
+    return Action.objects.filter(post=post, ended_at__isnull=True).filter(
+        Q(kind=ActionKind.MATCHED_RATING) | Q(kind=ActionKind.OVERRIDE, rating__isnull=False)
+    ).exclude(rating__post_id=post.pk)
+
+
 def _unlinked_notice(post: Post, *, actor, link: Link, reason: str) -> Notice | None:
     """What the owner is told when no appeal of theirs asked for it; nothing for a copy that carried no rating (its
     claim not rated yet, or rated Not eligible): they were never told it was a copy."""
-    if not Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True).exists():
+    if not carried(post).exists():
         return None
     organisation = organisation_of(actor)
     return Notice("unlinked", {"organisation": organisation.name if organisation is not None else "A fact-checker",

@@ -59,7 +59,7 @@ def link_of(post: Post, *, now: datetime) -> Link:
 
 def unlink_refusal(*, user, post: Post, link: Link) -> Refusal | None:
     """Why `user` may not unlink the copy `post` from its claim (`link`: link_of(post)), or None."""
-    if not getattr(user, "is_factchecker", False):
+    if not getattr(user, "is_factchecker", False) or not getattr(user, "is_active", False):
         return UnlinkRefused("Only fact-checkers unlink copies from a claim.", code="forbidden")
     if link.match is None:
         return UnlinkRefused(f"Post {post.external_id} is not a copy of a claim now (it was unlinked, or rated on its "

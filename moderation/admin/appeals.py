@@ -12,10 +12,10 @@ from django.utils.text import capfirst
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline, shown_as, when
 from factcheck.admin import POST_SEARCH_HELP, PostSearch
 from moderation.admin_actions import StaffDeskLinks
-from moderation.appeal_states import nobody_can_decide, with_confirmer
+from moderation.appeal_states import nobody_can_decide
 from moderation.appeals import DECISION_TARGET, is_overdue
 from moderation.models import Appeal, AppealEvent
-from moderation.stuck_appeals import why_stuck
+from moderation.stuck_appeals import why_stuck, with_unlinking_confirmer
 
 
 class AppealEventInline(ReadOnlyInline):
@@ -89,7 +89,8 @@ class AppealAdmin(StaffDeskLinks, PostSearch, ReadOnlyAdmin):  # links to the st
     def get_queryset(self, request) -> QuerySet:
         appeals = super().get_queryset(request)
         if self._nobody(request):
-            return with_confirmer(appeals.select_related("rating__organisation", "rating__reviewer", "action"))
+            return with_unlinking_confirmer(
+                appeals.select_related("rating__organisation", "rating__reviewer", "action"))
         return appeals
 
     @admin.display(description="why nobody can decide it")

@@ -111,6 +111,13 @@ def test_a_dispute_of_a_copy_is_listed_while_the_only_colleague_is_the_one_who_c
     client.force_login(StaffFactory())
     assert ("The fact-checker who confirmed the match may instead unlink the copy on its page, which grants the "
             "appeal.") in stuck_section(client)
+    # Not while they cannot: deactivated (a review found the list said it of someone who could not sign in).
+    colleague.is_active = False
+    colleague.save(update_fields=["is_active"])
+    assert stuck() == {appeal.pk}
+    assert "may instead unlink" not in stuck_section(client)
+    colleague.is_active = True
+    colleague.save(update_fields=["is_active"])
 
     FactCheckerFactory(organisation=organisation_of(factchecker))
     assert stuck() == set()

@@ -159,6 +159,24 @@ def test_the_confirmer_unlinks_a_copy_from_its_post_page_and_everything_the_matc
     assert "This post is a copy" not in page and "Not a copy: unlink" not in page
 
 
+def test_unlinking_a_copy_staff_overrode_ends_the_override_too_and_tells_the_owner(alice, olivia, copy, staff_user):
+    # A review: staff's override of the matched rating (it keeps the claim's rating) stayed: the post stayed demoted
+    # and labelled for a claim it does not make, its owner was told nothing and could appeal nothing.
+    from moderation.staff_actions import override_action
+
+    override = override_action(staff=staff_user, action_id=matched_action(copy).pk, feed_multiplier="0.3",
+                               label="Staff: misleading claim", reason="Softer than the policy for this one.")
+    assert PostDistribution.objects.get(post=copy).multiplier < Decimal("1")
+    response = unlink(signed_in(alice), copy)
+    assert response.status_code == 302
+    override.refresh_from_db()
+    assert (override.end_reason, override.ended_by_id) == ("unlinked", alice.pk)
+    assert not Action.objects.filter(post=copy, ended_at__isnull=True).exists()
+    distribution = PostDistribution.objects.get(post=copy)
+    assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
+    assert Notification.objects.filter(user=olivia, post=copy, subject__contains="no longer linked").exists()
+
+
 def test_a_colleague_of_the_rating_organisation_unlinks_a_copy_someone_else_confirmed(alice, carol, copy):
     page = text(signed_in(carol).get(f"/queue/posts/{copy.pk}/"))
     assert "Confirmed as a copy by Alice Archer" in page
