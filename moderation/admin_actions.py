@@ -8,6 +8,7 @@ of the post admin moderation/admin.py registers, because the review side never i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django import forms
@@ -246,11 +247,10 @@ RESTORE_ON_ACTION = StaffDecision(
     describe=_describe_action, detail=lambda action: _restoration_detail(action.post),
     link=_restore_link_on_action, select_related=("post__page",), explanation=RESTORE_EXPLANATION,
 )
-RESTORE_ON_POST = StaffDecision(
-    slug="restore_rating", title="Restore the rating's effect", button="Restore", form_class=RestoreRatingEffectForm,
-    permission="moderation.restore_rating_effect", apply=_restore, refusals=(RemovalRefused, Post.DoesNotExist),
-    describe=_describe_post, detail=_restoration_detail, select_related=("page",), explanation=RESTORE_EXPLANATION,
-    link=_restore_link_on_post,
+# The same decision offered on a post's own page: only what it reads of the row differs.
+RESTORE_ON_POST = replace(
+    RESTORE_ON_ACTION, refusals=(RemovalRefused, Post.DoesNotExist), describe=_describe_post,
+    detail=_restoration_detail, select_related=("page",), link=_restore_link_on_post,
 )
 
 

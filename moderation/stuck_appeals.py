@@ -15,7 +15,7 @@ from django.utils.http import urlencode
 from django.utils.timesince import timesince
 
 from accounts.models import Role, User
-from factcheck.members import IMPORTER_PREFIX
+from factcheck.members import is_importer_account
 from moderation.appeal_states import is_matched, nobody_can_decide, with_confirmer
 from moderation.models import Appeal, AppealKind
 
@@ -45,7 +45,7 @@ def why_stuck(appeal: Appeal) -> Stuck:
             url=reverse("moderation:staff_appeal", args=[appeal.pk]),
         )
     organisation, reviewer = appeal.rating.organisation, appeal.rating.reviewer
-    imported = reviewer is not None and reviewer.username.startswith(IMPORTER_PREFIX)
+    imported = is_importer_account(reviewer)
     why = (f"{organisation.name}'s rating was imported, and {organisation.name} has no fact-checker on Factdesk."
            if imported else
            f"{organisation.name} has no active fact-checker besides the one whose decision is appealed.")
