@@ -239,6 +239,7 @@ SENTENCES: dict[str, Sentence] = {
     AuditVerb.ORGANISATION_DELETED: lambda e, n, d: format_html("{} deleted organisation {}", actor(e),
                                                                 d.get("name", "")),
     AuditVerb.PAGE_OWNERS_CHANGED: _page_owners,
+    AuditVerb.DATA_EXPORTED: lambda e, n, d: format_html("{} downloaded a copy of their data", actor(e)),
     AuditVerb.TOKEN_ISSUED: lambda e, n, d: format_html("{} issued {}", actor(e), _target("an API token")(e)),
     AuditVerb.TOKEN_REVOKED: lambda e, n, d: format_html("{} revoked {}", actor(e), _target("an API token")(e)),
     AuditVerb.FLAG_RECEIVED: _flag_received,
@@ -341,8 +342,7 @@ def _export_chunk(events: list[AuditEvent]) -> Iterator[tuple[object, ...]]:
     names = EventNames.load(events)
     for event in events:
         what = html.unescape(strip_tags(str(what_happened(event, names))))
-        yield (event.created_at, event.actor_label,
-               event.get_verb_display(), what, event.target_type, event.target_id,
+        yield (event.created_at, event.actor_label, event.get_verb_display(), what, event.target_type, event.target_id,
                names.posts.get(event.post_id, "") if event.post_id is not None else "", event.reason)
 
 

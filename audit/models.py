@@ -21,6 +21,8 @@ class AuditVerb(models.TextChoices):
     ORGANISATION_CHANGED = "organisation.changed", "Organisation created or changed"
     ORGANISATION_DELETED = "organisation.deleted", "Organisation deleted"
     PAGE_OWNERS_CHANGED = "page.owners_changed", "Page's owners changed"
+    # That a page owner downloaded a copy of their data (moderation.owner_export), never what it held.
+    DATA_EXPORTED = "owner.data_exported", "Page owner downloaded their data"
     TOKEN_ISSUED = "token.issued", "API token issued"
     TOKEN_REVOKED = "token.revoked", "API token revoked"
     FLAG_RECEIVED = "flag.received", "Flag received"

@@ -37,8 +37,9 @@ class Entry:
     by: str
 
 
-def _by(user, *, for_owner: bool, nobody: str) -> str:
-    """Who acted, as this reader may see it: owners see a team, reviewers see the person too."""
+def who_acted(user, *, for_owner: bool, nobody: str) -> str:
+    """Who acted, as this reader may see it: owners see a team, reviewers see the person too. Load `user` with
+    select_related("membership__organisation") (the owner's export reads this too: moderation.owner_export)."""
     if user is None:
         return nobody
     if user.is_page_owner:
@@ -71,24 +72,19 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
             label = f', label "{action.label}"' if action.label else ""
             effect = f"distribution {times(action.feed_multiplier)}{label}"
             title = f"{action.get_kind_display()} action: {effect}"
-        by = _by(action.created_by, for_owner=for_owner, nobody="Factdesk (enforcement policy)")
+        by = who_acted(action.created_by, for_owner=for_owner, nobody="Factdesk (enforcement policy)")
         detail = action.reason if action.kind in (ActionKind.REMOVAL, ActionKind.OVERRIDE) else ""
         entries.append(Entry(action.created_at, "action", title, detail, by))
         if action.ended_at:
             entries.append(Entry(action.ended_at, "action_ended", f"{action.get_kind_display()} action ended: "
                                  f"{action.get_end_reason_display().lower()}", "",
-                                 _by(action.ended_by, for_owner=for_owner, nobody="Factdesk")))
+                                 who_acted(action.ended_by, for_owner=for_owner, nobody="Factdesk")))
     events = AppealEvent.objects.filter(appeal__post=post).select_related("actor__membership__organisation", "appeal")
     if appeal_ids is not None:
         events = events.filter(appeal_id__in=appeal_ids)
     for event in events:
-        appeal = event.appeal
-        title = (f"{appeal.kind_name.capitalize()} filed" if not event.from_status
-                 # Owners read plain words: "reversed" sounds like a refusal to someone who appealed.
-                 else OWNER_OUTCOMES[event.to_status] if for_owner and event.to_status in OWNER_OUTCOMES
-                 else f"Appeal {event.get_to_status_display().lower()}")
-        entries.append(Entry(event.created_at, "appeal", title, event.reason,
-                             _by(event.actor, for_owner=for_owner, nobody="Factdesk")))
+        entries.append(Entry(event.created_at, "appeal", appeal_step(event, for_owner=for_owner), event.reason,
+                             who_acted(event.actor, for_owner=for_owner, nobody="Factdesk")))
     if not for_owner:  # reports of harm are staff's and the reviewers' business, not the page owner's
         entries += _sent_by_staff(post)
     entries.sort(key=lambda e: e.at)
@@ -97,10 +93,20 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
     return [replace(e, detail=without_contact_details(e.detail)) if e.detail else e for e in entries]
 
 
+def appeal_step(event: AppealEvent, *, for_owner: bool) -> str:
+    """One state change of an appeal in words ("Dispute appeal filed", "Appeal accepted"); `event.appeal` loaded."""
+    if not event.from_status:
+        return f"{event.appeal.kind_name.capitalize()} filed"
+    if for_owner and event.to_status in OWNER_OUTCOMES:
+        # Owners read plain words: "reversed" sounds like a refusal to someone who appealed.
+        return OWNER_OUTCOMES[event.to_status]
+    return f"Appeal {event.get_to_status_display().lower()}"
+
+
 def _sent_by_staff(post: Post) -> list[Entry]:
     """Trust and safety sending the post to the fact-checkers, with the note they wrote for them."""
     return [Entry(event.created_at, "reports", "Sent to the fact-checkers by trust and safety", event.reason,
-                  _by(event.actor, for_owner=False, nobody="Trust and safety")) for event in sent_by_staff(post)]
+                  who_acted(event.actor, for_owner=False, nobody="Trust and safety")) for event in sent_by_staff(post)]
 
 
 def timeline_for_factcheckers(post: Post, *, organisation_id: int | None) -> list[Entry]:

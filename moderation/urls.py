@@ -13,6 +13,7 @@ urlpatterns = [
     # Public: a published rating and its ClaimReview, for anyone.
     path("claims/<int:rating_id>/", views_claims.claim, name="claim"),
     path("appeals/", views_portal.portal, name="portal"),
+    path("appeals/export/", views_portal.export_my_data, name="portal_export"),
     path("appeals/notifications/read/", views_portal.mark_notifications_read, name="portal_notifications_read"),
     path("appeals/posts/<int:post_id>/", views_portal.post_detail, name="portal_post"),
     path("appeals/<int:appeal_id>/withdraw/", views_portal.withdraw, name="portal_withdraw"),

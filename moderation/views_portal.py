@@ -11,7 +11,8 @@ that other people's decisions change, at most FACTDESK_REPLICA_MAX_LAG seconds l
 owner's (page_summaries reads that on the primary), and not for that long after the owner's own last write (an
 appeal filed, notices marked read: core.replicas.RecentWriteMiddleware), so the list shows what they just did.
 A post's page (`post_detail`) reads the primary: it is where the owner files an appeal and lands after
-filing or withdrawing one, so it shows what they just did; the POST-only views write.
+filing or withdrawing one, so it shows what they just did; the POST-only views write. "Download my data"
+(`export_my_data`) reads the primary too, as it is sent (moderation.owner_export).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import F, Prefetch, prefetch_related_objects
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.error_summary import error_summary, typed_text
 from core.paging import page_number, plain_number
@@ -57,6 +59,7 @@ from moderation.models import (
     RepeatOffenderPolicy,
 )
 from moderation.notices import fold_repeats
+from moderation.owner_export import TooManyExports, export_document, start_export
 from moderation.policy import restricts
 from moderation.selectors import (
     FactCheckDecision,
@@ -194,6 +197,24 @@ def portal(request: HttpRequest) -> HttpResponse:
             "notifications_open": request.GET.get("notifications") == "open",
         },
     )
+
+
+@page_owner_required
+@require_GET  # not HEAD: each download is counted and audited, and a HEAD would be one without a file
+def export_my_data(request: HttpRequest) -> HttpResponse:
+    """The owner's data as one JSON file, streamed (moderation.owner_export); a page that says when to try again
+    after too many downloads within the hour."""
+    try:
+        with transaction.atomic(durable=True):
+            export = start_export(owner=request.user, now=timezone.now())
+    except TooManyExports as exc:
+        response = render(request, "moderation/portal_export_wait.html", {"message": exc.message}, status=429)
+        response["Retry-After"] = str(exc.details["retry_after"])
+        return response
+    response = StreamingHttpResponse(export_document(export), content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 @page_owner_required

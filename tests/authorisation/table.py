@@ -171,6 +171,8 @@ TABLE: dict[str, Route] = {
     ),
     # ---- the page owners' portal: another page's post is a 404, not a 403 -----------------------
     "moderation:portal": route(GET=owners(200, 200)),
+    # "Download my data": each owner their own (another page's owner gets theirs, never this page's).
+    "moderation:portal_export": route(GET=owners(200, 200), POST=owners(405, 405)),
     "moderation:portal_notifications_read": route(
         GET=owners(405, 405), POST=owners(Redirect("/appeals/"), Redirect("/appeals/")),
     ),
