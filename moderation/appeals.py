@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import Truncator
 
@@ -39,7 +38,6 @@ from moderation.deadlines import is_past_target
 from moderation.enforcement import apply_rating
 from moderation.models import (
     Action,
-    ActionKind,
     Appeal,
     AppealEvent,
     AppealKind,
@@ -52,7 +50,13 @@ from moderation.notices import Notice, organisation_members, page_owners, send_n
 from moderation.pipeline import lock_post
 from moderation.propagation import propagate_after_commit
 from moderation.publishing import publish_appeal
-from moderation.selectors import active_removal, fact_check_decision, still_as_read
+from moderation.selectors import (
+    FactCheckDecision,
+    active_removal,
+    fact_check_decision,
+    same_decision,
+    still_as_read,
+)
 from moderation.staff_actions import RemovalRefused, lift_action
 from moderation.unlinking import take_off_claim
 
@@ -102,11 +106,15 @@ def can_file(user, post: Post) -> bool:
     return getattr(user, "is_page_owner", False) and post.page.owners.filter(pk=user.pk).exists()
 
 
-def nothing_to_dispute_message(rating: Rating) -> str:
-    """Why a rating whose decision restricts nothing (moderation.selectors.FactCheckDecision.restricts)
-    cannot be disputed or corrected."""
-    return (f"This post is rated {rating.get_verdict_display()}: that rating does not reduce its distribution or "
-            "label it, so there is nothing to dispute or correct.")
+def nothing_to_dispute_message(decision: FactCheckDecision) -> str:
+    """Why a fact-check decision that restricts nothing (moderation.selectors.FactCheckDecision.restricts) cannot be
+    disputed or corrected: its rating does nothing to the post, or staff's override of a copy's match left it
+    unrestricted."""
+    if decision.overridden:
+        return ("Trust and safety set aside the effect of the match: your post is not demoted or labelled for it "
+                "now, so there is nothing to appeal.")
+    return (f"This post is rated {decision.rating.get_verdict_display()}: that rating does not reduce its "
+            "distribution or label it, so there is nothing to dispute or correct.")
 
 
 def window_closed_message(notice_at: datetime, *, what: str = "decision") -> str:
@@ -123,11 +131,11 @@ def _target(post: Post, kind: str) -> tuple[Rating | None, Action | None, dateti
     decision = fact_check_decision(post)
     if decision is None:
         raise AppealRefused("This post has no fact-check rating to dispute or correct.")
-    rating = decision.rating
     if not decision.restricts:
-        raise AppealRefused(nothing_to_dispute_message(rating))
-    # A matched copy's appeal names the matched action too: it is against the match, not the claim's rating.
-    return rating, decision.matched, decision.notice_at
+        raise AppealRefused(nothing_to_dispute_message(decision))
+    # A matched copy's appeal names the matched action too (overridden or not): it is against the match, not the
+    # claim's rating.
+    return decision.rating, decision.matched, decision.notice_at
 
 
 def file_appeal(
@@ -160,11 +168,8 @@ def _file(*, owner, post_id: int, values: dict, seen: str, now: datetime) -> App
         raise DecisionChanged(DECISION_CHANGED)
     if now >= filing_closes_at(notice_at):
         raise AppealRefused(window_closed_message(notice_at))
-    # One open appeal per decision; a matched copy's "not the same claim" stays one appeal while the
-    # claim is re-rated under it (its matched action is replaced, the question is not).
-    same_decision = (Q(post=post, action__kind=ActionKind.MATCHED_RATING) if action is not None
-                     and action.kind == ActionKind.MATCHED_RATING else Q(rating=rating, action=action))
-    if Appeal.objects.filter(same_decision).open().exists():
+    # One open appeal per decision (a matched copy's stays one while its matched action is replaced under it).
+    if Appeal.objects.filter(same_decision(post=post, rating=rating, action=action)).open().exists():
         raise AppealConflict("An appeal against this decision is already open.")
     appeal = Appeal.objects.create(
         post=post, rating=rating, action=action, filed_by=owner, created_at=now, decision_notice_at=notice_at,

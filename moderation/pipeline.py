@@ -106,6 +106,7 @@ class NewAction:
     # When the strike counts from (it ages out from then); the action's own time when None. A rating's effect
     # restored by staff strikes from the rating's decision (moderation.staff_actions.restore_rating_effect).
     strike_since: datetime | None = None
+    restored: bool = False  # a rating's effect restored by staff (Action.restored)
     audit_reason: str = ""
     audit_data: dict = field(default_factory=dict)
 
@@ -210,6 +211,7 @@ def _create_actions(changes: Sequence[Change], *, now: datetime, events: list) -
             puid=new_puid(), post=change.post, kind=spec.kind, rating=spec.rating, verdict=spec.verdict,
             feed_multiplier=spec.feed_multiplier, label=spec.label, warn_sharers=spec.warn_sharers,
             ground=spec.ground, reason=spec.reason, created_at=now, created_by=spec.created_by,
+            restored=spec.restored,
         )
         for change, spec in specs
     ])

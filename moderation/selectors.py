@@ -125,14 +125,18 @@ def statements(actions: list[Action]) -> list[StatementOfReasons]:
 class FactCheckDecision:
     """The fact-check rating a post carries: its own current rating, with its recorded decision on the
     post (None until the rating's job has run), or, for a matched copy, the rating of the claim it
-    copies, with the `matched_rating` action that its decision on the copy took."""
+    copies, with the `matched_rating` action that its decision on the copy took (the latest: a restore's) and the
+    action standing for it now (that one, or staff's override of it)."""
 
     rating: Rating
     matched: Action | None = None
     decided: RatingDecision | None = None
-    # For a copy: when the claim's rating was decided on it (its match made), which a match's effect restored by
-    # staff after a mistaken lift keeps (moderation.staff_actions.restore_rating_effect).
+    # For a copy: when the claim's rating was decided on it (its match made).
     matched_at: datetime | None = None
+    # For a copy: what carries the claim's rating on it now, the matched action or staff's override of it.
+    standing: Action | None = None
+    # When staff last restored the rating's effect on the post (Action.restored), if they did.
+    restored_at: datetime | None = None
 
     @property
     def source(self) -> Post | None:
@@ -141,19 +145,31 @@ class FactCheckDecision:
 
     @cached_property
     def effect(self) -> Effect:
-        """What the decision did to the post: the action it took (whatever staff did to that action
-        since: an overridden rating still stands and can be disputed), none, or, before the rating's
-        job ran, what the policy gives its verdict now."""
+        """What the decision does to the post: for its own rating, the action it took (whatever staff did to that
+        action since: an overridden rating still stands, published, and can be disputed), none, or, before the
+        rating's job ran, what the policy gives its verdict now; for a copy, what carries the claim's rating on it now
+        (a match is appealed for what it does to the copy: an override that leaves it unrestricted leaves nothing
+        to appeal)."""
         if self.matched is not None:
-            return self.matched
+            return self.standing or self.matched
         if self.decided is None:
             return current_effect(self.rating.verdict)
         return self.decided.action if self.decided.action_id is not None else NO_EFFECT
 
     @property
+    def overridden(self) -> bool:
+        """A copy whose match staff overrode: the claim's rating carried by their override."""
+        return self.matched is not None and self.standing is not None and self.standing.kind == ActionKind.OVERRIDE
+
+    @property
     def notice_at(self) -> datetime:
-        """When the owner was told of the decision (their appeal window opens): when it was made, or
-        the rating's own time while its job has not run yet."""
+        """When the owner was told of the decision (their appeal window opens, FILING_WINDOW): when it was made, or
+        the rating's own time while its job has not run yet; when staff restored its effect, if they did since: the
+        restore restricts the post anew with a statement and a notice of its own, and an owner who had nothing to
+        appeal while it was lifted must be able to appeal it for six months (DSA Art. 20). Staff's override keeps
+        the window of what it overrides (moderation.staff_actions)."""
+        if self.restored_at is not None:
+            return self.restored_at
         if self.matched is not None:
             return self.matched_at or self.matched.created_at
         return self.decided.decided_at if self.decided is not None else self.rating.created_at
@@ -164,22 +180,52 @@ class FactCheckDecision:
         return restricts(self.effect)
 
 
+def carried(post: Post) -> QuerySet[Action]:
+    """The actions a copy carries for its claim's rating, active now: its matched rating (the one confirmed, or the one
+    a re-rating of the claim put in its place), or staff's override of it (which keeps the claim's rating)."""
+    return Action.objects.filter(post=post, ended_at__isnull=True).filter(
+        Q(kind=ActionKind.MATCHED_RATING) | Q(kind=ActionKind.OVERRIDE, rating__isnull=False)
+    ).exclude(rating__post_id=post.pk)
+
+
+def _restored_at() -> Subquery:
+    """When staff last restored the effect of the outer row's rating on its post (Action.restored), or NULL."""
+    return Subquery(Action.objects.filter(rating_id=OuterRef("rating_id"), post_id=OuterRef("post_id"), restored=True)
+                    .order_by("-created_at").values("created_at")[:1])
+
+
 def fact_check_decision(post: Post) -> FactCheckDecision | None:
     """What a `dispute` or `correction` of this post is against (PRODUCT.md: the fact-check rating or
-    the matched rating), or None. A matched rating counts while its action restricts the post."""
+    the matched rating), or None. A copy's match counts while the claim's rating is carried on it (`carried`): by its
+    matched action, or by staff's override of it; it restricts the copy as that action does."""
     own = current_ratings().filter(post=post).first()
     if own is not None:
-        decided = RatingDecision.objects.filter(rating=own, post=post).select_related("action").first()
-        return FactCheckDecision(rating=own, decided=decided)
+        decided = (RatingDecision.objects.filter(rating=own, post=post).annotate(restored_at=_restored_at())
+                   .select_related("action").first())
+        return FactCheckDecision(rating=own, decided=decided,
+                                 restored_at=decided.restored_at if decided is not None else None)
     decided = RatingDecision.objects.filter(rating_id=OuterRef("rating_id"), post_id=OuterRef("post_id"))
-    matched = (
-        Action.objects.filter(post=post, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True)
-        .annotate(decided_at=Subquery(decided.values("decided_at")[:1]))
-        .select_related("rating__organisation", "rating__post").order_by("-id").first()
-    )
+    standing = (carried(post).annotate(decided_at=Subquery(decided.values("decided_at")[:1]),
+                                       restored_at=_restored_at())
+                .select_related("rating__organisation", "rating__post").order_by("-id").first())
+    # Overridden: the match is the latest matched action the override stands in for.
+    matched = standing if standing is None or standing.kind == ActionKind.MATCHED_RATING else (
+        Action.objects.filter(post=post, rating_id=standing.rating_id, kind=ActionKind.MATCHED_RATING)
+        .order_by("-id").first())
     if matched is None:
         return None
-    return FactCheckDecision(rating=matched.rating, matched=matched, matched_at=matched.decided_at)
+    return FactCheckDecision(rating=standing.rating, matched=matched, matched_at=standing.decided_at,
+                             standing=standing, restored_at=standing.restored_at)
+
+
+def same_decision(*, post: Post, rating: Rating | None, action: Action | None) -> Q:
+    """The post's appeals against the decision an appeal of (rating, action) is against (moderation.appeals finds
+    them): one may be open at a time, and the portal offers no form for a decision with one open. A matched copy's
+    "not the same claim" is one question while its matched action is replaced under it (the claim re-rated, the
+    match's effect lifted and restored by staff)."""
+    if action is not None and action.kind == ActionKind.MATCHED_RATING:
+        return Q(post=post, action__kind=ActionKind.MATCHED_RATING)
+    return Q(post=post, rating=rating, action=action)
 
 
 def rating_carried(post: Post, *, decision: FactCheckDecision | None = None) -> Rating | None:

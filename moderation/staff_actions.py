@@ -23,7 +23,14 @@ from core.formatting import clock
 from core.reasons import OWNER_READS, control_problem, reason_problem, written
 from core.refusals import Refusal
 from factcheck.models import Post, Rating
-from moderation.appeal_states import grant_removal_appeal, held_by_a_colleague, open_removal_appeal, outcome_notice
+from moderation.appeal_states import (
+    grant_removal_appeal,
+    held_by_a_colleague,
+    open_matched_appeal,
+    open_removal_appeal,
+    outcome_notice,
+    transition,
+)
 from moderation.enforcement import action_for
 from moderation.models import (
     Action,
@@ -38,7 +45,7 @@ from moderation.models import (
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, NewAction, active_post_actions, carry_out, lock_action, lock_post
 from moderation.publishing import publish_appeal
-from moderation.selectors import active_removal, rating_carried
+from moderation.selectors import active_removal, fact_check_decision, rating_carried
 
 
 class RemovalRefused(Refusal):
@@ -178,13 +185,13 @@ def override_action(
         kind=ActionKind.OVERRIDE, rating=action.rating, verdict=action.verdict, feed_multiplier=multiplier,
         label=(label or "").strip(), reason=reason.strip(), created_by=staff, audit_data={"overrides": action.pk},
     )
-    decision = action.rating.decisions.filter(post=post).first() if action.rating_id else None
+    decision = fact_check_decision(post)
     outcome = carry_out(
         Change(
             post=post, actor=staff, cause="staff override", end=[Ending(action, EndReason.OVERRIDDEN, reason.strip())],
             create=[override], notice=Notice("overridden"),
-            # Appeals are against the rating, so their window counts from the rating's decision.
-            notice_at=decision.decided_at if decision is not None else None,
+            # Appeals are against the rating (a copy's, the match), so their window is that decision's.
+            notice_at=decision.notice_at if decision is not None else None,
         ),
         now=now,
     )
@@ -195,7 +202,7 @@ def override_action(
 class Restoration:
     """What restoring a post's rating's effect does: the rating the post carries (its own, or as a copy its claim's),
     the action the policy gives that rating now, the staff overrides standing in its place (they end), and the
-    rating's decision on the post (its time: the owner's appeal window and the new strike count from it)."""
+    rating's decision on the post (its time: the new strike counts from it)."""
 
     rating: Rating
     action: NewAction
@@ -241,10 +248,13 @@ def restore_rating_effect(*, staff, post_id: int, reason: str, now: datetime | N
     """Give a post again the effect of the rating it carries, after staff lifted or overrode it by mistake.
 
     The action, label and strike are the enforcement policy's today (`action_for`, as for any decision made now;
-    docs/architecture.md says why not the policy at the rating). The strike counts from the rating's decision and
-    the owner's appeal window stays the rating's: taking back a mistake never lengthens a page's time as a repeat
-    offender nor reopens a closed window. An override standing in the rating's place ends (lifted, with this
-    reason). Takes the post's lock, then reads what to restore under it: a second restore is refused.
+    docs/architecture.md says why not the policy at the rating), marked `restored`: the rating's decision again,
+    not a new one of its kind. The strike counts from the rating's decision: taking back a mistake never lengthens a
+    page's time as a repeat offender. The owner's appeal window counts from this restore, as its notice says
+    (moderation.selectors.FactCheckDecision.notice_at): the post is restricted anew, perhaps after the first window
+    closed while it was not. An override standing in the rating's place ends (lifted, with this reason), and a copy's
+    open appeal of its match is against the match as restored. Takes the post's lock, then reads what to restore
+    under it: a second restore is refused.
     """
     _require_staff(staff)
     reason = _clean_reason(reason, missing="Restoring a rating's effect needs a reason.").strip()
@@ -254,16 +264,32 @@ def restore_rating_effect(*, staff, post_id: int, reason: str, now: datetime | N
     rating = restoration.rating
     action = replace(
         restoration.action, created_by=staff, audit_reason=reason, strike_since=restoration.decision.decided_at,
-        audit_data={**restoration.action.audit_data, "restores": rating.pk,
-                    "ends": [old.pk for old in restoration.replaces]},
+        restored=True, audit_data={**restoration.action.audit_data, "restores": rating.pk,
+                                   "ends": [old.pk for old in restoration.replaces]},
     )
     outcome = carry_out(
         Change(
             post=post, actor=staff, cause=f"{rating.get_verdict_display()} rating's effect restored by staff",
             end=[Ending(old, EndReason.LIFTED, reason) for old in restoration.replaces], create=[action],
             notice=Notice("rating_restored", {"rating": rating, "reason": reason, "matched": restoration.matched}),
-            notice_at=restoration.decision.decided_at,
         ),
         now=now,
     )
-    return outcome.created[0]
+    restored = outcome.created[0]
+    if restoration.matched:
+        _appeal_against_restored_match(post, restored, actor=staff, now=now)
+    return restored
+
+
+def _appeal_against_restored_match(post: Post, restored: Action, *, actor, now: datetime) -> None:
+    """The copy's open appeal of its match ("not the same claim") was filed against the matched action staff lifted
+    or overrode: it is against the match as restored now, so that its owner and its deciders read the action in force
+    (the event says so, in the timeline). Under the post's lock, as every appeal transition is."""
+    appeal = open_matched_appeal(post)
+    if appeal is None or appeal.action_id == restored.pk:
+        return
+    appeal.action = restored
+    transition(appeal, to=appeal.status, actor=actor, now=now,
+               reason="Trust and safety restored the match's effect, which they had lifted or overridden: this "
+                      "appeal is now against the match as restored.")
+    appeal.save(update_fields=["action", "status", "version"])

@@ -71,7 +71,8 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
         else:
             label = f', label "{action.label}"' if action.label else ""
             effect = f"distribution {times(action.feed_multiplier)}{label}"
-            title = f"{action.get_kind_display()} action: {effect}"
+            # A restore is the rating's decision again (staff took back their lift or override), not a new rating.
+            title = f"{action.get_kind_display()} action{' restored' if action.restored else ''}: {effect}"
         by = who_acted(action.created_by, for_owner=for_owner, nobody="Factdesk (enforcement policy)")
         detail = action.reason if action.kind in (ActionKind.REMOVAL, ActionKind.OVERRIDE) else ""
         entries.append(Entry(action.created_at, "action", title, detail, by))

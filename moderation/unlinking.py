@@ -14,7 +14,6 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from core.reasons import OWNER_READS, reason_problem, written
@@ -23,10 +22,11 @@ from factcheck.matching.unlinkable import Link, UnlinkRefused, link_of, unlink_r
 from factcheck.members import organisation_of
 from factcheck.models import Match, Post, Verdict
 from moderation.appeal_states import grant_appeal, held_by_a_colleague, open_matched_appeal, outcome_notice
-from moderation.models import Action, ActionKind, EndReason
+from moderation.models import EndReason
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
+from moderation.selectors import carried
 
 
 def take_off_claim(
@@ -41,6 +41,7 @@ def take_off_claim(
     In the caller's transaction, which holds the copy's lock (lock_post). `pair_reason` is the pair's (every
     organisation's post pages show it), `end_note` the ended action's (the audit log)."""
     unlink_copy(post=post, actor=actor, reason=pair_reason, now=now)
+    # Its override too: one left behind kept the post demoted and labelled for a claim it does not make (a review).
     ending = [Ending(action, end_reason, end_note) for action in carried(post)]
     if ending or notice is not None:
         carry_out(Change(post=post, cause=cause, actor=actor, end=ending, notice=notice), now=now)
@@ -92,16 +93,6 @@ def unlink_confirmed_copy(
         publish_appeal(appeal, external_id=post.external_id)
     match.refresh_from_db()
     return match
-
-
-def carried(post: Post) -> QuerySet[Action]:
-    """The actions a copy carries for its claim's rating, active now: its matched rating (the one confirmed, or the one
-    a re-rating of the claim put in its place), or staff's override of it (which keeps the claim's rating). Leaving
-    the claim ends them all: an override left behind kept the post demoted and labelled for a claim it does not make,
-    with nothing its owner could appeal (a review)."""
-    return Action.objects.filter(post=post, ended_at__isnull=True).filter(
-        Q(kind=ActionKind.MATCHED_RATING) | Q(kind=ActionKind.OVERRIDE, rating__isnull=False)
-    ).exclude(rating__post_id=post.pk)
 
 
 def _unlinked_notice(post: Post, *, actor, link: Link, reason: str) -> Notice | None:

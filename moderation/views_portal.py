@@ -26,7 +26,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Prefetch, prefetch_related_objects
+from django.db.models import BooleanField, ExpressionWrapper, F, Prefetch, Value, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -75,6 +75,7 @@ from moderation.selectors import (
     owner_posts,
     page_summaries,
     portal_posts,
+    same_decision,
     statements,
 )
 from moderation.statements.scope import place_of
@@ -233,13 +234,16 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     decision = fact_check_decision(post)
     rating = decision.rating if decision is not None else None
     actions = list(active_actions().filter(post=post))
+    # Each appeal read with whether it is against the fact-check decision the page shows (filing's rule).
+    against = (ExpressionWrapper(same_decision(post=post, rating=rating, action=decision.matched),
+                                 output_field=BooleanField()) if decision is not None else Value(False))
     appeals = list(
         Appeal.objects.filter(post=post).select_related("rating__organisation", "action")
+        .annotate(against_decision=against)
         .order_by("-created_at", "-id")
     )
     # One open appeal per decision: while one is open, the form for that decision is not offered at all.
-    rating_appeal = next((a for a in appeals if decision is not None and a.is_open and a.rating_id == rating.pk
-                          and a.action_id == getattr(decision.matched, "pk", None)), None)
+    rating_appeal = next((a for a in appeals if a.is_open and a.against_decision), None)
     removal_appeal = next((a for a in appeals if a.is_open and a.kind == AppealKind.REMOVAL), None)
     now = timezone.now()
     possible = appealable_kinds(decision, actions, now=now)
@@ -299,8 +303,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "reasons": statements(actions),
             "form": form if kinds else None,
             "errors": error_summary(form) if form.is_bound and kinds else [],
-            # Why a dispute is not offered: the rating restricts nothing (True, Not eligible).
-            "nothing_to_dispute": (nothing_to_dispute_message(rating)
+            # Why a dispute is not offered: the rating restricts nothing (True, Not eligible), or staff's override of
+            # a copy's match left it unrestricted.
+            "nothing_to_dispute": (nothing_to_dispute_message(decision)
                                    if decision is not None and not decision.restricts else ""),
             "windows_closed": [window_closed_message(told, what=what) for what, told in windows],
             # One open appeal per decision: say so before the owner writes a second one.
@@ -350,7 +355,7 @@ def _not_offered(sent: str, *, possible: list[str], windows: list[tuple[str, dat
         if closed == what:
             return window_closed_message(told, what=what)
     if sent != AppealKind.REMOVAL and decision is not None and not decision.restricts:
-        return nothing_to_dispute_message(decision.rating)
+        return nothing_to_dispute_message(decision)
     return "This post has no rating or removal to appeal."
 
 

@@ -198,7 +198,9 @@ def decisions_chart(figures: Figures) -> Chart:
     return Chart(
         slug="decisions", title="Decisions by kind",
         intro="Actions taken each day. A fact-check that demotes a post and labels it counts in both; "
-              "matched ratings (copies of a rated claim) also count in what they do.",
+              "matched ratings (copies of a rated claim) also count in what they do. A rating's effect that "
+              "trust and safety restored after lifting or overriding it by mistake counts as a restoration only, "
+              "not as a new demotion or label.",
         columns=[
             _date_column(),
             *(

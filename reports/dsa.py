@@ -2,8 +2,9 @@
 
 Actions are counted from the statements of reasons stored when each was taken (what the platform
 told the owner and the Transparency Database), so the report and the statements cannot disagree:
-by type (demotion, label, removal, as reports.rollup classifies them), by ground (the
-misinformation policy, or the community standard a removal was made under), by the source of
+by type (demotion, label, removal, as reports.rollup classifies them, and restoration: a rating's effect
+that staff restored after lifting or overriding it by mistake, with a statement of its own, is not a new
+demotion), by ground (the misinformation policy, or the community standard a removal was made under), by the source of
 detection, and by automated detection and automated decision. Appeals (complaints, Art. 20) are
 counted by kind and outcome among those decided in the range, with the median time to decide.
 Flags received come first, by source (user notices under Art. 16, trusted flaggers under Art. 22),
@@ -51,6 +52,8 @@ FLAG_SOURCES = {
     FlagSource.PARTNER: "Flags from partners (own initiative)",
 }
 HEADER = ["section", "item", "label", "count", "median_seconds_to_decide"]
+# The report's action types (reports.rollup.decision_kinds): what an action did, or a restoration of a rating's effect.
+ACTION_TYPES = (DecisionKind.DEMOTION, DecisionKind.LABEL, DecisionKind.REMOVAL, DecisionKind.RESTORATION)
 
 
 @dataclass(frozen=True)
@@ -78,15 +81,17 @@ def report_lines(*, start: date, end: date) -> list[Line]:
     # Counted in the database, grouped by what the report distinguishes: a year of actions is a few
     # dozen groups here, not a row (and its stored JSON) per action in this process.
     groups = (StatementOfReasons.objects.filter(action__created_at__gte=since, action__created_at__lt=until)
-              .values_list("action__kind", "action__feed_multiplier", Q(action__label=""), "action__ground",
-                           "automated_detection", "automated_decision", KT("transparency__source_type"))
+              .values_list("action__kind", "action__feed_multiplier", Q(action__label=""), "action__restored",
+                           "action__ground", "automated_detection", "automated_decision",
+                           KT("transparency__source_type"))
               .annotate(n=Count("id")).order_by())
     types, grounds, sources, detection, decision = Counter(), Counter(), Counter(), Counter(), Counter()
     total = 0
-    for kind, multiplier, unlabelled, ground, detected, decided, source, n in groups:
+    for kind, multiplier, unlabelled, restored, ground, detected, decided, source, n in groups:
         total += n
-        for kind_of in decision_kinds(kind=kind, feed_multiplier=multiplier, label="" if unlabelled else "label"):
-            if kind_of in (DecisionKind.DEMOTION, DecisionKind.LABEL, DecisionKind.REMOVAL):
+        for kind_of in decision_kinds(kind=kind, feed_multiplier=multiplier, label="" if unlabelled else "label",
+                                      restored=restored):
+            if kind_of in ACTION_TYPES:
                 types[kind_of] += n
         grounds[ground or MISINFORMATION_POLICY] += n
         sources[source or tdb.SOURCE_VOLUNTARY] += n
@@ -94,8 +99,7 @@ def report_lines(*, start: date, end: date) -> list[Line]:
         decision[tdb.AUTOMATED_PARTIALLY if decided else tdb.AUTOMATED_NOT] += n
 
     lines = [Line("actions", "total", "Actions taken (each with a statement of reasons)", total)]
-    lines += [Line("actions_by_type", k, DecisionKind(k).label, types[k])
-              for k in (DecisionKind.DEMOTION, DecisionKind.LABEL, DecisionKind.REMOVAL)]
+    lines += [Line("actions_by_type", k, DecisionKind(k).label, types[k]) for k in ACTION_TYPES]
     lines += [Line("actions_by_ground", k, label, grounds[k]) for k, label in GROUNDS.items()]
     lines += [Line("actions_by_detection_source", k, label, sources[k]) for k, label in SOURCES.items()]
     lines += [Line("actions_by_automated_detection", k, label, detection[k])

@@ -25,8 +25,10 @@ What each figure counts (tests/reports check every one against a direct count):
 - Ratings count every rating made that day, including ones superseded later (on appeal or on a
   re-rating); an organisation's are those made by its reviewers.
 - Decisions (actions taken that day) by kind: demotions (shown less in feeds), labels, removals,
-  matched ratings (copies that inherited a rating) and staff overrides. One fact-check action
-  that demotes and labels counts in both; matched ratings also count in what they do.
+  matched ratings (copies that inherited a rating), staff overrides and restorations. One fact-check action
+  that demotes and labels counts in both; matched ratings also count in what they do. A rating's effect
+  restored by staff (after they lifted or overrode it by mistake) counts as a restoration only: it is the
+  rating's decision again, already counted as a demotion or a label on the day it was made.
 - Appeals: filed and closed that day; open and overdue (open past the 24-hour target) at the end
   of the day. An organisation's appeals are those against its ratings; removal appeals are staff's.
 - Notices and reports of harm (the program's only): reports.notices says what it counts.
@@ -71,10 +73,13 @@ class DecisionKind(models.TextChoices):
     REMOVAL = "removal", "Removals"
     MATCHED_RATING = "matched_rating", "Matched ratings"
     OVERRIDE = "override", "Staff overrides"
+    RESTORATION = "restoration", "Restorations (a rating's effect restored by staff)"
 
 
-def decision_kinds(*, kind: str, feed_multiplier, label: str) -> list[str]:
-    """What one action did, as the dashboard counts it."""
+def decision_kinds(*, kind: str, feed_multiplier, label: str, restored: bool = False) -> list[str]:
+    """What one action did, as the dashboard and the transparency report count it (the module docstring says how)."""
+    if restored:
+        return [DecisionKind.RESTORATION]
     if kind == ActionKind.REMOVAL:
         return [DecisionKind.REMOVAL]
     kinds = []
@@ -154,9 +159,9 @@ def _ratings(figures: _Figures, start: datetime, end: datetime) -> None:
 
 def _decisions(figures: _Figures, start: datetime, end: datetime) -> None:
     rows = (Action.objects.filter(created_at__gte=start, created_at__lt=end)
-            .values_list("kind", "feed_multiplier", "label", "rating__organisation_id"))
-    for kind, multiplier, label, organisation_id in rows:
-        for decision in decision_kinds(kind=kind, feed_multiplier=multiplier, label=label):
+            .values_list("kind", "feed_multiplier", "label", "restored", "rating__organisation_id"))
+    for kind, multiplier, label, restored, organisation_id in rows:
+        for decision in decision_kinds(kind=kind, feed_multiplier=multiplier, label=label, restored=restored):
             figures.add(organisation_id, Metric.DECISIONS, decision)
 
 

@@ -167,6 +167,11 @@ class Action(models.Model):
     ended_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    # A rating's effect restored by staff after they lifted or overrode it by mistake
+    # (moderation.staff_actions.restore_rating_effect): the rating's decision again, not a new decision of its
+    # kind (the dashboard and the transparency report count it as a restoration); the owner's appeal window counts
+    # from it (moderation.selectors.FactCheckDecision.notice_at).
+    restored = models.BooleanField(default=False)
 
     class Meta:
         indexes = [

@@ -22,6 +22,7 @@ from moderation.models import (
     StatementOfReasons,
     Strike,
 )
+from moderation.models.appeals import FILING_WINDOW
 from moderation.staff_actions import RemovalRefused, lift_action, override_action, restore_rating_effect
 from tests.factories import FactCheckerFactory, PageFactory, PostFactory, UserFactory
 from tests.scenarios import rated_post, removed_post
@@ -84,10 +85,12 @@ def test_a_mistaken_override_then_lift_is_taken_back_with_action_label_strike_an
     assert (standing.active_strikes, standing.is_repeat_offender) == (3, True)
     # The strike counts from the rating's decision: the mistake does not lengthen the page's time as a repeat offender.
     assert Strike.objects.get(action=restored).created_at == decision.decided_at
-    # The rating is not touched: no new rating, no new decision, and the appeal window is the rating's.
+    # The rating is not touched: no new rating, no new decision. The post is restricted anew, with a statement of its
+    # own: the owner's appeal window counts from the restore (tests/moderation/test_restore_edges.py).
     assert list(Rating.objects.filter(post=post).values_list("pk", flat=True)) == [rating.pk]
     assert RatingDecision.objects.filter(post=post).count() == 1
-    assert StatementOfReasons.objects.get(action=restored).appeal_by == first_statement.appeal_by
+    assert StatementOfReasons.objects.get(action=restored).appeal_by == restored.created_at + FILING_WINDOW
+    assert first_statement.appeal_by < restored.created_at + FILING_WINDOW
     event = AuditEvent.objects.get(verb=AuditVerb.ACTION_CREATED, target_id=str(restored.pk))
     assert (event.actor, event.reason, event.data["restores"]) == (staff, REASON, rating.pk)
     assert DistributionChange.objects.filter(post=post).latest("id").multiplier == Decimal("0.1")
@@ -247,32 +250,3 @@ def test_a_copy_gets_its_claims_rating_back_as_a_matched_rating(staff, factcheck
     assert PostDistribution.objects.get(post=copy).labels == [FALSE_LABEL]
     notice = Notification.objects.filter(user=owner, post=copy).latest("id")
     assert "restored the effect of the False rating of the claim your post copy on Page page-b repeats" in notice.body
-
-
-def test_a_copy_restored_long_after_its_match_keeps_the_match_s_appeal_window(staff, factchecker):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from factcheck.matching.matcher import match_new_posts
-    from moderation.appeals import AppealRefused, file_appeal
-    from moderation.propagation import apply_matches
-    from tests.factcheck.matching_helpers import EXACT_COPY, arrive, flag, matched_action
-    from tests.factcheck.matching_helpers import post as named
-    from tests.scenarios import rated_claim
-
-    long_ago = timezone.now() - timedelta(days=200)
-    source = rated_claim(rater=factchecker)
-    apply_rating(rating_id=Rating.objects.get(post=source, is_current=True).pk, now=long_ago)
-    arrive(flag("copy", EXACT_COPY, page="page-b"))
-    copy = named("copy")
-    copy.page.owners.add(owner := UserFactory())
-    match_new_posts(post_ids=[copy.pk])
-    apply_matches(post_ids=[copy.pk], now=long_ago)
-    lift_action(actor=staff, action_id=matched_action(copy).pk, reason="Lifted the wrong copy.")
-
-    restore_rating_effect(staff=staff, post_id=copy.pk, reason=REASON)
-
-    # The owner was told of the match 200 days ago: restoring its effect does not give them a new 6 months.
-    with pytest.raises(AppealRefused, match="The 6-month window to appeal this decision closed"):
-        file_appeal(owner=owner, post_id=copy.pk, kind="dispute", statement="Not the same claim.")

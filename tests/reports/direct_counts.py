@@ -66,7 +66,10 @@ def waiting_at(through: datetime, organisation: Organisation | None) -> list[Pos
 
 
 def decision_kinds_of(action: Action) -> set[str]:
-    """What the definition counts one action as: a removal; else what it does, and what it is."""
+    """What the definition counts one action as: a restoration (a rating's effect restored by staff); a removal; else
+    what it does, and what it is."""
+    if action.restored:
+        return {"restoration"}
     if action.kind == ActionKind.REMOVAL:
         return {"removal"}
     kinds = set()

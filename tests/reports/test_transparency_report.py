@@ -89,7 +89,8 @@ def direct(start: date, end: date) -> dict[str, dict[str, int]]:
     answered = answers.filter(replaces__isnull=True).exclude(outcome="")
     corrected = answers.exclude(pk__in=answered.values("pk"))
     statements = StatementOfReasons.objects.filter(action__created_at__gte=since, action__created_at__lt=until)
-    not_removal = statements.exclude(action__kind=ActionKind.REMOVAL)
+    # A rating's effect restored by staff counts as a restoration, not again as what it does.
+    not_removal = statements.exclude(action__kind=ActionKind.REMOVAL).exclude(action__restored=True)
     received = Appeal.objects.filter(created_at__gte=since, created_at__lt=until)
     closed = Appeal.objects.filter(decided_at__gte=since, decided_at__lt=until)
     decided = closed.exclude(status=AppealStatus.WITHDRAWN)
@@ -112,6 +113,7 @@ def direct(start: date, end: date) -> dict[str, dict[str, int]]:
             "demotion": not_removal.filter(action__feed_multiplier__lt=1).count(),
             "label": not_removal.exclude(action__label="").count(),
             "removal": statements.filter(action__kind=ActionKind.REMOVAL).count(),
+            "restoration": statements.filter(action__restored=True).count(),
         },
         "actions_by_ground": {
             "misinformation_policy": statements.filter(action__ground="").count(),
@@ -186,7 +188,7 @@ def test_the_breakdowns_of_actions_add_up_to_the_total(history, tmp_path, start,
 def test_the_whole_history_reads_as_it_happened(history, tmp_path):
     _, sections, _ = report(FIRST, LAST, tmp_path)
     assert counts(sections["actions"]) == {"total": 13}
-    assert counts(sections["actions_by_type"]) == {"demotion": 9, "label": 10, "removal": 2}
+    assert counts(sections["actions_by_type"]) == {"demotion": 9, "label": 10, "removal": 2, "restoration": 0}
     assert counts(sections["actions_by_ground"]) == {
         "misinformation_policy": 11, "violence": 1, "hate": 1, "harassment": 0, "imminent_harm_misinformation": 0}
     # fr1 was flagged by a trusted flagger, en1 by a classifier, de1 by a partner; the rest by users.
