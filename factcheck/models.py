@@ -241,9 +241,9 @@ class Flag(models.Model):
     """One flag of a post, and what became of it: the answer its sender reads (GET /api/v1/flags/{key}).
 
     `status`, `outcome` and `decided_at` go from open to decided, and change again only when that decision is
-    corrected: back to open (the removal that answered it lifted, staff reopening their decision), or to `removed`
-    (a removal overruling staff's other decision). factcheck.routing and moderation.report_outcomes write them,
-    each with its audit event and its `report.decided` webhook.
+    corrected: back to open (the removal that answered it lifted, staff reopening their decision; `reopened_at` says
+    when), or to `removed` (a removal overruling staff's other decision). factcheck.routing and
+    moderation.report_outcomes write them, each with its audit event and its `report.decided` webhook.
     """
 
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="flags", db_index=False)  # (post, source)
@@ -260,6 +260,9 @@ class Flag(models.Model):
     status = models.CharField(max_length=10, choices=ReportStatus.choices, default=ReportStatus.OPEN)
     outcome = models.CharField(max_length=30, choices=ReportOutcome.choices, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # When its decision was last corrected by opening it again (moderation.report_outcomes.reopen_flags); None if
+    # never. A reopened report of harm waits from then, not from its receipt (moderation.deadlines.waiting_since).
+    reopened_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [

@@ -1,12 +1,22 @@
 """The 24-hour target for a person's decision, shared by every desk that has one: appeals and reports of harm.
 
 PRODUCT.md sets it for both ("Target time to decide: 24 hours; overdue ... marked in the queues and admin"), so
-when a decision is due, whether it is overdue and how a page says so are written here, once.
+when a decision is due, whether it is overdue and how a page says so are written here, once; and, for reports of
+harm, from when the target runs (`waiting_since`): the round the staff member must decide began when its first
+report arrived, or when a decision on it was corrected by opening it again, not when a reopened report was first
+received (a report received last week and reopened today is not overdue the moment it is back on the desk).
+
+What the target is measured against is not what the figures measure: the median time from a report to its decision
+(the dashboard, GET /api/v1/stats, the DSA report: reports.notices) runs from its receipt to its first decision, how
+long its reporter waited for an answer (docs/dashboard.md says which clock each figure uses).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+
+from django.db.models import Case, F, Q, When
+from django.db.models.functions import Coalesce
 
 from core.formatting import duration
 
@@ -14,9 +24,14 @@ from core.formatting import duration
 DECISION_TARGET = timedelta(hours=24)
 
 
+def overdue_before(now: datetime) -> datetime:
+    """Something still waiting that has waited since before this is overdue at `now` (the rule as a query bound)."""
+    return now - DECISION_TARGET
+
+
 def is_past_target(since: datetime, *, now: datetime) -> bool:
     """Whether something waiting since `since` is overdue now (the caller knows it is still waiting)."""
-    return now - since > DECISION_TARGET
+    return since < overdue_before(now)
 
 
 def due_label(since: datetime, *, now: datetime) -> str:
@@ -24,3 +39,15 @@ def due_label(since: datetime, *, now: datetime) -> str:
     app writes them everywhere: core.formatting.duration, which also costs a list of 25 rows next to nothing)."""
     left = (since + DECISION_TARGET - now).total_seconds()
     return f"overdue by {duration(-left)}" if left < 0 else f"due in {duration(left)}"
+
+
+def waiting_since(*, as_of: datetime | None = None):
+    """When an open report of harm (a Flag) began to wait for the decision staff owe it, as a query expression: when
+    it was last opened again (`reopened_at`), else when it arrived. A post's round waits from the earliest of its
+    open reports' (moderation.report_queue counts it into the queue row's `opened_at`).
+
+    `as_of`: the moment the report is looked at as open (the end of a day the figures count): a reopening after it
+    had not happened yet then, so the report waited from its receipt, or from a reopening before it."""
+    if as_of is None:
+        return Coalesce(F("reopened_at"), F("received_at"))
+    return Case(When(Q(reopened_at__lt=as_of), then=F("reopened_at")), default=F("received_at"))

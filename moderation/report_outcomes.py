@@ -64,7 +64,8 @@ def close_flags(
 def reopen_flags(*, flags: Q, actor, now: datetime, reason: str, system: str = "reports") -> list[int]:
     """Open again the decided flags matching `flags` (their posts' row locks held by the caller): status open,
     no outcome, no decision time, back on the staff's desk if they report harm (in the queue's order, which
-    their categories and sources set). Audited (`report.reopened`) and published; returns their ids."""
+    their categories and sources set; the 24-hour target runs from now: `Flag.reopened_at`). Audited
+    (`report.reopened`) and published; returns their ids."""
     rows = list(Flag.objects.filter(flags, status=ReportStatus.DECIDED).order_by("id").values_list(*FLAG_COLUMNS))
     return _answer(rows, outcome="", actor=actor, now=now, reason=reason, system=system)
 
@@ -81,7 +82,8 @@ def _answer(
     if outcome:
         Flag.objects.filter(pk__in=ids).update(status=ReportStatus.DECIDED, outcome=outcome, decided_at=now)
     else:
-        Flag.objects.filter(pk__in=ids).update(status=ReportStatus.OPEN, outcome="", decided_at=None)
+        # A reopened report waits from now for its decision (moderation.deadlines.waiting_since), not from its receipt.
+        Flag.objects.filter(pk__in=ids).update(status=ReportStatus.OPEN, outcome="", decided_at=None, reopened_at=now)
     record_answers(ids, outcome=outcome, actor=actor, now=now)
     by_post: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     before: dict[int, Counter] = defaultdict(Counter)

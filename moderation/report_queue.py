@@ -10,7 +10,9 @@ queue is ordered by, so that a page is one range of one index whatever the numbe
 3. then reach velocity (views and shares per hour since posting, as of the latest report);
 
 and the post id last, so that paging is stable. `queue_page` reads a page of it with the totals it shows
-(open, and overdue past the 24-hour target), `waiting_counts` the totals alone (the admin index).
+(open, and overdue past the 24-hour target), `waiting_counts` the totals alone (the admin index). The target runs
+from the row's `opened_at`: when its round began (moderation.deadlines.waiting_since: its first report's arrival,
+or a reopening of a decision on it).
 
 A row, and a post's own page on the desk, count every open report of the post (by category and by source) and
 list a bounded few (`open_reports`, as `Listed` says): a post brigaded with 3,000 reports is one row of the
@@ -31,7 +33,7 @@ from django.db.models.functions import RowNumber
 from core.counting import capped_count_sql, capped_counts
 from factcheck.models import HARM_CATEGORIES, OPEN_HARM_REPORTS, Flag, FlagCategory, FlagSource, Post
 from factcheck.priority import compute_priority
-from moderation.deadlines import DECISION_TARGET
+from moderation.deadlines import overdue_before, waiting_since
 from moderation.models import ReportedPost
 
 # Severity of a report's category: the queue's second key (the first is a trusted flagger's report).
@@ -60,7 +62,7 @@ def refresh_rows(*, post_ids: Iterable[int], now: datetime) -> None:
     trusted = Case(When(source=FlagSource.TRUSTED_FLAGGER, then=1), default=0, output_field=IntegerField())
     counted = {
         row["post_id"]: row for row in Flag.objects.filter(OPEN_HARM_REPORTS, post_id__in=post_ids)
-        .values("post_id").annotate(n=Count("id"), opened=Min("received_at"), severity=Max(severity),
+        .values("post_id").annotate(n=Count("id"), opened=Min(waiting_since()), severity=Max(severity),
                                     trusted=Max(trusted)).order_by()
     }
     reach = Post.objects.filter(pk__in=post_ids).values_list("pk", "views", "shares", "posted_at")
@@ -88,6 +90,11 @@ def open_rows():
     return ReportedPost.objects.filter(open_reports__gt=0)
 
 
+def overdue_rows(now: datetime):
+    """The queue's rows past the 24-hour target at `now`, counted from when their rounds began (`opened_at`)."""
+    return open_rows().filter(opened_at__lt=overdue_before(now))
+
+
 @dataclass(frozen=True)
 class WaitingCounts:
     """Posts with open reports, and of them those past the 24-hour target, each counted up to COUNT_CAP + 1."""
@@ -113,7 +120,7 @@ def _counted(now: datetime) -> dict[str, RawSQL]:
     """The two counts, each at most COUNT_CAP + 1 entries of a partial index (report_queue_order,
     report_queue_opened), as scalar subqueries, which PostgreSQL runs once per statement."""
     counts = {}
-    for name, qs in (("waiting", open_rows()), ("late", open_rows().filter(opened_at__lt=now - DECISION_TARGET))):
+    for name, qs in (("waiting", open_rows()), ("late", overdue_rows(now))):
         sql, params = capped_count_sql(qs, cap=COUNT_CAP, name=name)
         counts[name] = RawSQL(sql, params, output_field=IntegerField())
     return counts
@@ -121,8 +128,7 @@ def _counted(now: datetime) -> dict[str, RawSQL]:
 
 def waiting_counts(*, now: datetime) -> WaitingCounts:
     """Both counts in one statement (the admin index; the page reads them with its rows: `queue_page`)."""
-    counts = capped_counts(cap=COUNT_CAP, waiting=open_rows(),
-                           late=open_rows().filter(opened_at__lt=now - DECISION_TARGET))
+    counts = capped_counts(cap=COUNT_CAP, waiting=open_rows(), late=overdue_rows(now))
     return WaitingCounts(open=counts["waiting"], overdue=counts["late"])
 
 

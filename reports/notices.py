@@ -15,10 +15,12 @@ What is counted:
 - decisions corrected each day, by category and what the notice became (`reopened`, or the outcome it was given
   again: decided after a reopening, overruled by a removal, answered anew when a removal was lifted): each
   correction on its own day, never taken from the earlier day's count;
-- reports of harm open at the end of the day, and of them those open past the 24-hour target;
-- the time from each report of harm to its first decision, kept per day as a histogram of waits (to the minute
-  under an hour, the quarter hour under a day, the hour beyond, at most 30 days), so that a range's median is
-  read from the days' histograms, not a median of medians, in a bounded number of rows per day.
+- reports of harm open at the end of the day, and of them those past the 24-hour target, which runs as on the desk
+  from when the report's round began: its receipt, or a reopening of its decision (moderation.deadlines);
+- the time from each report of harm to its first decision, from its receipt (how long its reporter waited), kept
+  per day as a histogram of waits (to the minute under an hour, the quarter hour under a day, the hour beyond, at
+  most 30 days), so that a range's median is read from the days' histograms, not a median of medians, in a
+  bounded number of rows per day.
 Figures are the whole program's: reports of harm are no organisation's.
 """
 
@@ -33,7 +35,7 @@ from django.db import connections
 from django.db.models import Count, F, Q, QuerySet
 
 from factcheck.models import HARM_CATEGORIES, OPEN_HARM_REPORTS, Flag, FlagCategory, FlagSource, ReportOutcome
-from moderation.deadlines import DECISION_TARGET
+from moderation.deadlines import DECISION_TARGET, overdue_before, waiting_since
 from moderation.models import ReportAnswer
 from reports.models import Metric
 
@@ -92,12 +94,17 @@ def count_notices(figures, start: datetime, through: datetime) -> None:
     first = first_decisions(start, through).filter(flag__category__in=HARM_CATEGORIES)
     for received_at, decided_at in first.values_list("flag__received_at", "answered_at"):
         figures.add(None, Metric.REPORT_WAIT_MINUTES, str(wait_bucket((decided_at - received_at).total_seconds())))
-    late = Q(received_at__lt=through - DECISION_TARGET)
-    # Open at the end of the day: still open now, or decided after it (two index ranges, summed).
-    still_open = Flag.objects.filter(OPEN_HARM_REPORTS, received_at__lt=through).aggregate(
-        n=Count("id"), late=Count("id", filter=late))
-    decided_later = Flag.objects.filter(category__in=HARM_CATEGORIES, received_at__lt=through,
-                                        decided_at__gte=through).aggregate(n=Count("id"), late=Count("id", filter=late))
+    # Overdue as the desk marks it: from when the report's round began, its receipt or a reopening before the day's
+    # end (moderation.deadlines), not from its receipt alone.
+    late = Q(waiting_since__lt=overdue_before(through))
+    # Open at the end of the day: still open now (unless reopened since: decided then), or decided after it (two
+    # index ranges, summed).
+    still_open = (Flag.objects.filter(OPEN_HARM_REPORTS, received_at__lt=through)
+                  .exclude(reopened_at__gte=through).annotate(waiting_since=waiting_since(as_of=through))
+                  .aggregate(n=Count("id"), late=Count("id", filter=late)))
+    decided_later = (Flag.objects.filter(category__in=HARM_CATEGORIES, received_at__lt=through, decided_at__gte=through)
+                     .annotate(waiting_since=waiting_since(as_of=through))
+                     .aggregate(n=Count("id"), late=Count("id", filter=late)))
     figures.set(None, Metric.REPORTS_OPEN, still_open["n"] + decided_later["n"])
     figures.set(None, Metric.REPORTS_OVERDUE, still_open["late"] + decided_later["late"])
 

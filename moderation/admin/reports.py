@@ -37,7 +37,7 @@ class ReportedPostAdmin(PostSearch, ReadOnlyAdmin):
     search_help_text = f"{POST_SEARCH_HELP} Reports are decided on the reports desk."
     ordering = (F("opened_at").asc(nulls_last=True), "-post_id")  # waiting longest first, decided ones last
 
-    opened = shown_as(when, "opened_at", "first open report")
+    opened = shown_as(when, "opened_at", "waiting since")  # its round: first report, or a reopening
 
     def has_view_permission(self, request, obj=None) -> bool:
         # The rows summarise flags (the reports themselves), so whoever may read flags may read them; no

@@ -19,7 +19,8 @@ from factcheck.models import Flag, Post, ReportOutcome
 
 class ReportedPost(models.Model):
     post = models.OneToOneField(Post, on_delete=models.CASCADE, primary_key=True, related_name="report_queue")
-    # The open round: its reports, and when its first one arrived (the 24-hour target runs from it).
+    # The open round: its reports, and when it began (the 24-hour target runs from it): its first report's arrival,
+    # or a reopening of a decision on its reports (moderation.deadlines.waiting_since).
     open_reports = models.PositiveIntegerField(default=0)
     opened_at = models.DateTimeField(null=True, blank=True)
     # The queue's order (DSA Art. 22: trusted flaggers first), as of the round's latest report.

@@ -80,7 +80,7 @@ def test_reports_waiting_over_24_hours_are_marked_overdue_in_the_list_and_counte
     assert '<span class="badge overdue">2 overdue</span>' in body
     assert "overdue by 1 h" in body and "due in 59 min" in body
     index = staff_client.get("/admin/").content.decode()
-    assert re.search(r"Overdue reports</a></th>\s*<td>2 posts reported more than 24 hours ago", index)
+    assert re.search(r"Overdue reports</a></th>\s*<td>2 posts waiting more than 24 hours for a decision", index)
     assert re.search(r"Reports of harm</a></th>\s*<td>3 posts waiting for a staff decision", index)
 
 
