@@ -21,8 +21,8 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 
-from audit.admin import sentences
 from audit.models import AuditEvent
+from audit.sentences import sentences
 from core.admin_base import (
     EMPTY,
     FastListAdmin,

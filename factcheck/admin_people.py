@@ -24,7 +24,7 @@ from django.urls import reverse
 
 from accounts.admin import FactdeskUserAdmin
 from accounts.models import User
-from audit.admin import describe_changes
+from audit.sentences import describe_changes
 from core.admin_decisions import AsksReason, reason_field
 from core.admin_deletions import DeletionAsksReason
 from factcheck.member_changes import USER_FIELDS, change_password, change_user, delete_user
