@@ -51,6 +51,7 @@ class AuditVerb(models.TextChoices):
     MATCH_CONFIRMED = "match.confirmed", "Suggested match confirmed"
     MATCH_REJECTED = "match.rejected", "Suggested match rejected"
     MATCH_UNLINKED = "match.unlinked", "Matched copy unlinked"
+    MATCH_REJECTION_UNDONE = "match.rejection_undone", "Rejected match suggested again"
     WEBHOOK_REGISTERED = "webhook.registered", "Webhook endpoint registered"
     WEBHOOK_DELETED = "webhook.deleted", "Webhook endpoint deleted"
     WEBHOOK_DISABLED = "webhook.disabled", "Webhook endpoint disabled"

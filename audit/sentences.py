@@ -278,6 +278,9 @@ SENTENCES: dict[str, Sentence] = {
                                                           n.post(e.post_id), n.post(d.get("source"))),
     AuditVerb.MATCH_UNLINKED: lambda e, n, d: format_html("{} unlinked {} from {}", actor(e), n.post(e.post_id),
                                                           n.post(d.get("source"))),
+    AuditVerb.MATCH_REJECTION_UNDONE: lambda e, n, d: format_html(
+        "{} undid the rejection of {} as a copy of {}: suggested again", actor(e), n.post(e.post_id),
+        n.post(d.get("source"))),
     AuditVerb.WEBHOOK_REGISTERED: lambda e, n, d: format_html("{} registered {}", actor(e), _target(ENDPOINT)(e)),
     AuditVerb.WEBHOOK_DELETED: lambda e, n, d: format_html("{} deleted {}", actor(e), _target(ENDPOINT)(e)),
     AuditVerb.WEBHOOK_DISABLED: lambda e, n, d: format_html("{} disabled {}", actor(e), _target(ENDPOINT)(e)),

@@ -1,4 +1,5 @@
-"""Forms of the review UI: the queue filters, the rating form and the reason for rejecting a suggested copy.
+"""Forms of the review UI: the queue filters, the rating form and the reasons for rejecting a suggested copy and for
+undoing that rejection.
 
 The rating rules live in factcheck.ratings.clean_rating_input; the form only turns what was
 typed into its arguments and puts the errors it raises next to the fields they belong to.
@@ -231,4 +232,17 @@ class MatchRejectForm(forms.Form):
         required=False,
         max_length=2000,
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+
+
+class MatchUndoForm(forms.Form):
+    """Why a rejected pair is the same claim after all: required, kept for good with the pair's history (the audit
+    log), as factcheck.matching.undoing asks."""
+
+    reason = forms.CharField(
+        label="Why it is the same claim after all",
+        max_length=2000,
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+        error_messages={"required": "Say why this is the same claim after all: the reason is kept with the pair's "
+                                    "history."},
     )

@@ -45,7 +45,8 @@ class Match(models.Model):
     Never deleted: a rejected pair stays, so that it is never suggested or matched again.
     The only transitions are factcheck.matching.matcher's (suggested -> confirmed | rejected,
     auto | confirmed -> rejected when a reversal unlinks the copy, confirmed -> rejected when a fact-checker takes the
-    confirmation back), each audited.
+    confirmation back) and factcheck.matching.undoing's (rejected -> suggested when a fact-checker undoes their
+    rejection of a suggestion), each audited.
     """
 
     # Each indexed first in a pair of columns: (post, source), (post, state), (source, state).

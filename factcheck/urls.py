@@ -26,6 +26,7 @@ urlpatterns = [
     path("queue/rated/", views_rated.rated_posts, name="rated"),
     path("queue/matches/<int:match_id>/confirm/", views_matches.confirm_match_view, name="confirm_match"),
     path("queue/matches/<int:match_id>/reject/", views_matches.reject_match_view, name="reject_match"),
+    path("queue/matches/<int:match_id>/undo-rejection/", views_matches.undo_rejection_view, name="undo_rejection"),
     path("queue/suggestions/", views_suggestions.suggestions, name="suggestions"),
     path("queue/conflicts/", views_conflicts.conflicts, name="conflicts"),
     path("queue/conflicts/<int:match_id>/not-same-claim/", views_conflicts.not_same_claim_view, name="not_same_claim"),

@@ -1,5 +1,6 @@
-"""Suggested and decided copies on the fact-checker's post page: the rows the page lists, and confirming or
-rejecting a suggested pair. Thin callers of factcheck.matching.matcher; the rules are there."""
+"""Suggested and decided copies on the fact-checker's post page: the rows the page lists, confirming or rejecting a
+suggested pair, and undoing a rejection made by mistake (the pair is suggested again). Thin callers of
+factcheck.matching.matcher and factcheck.matching.undoing; the rules are there."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from django.views.decorators.http import require_POST
 
 from core.formatting import preview, rating_dated
 from core.refusals import Refusal
-from factcheck.forms import MatchRejectForm
+from factcheck.forms import MatchRejectForm, MatchUndoForm
 from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
 from factcheck.matching.matcher import confirm_match, reject_match
 from factcheck.matching.reading import guard_warning, pair_languages
+from factcheck.matching.undoing import undo_offers, undo_rejection
 from factcheck.models import Match, MatchState, Post, QueueState, Verdict
 from factcheck.selectors import PostMatch
 from factcheck.views import factchecker_required, url_for_ids
@@ -77,10 +79,36 @@ def reject_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
     except Refusal as exc:
         messages.error(request, str(exc), extra_tags=BESIDE_COPIES)
     else:
+        # A rejection made by mistake is undone where the pair is listed (the copy's page): said where it is made.
         messages.success(
             request,
-            f"Rejected: “{match.post.external_id}” is not a copy of “{match.source.external_id}”; "
-            "this pair will not be suggested again.",
+            format_html("Rejected: “{}” is not a copy of “{}”; this pair will not be suggested again. "
+                        "<a href=\"{}#match-{}\">The same claim after all? Undo the rejection</a>.",
+                        match.post.external_id, match.source.external_id,
+                        reverse("factcheck:post", args=[match.post_id]), match.pk),
+            extra_tags=BESIDE_COPIES,
+        )
+    return redirect(_back_to(request, match))
+
+
+@factchecker_required
+@require_POST
+def undo_rejection_view(request: HttpRequest, match_id: int) -> HttpResponse:
+    match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
+    form = MatchUndoForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])),
+                       extra_tags=BESIDE_COPIES)
+        return redirect(_back_to(request, match))
+    try:
+        undo_rejection(match_id=match.pk, reviewer=request.user, reason=form.cleaned_data["reason"])
+    except Refusal as exc:
+        messages.error(request, str(exc), extra_tags=BESIDE_COPIES)
+    else:
+        messages.success(
+            request,
+            f"Suggested again: “{match.post.external_id}” may copy “{match.source.external_id}”. Confirm it below to "
+            "give the copy the claim's rating.",
             extra_tags=BESIDE_COPIES,
         )
     return redirect(_back_to(request, match))
@@ -109,6 +137,10 @@ def match_rows(post: Post, pairs: list[PostMatch], *, reviewer, now: datetime) -
                                            reviewer=reviewer)
                for pair in suggested}
     ordered = sorted(pairs, key=lambda pair: _rank(answers.get(pair.match.pk)))[:MATCHES_SHOWN]
+    undo_url = url_for_ids("factcheck:undo_rejection")
+    # A rejection the reviewer may take back (factcheck.matching.undoing): two queries, whatever the number of pairs.
+    undoable = {pk for pk, refusal in undo_offers([pair.match for pair in ordered], reviewer=reviewer,
+                                                  now=now).items() if refusal is None}
     rows = []
     for pair in ordered:
         match, other, answer = pair.match, pair.other, answers.get(pair.match.pk)
@@ -140,6 +172,8 @@ def match_rows(post: Post, pairs: list[PostMatch], *, reviewer, now: datetime) -
             "confirm_url": confirm_url(match.pk) if offered else "",
             "reject_url": reject_url(match.pk) if rejectable else "",
             "reject_form": MatchRejectForm(auto_id=f"id_reject_{match.pk}_%s") if rejectable else None,
+            "undo_url": undo_url(match.pk) if match.pk in undoable else "",
+            "undo_form": MatchUndoForm(auto_id=f"id_undo_{match.pk}_%s") if match.pk in undoable else None,
         })
     return rows
 

@@ -22,8 +22,9 @@ against another copy, so a chain of small edits cannot drift into another claim.
   `grouped` (reviewed once, with its root); `mark_group_rated` moves a group's copies from grouped
   to matched when its root is rated.
 - `confirm_match` / `reject_match`: a fact-checker's answer to a suggestion (a rejected pair is
-  never suggested again), under the rule of factcheck.matching.confirmable (whether it can be confirmed,
-  and which post becomes the copy), by which the post page offers them too.
+  never suggested again, unless the rejection is undone: factcheck.matching.undoing), under the rule of
+  factcheck.matching.confirmable (whether it can be confirmed, and which post becomes the copy), by which the post
+  page offers them too.
 - A copy leaves its group in factcheck.matching.leaving (an appeal reversed, a rating of its own, a first post
   that can no longer be reviewed, a conflict of ratings).
 
@@ -369,15 +370,18 @@ def linked_copies(*, source_post_id: int):
     return Post.objects.filter(duplicate_of_id=source_post_id, queue_state=QueueState.MATCHED)
 
 
-def _locked_pair(match_id: int, *, reviewer, now: datetime) -> tuple[dict[int, Post], Match, Confirmation]:
-    """Both posts of the pair (id order), then the match, locked; and the answer of the rule on them."""
+def locked_pair(
+    match_id: int, *, reviewer, now: datetime, as_state: str | None = None,
+) -> tuple[dict[int, Post], Match, Confirmation]:
+    """Both posts of the pair (id order), then the match, locked; and the answer of the rule on them, for the pair
+    in its state, or `as_state` (undoing a rejection asks it as of a suggestion: factcheck.matching.undoing)."""
     pair = Match.objects.values_list("post_id", "source_id").get(pk=match_id)
     posts = Post.objects.select_for_update(no_key=True, of=("self",)).filter(pk__in=pair).order_by("id").in_bulk()
     # No row references a match, so its full lock (taken by the update when a pair is turned round: its
     # post and source are the columns of its unique constraint) keeps nobody waiting.
     match = Match.objects.select_for_update(no_key=True, of=("self",)).get(pk=match_id)
     facts = facts_of(pair, now=now)
-    answer = confirmation(state=match.state, method=match.method, post=facts[match.post_id],
+    answer = confirmation(state=as_state or match.state, method=match.method, post=facts[match.post_id],
                           source=facts[match.source_id], reviewer=reviewer)
     return posts, match, answer
 
@@ -393,7 +397,7 @@ def confirm_match(*, match_id: int, reviewer, despite_warning: bool = False, now
     `despite_warning`: the reviewer says they read the warning, as the post page's form asks: the copy then carries
     the claim's rating until a fact-checker unlinks it (moderation.unlinking) or its owner's appeal is accepted."""
     now = now or timezone.now()
-    posts, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
+    posts, match, answer = locked_pair(match_id, reviewer=reviewer, now=now)
     if answer.refusal is not None:
         raise answer.refusal
     if match.guard and not despite_warning:
@@ -427,7 +431,7 @@ def confirm_match(*, match_id: int, reviewer, despite_warning: bool = False, now
 def reject_match(*, match_id: int, reviewer, reason: str = "", now: datetime | None = None) -> Match:
     """A fact-checker says the pair is two claims: it is never suggested again."""
     now = now or timezone.now()
-    _, match, answer = _locked_pair(match_id, reviewer=reviewer, now=now)
+    _, match, answer = locked_pair(match_id, reviewer=reviewer, now=now)
     if answer.reject_refusal is not None:
         raise answer.reject_refusal
     if problem := control_problem(reason or ""):

@@ -151,6 +151,12 @@ TABLE: dict[str, Route] = {
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
+    # Undoing a rejected suggestion: fact-checkers only; the world's pair is suggested, not rejected, so every
+    # fact-checker is told there is no rejection to undo, back on the copy's page, and nothing changes.
+    "factcheck:undo_rejection": route(
+        GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
+        args={"match_id": "suggestion.pk"}, data={"POST": {"reason": "The same claim about the same town."}},
+    ),
     # Unlinking a copy a fact-checker confirmed (moderation.views_unlink): fact-checkers only; the world's queued
     # post is no copy, so every fact-checker is told so on its page, and nothing changes.
     "moderation:unlink_copy": route(
