@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("factcheck", "0039_flag_reopened_at"),
-        ("moderation", "0022_report_answers_back_filled"),
+        ("moderation", "0023_action_restored"),
     ]
 
     operations = [
