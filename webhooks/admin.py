@@ -1,9 +1,10 @@
 """Trust-and-safety's view of webhooks: endpoints and their health, deliveries, every attempt.
 
-Read-only, like every record of a decision: staff change nothing by hand. Two staff decisions go
+Read-only, like every record of a decision: staff change nothing by hand. Staff decisions go
 through webhooks' domain functions, each with a reason that the audit log keeps: redeliver a
-delivery (webhooks.delivery.redeliver) and enable a disabled endpoint again
-(webhooks.endpoints.enable_endpoint). Secrets are never shown.
+delivery (webhooks.delivery.redeliver); disable an endpoint, enable a disabled one again, and
+delete one for good (webhooks.endpoints), which a retired platform account, its token refused,
+cannot do itself. Secrets are never shown.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from core.admin_decisions import ReasonForm, StaffDecision, StaffDecisionsAdmin
 from core.formatting import moment
 from webhooks.delivery import DeliveryRefused, redeliver
-from webhooks.endpoints import EndpointRefused, enable_endpoint
+from webhooks.endpoints import EndpointNotFound, EndpointRefused, delete_endpoint, disable_endpoint, enable_endpoint
 from webhooks.models import AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, Endpoint, Event, EventType
 
 
@@ -61,6 +62,35 @@ ENABLE = StaffDecision(
 )
 
 
+def _disable(staff, endpoint: Endpoint, data: dict[str, Any]) -> str:
+    disable_endpoint(staff=staff, endpoint_id=endpoint.pk, reason=data["reason"])
+    return "disabled; its owner is e-mailed, and what it had pending is marked failed"
+
+
+DISABLE = StaffDecision(
+    slug="disable", title="Disable endpoints", button="Disable", permission="webhooks.disable_endpoint",
+    form_class=ReasonForm, apply=_disable, refusals=(EndpointRefused,), describe=lambda e: f"endpoint #{e.pk} {e.url}",
+    link=lambda e: "Disable" if e.active else "",
+    explanation=("Nothing more is sent to it until staff enable it again. What it had pending is marked failed, and "
+                 "can be redelivered once it is enabled. Its owner is e-mailed that it was disabled."),
+)
+
+
+def _delete(staff, endpoint: Endpoint, data: dict[str, Any]) -> str:
+    delete_endpoint(staff=staff, endpoint_id=endpoint.pk, reason=data["reason"])
+    return "deleted; nothing is sent to it again"
+
+
+DELETE = StaffDecision(
+    slug="remove", title="Delete endpoints", button="Delete", permission="webhooks.remove_endpoint",
+    form_class=ReasonForm, apply=_delete, refusals=(EndpointRefused, EndpointNotFound),
+    describe=lambda e: f"endpoint #{e.pk} {e.url}", link=lambda e: "Delete" if e.deleted_at is None else "",
+    explanation=("Nothing is ever sent to it again, and it cannot be enabled again: its owner registers a new "
+                 "endpoint if it wants events. What it had pending is cancelled; its deliveries and attempts stay "
+                 "on record. For a retired platform account's endpoints, or a receiver that must hear no more."),
+)
+
+
 class HealthFilter(admin.SimpleListFilter):
     title = "health"
     parameter_name = "health"
@@ -84,7 +114,7 @@ class HealthFilter(admin.SimpleListFilter):
 
 @admin.register(Endpoint)
 class EndpointAdmin(StaffDecisionsAdmin, ReadOnlyAdmin):
-    staff_decisions = (ENABLE,)
+    staff_decisions = (ENABLE, DISABLE, DELETE)
     # Few columns, so the list fits a 1366 px screen beside the admin's navigation.
     list_display = ("id", "url", "owner", "event_types", "health_state", "deliveries_link")
     list_filter = (HealthFilter,)

@@ -126,5 +126,5 @@ def delete_webhook(
 ) -> Status:
     """Nothing more is sent to it; deliveries still pending are cancelled. 404 `not_found` for an id
     that is not one of your endpoints."""
-    delete_endpoint(owner=request.auth, endpoint_id=id)  # type: ignore[attr-defined]
+    delete_endpoint(endpoint_id=id, owner=request.auth)  # type: ignore[attr-defined]
     return Status(204, None)

@@ -79,6 +79,9 @@ USER_AGENT = "Factdesk-Webhooks/1"
 GONE = 410
 DISABLED_FOR_FAILING = "every delivery failed for 24 hours"
 DISABLED_FOR_GONE = "the receiver answered 410 Gone"
+DISABLED_BY_STAFF = "trust-and-safety staff disabled it"
+# Given up unsent, never POSTed: a retired platform account hears nothing (webhooks.outbox.LIVE_OWNER says why).
+OWNER_DEACTIVATED = "its owner's account is deactivated"
 
 Post = Callable[..., Answer]
 
@@ -217,7 +220,7 @@ def _log_failure(claimed: Delivery, delivery: Delivery, answer: Answer, *, outco
 def _claim(delivery_id: int, *, now: datetime) -> Delivery | str:
     delivery = (
         Delivery.objects.select_for_update(skip_locked=True, no_key=True, of=("self",))
-        .select_related("event", "endpoint")
+        .select_related("event", "endpoint__owner")
         .filter(pk=delivery_id, status=DeliveryStatus.PENDING)
         .first()
     )
@@ -232,6 +235,9 @@ def _claim(delivery_id: int, *, now: datetime) -> Delivery | str:
     if endpoint.disabled_at is not None:
         _settle(delivery, DeliveryStatus.FAILED, now=now, error="endpoint disabled")
         return "endpoint disabled"
+    if not endpoint.owner.is_active:
+        _settle(delivery, DeliveryStatus.FAILED, now=now, error=OWNER_DEACTIVATED)
+        return "owner deactivated"
     if _waits_for_earlier(delivery):
         # Held back on purpose: not this job's any more, but its predecessor's settlement's (or the sweep's).
         if delivery.queued_until is not None:
@@ -283,8 +289,8 @@ def _record_health(endpoint_id: int, *, outcome: str, status: int | None = None,
         return ""
     Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=True).update(failing_since=now)
     if status == GONE:
-        return _disable(endpoint_id, now=now, reason=DISABLED_FOR_GONE)
-    return _disable(endpoint_id, now=now, reason=DISABLED_FOR_FAILING, failing_since__lte=now - DISABLE_AFTER)
+        return disable(endpoint_id, now=now, reason=DISABLED_FOR_GONE)
+    return disable(endpoint_id, now=now, reason=DISABLED_FOR_FAILING, failing_since__lte=now - DISABLE_AFTER)
 
 
 @transaction.atomic(durable=True)
@@ -301,15 +307,16 @@ def _bring_forward_retries(endpoint_id: int, *, now: datetime) -> int:
 
 
 @transaction.atomic(durable=True)
-def _disable(endpoint_id: int, *, now: datetime, reason: str, **condition) -> str:
-    """Disable the endpoint if it is enabled and meets `condition`: `reason` if it was, "" if not."""
+def disable(endpoint_id: int, *, now: datetime, reason: str, actor=None, why: str = "", **condition) -> str:
+    """Disable the endpoint if it is enabled and meets `condition`: `reason` if it was, "" if not. By Factdesk (its
+    receiver failed), or by `actor` (staff, webhooks.endpoints.disable_endpoint), whose `why` the audit log keeps."""
     disabled = Endpoint.objects.filter(pk=endpoint_id, disabled_at__isnull=True, **condition).update(
         disabled_at=now, disabled_reason=reason, owner_notified_at=None
     )
     if not disabled:
         return ""
-    record_event(actor=None, system="webhooks", verb=AuditVerb.WEBHOOK_DISABLED,
-                 target=Endpoint.objects.get(pk=endpoint_id), reason=reason)
+    record_event(actor=actor, system="webhooks", verb=AuditVerb.WEBHOOK_DISABLED,
+                 target=Endpoint.objects.get(pk=endpoint_id), reason=why or reason)
     # What was still waiting is given up now, where staff can see it and redeliver it once it is fixed.
     settle_pending(endpoint_id, status=DeliveryStatus.FAILED, now=now, error="endpoint disabled")
     enqueue_on_commit("webhooks.jobs.notify_disabled_endpoints")
@@ -413,12 +420,15 @@ def redeliver(*, staff, delivery_id: int, reason: str, now: datetime | None = No
     """Staff send a delivery again (failed, or delivered and lost by the receiver): a fresh 24 hours of retries."""
     now = now or timezone.now()
     delivery = (
-        Delivery.objects.select_for_update(no_key=True, of=("self",)).select_related("endpoint").get(pk=delivery_id)
+        Delivery.objects.select_for_update(no_key=True, of=("self",)).select_related("endpoint__owner")
+        .get(pk=delivery_id)
     )
-    if delivery.endpoint.deleted_at is not None:
-        raise DeliveryRefused(
-            f"Endpoint #{delivery.endpoint_id} was deleted by its owner; nothing is sent to it again."
-        )
+    endpoint = delivery.endpoint
+    if endpoint.deleted_at is not None:
+        raise DeliveryRefused(f"Endpoint #{delivery.endpoint_id} was deleted; nothing is sent to it again.")
+    if not endpoint.owner.is_active:
+        raise DeliveryRefused(f"Endpoint #{delivery.endpoint_id} belongs to {endpoint.owner.username}, whose account "
+                              "is deactivated; reactivate the account before redelivering.")
     if not delivery.endpoint.active:
         raise DeliveryRefused(
             f"Endpoint #{delivery.endpoint_id} is {delivery.endpoint.health}; enable it again before redelivering."

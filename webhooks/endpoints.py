@@ -1,4 +1,7 @@
-"""Registering, deleting and re-enabling the platform's webhook endpoints.
+"""Registering, deleting, disabling and re-enabling the platform's webhook endpoints.
+
+The owner registers and deletes its own (the API); trust-and-safety staff disable, delete and enable any, each
+with a reason (the admin): a retired platform account can no longer call the API to delete what it registered.
 
 A URL is checked when it is registered and again at every delivery (core.outbound resolves the
 name each time and connects to the address it checked): https only, and no address that is not
@@ -19,7 +22,7 @@ from audit.models import AuditVerb
 from audit.services import record_event
 from core.outbound import PLAIN_HTTP_REFUSED, UnsafeTarget, parse_target, resolve
 from core.refusals import Refusal
-from webhooks.delivery import settle_pending
+from webhooks.delivery import DISABLED_BY_STAFF, disable, settle_pending
 from webhooks.models import DeliveryStatus, Endpoint, EventType
 
 MAX_URL = 2000
@@ -89,17 +92,44 @@ def owned_endpoints(owner):
 
 
 @transaction.atomic(durable=True)
-def delete_endpoint(*, owner, endpoint_id: int, now: datetime | None = None) -> Endpoint:
-    """Stop sending to it; its deliveries and attempts stay on record, what was pending is cancelled."""
-    endpoint = owned_endpoints(owner).select_for_update(no_key=True).filter(pk=endpoint_id).first()
+def delete_endpoint(
+    *, endpoint_id: int, owner=None, staff=None, reason: str = "", now: datetime | None = None
+) -> Endpoint:
+    """Stop sending to it for good; its deliveries and attempts stay on record, what was pending is cancelled.
+
+    By its `owner` (the API: only its own), or by `staff` (the admin: any endpoint, with a reason, which the audit
+    log keeps), one of the two."""
+    if (owner is None) == (staff is None):
+        raise ValueError("delete_endpoint is asked by the endpoint's owner or by staff, one of the two")
+    if staff is not None and not reason.strip():
+        raise EndpointRefused("Say why the endpoint is deleted.")
+    endpoints = owned_endpoints(owner) if owner is not None else Endpoint.objects.filter(deleted_at__isnull=True)
+    endpoint = endpoints.select_for_update(no_key=True).filter(pk=endpoint_id).first()
     if endpoint is None:
-        raise EndpointNotFound(f"No webhook endpoint {endpoint_id}.")
+        raise EndpointNotFound(f"No webhook endpoint {endpoint_id}." if owner is not None
+                               else f"Endpoint #{endpoint_id} is deleted already.")
     now = now or timezone.now()
     endpoint.deleted_at = now
     endpoint.save(update_fields=["deleted_at"])
     settle_pending(endpoint.pk, status=DeliveryStatus.CANCELLED, now=now, error="endpoint deleted")
-    record_event(actor=owner, verb=AuditVerb.WEBHOOK_DELETED, target=endpoint, data={"url": endpoint.url})
+    record_event(actor=owner or staff, verb=AuditVerb.WEBHOOK_DELETED, target=endpoint, reason=reason.strip(),
+                 data={"url": endpoint.url})
     return endpoint
+
+
+def disable_endpoint(*, staff, endpoint_id: int, reason: str, now: datetime | None = None) -> Endpoint:
+    """Staff stop sending to an endpoint until they enable it again (enable_endpoint), with a reason the audit log
+    keeps: what it still had pending is marked failed, for redelivery once it may hear again, and its owner is
+    e-mailed as after 24 hours of failures. Refused for an endpoint deleted or disabled already."""
+    if not reason.strip():
+        raise EndpointRefused("Say why the endpoint is disabled.")
+    if not disable(endpoint_id, now=now or timezone.now(), reason=DISABLED_BY_STAFF, actor=staff,
+                   why=reason.strip(), deleted_at__isnull=True):
+        endpoint = Endpoint.objects.get(pk=endpoint_id)
+        if endpoint.deleted_at is not None:
+            raise EndpointRefused("This endpoint was deleted; nothing is sent to it any more.")
+        raise EndpointRefused("This endpoint is disabled already.")
+    return Endpoint.objects.get(pk=endpoint_id)
 
 
 @transaction.atomic(durable=True)
@@ -107,7 +137,7 @@ def enable_endpoint(*, staff, endpoint_id: int, reason: str, now: datetime | Non
     """Staff turn a disabled endpoint back on (its receiver is fixed); failed deliveries can then be redelivered."""
     endpoint = Endpoint.objects.select_for_update(no_key=True).get(pk=endpoint_id)
     if endpoint.deleted_at is not None:
-        raise EndpointRefused("Its owner deleted this endpoint; it cannot be enabled again.")
+        raise EndpointRefused("This endpoint was deleted; it cannot be enabled again.")
     if endpoint.disabled_at is None:
         raise EndpointRefused("This endpoint is not disabled.")
     endpoint.disabled_at = None

@@ -30,12 +30,14 @@ def keep_history_months() -> int:
 
 
 def notify_disabled_endpoints() -> int:
-    """E-mail the owners of endpoints disabled since they were last told (periodic, and after each disabling). Warns
+    """E-mail the owners of endpoints disabled since they were last told (periodic, and after each disabling); a
+    deactivated account is not e-mailed (staff disable a retired account's endpoints: nobody there reads it), and is
+    told if it is reactivated. Warns
     (core.reconciling) of those told FACTDESK_RECONCILE_AFTER_SECONDS or more after their disabling: the job after
     it was lost or late, and the periodic run made it good."""
     told = []
     waiting = Endpoint.objects.filter(
-        disabled_at__isnull=False, owner_notified_at__isnull=True, deleted_at__isnull=True
+        disabled_at__isnull=False, owner_notified_at__isnull=True, deleted_at__isnull=True, owner__is_active=True
     )
     for endpoint_id, disabled_at in waiting.values_list("id", "disabled_at"):
         with transaction.atomic(durable=True):

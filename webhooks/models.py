@@ -52,7 +52,9 @@ class Endpoint(models.Model):
     owner_notified_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        permissions = [("enable_endpoint", "Can enable a disabled webhook endpoint again")]
+        permissions = [("enable_endpoint", "Can enable a disabled webhook endpoint again"),
+                       ("disable_endpoint", "Can disable a webhook endpoint"),
+                       ("remove_endpoint", "Can delete a platform's webhook endpoint")]
         indexes = [models.Index(fields=["id"], condition=Q(deleted_at__isnull=True, disabled_at__isnull=True),
                                 name="webhook_endpoint_active")]
 

@@ -3,7 +3,10 @@
 The caller (moderation, which knows what a decision or an appeal means) passes plain event data;
 this module knows nothing of decisions. Each event gets one delivery per endpoint subscribed to its
 type, made now: an endpoint hears of what happened while it was registered (a disabled one's are
-written as failed, for staff to redeliver). When no endpoint
+written as failed, for staff to redeliver). A deactivated (retired) platform account's endpoints get nothing at
+all: its token no longer works, so it could not even delete them, and what it still had pending is given up unsent
+when its turn comes (webhooks.delivery, OWNER_DEACTIVATED), rather than held, where it would keep its month from
+retention and go, days late, to whoever holds the receiver if the account came back. When no endpoint
 wants a type, nothing is written at all, so the outbox costs a decision one small query.
 
 After the commit a job delivers them (webhooks.delivery); if that job is lost (Redis down, a worker
@@ -37,11 +40,11 @@ class NewEvent:
 
 
 def subscribers(event_type: str, *, owner_id: int | None = None) -> list[tuple[int, bool]]:
-    """(id, active) of the endpoints that want `event_type`, deleted ones aside: few rows, filtered here
-    (SQLite has no JSON contains). A disabled endpoint still gets its deliveries, as failed, so that staff
-    can redeliver what it missed once it works again. `owner_id`: only that account's endpoints (an event
-    about something the account sent, which no other account may read)."""
-    endpoints = Endpoint.objects.filter(deleted_at__isnull=True)
+    """(id, active) of the endpoints that want `event_type`, deleted ones and a deactivated account's aside: few
+    rows, filtered here (SQLite has no JSON contains). A disabled endpoint still gets its deliveries, as failed, so
+    that staff can redeliver what it missed once it works again. `owner_id`: only that account's endpoints (an
+    event about something the account sent, which no other account may read)."""
+    endpoints = Endpoint.objects.filter(deleted_at__isnull=True, owner__is_active=True)
     if owner_id is not None:
         endpoints = endpoints.filter(owner_id=owner_id)
     endpoints = endpoints.values_list("id", "events", "disabled_at")
