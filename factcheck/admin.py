@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
@@ -39,6 +40,7 @@ from core.admin_deletions import DeletionAsksReason
 from core.paging import plain_number
 from factcheck.admin_actions import PoliticianPageActions
 from factcheck.admin_people import PeopleDeletionForm, people_reason  # and, importing it, the user pages
+from factcheck.coverage import COUNTRY_HELP, LANGUAGE_HELP, clean_coverage, split_codes
 from factcheck.member_changes import change_organisation, delete_organisation, set_page_owners
 from factcheck.members import organisation_of
 from factcheck.models import Claim, Flag, FlagSource, Match, Organisation, Page, Post, Rating, Verdict
@@ -110,8 +112,21 @@ class RatedByFilter(admin.SimpleListFilter):
         return queryset
 
 
+class CodesField(forms.CharField):
+    """A list of codes typed as text, separated by commas ("es, fr"), shown the same way; checked by the form's
+    clean, with both lists, through factcheck.coverage.clean_coverage."""
+
+    def prepare_value(self, value):
+        return ", ".join(str(code) for code in value) if isinstance(value, (list, tuple)) else value
+
+    def to_python(self, value) -> list[str]:
+        return split_codes(super().to_python(value))
+
+
 class OrganisationForm(forms.ModelForm):
     url = forms.URLField(label="URL", required=False, max_length=200, assume_scheme="https")
+    languages = CodesField(label="Languages", required=False, help_text=LANGUAGE_HELP)
+    countries = CodesField(label="Countries", required=False, help_text=COUNTRY_HELP)
     reason = people_reason()
 
     class Meta:
@@ -121,6 +136,18 @@ class OrganisationForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["reason"].required = self.instance.pk is not None  # a new organisation changes nobody's work
+
+    def clean(self):
+        data = super().clean()
+        if "languages" in data and "countries" in data:
+            try:
+                data["languages"], data["countries"] = clean_coverage(languages=data["languages"],
+                                                                      countries=data["countries"])
+            except ValidationError as refused:
+                for field, messages in refused.message_dict.items():
+                    for message in messages:
+                        self.add_error(field, message)
+        return data
 
 
 @admin.register(Organisation)

@@ -14,14 +14,107 @@ in the form that fits where they read:
 
 Each form is built from `narrowed_by`, the fields an organisation's lists narrow, so the rule is written once;
 tests/factcheck/test_coverage_forms.py checks that the forms agree.
+
+What may be written as coverage is `clean_coverage`'s: lists of real two-letter codes (ISO 639-1 languages, ISO
+3166-1 alpha-2 countries, as Babel's CLDR data knows them: core.place_names), in the case posts store them.
+Organisation.save calls it, so every writer (the admin's form, factcheck.member_changes, the demo seed, a script)
+goes through it; the admin's form reads comma-separated text with `split_codes` and shows the same errors by the
+field. A row saved before the rule, with codes it now refuses, is read as it is: it is refused only when its
+coverage is saved again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Protocol
+
+from babel.core import get_global
+from django.core.exceptions import ValidationError
 from django.db.models import BooleanField, F, Func, Q
 
-from core.place_names import country_name, language_name, named_choices
-from factcheck.models import Organisation
+from core.place_names import country_choices, country_name, language_choices, language_name, named_choices
+
+
+class Organisation(Protocol):
+    """What this module reads of an organisation (factcheck.models.Organisation, which it does not import: the model
+    calls clean_coverage from its save)."""
+
+    languages: list[str]
+    countries: list[str]
+
+
+LANGUAGE_HELP = ("Two-letter ISO 639-1 codes, separated by commas: en, fr, es. Empty = every language. Its "
+                 "fact-checkers claim and rate only posts in these languages.")
+COUNTRY_HELP = ("Two-letter ISO 3166-1 codes, separated by commas: GB, FR, MX. Empty = every country. Its "
+                "fact-checkers claim and rate only posts from these countries.")
+
+
+@cache
+def _codes(kind: str) -> frozenset[str]:
+    """Every code a `kind` ("language", "country") may be, folded."""
+    return frozenset(code.casefold() for code, _ in (language_choices() if kind == "language" else country_choices()))
+
+
+@cache
+def _suggestions(kind: str) -> dict[str, str]:
+    """What people type instead of a code, folded, and the code they mean: "spanish" and "spa" -> "es", "mexico"
+    and "MEX" -> "MX" (CLDR's names, and its aliases, three-letter codes among them)."""
+    choices = language_choices() if kind == "language" else country_choices()
+    aliases = get_global("language_aliases" if kind == "language" else "territory_aliases")
+    by_alias = {alias.casefold(): (target[0] if isinstance(target, list) else target)
+                for alias, target in aliases.items() if target}
+    return {**{alias: code for alias, code in by_alias.items() if code.casefold() in _codes(kind)},
+            **{name.casefold(): code for code, name in choices}}
+
+
+def _clean_codes(kind: str, value: Any, *, standard: str, case: Callable[[str], str], example: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        # A string was iterated letter by letter: "es" became ["e", "s"], covering nothing anyone posts in.
+        raise ValidationError(f"Give the {kind} codes as a list, such as [{example}], not {value!r}.",
+                              code="not_a_list")
+    codes, problems = [], []
+    for item in value:
+        code = item.strip() if isinstance(item, str) else item
+        if code == "":
+            continue
+        if isinstance(code, str) and len(code) == 2 and code.casefold() in _codes(kind):
+            codes.append(case(code))
+            continue
+        meant = _suggestions(kind).get(code.casefold()) if isinstance(code, str) else None
+        problems.append(f"“{code}” is not a two-letter {standard} {kind} code"
+                        + (f" (write {case(meant)})" if meant else "") + ".")
+    if problems:
+        raise ValidationError(" ".join(problems) + f" Write codes such as {example}, or leave it empty for every "
+                              f"{kind}.", code="unknown_code")
+    return list(dict.fromkeys(codes))
+
+
+def clean_coverage(*, languages: Any, countries: Any) -> tuple[list[str], list[str]]:
+    """The coverage as it is stored: each list's codes checked against the real ones, languages lower-case and
+    countries upper-case (as posts store them), repeats and blanks dropped. ValidationError by field ("languages",
+    "countries") saying which codes are refused and what to write instead; a string or anything else that is not
+    a list is refused whole rather than read letter by letter."""
+    cleaned: dict[str, list[str]] = {}
+    errors: dict[str, list[ValidationError]] = {}
+    for field, kind, value, standard, case, example in (
+        ("languages", "language", languages, "ISO 639-1", str.lower, "en, es"),
+        ("countries", "country", countries, "ISO 3166-1", str.upper, "GB, MX"),
+    ):
+        try:
+            cleaned[field] = _clean_codes(kind, value if value is not None else [], standard=standard, case=case,
+                                          example=example)
+        except ValidationError as refused:
+            errors[field] = [refused]
+    if errors:
+        raise ValidationError(errors)
+    return cleaned["languages"], cleaned["countries"]
+
+
+def split_codes(text: str) -> list[str]:
+    """Codes typed as text, separated by commas (or spaces): "es, MX" -> ["es", "MX"]; "" -> []. The JSON list the
+    form used to take ('["es", "fr"]') reads the same."""
+    return [code for token in text.replace(",", " ").split() if (code := token.strip("[]\"'"))]
 
 
 def narrowed_by(organisation: Organisation) -> list[tuple[str, list[str]]]:

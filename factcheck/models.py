@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.append_only import AppendOnlyError, content_triggers
+from factcheck.coverage import clean_coverage
 from factcheck.normalise import normalised_fields
 from factcheck.timestamps import EARLIEST as TIMESTAMPS_FROM
 
@@ -97,7 +98,7 @@ class ClaimStatus(models.TextChoices):
 class Organisation(models.Model):
     name = models.CharField(max_length=200, unique=True)
     url = models.URLField(blank=True)
-    # ISO 639-1 and ISO 3166-1 alpha-2 codes it covers; empty means all.
+    # ISO 639-1 and ISO 3166-1 alpha-2 codes it covers; empty means all (factcheck.coverage.clean_coverage).
     languages = models.JSONField(default=list, blank=True)
     countries = models.JSONField(default=list, blank=True)
 
@@ -108,9 +109,11 @@ class Organisation(models.Model):
         return self.name
 
     def save(self, *args, **kwargs) -> None:
-        # Posts store languages lower-case and countries upper-case: coverage must match them.
-        self.languages = list(dict.fromkeys(str(c).strip().lower() for c in self.languages or [] if str(c).strip()))
-        self.countries = list(dict.fromkeys(str(c).strip().upper() for c in self.countries or [] if str(c).strip()))
+        # Whoever writes the coverage, it is real codes in the case posts store them (factcheck.coverage); a save of
+        # other columns leaves a row written before that rule as it is.
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None or {"languages", "countries"} & set(update_fields):
+            self.languages, self.countries = clean_coverage(languages=self.languages, countries=self.countries)
         super().save(*args, **kwargs)
 
 
