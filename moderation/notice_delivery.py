@@ -40,6 +40,8 @@ moderation.notice_emails. This module stores the rows and decides which go in wh
 - A digest lists at most moderation.notice_emails.DIGEST_LISTS notices and says how many more it carries: every
   notification in an e-mail counts as e-mailed, listed or counted, so a thousand copies are one e-mail, not twenty.
 - A recipient without an e-mail address reads their notices in the portal only: nothing is composed for them.
+  Nor for a deactivated account (no notice is made for one: moderation.notices): what was stored for it before, or
+  composed and not sent, waits unsent, and goes if the account is reactivated within the notices' retention.
 - **Kept for a while, not for good** (`delete_old_notices`, daily): a notification FACTDESK_NOTIFICATION_DAYS after it
   was made, read or not, and a sent e-mail's row FACTDESK_NOTICE_EMAIL_DAYS after it was sent (its notifications
   stay, e-mailed, and no longer point at it). Neither is the record of a decision: what the DSA asks to be shown (the
@@ -149,8 +151,8 @@ def email_notices_of(*, user_ids: Iterable[int]) -> int:
 @transaction.atomic(durable=True)
 def compose_email(*, user_id: int, now: datetime) -> NoticeEmail | None:
     """One e-mail of every notification of this recipient that is not yet in one nor held (`hold_notices`), fixed
-    before it is sent; None when there is none, or the recipient has no e-mail address."""
-    if not get_user_model().objects.filter(pk=user_id).exclude(email="").exists():
+    before it is sent; None when there is none, or the recipient has no e-mail address or is deactivated."""
+    if not get_user_model().objects.filter(pk=user_id, is_active=True).exclude(email="").exists():
         return None
     # Two composers of one recipient at once: the second waits on these rows, then finds them taken (PostgreSQL
     # checks `email IS NULL` again on the row the first committed), so no notification goes in two e-mails.
@@ -171,8 +173,8 @@ def send_email(*, email_id: int) -> bool:
     """Send a composed e-mail, once: a no-op if it was sent already. Raises core.mailing.EmailNotSent on SMTP errors
     (nothing is marked sent)."""
     email = NoticeEmail.objects.select_for_update(no_key=True, of=("self",)).select_related("user").get(pk=email_id)
-    if email.sent_at is not None or not email.user.email:
-        return False  # an address removed since it was composed: it waits, unsent, for one to be given
+    if email.sent_at is not None or not email.user.email or not email.user.is_active:
+        return False  # an address removed (or the account deactivated) since it was composed: it waits, unsent
     carried = Notification.objects.filter(user_id=email.user_id, email=email, emailed_at__isnull=True).order_by("id")
     total = carried.count()
     now = timezone.now()
@@ -195,7 +197,8 @@ def unsent_notifications(*, now: datetime | None = None, older_than_seconds: int
     lost."""
     now = now or timezone.now()
     return Notification.objects.filter(
-        ~_held(now), emailed_at__isnull=True, created_at__lte=now - timedelta(seconds=older_than_seconds)
+        ~_held(now), emailed_at__isnull=True, created_at__lte=now - timedelta(seconds=older_than_seconds),
+        user__is_active=True,
     ).exclude(user__email="").order_by("id")
 
 

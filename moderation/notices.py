@@ -7,6 +7,12 @@ pipeline, which stores many at once. The pipeline sends the owner's notice of a 
 appeals send the notices of filing and deciding. A body's paragraphs are apart by a blank line: the
 first gives the notice's own facts, the rest explain, and `fold_repeats` folds, for the portal, an
 explanation that a notice shown above already gave.
+
+A deactivated account is told nothing: no notice is made for it (`notice_rows`), and a page's owners who are told
+are its active accounts (`told_owners`, read by `page_owners` and `owners_of_pages`). A notice is not kept
+for it to read later: it cannot sign in to read it, and if it is reactivated the portal shows every decision on its
+pages from their records (the statements of reasons), which a notice only repeats. What was stored for it before it
+was deactivated is not e-mailed while it is (moderation.notice_delivery).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -63,7 +70,8 @@ def notice_rows(
     """The unsaved notifications of a notice to these users (moderation.notice_delivery stores many at once);
     `post`: the post it is about, None for a page's standing; `rating`: the rating whose decision a decision notice
     tells of (its e-mail may wait for the rating's copies)."""
-    recipients = [user for pk, user in {u.pk: u for u in users}.items() if pk not in notice.already_told]
+    recipients = [user for pk, user in {u.pk: u for u in users}.items()
+                  if pk not in notice.already_told and user.is_active]
     if not recipients:
         return []
     subject, body = render_notice(notice, post=post)
@@ -77,23 +85,33 @@ def notice_rows(
 # --- Who is told --------------------------------------------------------------------------------
 
 
+def told_owners(*, via: str = "") -> Q:
+    """Which of a page's owners are told of its decisions, as a condition on users (`via`: the path to the user):
+    its active accounts."""
+    return Q(**{f"{via}is_active": True})
+
+
 def page_owners(post: Post) -> list:
-    return list(post.page.owners.all())
+    """The post's page's owners who are told of its decisions (`told_owners`)."""
+    return list(post.page.owners.filter(told_owners()))
 
 
 def told_of_outcome(appeal) -> set[int]:
-    """Who the notice of an appeal's outcome goes to: the owner who filed it and the post page's owners.
+    """Who the notice of an appeal's outcome goes to: the owner who filed it and the post page's owners, those of
+    them active (empty: nobody is told).
 
     A reversed rating then reaches the post's copies (moderation.propagation); their owners who were
     told of the outcome are not told again per copy: one reversal, one notice, one e-mail."""
-    return {appeal.filed_by_id, *(user.pk for user in page_owners(appeal.post))}
+    filer = {appeal.filed_by_id} if appeal.filed_by.is_active else set()
+    return filer | {user.pk for user in page_owners(appeal.post)}
 
 
 def owners_of_pages(page_ids: Iterable[int]) -> dict[int, list]:
-    """Each page's owners, for many pages in one query."""
+    """Each page's owners who are told of its decisions (as `page_owners`), for many pages in one query."""
     owners: dict[int, list] = {pk: [] for pk in page_ids}
     through = Post._meta.get_field("page").related_model.owners.through
-    for link in through.objects.filter(page_id__in=list(owners)).select_related("user"):
+    links = through.objects.filter(told_owners(via="user__"), page_id__in=list(owners))
+    for link in links.select_related("user"):
         owners[link.page_id].append(link.user)
     return owners
 
