@@ -42,7 +42,7 @@ from factcheck.admin_actions import PoliticianPageActions
 from factcheck.admin_people import PeopleDeletionForm, people_reason  # and, importing it, the user pages
 from factcheck.coverage import COUNTRY_HELP, LANGUAGE_HELP, clean_coverage, split_codes
 from factcheck.member_changes import change_organisation, delete_organisation, set_page_owners
-from factcheck.members import organisation_of
+from factcheck.members import check_page_owners, organisation_of
 from factcheck.models import Claim, Flag, FlagSource, Match, Organisation, Page, Post, Rating, Verdict
 from factcheck.selectors import flag_counts, recent_flags
 from factcheck.staff_search import find_posts
@@ -176,6 +176,13 @@ class PageOwnersForm(forms.ModelForm):
     class Meta:
         model = Page
         fields = ("owners",)
+        help_texts = {"owners": "Active page-owner accounts only: they see the page's posts and are told of every "
+                                "decision on them."}
+
+    def clean_owners(self):
+        owners = self.cleaned_data["owners"]
+        check_page_owners(owners, page=self.instance)  # set_page_owners's rule, said by the field before saving
+        return owners
 
 
 @admin.register(Page)

@@ -28,7 +28,7 @@ from accounts.models import User
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.claims import end_claims_beyond_reach, lock_claimed_posts
-from factcheck.members import check_place, organisation_id_of, place_member, staff_reason
+from factcheck.members import check_page_owners, check_place, organisation_id_of, place_member, staff_reason
 from factcheck.models import Membership, Organisation, Page
 
 # The user's own columns staff may change; change_user saves no other, so nothing changes unrecorded.
@@ -230,10 +230,14 @@ def delete_organisation(*, organisation_id: int, by: User, reason: str) -> None:
 @transaction.atomic
 def set_page_owners(*, page_id: int, by: User, owners: Iterable[User], reason: str = "") -> Changes:
     """Give a page these owners (staff, in the admin: ownership moved to another account), audited with who owned
-    it before and after. Returns what changed."""
+    it before and after. Returns what changed. Refused (ValidationError, nothing changed) when it would add an
+    account that may not own a page (members.check_page_owners: only active page-owner accounts); an owner
+    deactivated since it was added may stay (it is told nothing) or be taken off."""
     # NO KEY: owners are rows of their own, so posts arriving on the page meanwhile need not wait (set_politician's
     # full lock is for them). Two changes of one page's owners serialise (docs/concurrency.md).
     page = Page.objects.select_for_update(no_key=True).get(pk=page_id)
+    owners = list(owners)
+    check_page_owners(owners, page=page)
     before = {"owners": ", ".join(sorted(page.owners.values_list("username", flat=True)))}
     page.owners.set(owners)
     changes = _differences(before, {"owners": ", ".join(sorted(page.owners.values_list("username", flat=True)))})

@@ -3,17 +3,20 @@
 Here rather than in accounts because it names organisations and pages: accounts sits below the
 review side and never imports it. organisation_of is the one way to read a user's organisation, check_place the
 one rule of who has one; organisation_to_act_for refuses a fact-checker who has none (staff could leave one so in
-the admin before check_place), who may read nothing of the fact-checkers' pages and act on nothing. Staff's later
-changes to people (audited) are factcheck.member_changes'.
+the admin before check_place), who may read nothing of the fact-checkers' pages and act on nothing. Who may own a
+page, and is told of its decisions, is `may_own_pages` (`page_owner_accounts` in a query). Staff's later changes to
+people (audited) are factcheck.member_changes'.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -114,6 +117,44 @@ def place_member(*, user: User, organisation: Organisation | None) -> None:
         current.save(update_fields=["organisation", "joined_at"])
 
 
+def may_own_pages(*, role: str, is_active: bool) -> bool:
+    """Whether an account may own pages: an active page-owner account. A fact-checker owning a page would be told
+    of its own organisation's ratings as their subject, a platform or staff account is no page's owner, and a
+    deactivated account reads nothing. The rule's one home: `add_user --page`, the admin's page owners
+    (factcheck.member_changes.set_page_owners) and who is told of a page's decisions (moderation.notices, through
+    `page_owner_accounts`)."""
+    return role == Role.PAGE_OWNER and is_active
+
+
+def page_owner_accounts(*, via: str = "") -> Q:
+    """`may_own_pages` as a query condition on users (`via`: the path to the user, "user__" from a page's owner
+    link)."""
+    return Q(**{f"{via}role": Role.PAGE_OWNER, f"{via}is_active": True})
+
+
+def check_page_owners(owners: Iterable[User], *, page: Page | None = None) -> None:
+    """ValidationError naming each of `owners` that may not own a page (`may_own_pages`), and why. With `page`, its
+    present owners are not checked: one deactivated since it was made an owner may stay (it is told nothing) until
+    staff take it off, so that saving the page's other owners is not refused for it."""
+    present = set(page.owners.values_list("pk", flat=True)) if page is not None and page.pk else set()
+    problems = []
+    for user in owners:
+        if user.pk in present or may_own_pages(role=user.role, is_active=user.is_active):
+            continue
+        if not user.is_active:
+            problems.append(f"{user.username}'s account is deactivated.")
+        else:
+            problems.append(f"{user.username} is {_AS_OWNER_SEES.get(user.role, 'an account without a role')}, not "
+                            "a page owner.")
+    if problems:
+        raise ValidationError(" ".join(problems) + " Only an active page-owner account may own a page; add the "
+                              "page owner's own account (or make one with the role Page owner).", code="not_an_owner")
+
+
+_AS_OWNER_SEES = {Role.FACTCHECKER: "a fact-checker", Role.TRUST_SAFETY: "trust-and-safety staff",
+                  Role.PLATFORM: "a platform account"}
+
+
 REASON_REQUIRED = "A reason is required: every change to a person's account or access records why."
 
 
@@ -164,7 +205,7 @@ def create_user(
         raise ValidationError({NEEDS_ORGANISATION: "a fact-checker needs --org NAME",
                                NOT_A_FACTCHECKER: "--org is only for fact-checkers"}[refused.code]) from refused
     organisation = _organisation_named(organisation_name) if organisation_name else None
-    if page_external_ids and role != Role.PAGE_OWNER:
+    if page_external_ids and not may_own_pages(role=role, is_active=is_active):
         raise ValidationError("--page is only for page owners")
     user = User(username=username, role=role, email=email, is_active=is_active)
     user.is_staff = role == Role.TRUST_SAFETY

@@ -9,7 +9,8 @@ first gives the notice's own facts, the rest explain, and `fold_repeats` folds, 
 explanation that a notice shown above already gave.
 
 A deactivated account is told nothing: no notice is made for it (`notice_rows`), and a page's owners who are told
-are its active accounts (`told_owners`, read by `page_owners` and `owners_of_pages`). A notice is not kept
+are its active page-owner accounts (factcheck.members.page_owner_accounts, the rule of who may own a page, read by
+`page_owners` and `owners_of_pages`). A notice is not kept
 for it to read later: it cannot sign in to read it, and if it is reactivated the portal shows every decision on its
 pages from their records (the statements of reasons), which a notice only repeats. What was stored for it before it
 was deactivated is not e-mailed while it is (moderation.notice_delivery).
@@ -23,10 +24,10 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from factcheck.members import page_owner_accounts
 from factcheck.models import Post
 from moderation.models import Notification, NotificationKind
 from moderation.notice_delivery import record_notifications
@@ -85,15 +86,10 @@ def notice_rows(
 # --- Who is told --------------------------------------------------------------------------------
 
 
-def told_owners(*, via: str = "") -> Q:
-    """Which of a page's owners are told of its decisions, as a condition on users (`via`: the path to the user):
-    its active accounts."""
-    return Q(**{f"{via}is_active": True})
-
-
 def page_owners(post: Post) -> list:
-    """The post's page's owners who are told of its decisions (`told_owners`)."""
-    return list(post.page.owners.filter(told_owners()))
+    """The post's page's owners who are told of its decisions: its active page-owner accounts. A fact-checker or a
+    platform account made an owner before factcheck.members.may_own_pages was checked is not its owner for this."""
+    return list(post.page.owners.filter(page_owner_accounts()))
 
 
 def told_of_outcome(appeal) -> set[int]:
@@ -110,7 +106,7 @@ def owners_of_pages(page_ids: Iterable[int]) -> dict[int, list]:
     """Each page's owners who are told of its decisions (as `page_owners`), for many pages in one query."""
     owners: dict[int, list] = {pk: [] for pk in page_ids}
     through = Post._meta.get_field("page").related_model.owners.through
-    links = through.objects.filter(told_owners(via="user__"), page_id__in=list(owners))
+    links = through.objects.filter(page_owner_accounts(via="user__"), page_id__in=list(owners))
     for link in links.select_related("user"):
         owners[link.page_id].append(link.user)
     return owners
