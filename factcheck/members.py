@@ -261,12 +261,12 @@ def _organisation_named(name: str) -> Organisation:
 IMPORTER_PREFIX = "import-"
 
 
-@transaction.atomic
 def is_importer_account(user) -> bool:
     """Whether `user` is an organisation's importer account (`importer_account`), not a person."""
     return user is not None and user.username.startswith(IMPORTER_PREFIX)
 
 
+@transaction.atomic
 def importer_account(*, organisation_name: str, organisation_url: str = "") -> User:
     """The system member that records an organisation's imported ratings (`import-<org slug>`).
 
