@@ -26,6 +26,7 @@ class AuditVerb(models.TextChoices):
     TOKEN_ISSUED = "token.issued", "API token issued"
     TOKEN_REVOKED = "token.revoked", "API token revoked"
     FLAG_RECEIVED = "flag.received", "Flag received"
+    FLAG_WITHDRAWN = "flag.withdrawn", "Flag withdrawn by its sender"
     POST_QUEUED = "post.queued", "Post entered the queue"
     POST_NOT_ELIGIBLE = "post.not_eligible", "Post not eligible"
     CLAIM_CREATED = "claim.created", "Claim taken"

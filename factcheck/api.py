@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from django.urls import register_converter
 from django.urls.converters import StringConverter
 from django.utils import timezone
-from ninja import Path, Router, Schema
+from ninja import Path, Query, Router, Schema
 from ninja.responses import Status
 from pydantic import BaseModel, BeforeValidator, Field, StrictInt, field_validator
 
@@ -23,7 +23,7 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, TooLarge, Unprocessable, errors_for, read_json_object
 from core.contact_details import without_contact_details
-from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT
+from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT, written
 from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderation.api reads them from here)
     HTTP_URL,
     HTTP_URL_OR_EMPTY,
@@ -36,9 +36,10 @@ from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderati
     whole_number,
 )
 from factcheck.ingest import FlagInput, ingest_flags
-from factcheck.models import Flag, FlagCategory, Post, QueueState, Rating, ReportOutcome, ReportStatus, Verdict
+from factcheck.models import FlagCategory, Post, QueueState, Rating, ReportOutcome, ReportStatus, Verdict
 from factcheck.ratings import MAX_CHANGE_REASON, MAX_RATIONALE, MAX_SOURCES, UNCHECKED, record_rating
 from factcheck.routing import report_out
+from factcheck.withdrawal import MAX_WITHDRAWAL_REASON, find_sent_flag, withdraw_flag
 
 router = Router(tags=["review"])
 
@@ -167,13 +168,21 @@ class FlagOutcomeOut(Schema):
     category: FlagCategory
     status: ReportStatus = Field(
         description="`open` until a decision answers the flag, then `decided`; `open` again if the decision is "
-        "corrected (the removal that answered it lifted, or staff reopening their decision), until decided anew.",
+        "corrected (the removal that answered it lifted, or staff reopening their decision), until decided anew. "
+        "`withdrawn` once you withdrew it (DELETE): for good, whatever happens to the post; nothing answers it "
+        "from then on.",
     )
     outcome: ReportOutcome | None = Field(
         description="`removed`, `no_violation` or `sent_to_fact_checkers` (trust-and-safety staff's decision), "
-        "`rated` (a misinformation flag, once fact-checkers rated the post); null while open.",
+        "`rated` (a misinformation flag, once fact-checkers rated the post); null while open. A withdrawn flag "
+        "keeps the outcome a decision had given it before you withdrew it (null if it was open then).",
     )
-    decided_at: datetime | None
+    decided_at: datetime | None = Field(
+        description="When the decision that answered it was made (a withdrawn flag keeps it; null if it had none)."
+    )
+    withdrawn_at: datetime | None = Field(
+        None, description="Only on a withdrawn flag (the field is absent on every other): when you withdrew it.",
+    )
 
 
 @router.get(
@@ -181,6 +190,7 @@ class FlagOutcomeOut(Schema):
     auth=TokenAuth(Role.PLATFORM),
     response={200: FlagOutcomeOut, **errors_for(403, 404)},
     summary="Read what became of a flag you sent",
+    exclude_unset=True,
 )
 def get_flag(
     request: HttpRequest,
@@ -188,10 +198,59 @@ def get_flag(
 ) -> dict[str, Any]:
     """The flag's category, status and outcome, so that the platform can tell the person who reported.
     Only the account that sent the flag reads it: another account's key answers 404, as a key never sent."""
-    flag = Flag.objects.filter(idempotency_key=idempotency_key.strip(), submitted_by=request.auth).first()  # type: ignore[attr-defined]
+    flag = find_sent_flag(sender=request.auth, idempotency_key=idempotency_key)  # type: ignore[attr-defined]
     if flag is None:
         raise NotFound(f"No flag {idempotency_key!r} of yours.")
     return report_out(flag)
+
+
+class WithdrawnPostOut(Schema):
+    external_id: str
+    queue_state: QueueState = Field(
+        description="The post's queue state after the withdrawal. `unflagged`: no flag asks for a fact-check any "
+        "more, so it left the fact-checkers' queue. `rated`, `matched`, `not_eligible` or `removed`: it was decided "
+        "already, and its decision stands: withdrawing a flag never undoes one.",
+    )
+
+
+class FlagWithdrawnOut(FlagOutcomeOut):
+    withdrawn_at: datetime = Field(description="When you withdrew it (the first time, if you withdrew it again).")
+    post: WithdrawnPostOut
+
+
+@router.delete(
+    "/flags/{flagkey:idempotency_key}",
+    auth=TokenAuth(Role.PLATFORM),
+    response={200: FlagWithdrawnOut, **errors_for(403, 404, 422)},
+    summary="Withdraw a flag you sent by mistake",
+)
+def delete_flag(
+    request: HttpRequest,
+    idempotency_key: str = Path(..., description="The flag's key, as it was sent (at most 200 characters)."),
+    reason: str = Query(
+        "", max_length=MAX_WITHDRAWAL_REASON, pattern=WRITTEN_TEXT,
+        description="Optional: why you withdraw it (a classifier's false positive, the person retracted their "
+        "report, a duplicate), kept in the post's audit log for trust-and-safety staff. No personal data.",
+    ),
+) -> dict[str, Any]:
+    """Take back a flag you sent (a classifier's false positive, a report its author retracted, a duplicate under
+    another key). The flag is kept, `withdrawn`, and counts for nothing from now on: not in the post's flags, their
+    sources or its priority. A post that waited for a fact-check with no other flag asking for one leaves the
+    fact-checkers' queue (`unflagged`; a reviewer's claim on it ends), and a post whose reports of harm are all
+    withdrawn leaves trust-and-safety's queue. A decision already made stands: a rated or removed post stays so,
+    and a flag a decision had answered keeps its `outcome`.
+
+    Only the account that sent the flag withdraws it: another account's key answers 404, as a key never sent.
+    Idempotent: withdrawing it again answers 200 with the same flag (and the post as it is now), changing nothing.
+    """
+    done = withdraw_flag(
+        sender=request.auth,  # type: ignore[attr-defined]
+        idempotency_key=idempotency_key, reason=written(reason),
+    )
+    if done is None:
+        raise NotFound(f"No flag {idempotency_key!r} of yours.")
+    return {**report_out(done.flag),
+            "post": {"external_id": done.post.external_id, "queue_state": done.post.queue_state}}
 
 
 # A rating's id as JSON and the document's `integer` have it (7 or 7.0, never "7" or true); constraints go

@@ -24,7 +24,7 @@ from audit.models import AuditVerb
 from audit.services import event_row, insert_event_sql, record_event
 from core.refusals import Refusal
 from factcheck.coverage import covers, describe_coverage
-from factcheck.eligibility import is_removed, may_be_fact_checked
+from factcheck.eligibility import is_removed, left_by_withdrawal, may_be_fact_checked
 from factcheck.members import NoOrganisation, organisation_to_act_for
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
 from factcheck.queue import QueueFilters, QueueSort, queued_posts
@@ -61,6 +61,16 @@ class PostRemoved(ClaimError):
 
 
 REMOVED_MESSAGE = "Trust and safety removed this post, so it has left the queue: it cannot be claimed or rated."
+
+
+class FlagsWithdrawn(ClaimError):
+    """The platform withdrew the flags that asked for the post's review: it left the queue (factcheck.withdrawal)."""
+
+    code = "flags_withdrawn"
+
+
+WITHDRAWN_MESSAGE = ("The platform withdrew the flags that asked for a fact-check of this post, so it has left the "
+                     "queue and any claim on it ended: it cannot be claimed or rated unless it is flagged again.")
 
 
 def require_coverage(reviewer, post: Post) -> None:
@@ -275,6 +285,8 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
     if post.queue_state == QueueState.RATED:
         raise NotClaimable("This post already has a current rating.")
     if post.queue_state == QueueState.UNFLAGGED:
+        if left_by_withdrawal(post=post):
+            raise FlagsWithdrawn(WITHDRAWN_MESSAGE)
         raise NotClaimable("This post has not been flagged.")
     if post.queue_state in (QueueState.GROUPED, QueueState.MATCHED):
         raise NotClaimable("This post is a copy of a claim that is reviewed with its first post: claim that one.")
@@ -341,6 +353,8 @@ def extend_claim(*, post_id: int, reviewer, now: datetime | None = None) -> Clai
             raise type(refusal)(f"{refusal.message} Your claim was not extended; anything you typed stays saved as "
                                 "your draft.") from refusal
     claim = Claim.objects.filter(post_id=post_id, status=ClaimStatus.ACTIVE).first()
+    if claim is None and post is not None and left_by_withdrawal(post=post):
+        raise FlagsWithdrawn(f"{WITHDRAWN_MESSAGE} Anything you typed stays saved as your draft.")
     if claim is None or not claim.is_live(now):
         raise ClaimLapsed("Your claim on this post has ended; claim it again if it is still waiting.")
     if claim.reviewer_id != reviewer.pk:

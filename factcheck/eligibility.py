@@ -11,13 +11,16 @@ A post's queue state (factcheck.models.QueueState) says where it stands. The rul
   post, waits with that post (GROUPED); a post without flags is UNFLAGGED;
 - the flags that count are those that ask for a fact-check (`REVIEW_FLAGS`): misinformation, and reports of
   harm that trust-and-safety staff sent to fact-checkers. A report of harm alone (violence, hate, harassment,
-  imminent harm) goes to staff and never puts a post in the queue;
+  imminent harm) goes to staff and never puts a post in the queue. A flag its sender withdrew (`WITHDRAWN_FLAGS`)
+  counts for nothing: a post that waited for a review and has no flag left asking for one leaves the queue
+  (`withdrawn_state`: UNFLAGGED, its claim ended), while a decided post keeps its decision;
 - a post removed by trust and safety is out of the queue: one that waited (or had no flag to wait with) is
   REMOVED until the removal is lifted (`restored_state`), and none is claimed or rated while removed
   (`is_removed`). factcheck.routing moves posts by these rules when the decision side removes or restores.
 
-`queue_state_for` answers for one post, `queue_states_for` for a batch (ingest), `may_be_fact_checked`
-for a refusal (claiming, rating, confirming a match), and `fact_checkable` is the same rule as a query
+`queue_state_for` answers for one post (`withdrawn_state` when its sender withdrew flags of it),
+`queue_states_for` for a batch (ingest), `may_be_fact_checked` for a refusal (claiming, rating, confirming a match;
+`left_by_withdrawal` says why a post is not waiting), and `fact_checkable` is the same rule as a query
 condition (`removed_posts` is `is_removed`'s); `returning_state` and `rated_state` are where a post goes when a
 claim, a group or a page's mark lets it go (REMOVED while its removal stands), and when it is rated. A new rule
 of eligibility (which flags ask for a fact-check, which posts are out) is written here and nowhere else;
@@ -31,10 +34,14 @@ from typing import NamedTuple, TypeVar
 
 from django.db.models import Q
 
-from factcheck.models import FlagCategory, Post, QueueState, ReportOutcome, Verdict
+from factcheck.models import Flag, FlagCategory, Post, QueueState, ReportOutcome, ReportStatus, Verdict
 
+# Flags their sender withdrew (factcheck.withdrawal): kept as history, counted nowhere.
+WITHDRAWN_FLAGS = Q(status=ReportStatus.WITHDRAWN)
+# Flags of the kinds that ask for a fact-check, withdrawn or not.
+REVIEW_KINDS = Q(category=FlagCategory.MISINFORMATION) | Q(outcome=ReportOutcome.SENT_TO_FACT_CHECKERS)
 # Flags that ask for a fact-check: what a post's flag figures (flag_count, flag_weight, first_flagged_at) count.
-REVIEW_FLAGS = Q(category=FlagCategory.MISINFORMATION) | Q(outcome=ReportOutcome.SENT_TO_FACT_CHECKERS)
+REVIEW_FLAGS = REVIEW_KINDS & ~WITHDRAWN_FLAGS
 # States a removal takes a post out of (to REMOVED): it waited, was claimed, or had no flag to wait with.
 LEAVES_ON_REMOVAL = (QueueState.UNFLAGGED, QueueState.QUEUED, QueueState.CLAIMED)
 
@@ -104,9 +111,32 @@ def rated_state(*, verdict: str) -> str:
     return QueueState.NOT_ELIGIBLE if verdict == Verdict.NOT_ELIGIBLE else QueueState.RATED
 
 
-def asks_for_fact_check(*, category: str, outcome: str = "") -> bool:
+def asks_for_fact_check(*, category: str, outcome: str = "", status: str = ReportStatus.OPEN) -> bool:
     """`REVIEW_FLAGS` for one flag: whether it counts among the post's flags for the fact-checkers' queue."""
+    if status == ReportStatus.WITHDRAWN:
+        return False
     return category == FlagCategory.MISINFORMATION or outcome == ReportOutcome.SENT_TO_FACT_CHECKERS
+
+
+def withdrawn_state(
+    *, state: str, politician: bool, flagged: bool, copy: bool = False, group_waits: bool = False,
+) -> str:
+    """Where a post goes when its sender withdrew flags of it (`flagged`: whether any flag still asks for a
+    fact-check). One that waited for a review (queued, claimed, grouped) with none left is UNFLAGGED, as if never
+    flagged, and a claim on it ends: nothing asks for the work any more. Unless copies wait with it as their
+    claim's first post (`group_waits`): their flags ask for the claim's review, which is done through this post, so
+    it keeps waiting with them. Anything else is `queue_state_for`'s: a rated, matched, not eligible or removed post
+    keeps its state, since withdrawing a flag never undoes a decision."""
+    if state in WAITING_STATES and not flagged and not group_waits:
+        return returning_state(flagged=False, removed=False, copy=copy)
+    return queue_state_for(state=state, politician=politician, flagged=flagged, copy=copy)
+
+
+def left_by_withdrawal(*, post: Post) -> bool:
+    """Whether the post is out of the queue because its sender withdrew the flags that asked for its review: it is
+    unflagged and has withdrawn flags (the refusals' test, so that a reviewer is told why their claim ended)."""
+    return (post.queue_state == QueueState.UNFLAGGED
+            and Flag.objects.filter(WITHDRAWN_FLAGS, REVIEW_KINDS, post_id=post.pk).exists())
 
 
 def restored_state(*, politician: bool, flagged: bool, copy: bool = False) -> str:

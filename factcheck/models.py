@@ -38,10 +38,12 @@ HARM_CATEGORIES = (FlagCategory.VIOLENCE, FlagCategory.HATE, FlagCategory.HARASS
 
 
 class ReportStatus(models.TextChoices):
-    """Where a flag stands for the one who sent it (DSA Art. 16(5)): open until a decision answers it."""
+    """Where a flag stands for the one who sent it (DSA Art. 16(5)): open until a decision answers it; withdrawn
+    once its sender took it back (factcheck.withdrawal), after which it counts for nothing and nothing answers it."""
 
     OPEN = "open", "Open"
     DECIDED = "decided", "Decided"
+    WITHDRAWN = "withdrawn", "Withdrawn by its sender"
 
 
 class ReportOutcome(models.TextChoices):
@@ -246,7 +248,9 @@ class Flag(models.Model):
     `status`, `outcome` and `decided_at` go from open to decided, and change again only when that decision is
     corrected: back to open (the removal that answered it lifted, staff reopening their decision; `reopened_at` says
     when), or to `removed` (a removal overruling staff's other decision). factcheck.routing and
-    moderation.report_outcomes write them, each with its audit event and its `report.decided` webhook.
+    moderation.report_outcomes write them, each with its audit event and its `report.decided` webhook. Its sender may
+    withdraw it (factcheck.withdrawal): it is kept, `withdrawn` for good, and counts for nothing any more; a decision
+    that had answered it stands.
     """
 
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="flags", db_index=False)  # (post, source)
@@ -266,6 +270,11 @@ class Flag(models.Model):
     # When its decision was last corrected by opening it again (moderation.report_outcomes.reopen_flags); None if
     # never. A reopened report of harm waits from then, not from its receipt (moderation.deadlines.waiting_since).
     reopened_at = models.DateTimeField(null=True, blank=True)
+    # When and by whom its sender withdrew it (status `withdrawn`; `outcome` keeps what had answered it, if anything).
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
 
     class Meta:
         indexes = [
@@ -282,8 +291,13 @@ class Flag(models.Model):
             models.CheckConstraint(name="flag_flagged_since_2000", condition=Q(flagged_at__gte=TIMESTAMPS_FROM)),
             models.CheckConstraint(
                 name="flag_decided_with_outcome",
-                condition=(Q(status="open", outcome="", decided_at__isnull=True)
-                           | (Q(status="decided", decided_at__isnull=False) & ~Q(outcome=""))),
+                condition=(Q(status="open", outcome="", decided_at__isnull=True, withdrawn_at__isnull=True)
+                           | (Q(status="decided", decided_at__isnull=False, withdrawn_at__isnull=True)
+                              & ~Q(outcome=""))
+                           # Withdrawn while open, or after a decision answered it (which it keeps).
+                           | (Q(status="withdrawn", withdrawn_at__isnull=False)
+                              & (Q(outcome="", decided_at__isnull=True)
+                                 | (Q(decided_at__isnull=False) & ~Q(outcome=""))))),
             ),
         ]
 

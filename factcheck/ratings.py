@@ -25,8 +25,10 @@ from core.reasons import PUBLISHED, contact_problem, control_problem, written
 from core.refusals import Refusal
 from factcheck.claims import (
     REMOVED_MESSAGE,
+    WITHDRAWN_MESSAGE,
     AlreadyClaimed,
     ClaimError,
+    FlagsWithdrawn,
     NotClaimable,
     PostRemoved,
     complete_claim,
@@ -36,7 +38,7 @@ from factcheck.claims import (
     take_claim,
 )
 from factcheck.drafts import discard_rating_draft
-from factcheck.eligibility import is_removed, may_be_fact_checked, rated_state
+from factcheck.eligibility import is_removed, left_by_withdrawal, may_be_fact_checked, rated_state
 from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.matcher import mark_group_rated
 from factcheck.members import organisation_id_of, organisation_of
@@ -189,6 +191,8 @@ def _authorise(
     elif live and claim.reviewer_id != reviewer.pk:
         raise AlreadyClaimed("Another reviewer holds the claim on this post.")
     elif not live and not claim_if_unclaimed:
+        if left_by_withdrawal(post=post):  # the reviewer's claim ended with it: say why, not "claim it"
+            raise FlagsWithdrawn(WITHDRAWN_MESSAGE)
         raise ClaimRequired("Claim this post before you rate it.")
 
 

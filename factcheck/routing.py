@@ -10,7 +10,9 @@ transactions and under its post lock:
 - `withdraw_for_removal`: a removal took effect, so the post leaves the fact-checkers' hands at once
   (its claim ends; a post that waited is REMOVED); `restore_after_removal` puts it back as its flags say;
 - `send_to_fact_checkers`: staff sent reports of harm to fact-checkers, which now count as the post's
-  flags for review; `recall_from_fact_checkers`: staff reopened that decision, so they count no more.
+  flags for review; `recall_from_fact_checkers`: staff reopened that decision, so they count no more;
+- `follow_withdrawal`: the platform withdrew flags of the post (factcheck.withdrawal), so they count no more, and a
+  post that waited for them alone leaves the queue (its claim ends); a decided post keeps its decision.
 
 It also holds what a flag's sender is told (`report_out`: the one shape of GET /api/v1/flags/{key} and
 of the `report.decided` webhook) and which flags are answered the moment they arrive (`arrival_outcome`).
@@ -32,6 +34,7 @@ from factcheck.eligibility import (
     WAITING_STATES,
     queue_state_for,
     restored_state,
+    withdrawn_state,
 )
 from factcheck.matching.leaving import release_group
 from factcheck.models import Claim, ClaimStatus, Flag, FlagCategory, Post, QueueState, ReportOutcome
@@ -60,14 +63,18 @@ def arrival_outcome(*, category: str, state: str, politician: bool, removed: boo
 
 
 def report_out(flag: Flag) -> dict[str, Any]:
-    """What the flag's sender is told (DSA Art. 16(5)): GET /api/v1/flags/{key} and `report.decided`."""
-    return {
+    """What the flag's sender is told (DSA Art. 16(5)): GET /api/v1/flags/{key} and `report.decided`. A withdrawn
+    flag adds when it was withdrawn (`withdrawn_at`); every other flag has exactly these five fields."""
+    told = {
         "idempotency_key": flag.idempotency_key,
         "category": flag.category,
         "status": flag.status,
         "outcome": flag.outcome or None,
         "decided_at": flag.decided_at,
     }
+    if flag.withdrawn_at is not None:
+        told["withdrawn_at"] = flag.withdrawn_at
+    return told
 
 
 def withdraw_for_removal(*, post: Post, actor, now: datetime) -> None:
@@ -114,6 +121,30 @@ def recall_from_fact_checkers(*, post: Post, actor, now: datetime) -> str:
     recount_review_flags(post=post, now=now)
     return _follow_flags(post, actor=actor, now=now,
                          reason="trust and safety reopened the reports they had sent to fact-checkers")
+
+
+# Why a claim ended when the flags that asked for its post's review were withdrawn (the claim's audit event).
+WITHDRAWN_REASON = "the platform withdrew the flags that asked for its review"
+
+
+def follow_withdrawal(*, post: Post, actor, now: datetime) -> str:
+    """Flags of `post` were withdrawn by their sender (marked already; the caller holds the post's row lock): they
+    no longer count as its flags for review, and the post goes where eligibility.withdrawn_state says. One that
+    leaves the queue stops waiting for a rating, and a claim on it ends (audited as released, with the reason; the
+    reviewer's draft is kept). Returns its queue state."""
+    recount_review_flags(post=post, now=now)
+    group_waits = Post.objects.filter(duplicate_of_id=post.pk, queue_state=QueueState.GROUPED).exists()
+    state = withdrawn_state(state=post.queue_state, politician=post.page.is_politician, flagged=post.flag_count > 0,
+                            copy=post.duplicate_of_id is not None, group_waits=group_waits)
+    if state == post.queue_state:
+        return state
+    for claim in Claim.objects.filter(post=post, status=ClaimStatus.ACTIVE):
+        withdraw_claim(claim, now=now, actor=actor, reason=WITHDRAWN_REASON)
+    waited = post.queue_state in WAITING_STATES
+    _move(post, to=state, actor=actor, now=now, reason=WITHDRAWN_REASON)
+    if waited:
+        left_queue([post.pk], now=now)
+    return state
 
 
 def _follow_flags(post: Post, *, actor, now: datetime, reason: str) -> str:

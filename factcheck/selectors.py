@@ -16,6 +16,7 @@ from accounts.models import Role
 from audit.models import AuditEvent, AuditVerb
 from core.counting import capped_counts
 from core.jit import reading_without_jit
+from factcheck.eligibility import WITHDRAWN_FLAGS
 from factcheck.matching.confirmable import confirmable_by, confirmable_ways
 from factcheck.models import (
     Claim,
@@ -38,12 +39,13 @@ def may_read_post(user, post: Post) -> bool:
     return user.role != Role.PAGE_OWNER or post.page.owners.filter(pk=user.pk).exists()
 
 
-EVERY_FLAG = Q()
+# Every flag that counts: all but those their sender withdrew (kept as history, counted nowhere).
+EVERY_FLAG = ~WITHDRAWN_FLAGS
 
 
 def flag_counts(post: Post, *, flags: Q = EVERY_FLAG) -> dict[str, int]:
-    """The post's flags (those `flags` picks: all by default) per source, every source present (0 where none), in
-    FlagSource order."""
+    """The post's flags (those `flags` picks: all that count by default) per source, every source present (0 where
+    none), in FlagSource order."""
     counts = dict.fromkeys(FlagSource.values, 0)
     for row in Flag.objects.filter(flags, post=post).values("source").annotate(n=Count("id")).order_by():
         counts[row["source"]] = row["n"]

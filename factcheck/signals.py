@@ -17,3 +17,7 @@ posts_matched = Signal()
 # that received reports of harm (`reported_post_ids`: they wait for trust-and-safety staff) and the flags
 # answered the moment they arrived (`decided_flag_ids`: factcheck.routing.arrival_outcome), whose senders are told.
 flags_stored = Signal()
+
+# Sent inside the transaction that withdrew a flag (factcheck.withdrawal), under its post's row lock, with `post_id`,
+# `actor` (the sender), `reason` and `now`: a withdrawn report of harm leaves the staff's queue with it.
+flags_withdrawn = Signal()

@@ -373,6 +373,7 @@ def _post_context(
         and covers(organisation_of(request.user), language=post.language, country=post.country),
         "draft": draft,
         "draft_at": clock(draft.updated_at) if draft is not None else "",
+        "draft_verdict": VERDICT_LABELS.get(draft.verdict, "") if draft is not None else "",
         "stale_draft": stale_draft,
         "stale_draft_at": clock(stale_draft.updated_at) if stale_draft is not None else "",
         "stale_draft_verdict": VERDICT_LABELS.get(stale_draft.verdict, "") if stale_draft is not None else "",

@@ -40,6 +40,7 @@ from factcheck.routing import recall_from_fact_checkers, send_to_fact_checkers
 from moderation.models import RemovalGround, ReportedPost
 from moderation.pipeline import lock_post
 from moderation.report_outcomes import close_flags, reopen_flags
+from moderation.report_queue import refresh_rows
 from moderation.selectors import active_removal
 from moderation.staff_actions import remove_post
 
@@ -73,7 +74,7 @@ class ReportClaimRequired(ReportRefused):
 
 
 class NothingToDecide(ReportRefused):
-    """The post has no open reports of harm (someone decided them)."""
+    """The post has no open reports of harm (someone decided them, or the platform withdrew them)."""
 
     code = "no_open_reports"
 
@@ -100,8 +101,36 @@ def _locked_row(post_id: int) -> tuple[Post, ReportedPost]:
     post = lock_post(post_id)
     row = ReportedPost.objects.select_related("holder").filter(post=post).first()
     if row is None or not row.open_reports:
-        raise NothingToDecide("This post has no open reports of harm: they have been decided.")
+        raise NothingToDecide(_nothing_open(post))
     return post, row
+
+
+def _nothing_open(post: Post) -> str:
+    """Why a post has no open reports to claim or decide: decided, or withdrawn by the platform after the last
+    decision (or with none), so that staff who were working on them know nothing of theirs was lost to a colleague."""
+    decided = last_decision(post)
+    withdrawn = Flag.objects.filter(post=post, category__in=HARM_CATEGORIES, status=ReportStatus.WITHDRAWN)
+    if decided is not None:
+        withdrawn = withdrawn.filter(withdrawn_at__gt=decided.decided_at)
+    if withdrawn.exists():
+        return ("The platform withdrew this post's reports of harm, so it has left the reports queue: there is nothing "
+                "to claim or decide, and a claim on it ended then. Nothing was saved.")
+    return "This post has no open reports of harm: they have been decided."
+
+
+def follow_withdrawn_reports(*, post_id: int, actor, reason: str, now: datetime) -> None:
+    """Flags of the post were withdrawn by their sender (factcheck.withdrawal; the caller holds the post's row lock):
+    its queue row counts its open reports of harm again (moderation.report_queue.refresh_rows), so a post left with
+    none leaves the staff's queue, and a lease on it ends, audited as released with why. Nothing for a post that was
+    never reported."""
+    row = ReportedPost.objects.filter(post_id=post_id).first()
+    if row is None:
+        return
+    refresh_rows(post_ids=[post_id], now=now)
+    if row.holder_id is not None and not ReportedPost.objects.filter(post_id=post_id, open_reports__gt=0).exists():
+        record_event(actor=actor, verb=AuditVerb.REPORT_RELEASED, target=Post(pk=post_id), post_id=post_id,
+                     reason="the platform withdrew the reports" + (f": {reason}" if reason else ""),
+                     data={"holder": row.holder_id})
 
 
 def holds_lease(row: ReportedPost, user, *, now: datetime) -> bool:

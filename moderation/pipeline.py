@@ -277,10 +277,11 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
     review: dict[int, set[str]] = {pk: set() for pk in post_ids}
     harm: dict[int, set[str]] = {pk: set() for pk in post_ids}
     every: dict[int, set[str]] = {pk: set() for pk in post_ids}
-    for post_id, source, category, outcome in (Flag.objects.filter(post_id__in=post_ids)
-                                               .values_list("post_id", "source", "category", "outcome").distinct()):
+    for post_id, source, category, outcome, status in (
+            Flag.objects.filter(post_id__in=post_ids)
+            .values_list("post_id", "source", "category", "outcome", "status").distinct()):
         every[post_id].add(source)
-        if asks_for_fact_check(category=category, outcome=outcome):
+        if asks_for_fact_check(category=category, outcome=outcome, status=status):
             review[post_id].add(source)
         if category in HARM_CATEGORIES:
             harm[post_id].add(source)

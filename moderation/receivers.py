@@ -1,5 +1,6 @@
 """How the decision side hears from the review side: ratings, new posts and matched copies, each a job after commit;
-and flags that arrived for it to answer (reports of harm, flags answered on arrival), inside the ingest batch."""
+flags that arrived for it to answer (reports of harm, flags answered on arrival), inside the ingest batch; and
+flags withdrawn by their sender, inside the withdrawal."""
 
 from collections import defaultdict
 
@@ -7,8 +8,9 @@ from django.dispatch import receiver
 
 from core.jobs import enqueue_on_commit
 from factcheck.models import Flag
-from factcheck.signals import flags_stored, posts_created, posts_matched, rating_recorded
+from factcheck.signals import flags_stored, flags_withdrawn, posts_created, posts_matched, rating_recorded
 from moderation import jobs
+from moderation.harm_reports import follow_withdrawn_reports
 from moderation.models import PageStanding
 from moderation.publishing import publish_report_outcomes
 from moderation.report_outcomes import record_answers
@@ -53,6 +55,13 @@ def queue_reports_and_answer_arrivals(sender, reported_post_ids, decided_flag_id
     for outcome, flag_ids in _by_outcome(decided_flag_ids).items():
         record_answers(flag_ids, outcome=outcome, actor=None, now=now)
     publish_report_outcomes(list(decided_flag_ids))
+
+
+@receiver(flags_withdrawn, dispatch_uid="moderation.withdrawn_reports_leave_the_desk")
+def withdrawn_reports_leave_the_desk(sender, post_id, actor, reason, now, **kwargs) -> None:
+    """A withdrawn report of harm leaves the staff's queue in the withdrawal's transaction, under its post's lock
+    (which the withdrawal took first, as every decision of the post does)."""
+    follow_withdrawn_reports(post_id=post_id, actor=actor, reason=reason, now=now)
 
 
 def _by_outcome(flag_ids) -> dict[str, list[int]]:

@@ -157,7 +157,9 @@ def _reopen_after_lift(change, *, removal: Action, now: datetime) -> None:
     on arrival, or staff's decisions it overruled) are answered as if they arrived now. Reports of harm open again
     for staff to decide; a misinformation flag waits for a rating, or is `rated` if the post carries one."""
     post = change.post
-    answered = Q(post=post, outcome=ReportOutcome.REMOVED, decided_at__gte=removal.created_at)
+    # Decided, not withdrawn: a flag its sender withdrew keeps the removal's answer and is never answered again.
+    answered = Q(post=post, status=ReportStatus.DECIDED, outcome=ReportOutcome.REMOVED,
+                 decided_at__gte=removal.created_at)
     why = next((ending.note for ending in change.end if ending.action.pk == removal.pk), "") or change.cause
     reason = f"the removal was lifted: {why}"
     rated = arrival_outcome(category=FlagCategory.MISINFORMATION, state=post.queue_state,

@@ -252,6 +252,13 @@ TABLE: dict[str, Route] = {
     # A flag's outcome: only the platform account that sent it (another account's key is a 404: tests/api).
     "api:get_flag": route(
         GET=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200),
+        # Withdrawing it likewise (DELETE, the same path).
+        DELETE=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200),
+        args={"idempotency_key": lambda w: w.reported_post.flags.get().idempotency_key},
+    ),
+    # Withdrawing a flag: ninja answers DELETE from get_flag's pattern (the same path), asked there.
+    "api:delete_flag": route(
+        DELETE=row(UNAUTHORIZED, *[FORBIDDEN] * 7, 200), shadowed=True,
         args={"idempotency_key": lambda w: w.reported_post.flags.get().idempotency_key},
     ),
     "api:rate_post": route(
