@@ -6,9 +6,9 @@ whatever produced it: an endpoint, ninja's own validation, auth, throttling, Dja
 limit, a domain refusal (REFUSAL_STATUS, the one table from refusal to HTTP status), an unknown
 route under /api/ or a wrong method. Endpoints live in each app's router: factcheck/api.py (flags,
 ratings), moderation/api.py (posts, appeals, decisions, statements of reasons),
-moderation/api_claims.py (ClaimReview), factcheck/api_media.py (image hashing), accounts/api.py (tokens),
-webhooks/api.py (webhook endpoints) and reports/api.py (stats). What they share is core/api_errors.py (the error shape,
-body parsing) and accounts/api_auth.py (the bearer token).
+moderation/api_claims.py (ClaimReview), moderation/api_unlink.py (unlinking a copy), factcheck/api_media.py (image
+hashing), accounts/api.py (tokens), webhooks/api.py (webhook endpoints) and reports/api.py (stats). What they share
+is core/api_errors.py (the error shape, body parsing) and accounts/api_auth.py (the bearer token).
 """
 
 from __future__ import annotations
@@ -42,14 +42,18 @@ from factcheck.api_media import check_upload_length, hash_media
 from factcheck.api_media import router as media_router
 from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage, PostRemoved
 from factcheck.ingest import IdempotencyConflict
+from factcheck.matching.confirmable import NotYourClaimsMatch
+from factcheck.matching.unlinkable import AutomaticMatch, NotACopy, UnlinkForbidden, UnlinkRefused
 from factcheck.media_hashing import EmptyImage, MediaTooLarge
 from factcheck.members import NoOrganisation
 from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused, StaleRating
 from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
+from moderation.api_unlink import router as unlink_router
 from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
 from moderation.feed import CursorNotIssued
 from moderation.staff_actions import RemovalRefused
+from moderation.unlinking import UnlinkAppealHeld
 from reports.api import DOCUMENTED_PARAMETERS
 from reports.api import router as reports_router
 from reports.figures import NoFigures
@@ -227,6 +231,7 @@ api.add_decorator(refuse_oversized_body, mode="view")
 api.add_router("v1/", factcheck_router)
 api.add_router("v1/", moderation_router)
 api.add_router("v1/", claimreview_router)
+api.add_router("v1/", unlink_router)
 api.add_router("v1/", media_router)
 api.add_router("v1/", accounts_router)
 api.add_router("v1/", webhooks_router)
@@ -270,6 +275,12 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     NoFigures: 403,
     MediaTooLarge: 413,
     EmptyImage: 400,  # as an empty JSON body is (core.api_errors, `empty_body`)
+    UnlinkRefused: 422,
+    UnlinkForbidden: 403,
+    NotYourClaimsMatch: 403,
+    NotACopy: 409,
+    AutomaticMatch: 409,
+    UnlinkAppealHeld: 409,
 }
 
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from core.reasons import OWNER_READS, reason_problem, written
 from factcheck.matching.leaving import unlink_copy
-from factcheck.matching.unlinkable import Link, UnlinkRefused, link_of, unlink_refusal
+from factcheck.matching.unlinkable import Link, NotACopy, UnlinkRefused, link_of, unlink_refusal
 from factcheck.members import organisation_of
 from factcheck.models import Match, Post, Verdict
 from moderation.appeal_states import grant_appeal, held_by_a_colleague, open_matched_appeal, outcome_notice
@@ -27,6 +27,12 @@ from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
 from moderation.selectors import carried
+
+
+class UnlinkAppealHeld(UnlinkRefused):
+    """A colleague who may decide the owner's appeal of the match is reviewing it: it is theirs to decide."""
+
+    code = "appeal_open"
 
 
 def take_off_claim(
@@ -61,24 +67,25 @@ def unlink_confirmed_copy(
     uphold it, moderation.appeal_states.can_decide; taking their own confirmation back gives the owner what they
     asked). Refused while a colleague who may decide that appeal is reviewing it: it is theirs to decide."""
     reason = written(reason)
-    if not reason:
-        raise UnlinkRefused("Say why this post is not a copy of the claim: its owner reads your reason.",
-                            code="validation_error")
-    if problem := reason_problem(reason, read_by=OWNER_READS):
-        raise UnlinkRefused(problem, code="validation_error")
+    problem = ("Say why this post is not a copy of the claim: its owner reads your reason." if not reason
+               else reason_problem(reason, read_by=OWNER_READS))
+    if problem:
+        # Named as the API names a field's problem (the browser shows the message).
+        raise UnlinkRefused(problem, code="validation_error",
+                            details={"errors": [{"field": "reason", "message": problem}]})
     now = now or timezone.now()
     post = lock_post(post_id)
     link = link_of(post, now=now)
     if link.match is not None and claim_id is not None and link.match.source_id != claim_id:
-        raise UnlinkRefused(f"Post {post.external_id} was unlinked from that claim and has since been linked to "
-                            "another: read its page as it is now.", code="not_a_copy")
+        raise NotACopy(f"Post {post.external_id} was unlinked from that claim and has since been linked to "
+                       "another: read its page as it is now.")
     if refusal := unlink_refusal(user=actor, post=post, link=link):
         raise refusal
     match = link.match
     appeal = open_matched_appeal(post)
     if appeal is not None and held_by_a_colleague(appeal, actor, now=now):
-        raise UnlinkRefused(f"{appeal.reviewer} is reviewing the owner's appeal of this match: they decide it "
-                            "(accepting it unlinks the copy).", code="appeal_open")
+        raise UnlinkAppealHeld(f"{appeal.reviewer} is reviewing the owner's appeal of this match: they decide it "
+                               "(accepting it unlinks the copy).")
     if appeal is not None:
         grant_appeal(appeal, actor=actor, outcome_reason=f"A fact-checker unlinked your post from the claim: {reason}",
                      now=now)

@@ -35,6 +35,24 @@ class UnlinkRefused(Refusal):
     code = "unlink_refused"
 
 
+class UnlinkForbidden(UnlinkRefused):
+    """Only an active fact-checker unlinks a copy."""
+
+    code = "forbidden"
+
+
+class NotACopy(UnlinkRefused):
+    """The post is no copy of a claim now (unlinked, rated on its own), or of another claim than the one named."""
+
+    code = "not_a_copy"
+
+
+class AutomaticMatch(UnlinkRefused):
+    """Factdesk linked the copy itself, not a person: its owner's dispute takes it off, not an unlinking."""
+
+    code = "automatic_match"
+
+
 @dataclass(frozen=True)
 class Link:
     """A copy's link to its claim, as the rule reads it: its pair (None: the post is no copy now) and the facts of
@@ -60,15 +78,15 @@ def link_of(post: Post, *, now: datetime) -> Link:
 def unlink_refusal(*, user, post: Post, link: Link) -> Refusal | None:
     """Why `user` may not unlink the copy `post` from its claim (`link`: link_of(post)), or None."""
     if not getattr(user, "is_factchecker", False) or not getattr(user, "is_active", False):
-        return UnlinkRefused("Only fact-checkers unlink copies from a claim.", code="forbidden")
+        return UnlinkForbidden("Only fact-checkers unlink copies from a claim.")
     if link.match is None:
-        return UnlinkRefused(f"Post {post.external_id} is not a copy of a claim now (it was unlinked, or rated on its "
-                             "own), so there is nothing to unlink.", code="not_a_copy")
+        return NotACopy(f"Post {post.external_id} is not a copy of a claim now (it was unlinked, or rated on its "
+                        "own), so there is nothing to unlink.")
     if link.match.state != MatchState.CONFIRMED:
-        return UnlinkRefused(
+        return AutomaticMatch(
             f"Factdesk linked post {post.external_id} to this claim automatically "
             f"({link.match.get_method_display().lower()}), not a fact-checker, so it is not unlinked here: its owner "
-            "can dispute it as “not the same claim”.", code="automatic_match")
+            "can dispute it as “not the same claim”.")
     organisation_id = organisation_id_of(user)
     if organisation_id is not None and link.claim.rating_organisation_id == organisation_id:
         return None

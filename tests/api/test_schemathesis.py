@@ -98,6 +98,7 @@ OWN_ROLE = {
     "/api/v1/posts/{external_id}/ratings": "factchecker",
     "/api/v1/posts/{external_id}": "page_owner",
     "/api/v1/posts/{external_id}/appeals": "page_owner",
+    "/api/v1/posts/{external_id}/unlink": "factchecker",
     "/api/v1/posts/{external_id}/claimreview": "platform",
     "/api/v1/decisions": "platform",
     "/api/v1/tokens": "staff",

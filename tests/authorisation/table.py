@@ -268,6 +268,13 @@ TABLE: dict[str, Route] = {
                  ApiError(403, "not_your_rating"), *[FORBIDDEN] * 5),
         args={"external_id": "rated_post.external_id"}, data={"POST": RERATING},
     ),
+    # Unlinking a copy: fact-checkers only; the world's rated post is no copy, so theirs is a 409 (tests/api).
+    "api:unlink_copy": route(
+        GET=every(NOT_ALLOWED),
+        POST=row(UNAUTHORIZED, *[ApiError(409, "not_a_copy")] * 3, *[FORBIDDEN] * 5),
+        args={"external_id": "rated_post.external_id"},
+        data={"POST": {"reason": "Another city, another year: not the same claim."}},
+    ),
     "api:get_post": route(
         # A superuser has no role, so no role's endpoint.
         GET=row(UNAUTHORIZED, 200, 200, 200, 200, NOT_FOUND, 200, FORBIDDEN, 200),
