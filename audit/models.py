@@ -35,6 +35,7 @@ class AuditVerb(models.TextChoices):
     CLAIM_EXTENDED = "claim.extended", "Claim extended"
     RATING_RECORDED = "rating.recorded", "Rating recorded"
     RATING_SUPERSEDED = "rating.superseded", "Rating superseded"
+    RATING_WITHDRAWN = "rating.withdrawn", "Rating withdrawn by its organisation"
     DECISION_APPLIED = "decision.applied", "Rating applied"
     ACTION_CREATED = "action.created", "Action created"
     ACTION_ENDED = "action.ended", "Action ended"

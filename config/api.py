@@ -6,9 +6,10 @@ whatever produced it: an endpoint, ninja's own validation, auth, throttling, Dja
 limit, a domain refusal (REFUSAL_STATUS, the one table from refusal to HTTP status), an unknown
 route under /api/ or a wrong method. Endpoints live in each app's router: factcheck/api.py (flags,
 ratings), moderation/api.py (posts, appeals, decisions, statements of reasons),
-moderation/api_claims.py (ClaimReview), moderation/api_unlink.py (unlinking a copy), factcheck/api_media.py (image
-hashing), accounts/api.py (tokens), webhooks/api.py (webhook endpoints) and reports/api.py (stats). What they share
-is core/api_errors.py (the error shape, body parsing) and accounts/api_auth.py (the bearer token).
+moderation/api_claims.py (ClaimReview), moderation/api_unlink.py (unlinking a copy), moderation/api_withdraw.py
+(withdrawing a rating), factcheck/api_media.py (image hashing), accounts/api.py (tokens), webhooks/api.py (webhook
+endpoints) and reports/api.py (stats). What they share is core/api_errors.py (the error shape, body parsing) and
+accounts/api_auth.py (the bearer token).
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ from factcheck.matching.unlinkable import AutomaticMatch, NotACopy, UnlinkForbid
 from factcheck.media_hashing import EmptyImage, MediaTooLarge
 from factcheck.members import NoOrganisation
 from factcheck.ratings import AppealOpen, ClaimRequired, NotYourRating, RatingRefused, StaleRating
+from factcheck.withdrawals import RatingNotFound
 from moderation.api import router as moderation_router
 from moderation.api_claims import router as claimreview_router
 from moderation.api_unlink import router as unlink_router
+from moderation.api_withdraw import router as withdraw_router
 from moderation.appeals import AppealConflict, AppealRefused, NotAllowed
 from moderation.feed import CursorNotIssued
 from moderation.staff_actions import RemovalRefused
@@ -232,6 +235,7 @@ api.add_router("v1/", factcheck_router)
 api.add_router("v1/", moderation_router)
 api.add_router("v1/", claimreview_router)
 api.add_router("v1/", unlink_router)
+api.add_router("v1/", withdraw_router)
 api.add_router("v1/", media_router)
 api.add_router("v1/", accounts_router)
 api.add_router("v1/", webhooks_router)
@@ -266,6 +270,7 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     StaleRating: 409,
     AppealConflict: 409,
     TokenNotFound: 404,
+    RatingNotFound: 404,
     AmbiguousTokenPrefix: 409,
     TokenAlreadyRevoked: 409,
     CursorNotIssued: 409,

@@ -4,7 +4,7 @@ One current rating per post; a new one supersedes the old and both stay. Recordi
 announces it (`rating_recorded`); the decision side turns it into actions after commit. An appeal's
 reversal is the one other way a rating is superseded: `supersede_rating_on_appeal`, which the decision
 side calls and follows itself (it applies the new rating to the post and its copies), so it announces
-nothing.
+nothing. A rating withdrawn by its organisation stops being current with no successor (factcheck.withdrawals).
 """
 
 from __future__ import annotations
@@ -337,7 +337,7 @@ def record_rating(
             expire_claim(claim, now=now, return_to_queue=False)
         claim = take_claim(post=post, reviewer=reviewer, now=now)
     if previous is not None:
-        _retire(previous, now=now)
+        retire_rating(previous, now=now)
     own_claim = (
         claim if claim is not None and claim.reviewer_id == reviewer.pk and claim.status == ClaimStatus.ACTIVE else None
     )
@@ -384,7 +384,7 @@ def supersede_rating_on_appeal(
         raise RatingRefused("This rating has been replaced by a newer one, so an appeal can no longer reverse it.")
     if not may_be_fact_checked(post=post):
         raise RatingRefused("Posts and ads from politicians are not fact-checked.")
-    _retire(previous, now=now)
+    retire_rating(previous, now=now)
     rating = Rating.objects.create(
         post=post, reviewer=reviewer, organisation_id=previous.organisation_id, created_at=now,
         **claim_as_rated(post), **values,
@@ -394,8 +394,9 @@ def supersede_rating_on_appeal(
     return rating
 
 
-def _retire(previous: Rating, *, now: datetime) -> None:
-    """The post's current rating stops being current, before its successor is created (one current per post)."""
+def retire_rating(previous: Rating, *, now: datetime) -> None:
+    """The post's current rating stops being current, before its successor is created (one current per post), or for
+    good when it is withdrawn (factcheck.withdrawals: no successor then). The caller holds the post's lock."""
     previous.is_current = False
     previous.superseded_at = now
     previous.save(update_fields=["is_current", "superseded_at"])

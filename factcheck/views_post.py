@@ -72,6 +72,7 @@ from factcheck.selectors import (
 from factcheck.views import clock, factchecker_required, url_for_ids
 from factcheck.views_drafts import wants_json
 from factcheck.views_matches import match_rows, offered_count
+from factcheck.withdrawals import withdrawal_refusal
 
 RECENT_FLAGS = 20
 HISTORY_ROWS = 20
@@ -383,6 +384,8 @@ def _post_context(
         "refused": refused,
         "current_rating": current,
         "current_public": current is not None and current.verdict in PUBLISHED_VERDICTS,
+        # "Withdraw this rating", for those the withdrawal will not refuse (factcheck.withdrawals' rule).
+        "withdrawable": current is not None and withdrawal_refusal(reviewer=request.user, rating=current) is None,
         "history": history,
         # The rating the current one replaced, if it was this post's: "Change rating" can start from it.
         "replaced": current.supersedes.order_by("-created_at").first() if current is not None else None,

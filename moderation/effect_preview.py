@@ -1,4 +1,5 @@
-"""What each verdict would do to a post now: the rating form's forecast (factcheck.previews asks for it).
+"""What each verdict would do to a post now: the rating form's forecast (factcheck.previews asks for it); and what
+withdrawing its rating would do (`preview_withdrawal`, the withdrawal's confirmation page).
 
 The forecast reads the same rows the decision will and asks the same rules: what a verdict does is
 moderation.policy.effect_of, which strikes count is moderation.strikes.counts_toward_standing. A
@@ -16,7 +17,7 @@ from django.utils import timezone
 from core.formatting import times
 from factcheck.models import Post, QueueState, Verdict
 from factcheck.previews import EffectPreview
-from moderation.models import FACT_CHECK_KINDS, EnforcementPolicy, RepeatOffenderPolicy, Strike
+from moderation.models import FACT_CHECK_KINDS, Action, ActionKind, EnforcementPolicy, RepeatOffenderPolicy, Strike
 from moderation.policy import effect_of
 from moderation.strikes import counts_toward_standing
 
@@ -79,3 +80,39 @@ def preview_effects(post: Post) -> dict[str, EffectPreview]:
             strike=effect.strike, makes_repeat_offender=repeat_after and not repeat_now, lines=tuple(lines),
         )
     return previews
+
+
+def preview_withdrawal(post: Post, *, copies: int) -> tuple[str, ...]:
+    """What withdrawing the post's current rating would do now, as sentences for the confirmation page
+    (moderation.views_withdraw): the same rows `withdraw_rating` will read. `copies`: how many copies carry it."""
+    now = timezone.now()
+    repeat = RepeatOffenderPolicy.current()
+    ending = list(Action.objects.filter(post=post, kind__in=FACT_CHECK_KINDS, ended_at__isnull=True))
+    counts = Strike.objects.filter(counts_toward_standing(now=now, policy=repeat), page_id=post.page_id).aggregate(
+        active=Count("id"), ending=Count("id", filter=Q(action__in=ending)),
+    )
+    repeat_now = counts["active"] >= repeat.strike_threshold
+    repeat_after = counts["active"] - counts["ending"] >= repeat.strike_threshold
+    removed = Action.objects.filter(post=post, kind=ActionKind.REMOVAL, ended_at__isnull=True).exists()
+    lines = ["The rating stops being current. It stays in the post's history, marked as withdrawn, and its public "
+             "page says so; it is no longer published as ClaimReview."]
+    if any(action.feed_multiplier < ONE or action.label for action in ending):
+        after = Decimal("0") if removed else (repeat.page_multiplier if repeat_after else ONE)
+        lines.append(f"What it does to the post ends: its demotion and label are lifted, and the post's distribution "
+                     f"goes back to {times(after)}" + (" (it stays removed)." if removed else "."))
+    else:
+        lines.append("It restricts nothing now, so the post's distribution does not change.")
+    if counts["ending"]:
+        lines.append(f"Its strike on the page ends ({counts['active'] - counts['ending']} left in the last "
+                     f"{repeat.window_days} days).")
+        if repeat_now and not repeat_after:
+            lines.append("The page stops being a repeat offender.")
+    if copies:
+        lines.append(f"The {copies:,} {'copy that carries' if copies == 1 else 'copies that carry'} this rating "
+                     "lose it too, and their owners are told.")
+    flagged = post.flag_count > 0 and not post.page.is_politician and not removed
+    lines.append("The post goes back to the review queue: it still has flags asking for a fact-check." if flagged
+                 else "The post does not go back to the review queue: nothing asks for a fact-check of it now.")
+    if ending:
+        lines.append("The page owner is told, with your reason, word for word.")
+    return tuple(lines)

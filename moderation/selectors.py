@@ -17,6 +17,7 @@ from django.db.models import (
     Count,
     Exists,
     ExpressionWrapper,
+    F,
     OuterRef,
     Q,
     QuerySet,
@@ -91,11 +92,17 @@ class PublicRating:
     stands: bool  # the post's current rating: the one published as ClaimReview
     replaced_by: Rating | None  # when superseded: the post's published rating now, if it has one
 
+    @property
+    def withdrawn(self) -> bool:
+        """Its organisation withdrew it (factcheck.withdrawals): no longer current, and no rating replaced it."""
+        return not self.rating.is_current and self.rating.superseded_by_id is None
+
 
 def published_rating(rating_id: int) -> PublicRating | None:
     """A rating as its public page shows it; None when it was never public or its post was removed.
 
-    A superseded rating keeps its page (links to it were shared) and points to what replaced it."""
+    A superseded or withdrawn rating keeps its page (links to it were shared), says so, and points to the post's
+    published rating now, if it has one."""
     rating = (
         Rating.objects.filter(pk=rating_id, verdict__in=PUBLISHED_VERDICTS)
         .filter(~Exists(_active_removal()))
@@ -183,9 +190,15 @@ class FactCheckDecision:
 def carried(post: Post) -> QuerySet[Action]:
     """The actions a copy carries for its claim's rating, active now: its matched rating (the one confirmed, or the one
     a re-rating of the claim put in its place), or staff's override of it (which keeps the claim's rating)."""
-    return Action.objects.filter(post=post, ended_at__isnull=True).filter(
+    return carried_by([post.pk])
+
+
+def carried_by(post_ids: list[int]) -> QuerySet[Action]:
+    """`carried` of several copies in one query (a claim's rating withdrawn ends what all its copies carry:
+    moderation.withdrawal)."""
+    return Action.objects.filter(post_id__in=post_ids, ended_at__isnull=True).filter(
         Q(kind=ActionKind.MATCHED_RATING) | Q(kind=ActionKind.OVERRIDE, rating__isnull=False)
-    ).exclude(rating__post_id=post.pk)
+    ).exclude(rating__post_id=F("post_id"))
 
 
 def _restored_at() -> Subquery:

@@ -4,7 +4,15 @@ staff decide reports of harm."""
 
 from django.urls import path
 
-from moderation import views_appeals, views_claims, views_notifications, views_portal, views_reports, views_unlink
+from moderation import (
+    views_appeals,
+    views_claims,
+    views_notifications,
+    views_portal,
+    views_reports,
+    views_unlink,
+    views_withdraw,
+)
 from moderation.views_appeals import FACTCHECK_DESK, STAFF_DESK
 from moderation.views_reports import REPORTS_DESK
 
@@ -29,6 +37,9 @@ urlpatterns = [
          name="staff_appeal_review"),
     # A fact-checker takes back a copy's confirmation, from the copy's post page (the review side's page).
     path("queue/posts/<int:post_id>/unlink/", views_unlink.unlink_copy_view, name="unlink_copy"),
+    # Its organisation withdraws a post's rating, from the post page ("Withdraw this rating" beside "Change rating").
+    path("queue/posts/<int:post_id>/ratings/<int:rating_id>/withdraw/", views_withdraw.withdraw_rating_view,
+         name="withdraw_rating"),
     # What fact-checkers and staff are told (an appeal filed against their decisions), and what waits for them.
     path("notifications/", views_notifications.notifications, name="notifications"),
     path("notifications/read/", views_notifications.mark_notifications_read, name="notifications_read"),

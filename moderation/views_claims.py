@@ -39,6 +39,7 @@ def claim(request: HttpRequest, rating_id: int) -> HttpResponse:
         "stands": found.stands,
         "canonical_url": claim_page_url(rating),
         "replaced_by": found.replaced_by,
+        "withdrawn": found.withdrawn,
         # Only the rating that stands is published as ClaimReview (and MediaReview); an older one points to what
         # replaced it. Each review is a JSON-LD block of its own, as Google's Fact Check Markup Tool writes them.
         "reviews": [ld_json(review) for review in published_reviews(rating, post=post)] if found.stands else [],

@@ -47,6 +47,8 @@ class EndReason(models.TextChoices):
     OVERRIDDEN = "overridden", "Overridden by staff"
     # A matched rating ended because a fact-checker unlinked the copy they had confirmed (moderation.unlinking).
     UNLINKED = "unlinked", "Unlinked from its claim"
+    # The rating was withdrawn by its organisation, with no rating in its place (moderation.withdrawal).
+    WITHDRAWN = "withdrawn", "Rating withdrawn"
 
 
 class StrikeKind(models.TextChoices):

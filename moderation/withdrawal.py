@@ -1,0 +1,82 @@
+"""A rating withdrawn by its organisation, and what that undoes: `withdraw_rating`, one transaction.
+
+The review side says who may and takes the rating back (factcheck.withdrawals: no rating in its place, the post and
+its copies back to waiting); here the actions the rating's decision took end through the pipeline, as when an appeal
+reverses a rating (moderation.appeals) or a re-rating supersedes it, but with nothing created in their place: on the
+post (its fact-check action, or staff's override of it) and on every copy that carried it (moderation.selectors'
+`carried_by`), each with its strike, then the pages' standings, the distributions, the owners' notices, the decisions
+feed and the `distribution.changed` webhooks.
+
+Locks, in the global order (docs/concurrency.md): the post and the copies that carry its rating, in id order
+(`_lock_rated_post_and_copies`; a re-rating, an appeal's filing or decision and a copy's own rating each take the
+post's lock first, so they wait for the withdrawal or it for them, and the loser meets the rating as it is then:
+stale, or under appeal), then the claim's refile lock, then, in the pipeline, the actions, the standings and the feed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from factcheck.models import Post, Rating
+from factcheck.withdrawals import clean_withdrawal_reason, copies_to_release, withdraw
+from moderation.models import EndReason, Strike
+from moderation.notices import Notice
+from moderation.pipeline import Change, Ending, active_post_actions, carry_out_many
+from moderation.selectors import carried_by
+
+
+@transaction.atomic(durable=True)
+def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: datetime | None = None) -> Rating:
+    """A fact-checker of the rating's organisation withdraws the post's current rating `rating_id`, with `reason`
+    (required; the owners of the post and of its copies read it). Refused before anything is written: a bad reason
+    (ValidationError), another organisation's rating (NotYourRating), a rating no longer current (StaleRating), an
+    open appeal against it (AppealOpen), a rating not of this post (RatingNotFound). Returns the withdrawn rating."""
+    reason = clean_withdrawal_reason(reason)
+    now = now or timezone.now()
+    post, copies = _lock_rated_post_and_copies(post_id)
+    rating, carrying = withdraw(reviewer=actor, post=post, rating_id=rating_id, reason=reason, copies=copies, now=now)
+    verdict = rating.get_verdict_display()
+    context = {"rating": rating, "reason": reason}
+    ending = active_post_actions(post)
+    struck = set(Strike.objects.filter(action__in=[*ending, *carried_by([c.pk for c in carrying])],
+                                       ended_at__isnull=True).values_list("action__post_id", flat=True))
+    changes = [Change(
+        post=post, cause=f"{verdict} rating withdrawn by its fact-checker", actor=actor,
+        end=[Ending(action, EndReason.WITHDRAWN, f"rating {rating.pk} withdrawn: {reason}") for action in ending],
+        # The owner is told when the rating did something to the post (as "rated" is told only then).
+        notice=Notice("rating_withdrawn", {**context, "struck": post.pk in struck}) if ending else None,
+    )]
+    by_copy: dict[int, list] = {copy.pk: [] for copy in carrying}
+    for action in carried_by(list(by_copy)).order_by("id"):
+        by_copy[action.post_id].append(action)
+    changes += [
+        Change(
+            post=copy, cause=f"the claim it copies is no longer rated {verdict}: its rating was withdrawn",
+            actor=actor,
+            end=[Ending(action, EndReason.WITHDRAWN, f"the claim's rating {rating.pk} was withdrawn: {reason}")
+                 for action in by_copy[copy.pk]],
+            notice=(Notice("matched_withdrawn", {**context, "struck": copy.pk in struck}) if by_copy[copy.pk]
+                    else None),
+        )
+        for copy in carrying
+    ]
+    carry_out_many(sorted(changes, key=lambda change: change.post.pk), now=now)
+    return rating
+
+
+def _lock_rated_post_and_copies(post_id: int) -> tuple[Post, list[Post]]:
+    """Lock the post and the copies that carry its rating, in id order (docs/concurrency.md: posts, several in id
+    order). NO KEY: as `lock_post`, others only insert rows that reference them. The copies are read before their
+    locks; `withdraw` keeps those still linked once they are held. A copy that a match job links meanwhile, having read
+    the claim as rated, is left matched with no rating to carry: a race this does not close (it needs a reconciler of
+    copies matched to an unrated claim)."""
+    ids = sorted({post_id, *copies_to_release(post_id)})
+    posts = list(Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page")
+                 .filter(pk__in=ids).order_by("id"))
+    post = next((p for p in posts if p.pk == post_id), None)
+    if post is None:
+        raise Post.DoesNotExist(f"No post {post_id}.")
+    return post, [p for p in posts if p.pk != post_id]
