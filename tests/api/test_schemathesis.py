@@ -96,6 +96,7 @@ OWN_ROLE = {
     "/api/v1/flags": "platform",
     "/api/v1/flags/{idempotency_key}": "platform",
     "/api/v1/posts/{external_id}/ratings": "factchecker",
+    "/api/v1/posts/{external_id}/ratings/{rating_id}/withdraw": "factchecker",
     "/api/v1/posts/{external_id}": "page_owner",
     "/api/v1/posts/{external_id}/appeals": "page_owner",
     "/api/v1/posts/{external_id}/unlink": "factchecker",
@@ -119,6 +120,7 @@ class Fuzzed:
     rated: str  # a post of the page owner's page, rated by the fact-checker
     staff_prefix: str
     action_ids: list[int]  # the rated post's action (with a statement) and one without
+    rating_ids: list[int]  # the rated post's rating (its fact-checker's organisation may withdraw it)
 
 
 
@@ -158,7 +160,7 @@ def fuzzed(db, settings) -> Fuzzed:
         prefixes[role] = token.prefix
     return Fuzzed(tokens=tokens, external_ids=[queued.external_id, rated.external_id, politician.external_id],
                   prefixes=list(prefixes.values()), rated=rated.external_id, staff_prefix=prefixes["staff"],
-                  action_ids=action_ids)
+                  action_ids=action_ids, rating_ids=[rating.pk])
 
 
 @pytest.fixture
@@ -183,7 +185,7 @@ def cases(path: str, method: str, fuzzed: Fuzzed, *, headers: dict[str, str]) ->
     strategies = [operation.as_strategy(generation_mode=mode, **fixed) for mode in MODES]
     # Real ids too, so validation and the rules behind it are reached, not only the 404.
     for name, values in (("external_id", fuzzed.external_ids), ("prefix", fuzzed.prefixes),
-                         ("id", fuzzed.action_ids)):
+                         ("id", fuzzed.action_ids), ("rating_id", fuzzed.rating_ids)):
         if "{" + name + "}" in path:
             strategies += [
                 operation.as_strategy(generation_mode=mode, path_parameters={name: value}, **fixed)
@@ -234,7 +236,8 @@ def test_boundary_values_answer_as_documented(path, method, fuzzed, in_process_r
     enum value and every required field missing, valid and invalid, as the operation's own role."""
     operation = SCHEMA[path][method]
     role = OWN_ROLE[path]
-    real_ids = {"external_id": fuzzed.rated, "prefix": fuzzed.staff_prefix, "id": fuzzed.action_ids[0]}
+    real_ids = {"external_id": fuzzed.rated, "prefix": fuzzed.staff_prefix, "id": fuzzed.action_ids[0],
+                "rating_id": fuzzed.rating_ids[0]}
     override = Override(
         headers={"Authorization": f"Bearer {fuzzed.tokens[role]}"},
         path_parameters={name: value for name, value in real_ids.items() if "{" + name + "}" in path},

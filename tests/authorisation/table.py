@@ -163,6 +163,14 @@ TABLE: dict[str, Route] = {
         GET=factcheckers(405), POST=factcheckers(Redirect("/queue/posts/{w.queued_post.pk}/")),
         args={"post_id": "queued_post.pk"}, data={"POST": {"reason": "Another claim about another town."}},
     ),
+    # Withdrawing a rating (moderation.views_withdraw): fact-checkers only; the rated post's dispute is open, so its
+    # organisation is told it cannot (409, nothing written), and so is another organisation; reading the confirmation
+    # page says why.
+    "moderation:withdraw_rating": route(
+        GET=factcheckers(200), POST=factcheckers(409),
+        args={"post_id": "rated_post.pk", "rating_id": lambda w: w.rated_post.ratings.get(is_current=True).pk},
+        data={"POST": {"reason": "Rated the wrong post."}},
+    ),
     # Every suggested copy waiting for one's organisation, a page at a time: each fact-checker sees their own.
     "factcheck:suggestions": route(GET=factcheckers(200)),
     # Conflicting verdicts: each fact-checker sees their own organisation's (tests/semantic/test_conflicts.py has a
@@ -274,6 +282,15 @@ TABLE: dict[str, Route] = {
         POST=row(UNAUTHORIZED, *[ApiError(409, "not_a_copy")] * 3, *[FORBIDDEN] * 5),
         args={"external_id": "rated_post.external_id"},
         data={"POST": {"reason": "Another city, another year: not the same claim."}},
+    ),
+    "api:withdraw_post_rating": route(
+        GET=every(NOT_ALLOWED),
+        # Withdrawing is the rating organisation's, and not while the dispute is open.
+        POST=row(UNAUTHORIZED, ApiError(409, "appeal_open"), ApiError(409, "appeal_open"),
+                 ApiError(403, "not_your_rating"), *[FORBIDDEN] * 5),
+        args={"external_id": "rated_post.external_id",
+              "rating_id": lambda w: w.rated_post.ratings.get(is_current=True).pk},
+        data={"POST": {"reason": "Rated the wrong post."}},
     ),
     "api:get_post": route(
         # A superuser has no role, so no role's endpoint.

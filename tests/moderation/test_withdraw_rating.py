@@ -41,7 +41,6 @@ from tests.factories import (
     PASSWORD,
     FactCheckerFactory,
     OrganisationFactory,
-    PageFactory,
     PlatformUserFactory,
     PostFactory,
     UserFactory,
@@ -344,7 +343,7 @@ def test_a_bad_reason_is_a_422_naming_the_field_and_the_form_keeps_it(world, ali
 def test_a_copys_page_names_the_claim_to_withdraw_it_on(world, alice):
     response = api_withdraw(bearer_client(alice), world["copy"], world["rating"])
     assert response.status_code == 404
-    assert f"withdraw the rating there" in response.json()["error"]["message"]
+    assert "withdraw the rating there" in response.json()["error"]["message"]
     assert_untouched(world)
 
 
