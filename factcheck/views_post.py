@@ -57,7 +57,7 @@ from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
 from factcheck.previews import PostStory, effect_preview, effect_previews, post_story
 from factcheck.priority import priority_of
-from factcheck.ratings import StaleRating, rating_refusal, record_rating
+from factcheck.ratings import AppealOpen, NotYourRating, StaleRating, rating_refusal, record_rating
 from factcheck.selectors import (
     active_claim,
     current_rating,
@@ -290,6 +290,16 @@ def _verdict_options(post: Post, form: RatingForm) -> list[dict[str, object]]:
     ]
 
 
+def _withdrawable(request: HttpRequest, *, current: Rating | None, rerating_refused: Refusal | None) -> bool:
+    """Whether to offer "Withdraw this rating": the withdrawal would not refuse it (factcheck.withdrawals' rule). A
+    re-rating allowed, or refused for the same reasons (another organisation's rating, an open appeal), answers it
+    without asking again; only a re-rating refused for what a withdrawal does not need (coverage, a politician's
+    page, a removal) asks, so the page keeps its number of queries."""
+    if current is None or isinstance(rerating_refused, NotYourRating | AppealOpen):
+        return False
+    return rerating_refused is None or withdrawal_refusal(reviewer=request.user, rating=current) is None
+
+
 def _appeal_rows(story: PostStory, *, reader_id: int) -> list[dict[str, object]]:
     """The appeals against the reader's organisation's ratings (the story holds no other), each with its page and
     whether the reader made the rating it contests (another member decides it then)."""
@@ -332,6 +342,7 @@ def _post_context(
     reclaim = claim is None and (lapsed is not None or form.is_bound)
     refusal = rating_refusal(reviewer=request.user, post=post, current=current, claim=claim, now=now,
                              reclaim=reclaim)
+    withdrawable = _withdrawable(request, current=current, rerating_refused=refusal)
     is_copy = source is not None and post.queue_state in (QueueState.GROUPED, QueueState.MATCHED)
     # A refused save shows the form again with everything typed, and the refusal in the error summary.
     show_form = (refusal is None or refused is not None) and not is_copy
@@ -384,8 +395,7 @@ def _post_context(
         "refused": refused,
         "current_rating": current,
         "current_public": current is not None and current.verdict in PUBLISHED_VERDICTS,
-        # "Withdraw this rating", for those the withdrawal will not refuse (factcheck.withdrawals' rule).
-        "withdrawable": current is not None and withdrawal_refusal(reviewer=request.user, rating=current) is None,
+        "withdrawable": withdrawable,
         "history": history,
         # The rating the current one replaced, if it was this post's: "Change rating" can start from it.
         "replaced": current.supersedes.order_by("-created_at").first() if current is not None else None,
