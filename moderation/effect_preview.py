@@ -96,10 +96,13 @@ def preview_withdrawal(post: Post, *, copies: int) -> tuple[str, ...]:
     removed = Action.objects.filter(post=post, kind=ActionKind.REMOVAL, ended_at__isnull=True).exists()
     lines = ["The rating stops being current. It stays in the post's history, marked as withdrawn, and its public "
              "page says so; it is no longer published as ClaimReview."]
-    if any(action.feed_multiplier < ONE or action.label for action in ending):
+    lifted = [what for what, present in (("its demotion", any(a.feed_multiplier < ONE for a in ending)),
+                                         ("its label", any(a.label for a in ending))) if present]
+    if lifted:
         after = Decimal("0") if removed else (repeat.page_multiplier if repeat_after else ONE)
-        lines.append(f"What it does to the post ends: its demotion and label are lifted, and the post's distribution "
-                     f"goes back to {times(after)}" + (" (it stays removed)." if removed else "."))
+        lines.append(f"What it does to the post ends: {' and '.join(lifted)} {'are' if len(lifted) > 1 else 'is'} "
+                     f"lifted, and the post's distribution goes back to {times(after)}"
+                     + (" (it stays removed)." if removed else "."))
     else:
         lines.append("It restricts nothing now, so the post's distribution does not change.")
     if counts["ending"]:

@@ -62,6 +62,9 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
             # The rating's organisation, not the reviewer's today: people change organisations.
             rating.organisation.name if for_owner else f"{rating.reviewer.get_username()} ({rating.organisation.name})",
         ))
+        if not rating.is_current and rating.superseded_by_id is None:  # withdrawn by its organisation, not replaced
+            entries.append(Entry(rating.superseded_at, "rating", f"{rating.get_verdict_display()} rating withdrawn",
+                                 "", rating.organisation.name))
     actions = Action.objects.filter(post=post).select_related(
         "created_by__membership__organisation", "ended_by__membership__organisation"
     )

@@ -156,7 +156,7 @@ def test_a_colleague_withdraws_the_rating_from_the_post_page_and_everything_it_d
     confirm = text(client.get(withdraw_url(claim, rating)))
     # The confirmation says plainly what will happen, from the rows the withdrawal will read.
     assert "The rating stops being current." in confirm
-    assert "its demotion and label are lifted, and the post's distribution goes back to ×1." in confirm
+    assert "its demotion and its label are lifted, and the post's distribution goes back to ×1." in confirm
     assert "The page stops being a repeat offender." in confirm
     assert "The 1 copy that carries this rating lose it too" in confirm
     assert "The post goes back to the review queue" in confirm
@@ -199,6 +199,9 @@ def test_a_colleague_withdraws_the_rating_from_the_post_page_and_everything_it_d
     assert "the strike it gave your page ends with it" in notice.body
     told = Notification.objects.get(user=oscar, post=copy, subject__contains="no longer carries")
     assert REASON in told.body
+    portal = text(signed_in(olivia).get(f"/appeals/posts/{claim.pk}/"))
+    assert "False rating withdrawn" in portal  # her post's timeline says so
+    assert "This post has no current fact-check rating." in portal
     # The decisions feed and the webhooks carry both changes; the audit log says who and why.
     feed = DistributionChange.objects.filter(post=claim).latest("id")
     assert feed.cause == "False rating withdrawn by its fact-checker" and feed.multiplier == Decimal("1")
