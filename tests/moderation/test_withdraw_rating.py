@@ -16,6 +16,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db.models import F
 from django.test import Client
 
 from audit.models import AuditEvent, AuditVerb
@@ -37,6 +38,7 @@ from moderation.models import (
 )
 from moderation.propagation import apply_matches
 from tests.conftest import bearer_client
+from tests.factcheck.test_turned_copy_locks import turned_pair
 from tests.factories import (
     PASSWORD,
     FactCheckerFactory,
@@ -362,3 +364,17 @@ def test_the_post_can_be_rated_again_and_its_copy_follows(world, alice, bob, dja
     copy.refresh_from_db()
     assert copy.queue_state == QueueState.MATCHED
     assert Action.objects.get(post=copy, kind=ActionKind.MATCHED_RATING, ended_at__isnull=True).rating_id == again.pk
+
+
+def test_a_copy_linked_up_to_its_claim_stands_alone_so_waiting_links_still_point_down(bob):
+    """A confirmation turned round made the older post the newer rated one's copy: grouped under its claim again, its
+    link would point up, against the lock order (docs/concurrency.md, "Which way a copy's link points")."""
+    copy, claim = turned_pair(bob)
+    apply_matches(post_ids=[copy.pk])
+    assert copy.pk < claim.pk and Action.objects.filter(post=copy, ended_at__isnull=True).exists()
+    rating = Rating.objects.get(post=claim, is_current=True)
+    assert api_withdraw(bearer_client(bob), claim, rating).status_code == 200
+    copy.refresh_from_db()
+    assert (copy.duplicate_of_id, copy.queue_state) == (None, QueueState.QUEUED)
+    assert not Action.objects.filter(post=copy, ended_at__isnull=True).exists()
+    assert not Post.objects.filter(queue_state=QueueState.GROUPED, duplicate_of_id__gt=F("id")).exists()
