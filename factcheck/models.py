@@ -203,10 +203,7 @@ class Post(models.Model):
             # link) is never looked up.
             models.Index(fields=["text_key", "id"], name="post_text_key", condition=~Q(text_key="")),
             models.Index(fields=["url_key", "id"], name="post_url_key", condition=~Q(url_key="")),
-            # Exact copies of rated claims, looked up for every new post inside its ingest batch: small
-            # indexes of the rated posts only (the full ones cost a random read per key at a million posts).
-            models.Index(fields=["text_key"], name="post_rated_text_key", condition=Q(queue_state="rated")),
-            models.Index(fields=["url_key"], name="post_rated_url_key", condition=Q(queue_state="rated")),
+            # Exact copies of rated claims are looked up by the words their ratings rated: RatedKeys' indexes.
             # The copies the matching and decision reconcilers look over every minute.
             models.Index(fields=["duplicate_of"], name="post_linked_copy",
                          condition=Q(queue_state__in=["grouped", "matched"])),

@@ -1,8 +1,9 @@
 """Reads and index writes of near-duplicate matching: the posts that may be copies of the given ones.
 
 A candidate shares a MinHash band key with a post (the PostBand table of every matched post, or
-the RatedBand table of rated claims), or its normalised URL or text (the posts' own indexes).
-Candidates are only that: factcheck.matching.similarity judges each pair.
+the RatedBand table of rated claims), or its normalised URL or text (the posts' own indexes, and RatedKeys' for the
+rated claims' as rated). Candidates are only that: factcheck.matching.similarity judges each pair. A rated claim is
+read as its rating rated it, wherever a post is read here (factcheck.matching.as_rated).
 
 Why tables of (band, post) rather than an index over each post's keys: a batch of 500 posts looks
 up 6,000 keys at once. As B-tree probes of one composite primary key that takes some 10 ms; a GIN
@@ -19,9 +20,11 @@ from functools import cached_property
 from itertools import chain
 
 from django.db import connection
+from django.db.models import Q
 
 import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
 from core.bulk import insert_missing_rows
+from factcheck.matching.as_rated import FROM_SQL, RATED_FROM_SQL, matching_fields, matching_sql
 from factcheck.matching.signature import keys_of
 from factcheck.matching.similarity import Features, features
 from factcheck.models import Post, QueueState
@@ -88,7 +91,7 @@ def rows(post_ids: Iterable[int], *, rated_only: bool = False) -> list[Row]:
     qs = Post.objects.filter(id__in_array=ids)
     if rated_only:
         qs = qs.filter(queue_state=QueueState.RATED)
-    return [Row(*values) for values in qs.order_by("id").values_list(*COLUMNS)]
+    return [Row(*values) for values in qs.order_by("id").values_list(*matching_fields(COLUMNS))]
 
 
 def candidates_for(posts: list[Row], *, rated_only: bool) -> dict[int, list[Row]]:
@@ -154,34 +157,34 @@ def _holders(bands: type[PostBand | RatedBand], keys: list[int]) -> list[tuple[i
 
 
 def _rows_sharing(*, post_ids: set[int], url_keys: list[str], text_keys: list[str], rated_only: bool) -> list[Row]:
-    """The posts with these ids, and each URL and text key's oldest MAX_CANDIDATES_PER_POST posts (rated ones only,
-    with `rated_only`)."""
+    """The posts with these ids, and each URL and text key's oldest MAX_CANDIDATES_PER_POST posts: the rated claims
+    holding it as rated (RatedKeys), and, unless `rated_only`, every post holding it now (those with these ids, too,
+    rated ones only with `rated_only`). Rated claims as rated (factcheck.matching.as_rated)."""
     if connection.vendor != "postgresql":
         found = rows(post_ids, rated_only=rated_only)
-        qs = Post.objects.filter(text_key__in=text_keys) | Post.objects.filter(url_key__in=url_keys)
-        if rated_only:
-            qs = qs.filter(queue_state=QueueState.RATED)
-        return found + [Row(*values) for values in qs.exclude(id__in=post_ids).values_list(*COLUMNS)]
-    # Three lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR: a semi-join on
-    # unnest (core.bulk says why) cannot be one arm of a bitmap OR, and PostgreSQL would scan the table instead.
-    # Each URL or text key reads its oldest posts only, as `_holders` each band key, from post_url_key and
-    # post_text_key, which leave out "" (`<> ''` says so to the planner). The state is a literal, so the plan is the
-    # same for every call.
-    columns = ", ".join(COLUMNS)
-    rated = f" AND queue_state = '{QueueState.RATED.value}'" if rated_only else ""
-    sql = f"""
-        SELECT {columns} FROM factcheck_post WHERE id IN (SELECT unnest(%s::bigint[])){rated}
-        UNION ALL
-        SELECT held.* FROM unnest(%s::varchar[]) AS key CROSS JOIN LATERAL
-            (SELECT {columns} FROM factcheck_post WHERE url_key = key AND url_key <> ''{rated}
-                ORDER BY id LIMIT %s) AS held
-        UNION ALL
-        SELECT held.* FROM unnest(%s::varchar[]) AS key CROSS JOIN LATERAL
-            (SELECT {columns} FROM factcheck_post WHERE text_key = key AND text_key <> ''{rated}
-                ORDER BY id LIMIT %s) AS held
-    """
+        qs = (Post.objects.filter(queue_state=QueueState.RATED)
+              .filter(Q(rated_keys__text_key__in=text_keys) | Q(rated_keys__url_key__in=url_keys)))
+        if not rated_only:
+            qs = qs | Post.objects.filter(text_key__in=text_keys) | Post.objects.filter(url_key__in=url_keys)
+        return found + [Row(*values) for values in qs.exclude(id__in=post_ids).distinct()
+                        .values_list(*matching_fields(COLUMNS))]
+    # Lookups joined by UNION ALL (the caller keeps one row per id), not one WHERE with OR: a semi-join on unnest
+    # (core.bulk says why) cannot be one arm of a bitmap OR, and PostgreSQL would scan the table instead. Each URL or
+    # text key reads its oldest posts only, as `_holders` each band key, from ratedkeys_url_key and ratedkeys_text_key
+    # (and post_url_key and post_text_key), which leave out "" (`<> ''` says so to the planner). The state is a
+    # literal, so the plan is the same for every call.
+    columns = matching_sql(COLUMNS)
+    rated = f" AND p.queue_state = '{QueueState.RATED.value}'" if rated_only else ""
+    arms = [f"SELECT {columns} FROM {FROM_SQL} WHERE p.id IN (SELECT unnest(%s::bigint[])){rated}"]
+    params: list = [sorted(post_ids)]
+    for table, via in ((RATED_FROM_SQL, "k"), *(() if rated_only else ((FROM_SQL, "p"),))):
+        for key, keys in (("url_key", url_keys), ("text_key", text_keys)):
+            arms.append(f"""SELECT held.* FROM unnest(%s::varchar[]) AS key CROSS JOIN LATERAL
+                (SELECT {columns} FROM {table} WHERE {via}.{key} = key AND {via}.{key} <> ''
+                    ORDER BY {via}.{"post_id" if via == "k" else "id"} LIMIT %s) AS held""")
+            params += [keys, MAX_CANDIDATES_PER_POST]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [sorted(post_ids), url_keys, MAX_CANDIDATES_PER_POST, text_keys, MAX_CANDIDATES_PER_POST])
+        cursor.execute("\nUNION ALL\n".join(arms), params)
         return [Row(*values) for values in cursor.fetchall()]
 
 
@@ -199,10 +202,16 @@ def index_bands(posts: list[Row], *, rated: bool = False) -> None:
     _file(RatedBand if rated else PostBand, {(key, post.root_id) for post in posts for key in post.keys})
 
 
-def index_rated_claim(claim_id: int) -> None:
-    """A claim was rated: RatedBand gets its keys and every key PostBand files under it (its copies', index_bands),
-    so a new post close to any post of its group finds it on arrival, as the match job would after commit."""
-    index_bands(rows([claim_id]), rated=True)
+def index_rated_claim(claim_id: int, *, refile: bool = False) -> None:
+    """A claim was rated: RatedBand gets its keys as rated and every key PostBand files under it (its copies',
+    index_bands), so a new post close to any post of its group finds it on arrival, as the match job would after
+    commit; PostBand gets its keys as rated too, for the match job. `refile`: the rating is of other words than
+    the keys filed under the claim (factcheck.matching.as_rated.store_rated_keys), which go (refile_groups)."""
+    if refile:
+        refile_groups([claim_id])
+    claim = rows([claim_id])
+    index_bands(claim)
+    index_bands(claim, rated=True)
     _file(RatedBand, {(key, claim_id) for key in PostBand.objects.filter(post_id=claim_id)
                       .values_list("band", flat=True)})
 
@@ -211,9 +220,10 @@ def refile_groups(root_ids: list[int]) -> None:
     """The band keys filed under these claims are their groups' again: the claim's own and its linked copies', in
     PostBand, and in RatedBand for a rated claim. After copies leave (factcheck.matching.leaving), their keys leave
     with them: filed under a rated claim, a later post close to the copy alone was linked to the claim on arrival,
-    though a reviewer had judged the copy another claim. It reads every member's signature, a rare step (an appeal,
-    a conflict, a claim that can no longer be reviewed): 0.14 s for a claim with 20,000 copies among 1,000,000
-    posts, their signatures alike, as a viral claim's near-copies' mostly are."""
+    though a reviewer had judged the copy another claim. It reads every member's signature (a rated claim's as
+    rated), a rare step (an appeal, a conflict, a claim that can no longer be reviewed, a new rating of other words):
+    0.14 s for a claim with 20,000 copies among 1,000,000 posts, their signatures alike, as a viral claim's
+    near-copies' mostly are."""
     if not root_ids:
         return
     root_ids = sorted(set(root_ids))
@@ -231,7 +241,8 @@ def refile_groups(root_ids: list[int]) -> None:
         model.objects.filter(post_id__in=root_ids).delete()
     signatures: dict[int, set[str]] = defaultdict(set)
     rated = set()
-    for pk, signature, state in Post.objects.filter(id__in=root_ids).values_list("id", "signature", "queue_state"):
+    for pk, signature, state in (Post.objects.filter(id__in=root_ids)
+                                 .values_list("id", *matching_fields(["signature"]), "queue_state")):
         signatures[pk].add(signature)
         if state == QueueState.RATED:
             rated.add(pk)

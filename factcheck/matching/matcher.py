@@ -50,6 +50,7 @@ from core.bulk import update_rows
 from core.reasons import control_problem, written
 from core.reconciling import LOST_OR_LATE, Redriven, past_grace, warn_redriven
 from factcheck.eligibility import fact_checkable, removed_posts, returning_state
+from factcheck.matching.as_rated import store_rated_keys
 from factcheck.matching.candidates import (
     Row,
     candidates_for,
@@ -356,8 +357,10 @@ def mark_group_rated(*, post: Post, now: datetime) -> int:
 
     Not a copy whose page became a politician's after it was grouped: such posts are not fact-checked; nor
     a removed copy, which takes no rating while removed (regroup_rated matches it once the removal is lifted)."""
+    # Whether or not matching is on: from now on the claim is matched by the words this rating rated.
+    rated_anew = store_rated_keys(post_id=post.pk)
     if settings.FACTDESK_MATCHING:
-        index_rated_claim(post.pk)
+        index_rated_claim(post.pk, refile=rated_anew)
     # Whether or not matching is on: its reconciler sweeps what waits once it is back on.
     index_rated_media(post_ids=[post.pk])
     return Post.objects.filter(

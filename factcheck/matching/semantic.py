@@ -33,6 +33,7 @@ from django.db import connection
 import core.bulk  # noqa: F401  (registers the `in_array` lookup used below)
 from core.bulk import insert_rows, update_rows
 from factcheck import semantic
+from factcheck.matching.as_rated import matching_fields
 from factcheck.matching.candidates import may_pair, rows
 from factcheck.matching.similarity import (
     MIN_AUTO_WORDS,
@@ -185,8 +186,9 @@ def embed_posts(*, post_ids: Iterable[int]) -> list[Embedded]:
     if not todo:
         return []
     wanted: list[tuple[int, str, str, bool]] = []
+    # A rated claim's words as rated (factcheck.matching.as_rated), as its retellings are suggested under its rating.
     for pk, text, language in (Post.objects.filter(id__in_array=todo, duplicate_of__isnull=True)
-                               .order_by("id").values_list("id", "text", "language")):
+                               .order_by("id").values_list("id", *matching_fields(["text"]), "language")):
         words = semantic.embeddable_text(text)
         if not semantic.has_words(words):
             continue
