@@ -162,9 +162,9 @@ def _page(e: AuditEvent, n: EventNames, d: dict) -> str:
 
 def _user_created(e: AuditEvent, n: EventNames, d: dict) -> str:
     user = _target(f"user {d['username']}" if d.get("username") else "a user")(e)
-    role = choice_label("accounts.User", "role", d.get("role")).lower()
+    role = choice_label("accounts.User", "role", d.get("role")).lower() or "no role"
     place = f", {d['organisation']}" if d.get("organisation") else ""
-    staff = ", staff" if d.get("is_staff") == "yes" else ""
+    staff = ", superuser" if d.get("is_superuser") == "yes" else ", staff" if d.get("is_staff") == "yes" else ""
     return format_html("{} created {} ({}{}{})", actor(e), user, role, place, staff)
 
 

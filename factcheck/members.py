@@ -180,6 +180,7 @@ def create_user(
     page_external_ids: list[str] | None = None,
     email: str = "",
     is_active: bool = True,
+    is_superuser: bool = False,
     by: User | None = None,
     reason: str = "",
 ) -> User:
@@ -191,8 +192,12 @@ def create_user(
     An organisation that does not exist is made (it covers every language and country until staff set its
     coverage: `manage.py add_user` says so); one that differs from an existing one only in case or surrounding
     spaces is refused, naming it: "--org verifact" had made a second organisation covering everything.
+    A superuser (`add_user --superuser`: the administrator who adds organisations and people in the admin) has no
+    role, or trust-and-safety staff's (check_superuser_role).
     Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
-    if role not in Role.values:
+    if is_superuser:
+        check_superuser_role(role)
+    elif role not in Role.values:
         raise ValidationError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
     if by is not None:
         reason = staff_reason(reason)
@@ -208,7 +213,8 @@ def create_user(
     if page_external_ids and not may_own_pages(role=role, is_active=is_active):
         raise ValidationError("--page is only for page owners")
     user = User(username=username, role=role, email=email, is_active=is_active)
-    user.is_staff = role == Role.TRUST_SAFETY
+    user.is_staff = role == Role.TRUST_SAFETY or is_superuser
+    user.is_superuser = is_superuser
     if password:
         user.set_password(password)
     else:
@@ -223,9 +229,22 @@ def create_user(
         page.owners.add(user)
     record_event(actor=by, verb=AuditVerb.USER_CREATED, target=user, reason=reason, data={
         "username": username, "role": role, "organisation": organisation.name if organisation else "",
-        "is_staff": "yes" if user.is_staff else "no", "password": "set" if password else "none",
+        "is_staff": "yes" if user.is_staff else "no", "is_superuser": "yes" if is_superuser else "no",
+        "password": "set" if password else "none",
     })
     return user
+
+
+SUPERUSER_ROLES = ("", Role.TRUST_SAFETY)
+
+
+def check_superuser_role(role: str) -> None:
+    """A superuser administers Factdesk (adds organisations and people in the admin, where every right is theirs): it
+    has no role, or trust-and-safety staff's. A fact-checker's, page owner's or the platform's work is done by an
+    account of its own, whose rights are that role's (a superuser passes every permission check)."""
+    if role not in SUPERUSER_ROLES:
+        raise ValidationError(f"a superuser has no role or the role {Role.TRUST_SAFETY.value}, not {role!r}: give the "
+                              "person a second account for that work")
 
 
 def _check_username_and_email(username: str, email: str) -> None:

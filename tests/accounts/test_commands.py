@@ -120,6 +120,34 @@ def test_add_user_makes_trust_and_safety_staff_with_admin_access():
     assert list(sam.groups.values_list("name", flat=True)) == ["trust_safety"]
 
 
+def test_add_user_superuser_makes_the_audited_administrator_who_adds_organisations_and_people(stdin, client):
+    stdin("a long enough secret\n")
+
+    output = add_user("root", "--superuser", "--email", "root@factdesk.example", "--password-stdin")
+
+    root = User.objects.get(username="root")
+    assert (root.is_superuser, root.is_staff, root.role) == (True, True, "")
+    assert "Created superuser 'root'." in output
+    (event,) = AuditEvent.objects.filter(verb=AuditVerb.USER_CREATED, target_id=str(root.pk))
+    assert (event.data["is_superuser"], event.data["is_staff"], event.actor) == ("yes", "yes", None)
+    assert client.login(username="root", password="a long enough secret")
+    for page in ("/admin/factcheck/organisation/add/", "/admin/accounts/user/add/"):
+        assert client.get(page).status_code == 200
+    log = re.sub(r"<[^>]+>", "", client.get("/admin/audit/auditevent/").content.decode())
+    assert "created user root (no role, superuser)" in log
+
+
+def test_add_user_superuser_may_also_be_trust_and_safety_staff_and_nothing_else():
+    add_user("tess", "--superuser", "--role", "trust_safety", "--email", "tess@factdesk.example")
+    assert User.objects.filter(username="tess", is_superuser=True, role=Role.TRUST_SAFETY).exists()
+
+    with pytest.raises(CommandError, match="a superuser has no role or the role trust_safety, not 'factchecker'"):
+        add_user("rita", "--superuser", "--role", "factchecker", "--org", "Verifact", "--email", "r@x.org")
+    with pytest.raises(CommandError, match="--role is required"):
+        add_user("nobody")
+    assert not User.objects.filter(username__in=["rita", "nobody"]).exists()
+
+
 def test_add_user_without_a_password_makes_an_account_that_cannot_log_in():
     add_user("feed", "--role", "platform")
 

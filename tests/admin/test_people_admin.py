@@ -96,7 +96,7 @@ def test_a_user_added_in_the_admin_is_made_with_its_role_and_organisation_and_au
     (event,) = events(AuditVerb.USER_CREATED)
     assert (event.actor, event.target_id) == (root, str(rita.pk))
     assert event.data == {"username": "rita", "role": "factchecker", "organisation": "Verifact", "is_staff": "no",
-                          "password": "set"}
+                          "is_superuser": "no", "password": "set"}
     assert event.reason == "Joined Verifact's desk."
     assert "root created user rita (fact-checker, Verifact)" in log_text(admin)
 

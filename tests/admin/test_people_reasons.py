@@ -56,7 +56,7 @@ def test_a_user_added_is_audited_with_the_reason_role_organisation_and_staff_sta
     assert (event.actor, event.target_id, event.reason) == (root, str(sam.pk), "Joins the trust-and-safety desk "
                                                                               "(ticket 4411).")
     assert event.data == {"username": "sam", "role": "trust_safety", "organisation": "", "is_staff": "yes",
-                          "password": "none"}
+                          "is_superuser": "no", "password": "none"}
     assert "root created user sam (trust and safety, staff)" in log_text(admin)
     assert "Reason: Joins the trust-and-safety desk" in admin.get(f"{USERS}{sam.pk}/history/").content.decode()
 

@@ -1,4 +1,6 @@
-"""`manage.py add_user USERNAME --role ROLE [--org NAME] [--page EXTERNAL_ID ...] [--password-stdin]`."""
+"""`manage.py add_user USERNAME --role ROLE [--org NAME] [--page EXTERNAL_ID ...] [--password-stdin]`, and
+`manage.py add_user USERNAME --superuser [--role trust_safety] --email EMAIL | --password-stdin`: the first account,
+which adds organisations and people in the admin. Every account is made by factcheck.members.create_user, audited."""
 
 from __future__ import annotations
 
@@ -17,12 +19,13 @@ from factcheck.models import Organisation
 class Command(BaseCommand):
     help = (
         "Create a user with one role: a fact-checker (needs --org), trust-and-safety staff, "
-        "a page owner or the platform."
+        "a page owner or the platform; or, with --superuser, an administrator who adds organisations and people "
+        "in the admin."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
-        parser.add_argument("--role", required=True, help=f"one of: {', '.join(Role.values)}")
+        parser.add_argument("--role", help=f"one of: {', '.join(Role.values)} (required unless --superuser)")
         parser.add_argument("--org", dest="organisation", help="fact-checking organisation (fact-checkers only)")
         parser.add_argument(
             "--page", dest="pages", action="append", default=[], metavar="EXTERNAL_ID",
@@ -30,12 +33,20 @@ class Command(BaseCommand):
         )
         parser.add_argument("--email", default="")
         parser.add_argument(
+            "--superuser", action="store_true",
+            help=("a superuser: adds organisations and people in the admin, and has every other right there; no "
+                  f"role, or --role {Role.TRUST_SAFETY.value} to decide staff's work too"),
+        )
+        parser.add_argument(
             "--password-stdin", action="store_true",
             help=("read the password from standard input; without it the user has none until they set one with the "
                   "link /accounts/password-reset/ sends to --email (API tokens only, without an address)"),
         )
 
     def handle(self, *args, **options) -> None:
+        if not options["role"] and not options["superuser"]:
+            raise CommandError(f"--role is required: one of {', '.join(Role.values)} (or --superuser for an "
+                               "administrator).")
         password = self.read_password() if options["password_stdin"] else None
         new_organisation = options["role"] == Role.FACTCHECKER and bool(options["organisation"]) and \
             not Organisation.objects.filter(name=options["organisation"]).exists()
@@ -43,15 +54,19 @@ class Command(BaseCommand):
             with transaction.atomic(durable=True):
                 user = create_user(
                     username=options["username"],
-                    role=options["role"],
+                    role=options["role"] or "",
                     password=password,
                     organisation_name=options["organisation"],
                     page_external_ids=options["pages"],
                     email=options["email"],
+                    is_superuser=options["superuser"],
                 )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
-        self.stdout.write(f"Created {user.get_role_display().lower()} {user.username!r}.")
+        kind = user.get_role_display().lower()
+        if user.is_superuser:
+            kind = f"superuser ({kind})" if kind else "superuser"
+        self.stdout.write(f"Created {kind} {user.username!r}.")
         if new_organisation:
             self.stdout.write(f"Created the organisation {options['organisation']!r}: it covers every language and "
                               "country until staff set its coverage in the admin.")
