@@ -23,6 +23,12 @@ def send_reset_link(email: str) -> int:
     return password_reset.send_requested_link(request_id=email)
 
 
+def send_invitation(user_id: int, invited_by_id: int | None) -> int:
+    """E-mail a new account without a password an invitation to set one (accounts.password_reset.invite), on
+    `notices`: the person has just been told, or will be, that an account is waiting for them."""
+    return password_reset.send_invitation(user_id=user_id, invited_by_id=invited_by_id)
+
+
 def clear_old_sign_in_records() -> int:
     """Daily: expired sessions, old sign-in records (`clearsessions` and `axes_reset_logs`' work) and old entries of
     the admin's log deleted."""

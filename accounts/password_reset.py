@@ -21,6 +21,13 @@ password", not "reset". An account that has signed in and whose password staff d
 Django: the admin's "Disabled" keeps them out (deactivating the account is the plain way). Nothing about the
 request changes, so it still tells nobody whether or how an account has a password: the job decides.
 
+An account made with an address and no password (`add_user --email` without --password-stdin, the admin's add page
+with password-based authentication disabled) is sent the same link at once, worded as an invitation that says who
+made the account (`invite`, on commit, by the job accounts.jobs.send_invitation): nobody had told the person, and
+"Forgot your password?" sent "Someone, hopefully you, asked for a link". Whoever can sign in, now or by such a link,
+is `can_sign_in`'s rule, which `accounts_with_address` and the appeals nobody can decide (moderation.appeal_states)
+read; `lacks_a_way_in` is the rule that a person's new account has one.
+
 Counts live in the cache (Redis with REDIS_URL, shared by every process; each process's memory otherwise
 or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SECONDS from the first request.
 
@@ -39,14 +46,18 @@ import unicodedata
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.tokens import default_token_generator
 from django.core import checks
 from django.core.cache import cache
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.mail import EmailMessage
+from django.db.models import Q
 from django.template import loader
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from accounts.models import Role
 from core import mailing
 from core.jobs import enqueue_on_commit
 from core.public_site import public_reverse
@@ -151,15 +162,30 @@ def send_requested_link(*, request_id: str) -> int:
     return sent
 
 
+def can_sign_in() -> Q:
+    """The accounts someone can sign in to, now or once they follow a link this module sends: active, with a usable
+    password, or with an address and never signed in (the link sets a first password: the module's note). An
+    account with neither (`add_user` without --email or --password-stdin made them) is nobody's way in."""
+    email_field = get_user_model().get_email_field_name()
+    return Q(is_active=True) & (~Q(password__startswith=UNUSABLE_PASSWORD_PREFIX)
+                                | (~Q(**{email_field: ""}) & Q(last_login__isnull=True)))
+
+
+def lacks_a_way_in(*, role: str, password: str | None, email: str) -> bool:
+    """Whether a new account would be one nobody can sign in to: a person's (any role but the platform's, whose
+    client uses API tokens) with neither a password nor an address to send the link to set one. `add_user` and the
+    admin's add page refuse it: such a fact-checker counted as someone who could decide their organisation's
+    appeals, and its holder had no way in."""
+    return role != Role.PLATFORM and not password and not email
+
+
 def accounts_with_address(email: str) -> list:
-    """The active accounts whose address is `email`, matched as Django's PasswordResetForm matches it (without
-    regard to case, after Unicode compatibility normalisation), with a usable password, or without one if they have
-    never signed in (a first password: the module's note)."""
+    """The accounts of `can_sign_in` whose address is `email`, matched as Django's PasswordResetForm matches it
+    (without regard to case, after Unicode compatibility normalisation)."""
     user_model = get_user_model()
     email_field = user_model.get_email_field_name()
-    found = user_model._default_manager.filter(**{f"{email_field}__iexact": email, "is_active": True})
-    return [user for user in found if _folded(getattr(user, email_field)) == _folded(email)
-            and (user.has_usable_password() or user.last_login is None)]
+    found = user_model._default_manager.filter(can_sign_in(), **{f"{email_field}__iexact": email})
+    return [user for user in found if _folded(getattr(user, email_field)) == _folded(email)]
 
 
 def _folded(address: str) -> str:
@@ -178,23 +204,58 @@ def send_reset_link(*, email: str) -> int:
     twice it works twice (the e-mail says "until a password is saved with it", not "once"): a link spent by its
     first opening would be spent by the mail scanners that open links before their reader does.
     """
-    email_field = get_user_model().get_email_field_name()
     sent = 0
     for user in accounts_with_address(email):
-        context = {
-            "user": user,
-            "first_password": not user.has_usable_password(),
-            "reset_url": public_reverse("accounts:password_reset_confirm", kwargs={
-                "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
-                "token": default_token_generator.make_token(user),
-            }),
-        }
-        subject = "".join(loader.render_to_string(SUBJECT_TEMPLATE, context).splitlines())  # one line
-        message = EmailMessage(subject, loader.render_to_string(EMAIL_TEMPLATE, context), settings.DEFAULT_FROM_EMAIL,
-                               [getattr(user, email_field)])
-        mailing.send(message, recipient=f"user {user.pk}")
+        _send_link(user, {"first_password": not user.has_usable_password()})
         sent += 1
     return sent
+
+
+def _send_link(user, context: dict) -> None:
+    context = {**context, "user": user, "reset_url": public_reverse("accounts:password_reset_confirm", kwargs={
+        "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+        "token": default_token_generator.make_token(user),
+    })}
+    subject = "".join(loader.render_to_string(SUBJECT_TEMPLATE, context).splitlines())  # one line
+    message = EmailMessage(subject, loader.render_to_string(EMAIL_TEMPLATE, context), settings.DEFAULT_FROM_EMAIL,
+                           [getattr(user, get_user_model().get_email_field_name())])
+    mailing.send(message, recipient=f"user {user.pk}")
+
+
+def is_invited(user) -> bool:
+    """Whether a new account is sent an invitation to set its first password (`invite`): active, with an address,
+    without a password."""
+    return user.is_active and bool(getattr(user, get_user_model().get_email_field_name())) \
+        and not user.has_usable_password()
+
+
+def invite(*, user, by=None) -> bool:
+    """E-mail the new account `user` (when `is_invited`) a link to set its first password, saying that `by` (staff
+    in the admin; None: Factdesk's administrator, on the server) made it for them: a job once the caller's
+    transaction commits. Returns whether one was queued. Called by factcheck.members.create_user."""
+    if not is_invited(user):
+        return False
+    enqueue_on_commit("accounts.jobs.send_invitation", user.pk, by.pk if by is not None else None)
+    return True
+
+
+def send_invitation(*, user_id: int, invited_by_id: int | None) -> int:
+    """The job of `invite`: the invitation, unless the account has since gone, been deactivated, lost its address,
+    been given a password or signed in (then it is no longer needed, and "Forgot your password?" serves). Returns
+    how many were sent (0 or 1); raises core.mailing.EmailNotSent as `send_reset_link` does (RQ retries)."""
+    user_model = get_user_model()
+    user = user_model._default_manager.filter(pk=user_id).filter(can_sign_in(), last_login__isnull=True).first()
+    if user is None or not is_invited(user):
+        return 0
+    try:
+        inviter = user_model._default_manager.get(pk=invited_by_id) if invited_by_id is not None else None
+    except ObjectDoesNotExist:  # deleted since: the account was made all the same
+        inviter = None
+    _send_link(user, {"first_password": True, "invitation": True,
+                      "invited_by": (inviter.get_full_name() or inviter.get_username()) if inviter else "",
+                      "role": user.get_role_display() if user.role else "",
+                      "login_url": public_reverse("accounts:login")})
+    return 1
 
 
 @checks.register(checks.Tags.security, deploy=True)

@@ -73,6 +73,7 @@ JOBS: dict[str, JobSpec] = {
     "webhooks.jobs.notify_disabled_endpoints": JobSpec(NOTICES),
     "accounts.jobs.send_requested_reset_link": JobSpec(NOTICES),  # a password-reset link: someone is waiting for it
     "accounts.jobs.send_reset_link": JobSpec(NOTICES),  # the same, given the address (older web, Redis stalled)
+    "accounts.jobs.send_invitation": JobSpec(NOTICES),  # a new account's link to set its first password
     # Webhook deliveries (batched by webhooks.outbox) and the sweep of due retries.
     "webhooks.jobs.deliver": JobSpec(WEBHOOKS),
     "webhooks.jobs.deliver_due": JobSpec(WEBHOOKS),

@@ -24,6 +24,7 @@ from django.urls import reverse
 
 from accounts.admin import FactdeskUserAdmin
 from accounts.models import User
+from accounts.password_reset import is_invited, lacks_a_way_in
 from audit.sentences import describe_changes
 from core.admin_decisions import AsksReason, reason_field
 from core.admin_deletions import DeletionAsksReason
@@ -80,13 +81,13 @@ class MemberCreationForm(AdminUserCreationForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["role"].required = True
-        self.fields["email"].help_text = ("Where a link to choose a password goes (“Forgot your password?” on the "
-                                          "sign-in page).")
+        self.fields["email"].help_text = ("Where the invitation to set a password goes, and later the link “Forgot "
+                                          "your password?” on the sign-in page sends.")
         if "usable_password" in self.fields:
             # Django's text speaks of single sign-on and LDAP; here a password is the only way in.
             self.fields["usable_password"].help_text = (
-                "Disabled: the person chooses their first password with the link the sign-in page's “Forgot your "
-                "password?” sends to their e-mail address.")
+                "Disabled: Factdesk e-mails them an invitation, saying you made their account, to choose their "
+                "first password (the e-mail address is needed then, but for the platform).")
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -95,6 +96,10 @@ class MemberCreationForm(AdminUserCreationForm):
                 check_place(role=cleaned["role"], placed=cleaned.get("organisation") is not None)
             except ValidationError as refused:
                 self.add_error("organisation", f"{refused.message} {FIX_ON_ADD[refused.code]}")
+            password = cleaned.get("password1") if cleaned.get("set_usable_password", True) else None
+            if lacks_a_way_in(role=cleaned["role"], password=password, email=cleaned.get("email") or ""):
+                self.add_error("email", "Nobody could ever sign in to this account: give their e-mail address (they "
+                                        "are invited to set a password there), or set a password for them.")
         return cleaned
 
 
@@ -213,6 +218,9 @@ class MemberUserAdmin(DeletionAsksReason, AsksReason, FactdeskUserAdmin):
             organisation_name=organisation.name if organisation else None, by=request.user, reason=data["reason"],
         )
         obj.pk = created.pk  # what the admin's own log and its redirect to the new user's page read
+        if is_invited(created):
+            messages.info(request, f"An invitation to set a password is e-mailed to {created.email}. Its link works "
+                                   "for an hour; after that they use “Forgot your password?” on the sign-in page.")
 
     def save_related(self, request, form, formsets, change: bool) -> None:
         if not change:

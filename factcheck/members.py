@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.models import Role, User
+from accounts.password_reset import invite
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.reasons import control_problem, reason_problem, written
@@ -193,7 +194,8 @@ def create_user(
     coverage: `manage.py add_user` says so); one that differs from an existing one only in case or surrounding
     spaces is refused, naming it: "--org verifact" had made a second organisation covering everything.
     A superuser (`add_user --superuser`: the administrator who adds organisations and people in the admin) has no
-    role, or trust-and-safety staff's (check_superuser_role).
+    role, or trust-and-safety staff's (check_superuser_role). An account with an address and no password is
+    e-mailed an invitation to set one once the transaction commits (accounts.password_reset.invite).
     Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
     if is_superuser:
         check_superuser_role(role)
@@ -232,6 +234,7 @@ def create_user(
         "is_staff": "yes" if user.is_staff else "no", "is_superuser": "yes" if is_superuser else "no",
         "password": "set" if password else "none",
     })
+    invite(user=user, by=by)
     return user
 
 

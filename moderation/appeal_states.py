@@ -22,6 +22,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from accounts.models import Role, User
+from accounts.password_reset import can_sign_in
 from audit.models import AuditVerb
 from audit.services import record_event
 from factcheck.members import organisation_id_of
@@ -65,12 +66,13 @@ def can_decide(user, appeal: Appeal) -> bool:
 
 
 def nobody_can_decide(appeals: QuerySet[Appeal]) -> QuerySet[Appeal]:
-    """The open appeals among `appeals` that no active account may decide, by `can_decide`'s rule read in SQL: a
-    dispute of a rating imported from an organisation with no fact-checker on Factdesk (its importer account signs
-    nobody in), of a one-person organisation's rating, of a rating whose colleagues have all left; a removal whose
-    remover is the only active trust-and-safety member. They wait past every target until staff give the
-    organisation (or the desk) a person who may decide them (moderation.views_appeals shows them to staff)."""
-    active = User.objects.filter(is_active=True)
+    """The open appeals among `appeals` that no account anyone can sign in to may decide, by `can_decide`'s rule read
+    in SQL: a dispute of a rating imported from an organisation with no fact-checker on Factdesk (its importer account
+    signs nobody in), of a one-person organisation's rating, of a rating whose colleagues have all left or have no
+    way in (no password, and no address to set one: accounts.password_reset.can_sign_in); a removal whose remover is
+    the only such trust-and-safety member. They wait past every target until staff give the organisation (or the
+    desk) a person who may decide them (moderation.views_appeals shows them to staff)."""
+    active = User.objects.filter(can_sign_in())
     # Who confirmed the match a matched copy's appeal is about (`confirmed_by`).
     confirmed_it = Match.objects.filter(
         post_id=OuterRef(OuterRef("post_id")), source_id=OuterRef(OuterRef("rating__post_id")),

@@ -9,6 +9,7 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import authenticate
+from django.core import mail
 from django.core.management import CommandError, call_command
 
 from accounts.models import ApiToken, Role, User, hash_token
@@ -57,7 +58,7 @@ def test_an_organisation_differing_only_in_case_is_refused_naming_the_one_that_e
 
 
 def test_a_new_organisation_is_made_and_the_command_says_what_it_covers():
-    output = add_user("rita", "--role", "factchecker", "--org", "Faktenwerk")
+    output = add_user("rita", "--role", "factchecker", "--org", "Faktenwerk", "--email", "rita@faktenwerk.example")
     assert "Created the organisation 'Faktenwerk': it covers every language and country until staff" in output
 
 
@@ -96,7 +97,7 @@ def test_add_user_keeps_inner_and_surrounding_spaces_and_drops_only_the_line_end
 def test_add_user_joins_an_existing_organisation(stdin):
     Organisation.objects.create(name="Verifact", languages=["en"])
 
-    add_user("bob", "--role", "factchecker", "--org", "Verifact")
+    add_user("bob", "--role", "factchecker", "--org", "Verifact", "--email", "bob@verifact.example")
 
     assert organisation_of(User.objects.get(username="bob")).languages == ["en"]
     assert Organisation.objects.count() == 1
@@ -105,7 +106,7 @@ def test_add_user_joins_an_existing_organisation(stdin):
 def test_add_user_gives_a_page_owner_every_page_named_with_page(stdin):
     existing = PageFactory(external_id="page-a", name="Page A")
 
-    add_user("olivia", "--role", "page_owner", "--page", "page-a", "--page", "page-b")
+    add_user("olivia", "--role", "page_owner", "--page", "page-a", "--page", "page-b", "--email", "o@x.org")
 
     olivia = User.objects.get(username="olivia")
     assert set(olivia.pages.values_list("external_id", flat=True)) == {"page-a", "page-b"}
@@ -113,7 +114,7 @@ def test_add_user_gives_a_page_owner_every_page_named_with_page(stdin):
 
 
 def test_add_user_makes_trust_and_safety_staff_with_admin_access():
-    add_user("sam", "--role", "trust_safety")
+    add_user("sam", "--role", "trust_safety", "--email", "sam@factdesk.example")
 
     sam = User.objects.get(username="sam")
     assert sam.is_staff and not sam.is_superuser
@@ -146,6 +147,42 @@ def test_add_user_superuser_may_also_be_trust_and_safety_staff_and_nothing_else(
     with pytest.raises(CommandError, match="--role is required"):
         add_user("nobody")
     assert not User.objects.filter(username__in=["rita", "nobody"]).exists()
+
+
+def test_add_user_refuses_a_person_nobody_could_sign_in_as_and_keeps_nothing():
+    with pytest.raises(CommandError, match="Nobody could ever sign in as 'nadie': give --email ADDRESS"):
+        add_user("nadie", "--role", "factchecker", "--org", "Nuevo")
+
+    assert not User.objects.filter(username="nadie").exists() and not Organisation.objects.exists()
+    assert not AuditEvent.objects.filter(verb=AuditVerb.USER_CREATED).exists()
+
+
+def test_add_user_with_an_address_invites_the_person_to_set_a_password(
+    client, django_capture_on_commit_callbacks, run_worker, settings
+):
+    settings.FACTDESK_PUBLIC_URL = "https://factdesk.example.org"
+    with django_capture_on_commit_callbacks(execute=True):
+        output = add_user("rosa", "--role", "factchecker", "--org", "Verifact", "--email", "rosa@verifact.example")
+
+    assert "Next: rosa@verifact.example is e-mailed an invitation to set a password." in output
+    run_worker()
+    (message,) = mail.outbox
+    assert (message.to, message.subject) == (["rosa@verifact.example"], "Set your Factdesk password")
+    assert "Factdesk's administrator made a Factdesk account for you (Fact-checker). Your username is rosa." \
+        in message.body
+    assert "Someone" not in message.body and "Forgot your password?" in message.body
+    link = re.search(r"https://factdesk\.example\.org(/accounts/reset/\S+/)", message.body).group(1)
+    page = client.get(link, follow=True)
+    client.post(page.redirect_chain[-1][0], {"new_password1": "a long walk to the harbour",
+                                             "new_password2": "a long walk to the harbour"})
+    assert authenticate(username="rosa", password="a long walk to the harbour") is not None
+
+
+def test_add_user_says_the_next_step_for_a_password_and_for_the_platform(stdin):
+    stdin("a long enough secret\n")
+    assert "Next: they sign in at " in add_user("pia", "--role", "page_owner", "--password-stdin")
+    assert "`manage.py issue_token feed`" in add_user("feed", "--role", "platform")
+    assert mail.outbox == []
 
 
 def test_add_user_without_a_password_makes_an_account_that_cannot_log_in():

@@ -10,6 +10,7 @@ from datetime import date, datetime, time
 from typing import Any
 
 import pytest
+from django.core import mail
 from django.forms import CheckboxInput, MultiWidget
 from django.test import Client
 
@@ -111,6 +112,34 @@ def test_a_user_added_with_password_based_authentication_disabled_has_no_passwor
     assert response.status_code == 302 and not nadia.has_usable_password()
     (event,) = events(AuditVerb.USER_CREATED)
     assert (event.data["role"], event.data["organisation"], event.data["password"]) == ("page_owner", "", "none")
+
+
+def test_a_user_added_without_a_password_is_invited_by_name_to_set_one(
+    admin, root, django_capture_on_commit_callbacks, run_worker
+):
+    root.first_name, root.last_name = "Ana", "Ruiz"
+    root.save(update_fields=["first_name", "last_name"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin.post(f"{USERS}add/", {
+            "username": "nadia", "email": "nadia@pages.example", "role": Role.PAGE_OWNER, "usable_password": "false",
+            "reason": "Owns the Daily Truth page.",
+        }, follow=True)
+
+    assert "An invitation to set a password is e-mailed to nadia@pages.example." in response.content.decode()
+    run_worker()
+    (message,) = mail.outbox
+    assert message.to == ["nadia@pages.example"] and message.subject == "Set your Factdesk password"
+    assert message.body.startswith("Ana Ruiz made a Factdesk account for you (Page owner). Your username is nadia.")
+
+
+def test_adding_a_person_nobody_could_sign_in_as_is_refused(admin):
+    response = admin.post(f"{USERS}add/", {
+        "username": "nadie", "role": Role.TRUST_SAFETY, "usable_password": "false", "reason": "New staff.",
+    })
+
+    assert response.status_code == 200
+    assert "Nobody could ever sign in to this account: give their e-mail address" in response.content.decode()
+    assert not User.objects.filter(username="nadie").exists() and not events(AuditVerb.USER_CREATED)
 
 
 def test_adding_a_fact_checker_without_an_organisation_is_refused_naming_the_problem(admin):

@@ -16,8 +16,9 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from accounts.password_reset import can_sign_in
 from factcheck.matching.matcher import confirm_match
-from factcheck.members import importer_account, organisation_of
+from factcheck.members import create_user, importer_account, organisation_of
 from factcheck.models import Match
 from moderation.appeal_states import can_decide, nobody_can_decide
 from moderation.models import Appeal, AppealKind
@@ -30,10 +31,10 @@ STAFF_APPEALS = reverse("moderation:staff_appeals")
 
 
 def stuck() -> set[int]:
-    """The appeals nobody may decide, and a check that this is exactly what `can_decide` says of every active
-    account (the SQL and the Python read one rule)."""
+    """The appeals nobody may decide, and a check that this is exactly what `can_decide` says of every account
+    someone can sign in to (the SQL and the Python read one rule)."""
     found = set(nobody_can_decide(Appeal.objects.all()).values_list("pk", flat=True))
-    active = list(User.objects.filter(is_active=True))
+    active = list(User.objects.filter(can_sign_in()))
     for appeal in Appeal.objects.open():
         assert (appeal.pk in found) == (not any(can_decide(user, appeal) for user in active)), appeal
     return found
@@ -139,6 +140,23 @@ def test_a_removal_appeal_is_listed_while_its_remover_is_the_only_trust_and_safe
     colleague.is_active = False
     colleague.save(update_fields=["is_active"])
     assert stuck() == {appeal.pk}
+
+
+@pytest.mark.django_db
+def test_a_colleague_nobody_can_sign_in_as_does_not_count_as_someone_who_decides(factchecker, staff_client):
+    appeal = rated_post_with_open_dispute(owner=UserFactory(), rater=factchecker)
+    # As `add_user nadie --role factchecker --org X` made one before it refused it: no password, no address.
+    nadie = create_user(username="nadie", role="factchecker", password=None,
+                        organisation_name=organisation_of(factchecker).name)
+    assert can_decide(nadie, appeal)
+
+    assert stuck() == {appeal.pk}
+    assert "Nobody can decide this appeal" in stuck_section(staff_client)
+
+    # Given an address, nadie can set a password through the link sent there, and decide it.
+    nadie.email = "nadie@verifact.example"
+    nadie.save(update_fields=["email"])
+    assert stuck() == set()
 
 
 @pytest.mark.django_db

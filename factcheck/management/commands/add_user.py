@@ -12,6 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from accounts.models import Role
+from accounts.password_reset import is_invited, lacks_a_way_in
+from core.public_site import public_reverse
 from factcheck.members import create_user
 from factcheck.models import Organisation
 
@@ -40,7 +42,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--password-stdin", action="store_true",
             help=("read the password from standard input; without it the user has none until they set one with the "
-                  "link /accounts/password-reset/ sends to --email (API tokens only, without an address)"),
+                  "invitation e-mailed to --email (needed then, but for the platform, whose client uses API tokens)"),
         )
 
     def handle(self, *args, **options) -> None:
@@ -61,6 +63,11 @@ class Command(BaseCommand):
                     email=options["email"],
                     is_superuser=options["superuser"],
                 )
+                if lacks_a_way_in(role=user.role, password=password, email=user.email):
+                    # After create_user's own checks, so that their refusals come first; nothing is kept.
+                    raise CommandError(
+                        f"Nobody could ever sign in as {user.username!r}: give --email ADDRESS (an invitation to set "
+                        "a password is e-mailed there) or --password-stdin. Nothing was created.")
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
         kind = user.get_role_display().lower()
@@ -70,6 +77,16 @@ class Command(BaseCommand):
         if new_organisation:
             self.stdout.write(f"Created the organisation {options['organisation']!r}: it covers every language and "
                               "country until staff set its coverage in the admin.")
+        self.stdout.write(self.next_step(user))
+
+    def next_step(self, user) -> str:
+        if user.is_platform:
+            return f"Next: give the platform its API token, `manage.py issue_token {user.username}`."
+        if is_invited(user):
+            return (f"Next: {user.email} is e-mailed an invitation to set a password. Its link works for an hour; "
+                    "after that they ask for a new one with “Forgot your password?” on the sign-in page.")
+        where = public_reverse("admin:index" if user.is_staff else "accounts:login")
+        return f"Next: they sign in at {where} with the password given."
 
     def read_password(self) -> str:
         # Only the line ending goes: spaces inside or around a password are the user's choice.
