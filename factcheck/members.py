@@ -182,6 +182,7 @@ def create_user(
     email: str = "",
     is_active: bool = True,
     is_superuser: bool = False,
+    create_pages: bool = False,
     by: User | None = None,
     reason: str = "",
 ) -> User:
@@ -195,7 +196,9 @@ def create_user(
     spaces is refused, naming it: "--org verifact" had made a second organisation covering everything.
     A superuser (`add_user --superuser`: the administrator who adds organisations and people in the admin) has no
     role, or trust-and-safety staff's (check_superuser_role). An account with an address and no password is
-    e-mailed an invitation to set one once the transaction commits (accounts.password_reset.invite).
+    e-mailed an invitation to set one once the transaction commits (accounts.password_reset.invite). A page owner's
+    pages are the platform's, known once it flags one of their posts: an id no page has is refused unless
+    `create_pages` (`add_user --create-page`), as a typo had made an empty page that looked real in the portal.
     Not durable: `manage.py add_user` (durable) and the demo seed call it inside their own transaction."""
     if is_superuser:
         check_superuser_role(role)
@@ -226,8 +229,7 @@ def create_user(
         add_membership(user=user, organisation=organisation)
     if role == Role.TRUST_SAFETY:
         user.groups.add(Group.objects.get(name=TRUST_SAFETY_GROUP))
-    for external_id in page_external_ids or []:
-        page, _ = Page.objects.get_or_create(external_id=external_id, defaults={"name": external_id})
+    for page in _pages_named(page_external_ids or [], create=create_pages):
         page.owners.add(user)
     record_event(actor=by, verb=AuditVerb.USER_CREATED, target=user, reason=reason, data={
         "username": username, "role": role, "organisation": organisation.name if organisation else "",
@@ -278,6 +280,20 @@ def _organisation_named(name: str) -> Organisation:
     if problem := control_problem(name):
         raise ValidationError(f"the organisation's name: {problem}")
     return Organisation.objects.create(name=name)
+
+
+def _pages_named(external_ids: list[str], *, create: bool) -> list[Page]:
+    pages = []
+    for external_id in external_ids:
+        page = Page.objects.filter(external_id=external_id).first()
+        if page is None and not create:
+            alike = Page.objects.filter(external_id__iexact=external_id.strip()).values_list(
+                "external_id", flat=True).first()
+            hint = f"did you mean {alike!r}? " if alike else ""
+            raise ValidationError(f"there is no page {external_id!r}: {hint}a page is known once the platform has "
+                                  "flagged one of its posts; give --create-page to make it now, empty")
+        pages.append(page or Page.objects.create(external_id=external_id, name=external_id))
+    return pages
 
 
 IMPORTER_PREFIX = "import-"

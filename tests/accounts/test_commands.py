@@ -106,11 +106,26 @@ def test_add_user_joins_an_existing_organisation(stdin):
 def test_add_user_gives_a_page_owner_every_page_named_with_page(stdin):
     existing = PageFactory(external_id="page-a", name="Page A")
 
-    add_user("olivia", "--role", "page_owner", "--page", "page-a", "--page", "page-b", "--email", "o@x.org")
+    output = add_user("olivia", "--role", "page_owner", "--page", "page-a", "--page", "page-b", "--create-page",
+                      "--email", "o@x.org")
 
     olivia = User.objects.get(username="olivia")
     assert set(olivia.pages.values_list("external_id", flat=True)) == {"page-a", "page-b"}
     assert Page.objects.get(pk=existing.pk).name == "Page A"
+    assert "Created the page 'page-b': it has no posts" in output and "'page-a'" not in output
+
+
+def test_add_user_refuses_a_page_id_no_page_has_and_keeps_nothing():
+    PageFactory(external_id="pg-noticias-mx", name="Noticias MX")
+
+    with pytest.raises(CommandError, match="there is no page 'pg-noticias-mxx': a page is known once the platform "
+                                           "has flagged one of its posts; give --create-page"):
+        add_user("rosa2", "--role", "page_owner", "--page", "pg-noticias-mxx", "--email", "rosa@x.org")
+    with pytest.raises(CommandError, match="there is no page 'PG-Noticias-MX': did you mean 'pg-noticias-mx'"):
+        add_user("rosa2", "--role", "page_owner", "--page", "PG-Noticias-MX", "--email", "rosa@x.org")
+
+    assert not User.objects.filter(username="rosa2").exists()
+    assert list(Page.objects.values_list("external_id", flat=True)) == ["pg-noticias-mx"]
 
 
 def test_add_user_makes_trust_and_safety_staff_with_admin_access():

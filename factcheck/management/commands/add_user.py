@@ -1,5 +1,5 @@
-"""`manage.py add_user USERNAME --role ROLE [--org NAME] [--page EXTERNAL_ID ...] [--password-stdin]`, and
-`manage.py add_user USERNAME --superuser [--role trust_safety] --email EMAIL | --password-stdin`: the first account,
+"""`manage.py add_user USERNAME --role ROLE [--org NAME] [--page EXTERNAL_ID ...] [--create-page] [--password-stdin]`,
+and `manage.py add_user USERNAME --superuser [--role trust_safety] --email EMAIL | --password-stdin`: the first account,
 which adds organisations and people in the admin. Every account is made by factcheck.members.create_user, audited."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from accounts.models import Role
 from accounts.password_reset import is_invited, lacks_a_way_in
 from core.public_site import public_reverse
 from factcheck.members import create_user
-from factcheck.models import Organisation
+from factcheck.models import Organisation, Page
 
 
 class Command(BaseCommand):
@@ -31,7 +31,11 @@ class Command(BaseCommand):
         parser.add_argument("--org", dest="organisation", help="fact-checking organisation (fact-checkers only)")
         parser.add_argument(
             "--page", dest="pages", action="append", default=[], metavar="EXTERNAL_ID",
-            help="a page the user owns (page owners only; repeatable)",
+            help="a page the user owns (page owners only; repeatable); it must exist, unless --create-page",
+        )
+        parser.add_argument(
+            "--create-page", action="store_true",
+            help="make each --page that does not exist yet (empty until the platform flags one of its posts)",
         )
         parser.add_argument("--email", default="")
         parser.add_argument(
@@ -52,6 +56,8 @@ class Command(BaseCommand):
         password = self.read_password() if options["password_stdin"] else None
         new_organisation = options["role"] == Role.FACTCHECKER and bool(options["organisation"]) and \
             not Organisation.objects.filter(name=options["organisation"]).exists()
+        new_pages = [external_id for external_id in dict.fromkeys(options["pages"])
+                     if not Page.objects.filter(external_id=external_id).exists()]
         try:
             with transaction.atomic(durable=True):
                 user = create_user(
@@ -62,6 +68,7 @@ class Command(BaseCommand):
                     page_external_ids=options["pages"],
                     email=options["email"],
                     is_superuser=options["superuser"],
+                    create_pages=options["create_page"],
                 )
                 if lacks_a_way_in(role=user.role, password=password, email=user.email):
                     # After create_user's own checks, so that their refusals come first; nothing is kept.
@@ -77,6 +84,9 @@ class Command(BaseCommand):
         if new_organisation:
             self.stdout.write(f"Created the organisation {options['organisation']!r}: it covers every language and "
                               "country until staff set its coverage in the admin.")
+        for external_id in new_pages:
+            self.stdout.write(f"Created the page {external_id!r}: it has no posts, and its name is its id, until the "
+                              "platform flags one of its posts.")
         self.stdout.write(self.next_step(user))
 
     def next_step(self, user) -> str:
