@@ -21,14 +21,17 @@ from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpResponseRedirect
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
 
 from accounts.admin import FactdeskUserAdmin
-from accounts.models import User
+from accounts.models import TokenState, User, token_state_condition
 from accounts.password_reset import is_invited, lacks_a_way_in
+from accounts.services import active_tokens_of, tokens_of
 from audit.sentences import describe_changes
 from core.admin_decisions import AsksReason, reason_field
 from core.admin_deletions import DeletionAsksReason
-from factcheck.member_changes import USER_FIELDS, change_password, change_user, delete_user
+from factcheck.member_changes import USER_FIELDS, UserChange, change_password, change_user, delete_user
 from factcheck.members import (
     NEEDS_ORGANISATION,
     NOT_A_FACTCHECKER,
@@ -38,6 +41,7 @@ from factcheck.members import (
     organisation_of,
 )
 from factcheck.models import Membership, Organisation
+from factcheck.previews import appeals_let_go
 
 # How each page says to put check_place's refusal right.
 FIX_ON_ADD = {NEEDS_ORGANISATION: "Choose the organisation they review for.",
@@ -48,6 +52,31 @@ FIX_ON_CHANGE = {
     NOT_A_FACTCHECKER: "Delete the organisation below, or keep the role Fact-checker.",
 }
 CHANGES_KEY = "_factdesk_user_changes"
+
+
+# A change of these puts work and access out of a person's reach: the page says what went with it.
+REACH_FIELDS = {"role", "is_active", "organisation"}
+
+
+def what_it_did(change: UserChange) -> list[str]:
+    """What a change of a person's access did beyond their record, as the admin says it after saving: the claims that
+    ended, the appeals a colleague may now take over, and the API tokens the change leaves (revoked only by staff)."""
+    user, said = change.user, []
+    if change.claims_released:
+        said.append(f"Claims of {user.username} that ended, their posts back in the queue for colleagues: "
+                    f"{change.claims_released}.")
+    if appeals := appeals_let_go(user):
+        said.append(f"Appeals {user.username} was reviewing, which a colleague who may decide them can now take "
+                    f"over: {appeals}.")
+    where = f"{reverse('admin:accounts_apitoken_changelist')}?{urlencode({'q': user.username})}"
+    if refused := tokens_of(user=user).filter(token_state_condition(TokenState.USER_DEACTIVATED,
+                                                                     now=timezone.now())).count():
+        said.append(f"API tokens of {user.username} refused while the account is inactive, and accepted again if "
+                    f"it is reactivated: {refused}. Revoke them at {where} to end them for good.")
+    if active := active_tokens_of(user=user).count():
+        said.append(f"API tokens of {user.username} still accepted: {active}. Revoke them at {where} if this change "
+                    "should end them.")
+    return said
 
 
 def people_reason(
@@ -227,14 +256,17 @@ class MemberUserAdmin(DeletionAsksReason, AsksReason, FactdeskUserAdmin):
             return  # the add page has no inline and no many-to-many field
         (membership,) = (formset for formset in formsets if isinstance(formset, MembershipFormSet))
         data = form.cleaned_data
-        changes = change_user(
+        change = change_user(
             user_id=form.instance.pk, by=request.user, organisation=membership.chosen(),
             values={name: data[name] for name in form.changed_data if name in USER_FIELDS},
             groups=data["groups"] if "groups" in form.fields else None,
             permissions=data["user_permissions"] if "user_permissions" in form.fields else None,
             reason=data["reason"],
         )
-        setattr(request, CHANGES_KEY, changes)
+        setattr(request, CHANGES_KEY, change.changes)
+        if REACH_FIELDS & set(change.changes):
+            for text in what_it_did(change):
+                messages.info(request, text)
 
     def construct_change_message(self, request, form, formsets, add=False):
         if add:

@@ -77,6 +77,7 @@ def _locked_user(user_id: int) -> User:
 class UserChange:
     user: User
     changes: Changes = field(default_factory=dict)
+    claims_released: int = 0  # change_user: the claims that ended with it (end_claims_beyond_reach)
 
 
 @contextmanager
@@ -107,11 +108,12 @@ def change_user(
     groups: Iterable[Group] | None = None,
     permissions: Iterable[Permission] | None = None,
     reason: str = "",
-) -> Changes:
+) -> UserChange:
     """Staff's change of a user (the admin's user page): the columns in `values` (of USER_FIELDS), its groups
     and its own permissions when given (None: unchanged), and its organisation (None: none), as one audited
     change. Refused (ValidationError, nothing saved) when the user would be a fact-checker without an
-    organisation, or in one without being a fact-checker (check_place). Returns what changed."""
+    organisation, or in one without being a fact-checker (check_place). Returns the change: what changed
+    (`.changes`) and how many claims ended with it (`.claims_released`), for the page to say."""
     unknown = set(values) - set(USER_FIELDS)
     if unknown:
         raise ValueError(f"change_user changes only {', '.join(USER_FIELDS)}, not {', '.join(sorted(unknown))}")
@@ -134,8 +136,8 @@ def change_user(
             user.user_permissions.set(permissions)
         place_member(user=user, organisation=organisation)
         if reach:  # the claims the user may no longer hold end with the change
-            end_claims_beyond_reach(reviewer_ids=[user_id], actor=by)
-    return change.changes
+            change.claims_released = end_claims_beyond_reach(reviewer_ids=[user_id], actor=by)
+    return change
 
 
 def change_password(*, user_id: int, by: User, password: str | None, reason: str) -> Changes:

@@ -4,7 +4,8 @@ factcheck never imports moderation (the layering contract in pyproject.toml). Th
 still need two answers only the decision side has: what each verdict would do to a post under the
 enforcement policy as it stands (the rating form's effect preview), and a post's story as the
 decision side records it (its timeline and appeals, on a rated post's page). moderation registers
-the functions that answer them in its AppConfig.ready(); the pages ask here. Without a registered
+the functions that answer them in its AppConfig.ready(); the pages ask here. The admin's user page asks a third:
+how many appeals a person was reviewing that a change of their access let go (appeals_let_go). Without a registered
 function (factcheck on its own) the answers are empty and the pages leave those parts out.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from factcheck.models import Post
 
@@ -75,6 +77,9 @@ class PostStory:
 EffectPreviewer = Callable[[Post], dict[str, EffectPreview]]
 Storyteller = Callable[..., PostStory]  # (post, *, organisation_id)
 
+AppealsLetGo = Callable[[Any], int]  # (user) -> appeals they review and may no longer decide
+
+_appeals_let_go: AppealsLetGo | None = None
 _effect_previewer: EffectPreviewer | None = None
 _storyteller: Storyteller | None = None
 
@@ -91,6 +96,19 @@ def register_post_story(fn: Storyteller) -> Storyteller:
     global _storyteller
     _storyteller = fn
     return fn
+
+
+def register_appeals_let_go(fn: AppealsLetGo) -> AppealsLetGo:
+    """Set the function that counts the appeals a person reviews and may no longer decide."""
+    global _appeals_let_go
+    _appeals_let_go = fn
+    return fn
+
+
+def appeals_let_go(user) -> int:
+    """How many appeals `user` was reviewing that they may no longer decide (deactivated, moved, another role), which
+    a colleague may now take over; 0 without the decision side."""
+    return _appeals_let_go(user) if _appeals_let_go is not None else 0
 
 
 def effect_previews(post: Post) -> dict[str, EffectPreview]:

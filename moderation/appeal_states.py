@@ -120,6 +120,16 @@ def held_by_a_colleague(appeal: Appeal, user, *, now: datetime) -> bool:
             and reviewer.is_active and can_decide(reviewer, appeal) and not is_past_target(appeal.created_at, now=now))
 
 
+def appeals_let_go(user) -> int:
+    """How many appeals `user` is reviewing that they may no longer decide (deactivated, moved to another
+    organisation, another role): nobody holds them now (`held_by_a_colleague`), and a colleague may take each over.
+    What the admin's user page says after staff change a person's access (factcheck.previews)."""
+    user = User.objects.select_related("membership").get(pk=user.pk)  # as the change left them
+    held = with_confirmer(Appeal.objects.filter(status=AppealStatus.IN_REVIEW, reviewer=user)
+                          .select_related("action", "rating"))
+    return sum(1 for appeal in held if not (user.is_active and can_decide(user, appeal)))
+
+
 def transition(appeal: Appeal, *, to: str, actor, reason: str, now: datetime) -> None:
     """Move the appeal to state `to`: its event (append-only), its version, the audit log. The caller saves
     the appeal's fields. An appeal that closes (decided, withdrawn) is no longer work: the notices that asked

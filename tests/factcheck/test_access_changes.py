@@ -10,14 +10,17 @@ import html as html_lib
 
 import pytest
 
+from accounts.models import ApiToken
 from audit.models import AuditEvent, AuditVerb
 from factcheck.claims import claim_next, claim_post
 from factcheck.members import NoOrganisation
 from factcheck.models import Claim, ClaimStatus, Membership, Post, QueueState, Rating, RatingDraft
+from moderation.models import Appeal, AppealStatus
 from tests.admin_forms import change_form_data, save_user
 from tests.api.helpers import post_json
 from tests.conftest import bearer_client
-from tests.factories import FactCheckerFactory, OrganisationFactory, PostFactory
+from tests.factories import FactCheckerFactory, OrganisationFactory, PostFactory, UserFactory
+from tests.scenarios import rated_post_with_open_dispute
 
 pytestmark = pytest.mark.django_db
 
@@ -180,3 +183,37 @@ def test_the_api_refuses_a_rating_by_a_fact_checker_of_no_organisation_with_a_40
     error = response.json()["error"]
     assert error["code"] == "no_organisation" and "belongs to no fact-checking organisation" in error["message"]
     assert not Rating.objects.exists() and not Claim.objects.exists()
+
+
+def test_the_admin_says_what_deactivating_or_moving_a_reviewer_ended_and_which_tokens_remain(
+    admin_client, bob, vera, faktenwerk
+):
+    claim_post(reviewer=bob, post_id=PostFactory().pk)
+    appeal = rated_post_with_open_dispute(owner=UserFactory(), rater=vera)
+    Appeal.objects.filter(pk=appeal.pk).update(status=AppealStatus.IN_REVIEW, reviewer=bob)
+    ApiToken.issue(user=bob, name="scripts")
+    url = f"/admin/accounts/user/{bob.pk}/change/"
+
+    data = {**change_form_data(admin_client.get(url)), "reason": "Left Verifact."}
+    data.pop("is_active")
+    said = text(admin_client.post(url, data, follow=True))
+
+    assert "Claims of bob that ended, their posts back in the queue for colleagues: 1." in said
+    assert "Appeals bob was reviewing, which a colleague who may decide them can now take over: 1." in said
+    assert ("API tokens of bob refused while the account is inactive, and accepted again if it is reactivated: 1. "
+            "Revoke them at /admin/accounts/apitoken/?q=bob to end them for good.") in said
+
+    # Reactivated and moved to Faktenwerk: the token is accepted again, and the page says so.
+    data = {**change_form_data(admin_client.get(url)), "reason": "Joins Faktenwerk.", "is_active": "on",
+            "membership-0-organisation": str(faktenwerk.pk)}
+    said = text(admin_client.post(url, data, follow=True))
+    assert "API tokens of bob still accepted: 1. Revoke them at /admin/accounts/apitoken/?q=bob if this" in said
+    assert "Appeals bob was reviewing" in said  # still not his to decide: Verifact's dispute
+
+
+def test_a_change_that_leaves_access_as_it_was_says_nothing_more(admin_client, bob):
+    ApiToken.issue(user=bob)
+    url = f"/admin/accounts/user/{bob.pk}/change/"
+    data = {**change_form_data(admin_client.get(url)), "reason": "Typo in the name.", "first_name": "Bobby"}
+    said = text(admin_client.post(url, data, follow=True))
+    assert "changed successfully" in said and "API tokens of bob" not in said
