@@ -42,6 +42,12 @@ def country_name(code: str) -> str:
     return _english().territories.get(code.upper()) or code
 
 
+def language_and_country(language: str, country: str) -> str:
+    """A post's language and country in names, as a sentence about it says them: "Spanish, Mexico", "Spanish",
+    "Mexico", or "no language or country" (not "ES, MX", which reads as two countries)."""
+    return ", ".join(filter(None, [language_name(language), country_name(country)])) or "no language or country"
+
+
 @cache
 def language_choices() -> tuple[tuple[str, str], ...]:
     """Every two-letter (ISO 639-1) language CLDR names, as (code, name), by name."""

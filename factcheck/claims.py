@@ -22,6 +22,7 @@ from django.utils import timezone
 from accounts.models import User
 from audit.models import AuditVerb
 from audit.services import event_row, insert_event_sql, record_event
+from core.place_names import language_and_country
 from core.refusals import Refusal
 from factcheck.coverage import covers, describe_coverage
 from factcheck.eligibility import is_removed, left_by_withdrawal, may_be_fact_checked
@@ -78,7 +79,7 @@ def require_coverage(reviewer, post: Post) -> None:
     coverage of the reviewer's organisation, and so an organisation (NoOrganisation otherwise)."""
     organisation = organisation_to_act_for(reviewer)
     if not covers(organisation, language=post.language, country=post.country):
-        where = ", ".join(filter(None, [post.language.upper(), post.country])) or "no language or country"
+        where = language_and_country(post.language, post.country)
         raise OutsideCoverage(
             f"This post ({where}) is outside what {organisation.name} covers "
             f"({describe_coverage(organisation)}); it can be read but not claimed or rated."

@@ -73,8 +73,8 @@ def test_moving_a_reviewer_ends_their_claims_the_new_organisation_does_not_cover
     assert status_of(on_english) == ClaimStatus.RELEASED and state_of(english) == QueueState.QUEUED
     assert status_of(on_german) == ClaimStatus.ACTIVE  # Faktenwerk covers German: bob keeps it
     event = AuditEvent.objects.get(verb=AuditVerb.CLAIM_RELEASED, target_id=str(on_english.pk))
-    assert event.reason.startswith("bob may no longer review this post: This post (EN, GB) is outside what "
-                                   "Faktenwerk covers (German in all countries)")
+    assert event.reason.startswith("bob may no longer review this post: This post (English, United Kingdom) is "
+                                   "outside what Faktenwerk covers (German in all countries)")
     # A colleague takes the post at once, instead of "Another reviewer holds the claim" for 30 minutes.
     client = login(vera)
     assert "Another reviewer" not in text(client.get(f"/queue/posts/{english.pk}/"))
@@ -139,7 +139,8 @@ def test_a_reviewer_moved_away_from_the_posts_coverage_cannot_extend_the_claim_a
     response = client.post(f"/queue/posts/{post.pk}/extend/", HTTP_ACCEPT="application/json")
     assert response.status_code == 409 and response.json()["extended"] is False
     assert response.json()["message"] == (
-        "This post (EN, GB) is outside what Faktenwerk covers (German in all countries); it can be read but not "
+        "This post (English, United Kingdom) is outside what Faktenwerk covers (German in all countries); it can be "
+        "read but not "
         "claimed or rated. Your claim was not extended; anything you typed stays saved as your draft.")
     assert Claim.objects.get(pk=claim.pk).expires_at == claim.expires_at
     assert not AuditEvent.objects.filter(verb=AuditVerb.CLAIM_EXTENDED).exists()

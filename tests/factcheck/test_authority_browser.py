@@ -110,6 +110,12 @@ def test_a_post_outside_coverage_can_be_read_and_the_page_shows_the_refusal_inst
     assert 'id="rating-refusal"' in page and FORM not in page
 
 
+def test_the_refusal_names_the_posts_language_and_country_as_words(login, reviewer):
+    page = text(login(reviewer).get(post_url(PostFactory(language="es", country="MX"))))
+    assert "This post (Spanish, Mexico) is outside what Vérifions covers (French in France)" in page
+    assert "(ES, MX)" not in page
+
+
 @OUTSIDE
 def test_claiming_a_post_outside_coverage_is_refused_with_the_message_and_writes_nothing(
     login, reviewer, writes_nothing, language, country
