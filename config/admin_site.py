@@ -36,6 +36,8 @@ class AdminVitals:
     # Open appeals that no active account may decide (moderation.appeal_states.nobody_can_decide).
     undecidable_appeals: int
     open_removal_appeals: int
+    # Queued posts no fact-checker may claim (factcheck.selectors.queued_nobody_covers).
+    uncovered_posts: int
     # Posts with open reports of harm, and of them those past the 24-hour target, as the reports desk writes
     # them ("1,000+" past its cap: moderation.report_queue.waiting_counts).
     open_reports: str
@@ -46,7 +48,7 @@ class AdminVitals:
     @property
     def shown(self) -> dict[str, str]:
         """The counts as the page writes them, with thousands separators."""
-        counts = ("queue_depth", "overdue_appeals", "undecidable_appeals", "open_removal_appeals")
+        counts = ("queue_depth", "overdue_appeals", "undecidable_appeals", "open_removal_appeals", "uncovered_posts")
         return {name: number(getattr(self, name)) for name in counts}
 
 
@@ -74,8 +76,9 @@ def failed_job_counts() -> list[QueueFailures]:
 
 
 def admin_vitals(*, now: datetime | None = None) -> AdminVitals:
-    """The index page's figures in five queries (plus one Redis call per queue)."""
+    """The index page's figures in six queries (plus one Redis call per queue)."""
     from factcheck.models import Post, QueueState
+    from factcheck.selectors import queued_nobody_covers
     from moderation.appeal_states import nobody_can_decide
     from moderation.appeals import DECISION_TARGET
     from moderation.models import OPEN_STATUSES, Appeal, AppealKind
@@ -103,6 +106,7 @@ def admin_vitals(*, now: datetime | None = None) -> AdminVitals:
         overdue_appeals=appeals["overdue"],
         undecidable_appeals=nobody_can_decide(Appeal.objects.all()).count(),
         open_removal_appeals=appeals["removals"],
+        uncovered_posts=queued_nobody_covers().count(),
         open_reports=reports.open_shown,
         overdue_reports=reports.overdue_shown,
         jobs_in_process=in_process,

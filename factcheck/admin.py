@@ -14,7 +14,7 @@ never imports moderation.
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.urls import reverse
@@ -44,7 +44,7 @@ from factcheck.coverage import COUNTRY_HELP, LANGUAGE_HELP, clean_coverage, spli
 from factcheck.member_changes import change_organisation, delete_organisation, set_page_owners
 from factcheck.members import check_page_owners, organisation_of
 from factcheck.models import Claim, Flag, FlagSource, Match, Organisation, Page, Post, Rating, Verdict
-from factcheck.selectors import flag_counts, recent_flags
+from factcheck.selectors import flag_counts, queued_nobody_covers, recent_flags
 from factcheck.staff_search import find_posts
 
 LATEST_FLAGS_SHOWN = 20
@@ -164,7 +164,12 @@ class OrganisationAdmin(DeletionAsksReason, AsksReason, FastListAdmin):
     search_fields = ("name",)
 
     def save_model(self, request, obj: Organisation, form, change: bool) -> None:
+        before = queued_nobody_covers().count()
         change_organisation(organisation=obj, by=request.user, reason=form.cleaned_data.get("reason", ""))
+        if (left := queued_nobody_covers().count() - before) > 0:
+            messages.warning(request, f"Queued posts this change left outside every organisation's coverage: {left}. "
+                                      "No fact-checker may claim them until an organisation covers them (the admin's "
+                                      "index counts them).")
 
     def delete_one(self, request, obj: Organisation, *, reason: str) -> None:
         delete_organisation(organisation_id=obj.pk, by=request.user, reason=reason)

@@ -9,13 +9,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db.models import Case, Count, Q, QuerySet, When
+from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, When
 from django.utils import timezone
 
-from accounts.models import Role
+from accounts.models import Role, User
+from accounts.password_reset import can_sign_in
 from audit.models import AuditEvent, AuditVerb
 from core.counting import capped_counts
 from core.jit import reading_without_jit
+from factcheck.coverage import covers_in_sql
 from factcheck.eligibility import WITHDRAWN_FLAGS
 from factcheck.matching.confirmable import confirmable_by, confirmable_ways
 from factcheck.models import (
@@ -27,10 +29,25 @@ from factcheck.models import (
     MatchState,
     Organisation,
     Post,
+    QueueState,
     Rating,
     ReportOutcome,
 )
 from factcheck.search import matching_text
+
+
+def queued_nobody_covers() -> QuerySet[Post]:
+    """Queued posts that no fact-checker may claim: outside the coverage (factcheck.coverage.covers_in_sql) of every
+    organisation with a fact-checker someone can sign in as. Narrowing a coverage can leave some so, and they would
+    wait unseen: the admin's index counts them, and saving an organisation says how many its change left.
+    An organisation of nobody (an import's, or one whose members left) covers nothing here."""
+    fact_checkers = User.objects.filter(can_sign_in(), role=Role.FACTCHECKER)
+    covering = Organisation.objects.filter(
+        covers_in_sql(organisation="", language=OuterRef("language"), country=OuterRef("country")),
+        Exists(fact_checkers.filter(membership__organisation=OuterRef("pk"))),
+    )
+    # One query (the admin's index counts it among its others): each queued post against the few organisations.
+    return Post.objects.filter(queue_state=QueueState.QUEUED).exclude(Exists(covering))
 
 
 def may_read_post(user, post: Post) -> bool:

@@ -199,5 +199,5 @@ def test_the_admin_index_counts_them_and_links_to_the_filtered_list(staff_client
     rated_post_with_open_dispute(owner=UserFactory(), rater=factchecker)
     page = unescape(staff_client.get(reverse("admin:index")).content.decode())
     row = page.split(">Appeals nobody can decide</a>", 1)[1].split("</tr>", 1)[0]
-    assert "1 open with no active account that may decide it" in row
+    assert "1 open with nobody able to sign in who may decide it" in row
     assert f'{reverse("admin:moderation_appeal_changelist")}?decider=nobody' in page
