@@ -127,8 +127,9 @@ def withdrawn_state(
     claim's first post (`group_waits`): their flags ask for the claim's review, which is done through this post, so
     it keeps waiting with them. Anything else is `queue_state_for`'s: a rated, matched, not eligible or removed post
     keeps its state, since withdrawing a flag never undoes a decision."""
-    if state in WAITING_STATES and not flagged and not group_waits:
-        return returning_state(flagged=False, removed=False, copy=copy)
+    if state in WAITING_STATES and not flagged:
+        # Copies waiting with it: it keeps waiting (or its claim goes on), as their claim's first post.
+        return state if group_waits else returning_state(flagged=False, removed=False, copy=copy)
     return queue_state_for(state=state, politician=politician, flagged=flagged, copy=copy)
 
 
