@@ -38,6 +38,9 @@ from factcheck.models import Flag, FlagCategory, Post, QueueState, ReportOutcome
 
 # Flags their sender withdrew (factcheck.withdrawal): kept as history, counted nowhere.
 WITHDRAWN_FLAGS = Q(status=ReportStatus.WITHDRAWN)
+# Flags that still count: every one but those withdrawn. What is read as a post's flags anywhere (its counts, a
+# statement of reasons' sources, the owner's timeline and data export) is among these.
+COUNTED_FLAGS = ~WITHDRAWN_FLAGS
 # Flags of the kinds that ask for a fact-check, withdrawn or not.
 REVIEW_KINDS = Q(category=FlagCategory.MISINFORMATION) | Q(outcome=ReportOutcome.SENT_TO_FACT_CHECKERS)
 # Flags that ask for a fact-check: what a post's flag figures (flag_count, flag_weight, first_flagged_at) count.

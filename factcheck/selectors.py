@@ -18,7 +18,7 @@ from audit.models import AuditEvent, AuditVerb
 from core.counting import capped_counts
 from core.jit import reading_without_jit
 from factcheck.coverage import covers_in_sql
-from factcheck.eligibility import WITHDRAWN_FLAGS
+from factcheck.eligibility import COUNTED_FLAGS
 from factcheck.matching.confirmable import confirmable_by, confirmable_ways
 from factcheck.models import (
     Claim,
@@ -57,7 +57,7 @@ def may_read_post(user, post: Post) -> bool:
 
 
 # Every flag that counts: all but those their sender withdrew (kept as history, counted nowhere).
-EVERY_FLAG = ~WITHDRAWN_FLAGS
+EVERY_FLAG = COUNTED_FLAGS
 
 
 def flag_counts(post: Post, *, flags: Q = EVERY_FLAG) -> dict[str, int]:

@@ -38,7 +38,7 @@ from django.db.models import OuterRef, Q, Subquery
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
 from core.bulk import update_rows
-from factcheck.eligibility import REVIEW_FLAGS, asks_for_fact_check
+from factcheck.eligibility import COUNTED_FLAGS, REVIEW_FLAGS, asks_for_fact_check
 from factcheck.models import HARM_CATEGORIES, Flag, Post, Rating
 from factcheck.models_media import PostMedia
 from factcheck.waiting import left_queue
@@ -274,11 +274,12 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
     post_ids = {change.post.pk for change, _ in restricting}
     # The flags that started each kind of action: a fact-check, those routed to fact-checkers; a removal, the
     # reports of harm (all the post's flags if none: staff may remove a post only misinformation flags named).
+    # Only flags that still count: a withdrawn flag started nothing (a classifier's false positive is no detection).
     review: dict[int, set[str]] = {pk: set() for pk in post_ids}
     harm: dict[int, set[str]] = {pk: set() for pk in post_ids}
     every: dict[int, set[str]] = {pk: set() for pk in post_ids}
     for post_id, source, category, outcome, status in (
-            Flag.objects.filter(post_id__in=post_ids)
+            Flag.objects.filter(COUNTED_FLAGS, post_id__in=post_ids)
             .values_list("post_id", "source", "category", "outcome", "status").distinct()):
         every[post_id].add(source)
         if asks_for_fact_check(category=category, outcome=outcome, status=status):
@@ -321,8 +322,9 @@ def _store_statements(changes: Sequence[Change], created: list[list[Action]]) ->
 
 
 def _first_source(flags: Q) -> Subquery:
-    """The source of a post's first flag (by `flagged_at`) among `flags`, or None."""
-    return Subquery(Flag.objects.filter(flags, post=OuterRef("pk")).order_by("flagged_at", "id").values("source")[:1])
+    """The source of a post's first flag (by `flagged_at`) among `flags` that still count, or None."""
+    return Subquery(Flag.objects.filter(COUNTED_FLAGS, flags, post=OuterRef("pk"))
+                    .order_by("flagged_at", "id").values("source")[:1])
 
 
 def _send_notices(
