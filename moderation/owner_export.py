@@ -3,10 +3,10 @@ and Art. 20 (portability), and the DSA's statements of reasons, which an owner s
 
 One JSON document, written as it is sent: the account, each page the owner owns now as the portal sums it up, then
 every post of those pages the system holds with its media, flags counted by source (as the post's timeline shows
-them), ratings, actions with their statements of reasons as stored, and appeals with every step; then every
-notification sent to the owner. Posts are read BATCH at a time by id, each batch in a fixed number of queries, so an
-owner with 10,000 posts costs the web process one batch of rows at a time, never the whole document
-(docs/privacy.md has the figures).
+them: those that still count, none the platform withdrew), ratings, actions with their statements of reasons as
+stored, and appeals with every step; then every notification sent to the owner. Posts are read BATCH at a time
+by id, each batch in a fixed number of queries, so an owner with 10,000 posts costs the web process one batch of rows
+at a time, never the whole document (docs/privacy.md has the figures).
 
 What the owner reads is what the portal shows them, and no more (moderation.timeline's `for_owner`): an organisation
 or "Trust and safety", never a fact-checker's or staff member's name; no reporter, no flag's reason, no staff note,
@@ -39,6 +39,7 @@ from core.contact_details import without_contact_details
 from core.formatting import times
 from core.rate_windows import Windows
 from core.refusals import Refusal
+from factcheck.eligibility import COUNTED_FLAGS
 from factcheck.models import Flag, FlagSource, Post, Rating
 from factcheck.models_media import PostMedia
 from moderation.models import (
@@ -230,7 +231,7 @@ def _described(posts: list[Post], page_ids: dict[int, str], *, owner_id: int) ->
     ids = [post.pk for post in posts]
     media = _by_post(PostMedia.objects.filter(post_id__in=ids).order_by("post_id", "position"))
     flags: dict[int, list[dict]] = defaultdict(list)
-    for row in (Flag.objects.filter(post_id__in=ids).values("post_id", "source")
+    for row in (Flag.objects.filter(COUNTED_FLAGS, post_id__in=ids).values("post_id", "source")
                 .annotate(n=Count("id"), first=Min("flagged_at")).order_by("post_id", "first")):
         flags[row["post_id"]].append({"source": row["source"], "source_label": FlagSource(row["source"]).label,
                                       "flags": row["n"], "first_flagged_at": row["first"]})

@@ -18,6 +18,7 @@ from django.db.models import Count, Min, QuerySet
 
 from core.contact_details import without_contact_details
 from core.formatting import times
+from factcheck.eligibility import COUNTED_FLAGS
 from factcheck.members import organisation_of
 from factcheck.models import Flag, Post, Rating
 from factcheck.previews import AppealSummary, PostStory, StoryEntry
@@ -53,7 +54,9 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
     """Every step, oldest first, in a fixed number of queries; `appeal_ids`: the appeals whose steps are shown
     (None: every appeal; a queryset of ids is read as a subquery)."""
     entries: list[Entry] = []
-    for row in Flag.objects.filter(post=post).values("source").annotate(n=Count("id"), first=Min("flagged_at")):
+    # Flags that still count: one its sender withdrew is counted nowhere (kept in the audit log).
+    counted = Flag.objects.filter(COUNTED_FLAGS, post=post)
+    for row in counted.values("source").annotate(n=Count("id"), first=Min("flagged_at")):
         entries.append(Entry(row["first"], "flags", f"Flagged ({row['source'].replace('_', ' ')})",
                              f"{row['n']} flag{'s' if row['n'] != 1 else ''}", "the platform"))
     for rating in Rating.objects.filter(post=post).select_related("organisation", "reviewer"):

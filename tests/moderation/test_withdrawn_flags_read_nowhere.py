@@ -3,12 +3,16 @@ not by a later decision's statement of reasons, not in the owner's timeline or d
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from factcheck.models import Post
 from moderation.models import StatementOfReasons
 from moderation.staff_actions import remove_post
+from tests import scenarios
 from tests.api.helpers import flag_payload, post_json
+from tests.factories import PageFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/flags"
@@ -33,3 +37,23 @@ def test_a_removal_after_a_classifiers_flag_was_withdrawn_credits_no_automated_d
     assert statement.transparency["automated_detection"] == "No"
     assert statement.transparency["source_type"] == "SOURCE_ARTICLE_16"  # the user's report that still counts
     assert "classifier" not in statement.facts.lower()
+
+
+def test_the_owner_sees_no_withdrawn_flag_in_the_posts_story_or_their_data(platform_client, login):
+    owner = UserFactory()
+    page = PageFactory(external_id="owned", name="Owned page")
+    page.owners.add(owner)
+    post = {"external_id": "story", "page": {"external_id": "owned", "name": "Owned page"}}
+    mistaken = flag_payload(source="classifier", post=post)
+    send(platform_client, mistaken, flag_payload(source="user_report", post=post),
+         flag_payload(source="user_report", post=post))
+    platform_client.delete(f"{URL}/{mistaken['idempotency_key']}")
+    rated = scenarios.rated_post(post=Post.objects.get(external_id="story"))
+
+    browser = login(owner)
+    story = " ".join(browser.get(f"/appeals/posts/{rated.pk}/").content.decode().split())
+    assert "Flagged (user report)" in story and "2 flags" in story
+    assert "Flagged (classifier)" not in story
+    exported = json.loads(b"".join(browser.get("/appeals/export/").streaming_content))
+    [mine] = [p for p in exported["posts"] if p["external_id"] == "story"]
+    assert [(row["source"], row["flags"]) for row in mine["flags_by_source"]] == [("user_report", 2)]
