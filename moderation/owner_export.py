@@ -10,9 +10,11 @@ at a time, never the whole document (docs/privacy.md has the figures).
 
 What the owner reads is what the portal shows them, and no more (moderation.timeline's `for_owner`): an organisation
 or "Trust and safety", never a fact-checker's or staff member's name; no reporter, no flag's reason, no staff note,
-no rating's change reason; of a claim their post was matched to, its rating, never the other page's post. Other
-people's e-mail addresses and telephone numbers stored in reasons, rationales and notices are cleaned where the
-portal cleans them (core.contact_details); what the owner wrote (posts, appeal statements) is theirs, as it is.
+no rating's change reason; no queue state (whether a fact-check is waiting, claimed or grouped, which the portal
+never shows: a post is `decided` or not, as the portal lists it, with its distribution); of a claim their post was
+matched to, its rating, never the other page's post. Other people's e-mail addresses and telephone numbers stored in
+reasons, rationales and notices are cleaned where the portal cleans them (core.contact_details); what the owner
+wrote (posts, appeal statements) is theirs, as it is.
 
 Which pages are the owner's is read once, on the primary, when the download starts (moderation.selectors.
 page_summaries): a page they have left is not in it. The rows that follow are read as they are sent, without one
@@ -203,7 +205,7 @@ def _page(summary: PageSummary, policy: RepeatOffenderPolicy) -> dict[str, Any]:
 # --- Posts, a batch at a time ----------------------------------------------------------------------
 
 POST_FIELDS = ("id", "external_id", "page_id", "url", "text", "language", "country", "topic", "media_type",
-               "posted_at", "queue_state", "distribution__multiplier", "distribution__labels",
+               "posted_at", "distribution__multiplier", "distribution__labels",
                "distribution__removed", "distribution__reasons")
 
 
@@ -257,8 +259,8 @@ def _described(posts: list[Post], page_ids: dict[int, str], *, owner_id: int) ->
             "topic": post.topic,
             "media_type": post.media_type,
             "posted_at": post.posted_at,
-            "queue_state": post.queue_state,
-            "queue_state_label": post.get_queue_state_display(),
+            # Decided as the portal lists it (moderation.selectors.owner_posts): a current rating or an action.
+            "decided": bool(actions[post.pk]) or any(rating.is_current for rating in ratings[post.pk]),
             "media": [_media(item) for item in media[post.pk]],
             "distribution": _distribution(post),
             "flags_by_source": flags[post.pk],

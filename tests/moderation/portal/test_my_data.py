@@ -10,7 +10,9 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from factcheck.claims import claim_post
 from factcheck.members import organisation_of
+from factcheck.models import Post, QueueState
 from factcheck.models_media import PostMedia
 from moderation.appeals import decide_appeal, file_appeal
 from moderation.owner_export import EXPORTS_ALLOWED
@@ -88,7 +90,7 @@ def test_an_owner_with_two_pages_downloads_every_post_decision_statement_and_app
     assert posts.keys() == {rated_post.external_id, removed_post.external_id, "ledger-pics", "ledger-quiet"}
     assert posts["ledger-quiet"]["text"] == "Nothing happened to this one."
     assert posts["ledger-quiet"]["page"] == "ledger"
-    assert posts["ledger-quiet"]["actions"] == [] and posts["ledger-quiet"]["queue_state"] == "queued"
+    assert posts["ledger-quiet"]["actions"] == [] and posts["ledger-quiet"]["decided"] is False
     assert [(m["url"], m["alt_text"]) for m in posts["ledger-pics"]["media"]] == [
         ("https://media.example/flood-0.jpg", "flood 0"), ("https://media.example/flood-1.jpg", "flood 1")]
 
@@ -273,3 +275,16 @@ def test_the_portal_page_links_to_the_download_with_what_it_holds(login, owner, 
     page_html = text(login(owner).get("/appeals/"))
     assert f'href="{EXPORT}" download aria-describedby="my-data-hint">Download my data</a>' in page_html
     assert 'id="my-data-hint">One JSON file: your account, your pages' in page_html
+
+
+def test_the_download_says_decided_or_not_and_never_that_a_fact_check_is_in_progress(login, owner, page, rated_post):
+    waiting = PostFactory(page=page, external_id="being-checked", text="Being looked at.", flag_count=1)
+    FlagFactory(post=waiting)
+    claim_post(reviewer=FactCheckerFactory(), post_id=waiting.pk)
+    assert Post.objects.get(pk=waiting.pk).queue_state == QueueState.CLAIMED
+
+    document, raw = download(login(owner))
+    posts = posts_by_id(document)
+    assert posts["being-checked"]["decided"] is False and posts[rated_post.external_id]["decided"] is True
+    assert not any("queue_state" in post for post in document["posts"])
+    assert "claimed" not in raw.lower()
