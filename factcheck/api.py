@@ -23,7 +23,7 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, TooLarge, Unprocessable, errors_for, read_json_object
 from core.contact_details import without_contact_details
-from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT, written
+from core.reasons import WRITTEN_NOT_BLANK, WRITTEN_TEXT
 from factcheck.flag_input import (  # noqa: F401  (HTTP_URL_OR_EMPTY..: moderation.api reads them from here)
     HTTP_URL,
     HTTP_URL_OR_EMPTY,
@@ -52,6 +52,10 @@ class FlagKeyConverter(StringConverter):
 
 
 register_converter(FlagKeyConverter, "flagkey")
+# A flag's key in the URL: looked up as sent, white space around it aside, so any length is read (a key is at most
+# 200 characters when sent, so a longer one, spaces aside, is no flag: 404, as a key never sent).
+KEY_IN_PATH = ("The flag's key, as it was sent (keys are at most 200 characters, white space around them aside: "
+               "a longer one is not found, 404).")
 
 REQUEST_SCHEMAS: list[type[BaseModel]] = [FlagIn, FlagBatchIn]
 
@@ -194,7 +198,7 @@ class FlagOutcomeOut(Schema):
 )
 def get_flag(
     request: HttpRequest,
-    idempotency_key: str = Path(..., description="The flag's key, as it was sent (at most 200 characters)."),
+    idempotency_key: str = Path(..., description=KEY_IN_PATH),
 ) -> dict[str, Any]:
     """The flag's category, status and outcome, so that the platform can tell the person who reported.
     Only the account that sent the flag reads it: another account's key answers 404, as a key never sent."""
@@ -226,11 +230,13 @@ class FlagWithdrawnOut(FlagOutcomeOut):
 )
 def delete_flag(
     request: HttpRequest,
-    idempotency_key: str = Path(..., description="The flag's key, as it was sent (at most 200 characters)."),
+    idempotency_key: str = Path(..., description=KEY_IN_PATH),
     reason: str = Query(
         "", max_length=MAX_WITHDRAWAL_REASON, pattern=WRITTEN_TEXT,
-        description="Optional: why you withdraw it (a classifier's false positive, the person retracted their "
-        "report, a duplicate), kept in the post's audit log for trust-and-safety staff. No personal data.",
+        description=f"Optional: why you withdraw it (a classifier's false positive, the person retracted their "
+        f"report, a duplicate), at most {MAX_WITHDRAWAL_REASON} characters, kept for good in the post's audit log "
+        "for trust-and-safety staff. No personal data: a reason with an e-mail address or a telephone number is "
+        "refused with 422 `validation_error`, the field's message naming what was found.",
     ),
 ) -> dict[str, Any]:
     """Take back a flag you sent (a classifier's false positive, a report its author retracted, a duplicate under
@@ -245,7 +251,7 @@ def delete_flag(
     """
     done = withdraw_flag(
         sender=request.auth,  # type: ignore[attr-defined]
-        idempotency_key=idempotency_key, reason=written(reason),
+        idempotency_key=idempotency_key, reason=reason,
     )
     if done is None:
         raise NotFound(f"No flag {idempotency_key!r} of yours.")

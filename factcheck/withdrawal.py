@@ -19,11 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from audit.models import AuditVerb
 from audit.services import record_event
+from core.reasons import KEPT_FOR_GOOD, reason_problem, written
 from factcheck.models import Flag, Post, ReportStatus
 from factcheck.routing import follow_withdrawal
 from factcheck.signals import flags_withdrawn
@@ -47,14 +49,28 @@ def find_sent_flag(*, sender, idempotency_key: str) -> Flag | None:
     return Flag.objects.filter(idempotency_key=idempotency_key.strip(), submitted_by=sender).first()
 
 
+def clean_withdrawal_reason(reason: str) -> str:
+    """A withdrawal's reason as the record keeps it ("" for none), or ValidationError keyed `reason`: at most
+    MAX_WITHDRAWAL_REASON characters, no control characters, and no personal data such as an e-mail address or a
+    telephone number (it is kept for good in the post's audit log), as the undo and reopening reasons are checked."""
+    reason = written(reason)
+    if len(reason) > MAX_WITHDRAWAL_REASON:
+        raise ValidationError({"reason": [f"Keep the reason to {MAX_WITHDRAWAL_REASON:,} characters "
+                                          f"(it has {len(reason):,})."]})
+    if problem := reason_problem(reason, read_by=KEPT_FOR_GOOD):
+        raise ValidationError({"reason": [problem]})
+    return reason
+
+
 @transaction.atomic(durable=True)
 def withdraw_flag(*, sender, idempotency_key: str, reason: str = "", now: datetime | None = None) -> Withdrawal | None:
-    """Withdraw the flag `sender` sent under this key; None if they sent none. `reason` (optional, checked by the
-    caller: at most MAX_WITHDRAWAL_REASON characters) is kept in the audit event.
+    """Withdraw the flag `sender` sent under this key; None if they sent none. `reason` (optional; refused by
+    `clean_withdrawal_reason` before anything is read) is kept in the audit event.
 
     Takes the post's row lock first, as every claim, rating, decision and ingest batch of the post does
     (docs/concurrency.md): a withdrawal waits for a rating or a claim of the post in progress, then sees what it
     left (a rated post keeps its rating), and a claim or rating that comes after sees the post as it left it."""
+    reason = clean_withdrawal_reason(reason)
     now = now or timezone.now()
     found = find_sent_flag(sender=sender, idempotency_key=idempotency_key)
     if found is None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from factcheck.claims import claim_post
-from factcheck.models import Claim, ClaimStatus, Post, QueueState
+from factcheck.models import Claim, ClaimStatus, Flag, Post, QueueState, ReportStatus
+from factcheck.withdrawal import MAX_WITHDRAWAL_REASON
 from moderation.harm_reports import claim_report, decide_report
 from tests.api.helpers import flag_payload, post_json
 from tests.factories import FactCheckerFactory
@@ -74,3 +75,25 @@ def test_reports_staff_sent_to_fact_checkers_keep_the_post_queued_when_withdrawn
     reviewer = FactCheckerFactory()
     assert "Those vaccines were made" in login(reviewer).get("/queue/").content.decode()
     assert claim_post(reviewer=reviewer, post_id=post.pk).status == ClaimStatus.ACTIVE
+
+
+def test_a_reason_with_contact_details_is_refused_and_the_document_says_the_servers_limits(platform_client):
+    flag = flag_payload()
+    send(platform_client, flag)
+    for reason, found in (("Reporter jane@example.com retracted", "jane@example.com"),
+                          ("Call +44 20 7946 0958 about it", "+44 20 7946 0958")):
+        refused = withdraw(platform_client, flag["idempotency_key"], reason=reason)
+        assert refused.status_code == 422
+        [problem] = refused.json()["error"]["details"]["errors"]
+        assert problem["field"] == "reason" and "leave out e-mail addresses and phone numbers" in problem["message"]
+        assert found in problem["message"]
+    assert Flag.objects.get().status == ReportStatus.OPEN
+
+    document = platform_client.get("/api/openapi.json").json()
+    parameters = {p["name"]: p for p in document["paths"][f"{URL}/{{idempotency_key}}"]["delete"]["parameters"]}
+    reason = parameters["reason"]
+    assert reason["schema"]["maxLength"] == MAX_WITHDRAWAL_REASON == 500
+    assert "at most 500 characters" in reason["description"] and "e-mail address" in reason["description"]
+    assert "maxLength" not in parameters["idempotency_key"]["schema"]  # white space around a key is read past
+    assert "a longer one is not found, 404" in parameters["idempotency_key"]["description"]
+    assert withdraw(platform_client, flag["idempotency_key"], reason="r" * 500).status_code == 200
