@@ -156,6 +156,9 @@ def push_flags(request: HttpRequest) -> Status:
     to one platform account and one flag: the same key with the same flag (every field, `flagged_at` as
     sent) is stored once and its replay writes nothing; with any other content the request is refused
     whole and nothing is written (409 `idempotency_conflict`). Other accounts' keys never collide with yours.
+    A key you withdrew (DELETE /api/v1/flags/{idempotency_key}) stays used: its replay is a duplicate as any other
+    (200, `duplicate: true`) and the flag stays withdrawn, counting for nothing; to flag the post again, send a new
+    flag under a new key.
     A flag's `category` says who decides it: `misinformation` (the default) joins the fact-checkers' queue;
     reports of harm go to trust-and-safety staff, and a post with only those never enters that queue.
     """

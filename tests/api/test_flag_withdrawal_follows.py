@@ -97,3 +97,17 @@ def test_a_reason_with_contact_details_is_refused_and_the_document_says_the_serv
     assert "maxLength" not in parameters["idempotency_key"]["schema"]  # white space around a key is read past
     assert "a longer one is not found, 404" in parameters["idempotency_key"]["description"]
     assert withdraw(platform_client, flag["idempotency_key"], reason="r" * 500).status_code == 200
+
+
+def test_the_document_says_a_withdrawn_keys_replay_is_a_duplicate_that_stays_withdrawn(platform_client):
+    flag = flag_payload(post={"external_id": "replayed"})
+    send(platform_client, flag)
+    withdraw(platform_client, flag["idempotency_key"])
+    [result] = post_json(platform_client, URL, {"flags": [flag]}).json()["results"]
+    assert result["duplicate"] is True and result["queue_state"] == "unflagged"
+    assert Flag.objects.get().status == ReportStatus.WITHDRAWN
+
+    document = platform_client.get("/api/openapi.json").json()
+    described = " ".join(document["paths"][URL]["post"]["description"].split())
+    assert "A key you withdrew" in described and "the flag stays withdrawn" in described
+    assert "send a new flag under a new key" in described
