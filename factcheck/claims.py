@@ -24,7 +24,7 @@ from audit.models import AuditVerb
 from audit.services import event_row, insert_event_sql, record_event
 from core.place_names import language_and_country
 from core.refusals import Refusal
-from factcheck.coverage import covers, describe_coverage
+from factcheck.coverage import covers, describe_coverage, listed_codes
 from factcheck.eligibility import is_removed, left_by_withdrawal, may_be_fact_checked
 from factcheck.members import NoOrganisation, organisation_to_act_for
 from factcheck.models import Claim, ClaimStatus, Post, QueueState
@@ -221,7 +221,7 @@ def claim_next(*, reviewer, filters: QueueFilters | None = None, now: datetime |
     if connection.vendor != "postgresql":  # SQLite, the embedded default: one writer at a time, no WITH that writes
         post = candidates.select_for_update(skip_locked=True, no_key=True, of=("self",)).first()
         return take_claim(post=post, reviewer=reviewer, now=now) if post is not None else None
-    languages = organisation.languages
+    languages = listed_codes(organisation, "languages") or []
     attempts = [candidates]
     if len(languages) > 1 and not filters.language:
         best = [candidates.filter(language=language).values("id")[:CANDIDATES_PER_LANGUAGE] for language in languages]

@@ -20,11 +20,14 @@ What may be written as coverage is `clean_coverage`'s: lists of real two-letter 
 Organisation.save calls it, so every writer (the admin's form, factcheck.member_changes, the demo seed, a script)
 goes through it; the admin's form reads comma-separated text with `split_codes` and shows the same errors by the
 field. A row saved before the rule, with codes it now refuses, is read as it is: it is refused only when its
-coverage is saved again.
+coverage is saved again. A stored value that is not a list at all (null, a string, an object) covers nothing
+(`listed_codes`: safer than every post, and a string is not guessed at), and `manage.py check --database default`
+lists every organisation whose stored coverage clean_coverage refuses (factcheck.checks, W001).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import cache
 from typing import Any, Protocol
@@ -34,6 +37,8 @@ from django.core.exceptions import ValidationError
 from django.db.models import BooleanField, F, Func, Q
 
 from core.place_names import country_choices, country_name, language_choices, language_name, named_choices
+
+logger = logging.getLogger(__name__)
 
 
 class Organisation(Protocol):
@@ -117,11 +122,32 @@ def split_codes(text: str) -> list[str]:
     return [code for token in text.replace(",", " ").split() if (code := token.strip("[]\"'"))]
 
 
+def listed_codes(organisation: Organisation, field: str) -> list[str] | None:
+    """The organisation's stored list of `field` ("languages", "countries"), or None when what is stored is not a
+    list (null, a string, an object: written around Organisation.save, by SQL or an old script). Such coverage is
+    read as covering nothing, never everything: an empty queue is seen and fixed, while a fact-checker rating posts
+    in languages their organisation never listed is not; a string such as "GB" is not guessed at either (was it
+    one code, or "en,fr"?). Logged as a warning; `manage.py check --database default` lists such organisations."""
+    codes = getattr(organisation, field)
+    if isinstance(codes, list):
+        return codes
+    logger.warning("Organisation %s has %s stored as %r, not a list: read as covering nothing until it is fixed.",
+                   getattr(organisation, "pk", None), field, codes)
+    return None
+
+
 def narrowed_by(organisation: Organisation) -> list[tuple[str, list[str]]]:
     """The post fields the organisation's lists narrow, each with its codes: ("language", ["fr"]), ("country",
-    ["FR"]); a list it leaves empty narrows nothing, so an organisation listing none covers every post."""
-    return [(field, list(codes)) for field, codes in (("language", organisation.languages),
-                                                      ("country", organisation.countries)) if codes]
+    ["FR"]); a list it leaves empty narrows nothing, so an organisation listing none covers every post. Coverage
+    stored as something other than a list (`listed_codes`) narrows its field to no code at all: ("language", [])."""
+    narrowed = []
+    for field, stored in (("language", "languages"), ("country", "countries")):
+        codes = listed_codes(organisation, stored)
+        if codes is None:
+            narrowed.append((field, []))
+        elif codes:
+            narrowed.append((field, list(codes)))
+    return narrowed
 
 
 def covers(organisation: Organisation, *, language: str, country: str) -> bool:
@@ -136,32 +162,43 @@ def covered_by(organisation: Organisation | None, *, prefix: str = "") -> Q:
     post_language and post_country)."""
     if organisation is None:
         return Q()
-    return Q(*(Q(**{f"{prefix}{field}__in": codes}) for field, codes in narrowed_by(organisation)))
+    return Q(*(Q(**{f"{prefix}{field}__in": codes}) if codes else _no_row(f"{prefix}{field}")
+               for field, codes in narrowed_by(organisation)))
+
+
+def _no_row(field: str) -> Q:
+    """No row, as a condition SQL can hold (`__in=[]` is Django's EmptyResultSet, which raw and folded queries
+    cannot take): a field both null and not."""
+    return Q(**{f"{field}__isnull": True}) & Q(**{f"{field}__isnull": False})
 
 
 def coverage_sql(alias: str, organisation: Organisation | None) -> tuple[str, list[str]]:
     """`covered_by` as SQL text on the post `alias`: " AND alias.language IN (%s, ...)" for each list, and its
     parameters ("" for an organisation that narrows nothing, or None)."""
     narrowed = narrowed_by(organisation) if organisation is not None else []
-    sql = "".join(f" AND {alias}.{field} IN ({', '.join(['%s'] * len(codes))})" for field, codes in narrowed)
+    sql = "".join(f" AND {alias}.{field} IN ({', '.join(['%s'] * len(codes))})" if codes else " AND 1 = 0"
+                  for field, codes in narrowed)
     return sql, [code for _field, codes in narrowed for code in codes]
 
 
 class _Listed(Func):
-    """Whether a code is in an organisation's JSON list of codes, or the list is empty (it lists none: all)."""
+    """Whether a code is in an organisation's JSON list of codes, or the list is empty (it lists none: all); false
+    when what is stored is not a list (`listed_codes`: covers nothing)."""
 
     arity = 2
     output_field = BooleanField()
 
     def as_sql(self, compiler, connection, **extra_context):  # SQLite, the embedded default
         (codes, codes_params), (code, code_params) = (compiler.compile(e) for e in self.get_source_expressions())
-        return (f"(json_array_length({codes}) = 0 OR EXISTS (SELECT 1 FROM json_each({codes}) WHERE value = {code}))",
-                [*codes_params, *codes_params, *code_params])
+        return (f"(CASE WHEN json_type({codes}) = 'array' THEN (json_array_length({codes}) = 0 OR EXISTS "
+                f"(SELECT 1 FROM json_each({codes}) WHERE value = {code})) ELSE 0 END)",
+                [*codes_params, *codes_params, *codes_params, *code_params])
 
     def as_postgresql(self, compiler, connection, **extra_context):
         (codes, codes_params), (code, code_params) = (compiler.compile(e) for e in self.get_source_expressions())
-        return (f"(jsonb_array_length({codes}) = 0 OR {codes} @> jsonb_build_array({code}::text))",
-                [*codes_params, *codes_params, *code_params])
+        return (f"(CASE WHEN jsonb_typeof({codes}) = 'array' THEN (jsonb_array_length({codes}) = 0 OR {codes} @> "
+                f"jsonb_build_array({code}::text)) ELSE false END)",
+                [*codes_params, *codes_params, *codes_params, *code_params])
 
 
 def covers_in_sql(*, organisation: str, language, country) -> Q:
@@ -175,8 +212,11 @@ def covers_in_sql(*, organisation: str, language, country) -> Q:
 def describe_coverage(organisation: Organisation) -> str:
     """What an organisation covers, in names as people read them: "French in France", "Dutch or French in
     all countries" (the refusals of a post outside it say so)."""
-    languages = _either(named_choices(organisation.languages, language_name)) or "all languages"
-    countries = _either(named_choices(organisation.countries, country_name)) or "all countries"
+    languages, countries = listed_codes(organisation, "languages"), listed_codes(organisation, "countries")
+    if languages is None or countries is None:
+        return "nothing until an administrator fixes its languages and countries"
+    languages = _either(named_choices(languages, language_name)) or "all languages"
+    countries = _either(named_choices(countries, country_name)) or "all countries"
     return f"{languages} in {countries}"
 
 

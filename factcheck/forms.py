@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 from core.paging import plain_number
 from core.place_names import country_choices, country_name, language_choices, language_name, named_choices
 from core.search_input import SearchField
+from factcheck.coverage import listed_codes
 from factcheck.models import FlagSource, Organisation, Verdict
 from factcheck.queue import QueueFilters, QueueSort
 from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE
@@ -62,10 +63,12 @@ class QueueFilterForm(forms.Form):
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         # An organisation sees only what it covers, so offer exactly those as choices.
-        if organisation is not None and organisation.languages:
-            self.fields["language"].choices = ANY + named_choices(organisation.languages, language_name)
-        if organisation is not None and organisation.countries:
-            self.fields["country"].choices = ANY + named_choices(organisation.countries, country_name)
+        languages = listed_codes(organisation, "languages") if organisation is not None else None
+        countries = listed_codes(organisation, "countries") if organisation is not None else None
+        if languages:
+            self.fields["language"].choices = ANY + named_choices(languages, language_name)
+        if countries:
+            self.fields["country"].choices = ANY + named_choices(countries, country_name)
 
     def filters(self) -> QueueFilters:
         """The filters to apply; invalid input counts as no filter rather than an error page."""
@@ -102,7 +105,8 @@ def render_filter_fields(*, organisation: Organisation, data: Mapping[str, str])
     """
     names = tuple(QueueFilterForm.base_fields)
     return _render_filter_fields(
-        tuple(organisation.languages), tuple(organisation.countries), tuple(data.get(name) for name in names)
+        tuple(listed_codes(organisation, "languages") or ()), tuple(listed_codes(organisation, "countries") or ()),
+        tuple(data.get(name) for name in names),
     )
 
 
