@@ -13,7 +13,9 @@ reporter") in the transaction of the decision that answers it, with an audit eve
   staff's desk; a misinformation flag waits for a rating, or is `rated` if the post carries one), and the post
   goes back where its flags say (restore_after_removal);
 - a rating applied to a post (its own, or a claim's rating reaching a copy) answers its open misinformation
-  flags (`rated`);
+  flags (`rated`); withdrawn by its organisation (moderation.withdrawal), it undoes those answers as lifting a
+  removal does (`reopen_after_withdrawal`: on the post and on the copies that carried it, the flags wait again for
+  a rating, or are `removed` on a removed post), so a later rating answers them truly;
 - staff deciding reports of harm without a removal answer them `no_violation` or `sent_to_fact_checkers`
   (moderation.harm_reports calls `close_flags` itself), and may reopen such a decision (`reopen_flags`).
 
@@ -34,7 +36,7 @@ from django.db.models import Max, Q
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
-from factcheck.models import HARM_CATEGORIES, Flag, FlagCategory, Post, ReportOutcome, ReportStatus
+from factcheck.models import HARM_CATEGORIES, Flag, FlagCategory, Post, QueueState, ReportOutcome, ReportStatus
 from factcheck.routing import arrival_outcome, recount_review_flags, restore_after_removal, withdraw_for_removal
 from moderation.models import Action, ActionKind, ReportAnswer
 from moderation.publishing import publish_report_outcomes
@@ -150,6 +152,23 @@ def _answer_by_removal(change, *, now: datetime) -> None:
                 overruling=OVERRULED_BY_REMOVAL)
     if recount:
         recount_review_flags(post=post, now=now)
+
+
+def reopen_after_withdrawal(posts: Sequence[Post], *, actor, now: datetime, reason: str) -> list[int]:
+    """A rating was withdrawn with no verdict in its place: the misinformation flags answered `rated` on `posts` (the
+    rated post and the copies that carried its rating, locked by the caller, in their states after the withdrawal)
+    are answered as if they arrived now: open again, waiting for the next rating, or `removed` on a removed post.
+    Audited and published (`report.decided` naming the previous outcome); returns their ids."""
+    answered = Q(category=FlagCategory.MISINFORMATION, status=ReportStatus.DECIDED, outcome=ReportOutcome.RATED)
+    why, reopened = f"the rating was withdrawn: {reason}", []
+    for post in posts:
+        outcome = arrival_outcome(category=FlagCategory.MISINFORMATION, state=post.queue_state,
+                                  politician=post.page.is_politician, removed=post.queue_state == QueueState.REMOVED)
+        if outcome == ReportOutcome.RATED:
+            continue  # still carries a rating (never the case after a withdrawal): its answer stands
+        rows = list(Flag.objects.filter(answered, post=post).order_by("id").values_list(*FLAG_COLUMNS))
+        reopened += _answer(rows, outcome=outcome, actor=actor, now=now, reason=why, system="enforcement")
+    return reopened
 
 
 def _reopen_after_lift(change, *, removal: Action, now: datetime) -> None:

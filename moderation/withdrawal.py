@@ -25,6 +25,7 @@ from factcheck.withdrawals import clean_withdrawal_reason, copies_to_release, wi
 from moderation.models import EndReason, Strike
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, active_post_actions, carry_out_many
+from moderation.report_outcomes import reopen_after_withdrawal
 from moderation.selectors import carried_by
 
 
@@ -38,6 +39,8 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
     now = now or timezone.now()
     post, copies = _lock_rated_post_and_copies(post_id)
     rating, carrying = withdraw(reviewer=actor, post=post, rating_id=rating_id, reason=reason, copies=copies, now=now)
+    # The flags the rating answered `rated` wait again, so the next rating answers them (or the removal does).
+    reopen_after_withdrawal([post, *carrying], actor=actor, now=now, reason=reason)
     verdict = rating.get_verdict_display()
     context = {"rating": rating, "reason": reason}
     ending = active_post_actions(post)

@@ -1,0 +1,62 @@
+"""What a withdrawn rating leaves behind (moderation.withdrawal): the flags it answered, the owner's e-mails, the
+copy owners' appeals, and staff's lifts. The world of tests/moderation/test_withdraw_rating.py: bob of Verifact rated
+olivia's flagged post False; alice confirmed oscar's post as its copy."""
+
+from __future__ import annotations
+
+import pytest
+
+from factcheck.models import Flag, Post, QueueState, ReportOutcome
+from factcheck.ratings import record_rating
+from moderation.enforcement import apply_rating
+from moderation.models import ReportAnswer
+from moderation.propagation import apply_matches
+from tests.conftest import bearer_client
+from tests.factories import PlatformUserFactory
+from tests.moderation import test_withdraw_rating as base
+from tests.moderation.test_withdraw_rating import api_withdraw
+from tests.scenarios import reported_post
+from webhooks.models import Event
+
+pytestmark = pytest.mark.django_db
+bob, alice, olivia, oscar, world = base.bob, base.alice, base.olivia, base.oscar, base.world  # its fixtures
+
+
+def told(client, flag: Flag) -> tuple[str, str | None]:
+    body = client.get(f"/api/v1/flags/{flag.idempotency_key}").json()
+    return body["status"], body["outcome"]
+
+
+def test_the_flags_the_rating_answered_wait_again_and_the_next_rating_answers_them(world, bob, alice, settings):
+    claim, copy, rating = world["claim"], world["copy"], world["rating"]
+    platform = PlatformUserFactory()
+    settings.FACTDESK_WEBHOOKS_ALLOW_PRIVATE = True
+    assert bearer_client(platform).post("/api/v1/webhooks", {"url": "http://127.0.0.1:9/hook",
+                                                             "events": ["report.decided"]},
+                                        content_type="application/json").status_code == 201
+    reported_post(reports=(("misinformation", "user_report"),), post=claim, platform=platform)
+    reported_post(reports=(("misinformation", "user_report"),), post=copy, platform=platform)
+    on_claim, on_copy = (Flag.objects.get(post=post, submitted_by=platform) for post in (claim, copy))
+    client = bearer_client(platform)
+    assert told(client, on_claim) == told(client, on_copy) == ("decided", "rated")
+
+    assert api_withdraw(bearer_client(alice), claim, rating).status_code == 200
+    # The platform reads the truth: no rating answers them now; each is published again, naming what it said.
+    assert told(client, on_claim) == told(client, on_copy) == ("open", None)
+    for flag in (on_claim, on_copy):
+        event = Event.objects.filter(type="report.decided", data__idempotency_key=flag.idempotency_key).latest("id")
+        assert (event.data["status"], event.data["previous_outcome"]) == ("open", "rated")
+        assert ReportAnswer.objects.filter(flag=flag).latest("id").outcome == ""
+
+    # The next rating answers them, the copy's with its claim's.
+    newer = record_rating(reviewer=bob, post_id=claim.pk, verdict="partly_false", rationale="Half of it holds.",
+                          sources=["https://source.example/b"], claim_if_unclaimed=True)
+    apply_rating(rating_id=newer.pk)
+    assert told(client, on_claim) == ("decided", "rated")
+    copy.refresh_from_db()
+    assert copy.queue_state == QueueState.MATCHED
+    apply_matches(post_ids=[copy.pk])  # the propagation job: the claim's rating reaches the copy
+    assert told(client, on_copy) == ("decided", "rated")
+    assert ReportAnswer.objects.filter(flag=on_claim).count() >= 3  # rated, reopened, rated again
+    assert Flag.objects.get(pk=on_claim.pk).outcome == ReportOutcome.RATED
+    assert Post.objects.get(pk=claim.pk).queue_state == QueueState.RATED
