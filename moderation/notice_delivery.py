@@ -108,6 +108,13 @@ def hold_notices(*, rating_id: int, now: datetime) -> None:
 def release_notices(*, rating_id: int) -> None:
     """The rating's copies are decided: end its hold and e-mail the notices it held, each recipient's in one e-mail
     (the jobs run after this commits, so they see the hold gone). Nothing to do when it holds nothing."""
+    end_hold(rating_id=rating_id)
+
+
+def end_hold(*, rating_id: int) -> None:
+    """`release_notices` in the caller's transaction: a rating withdrawn while its hold stands (moderation.withdrawal)
+    ends it there, so the notices it held and the withdrawal's go out together, in one e-mail per recipient, in the
+    order they were made ("rated", then "withdrawn"), never the withdrawal first."""
     deleted, _ = NoticeHold.objects.filter(rating_id=rating_id).delete()
     if deleted:
         held = Notification.objects.filter(rating_id=rating_id, emailed_at__isnull=True, email__isnull=True)

@@ -23,6 +23,7 @@ from django.utils import timezone
 from factcheck.models import Post, Rating
 from factcheck.withdrawals import clean_withdrawal_reason, copies_to_release, withdraw
 from moderation.models import EndReason, Strike
+from moderation.notice_delivery import end_hold
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, active_post_actions, carry_out_many
 from moderation.report_outcomes import reopen_after_withdrawal
@@ -66,6 +67,8 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
         )
         for copy in carrying
     ]
+    # The rating's own notices may still be held for its copies (moderation.notice_delivery): released with these.
+    end_hold(rating_id=rating.pk)
     carry_out_many(sorted(changes, key=lambda change: change.post.pk), now=now)
     return rating
 

@@ -5,15 +5,19 @@ olivia's flagged post False; alice confirmed oscar's post as its copy."""
 from __future__ import annotations
 
 import pytest
+from django.core import mail
 
 from factcheck.models import Flag, Post, QueueState, ReportOutcome
 from factcheck.ratings import record_rating
+from moderation import jobs
 from moderation.enforcement import apply_rating
-from moderation.models import ReportAnswer
+from moderation.models import NoticeHold, Notification, ReportAnswer
+from moderation.notice_delivery import email_notices
 from moderation.propagation import apply_matches
 from tests.conftest import bearer_client
 from tests.factories import PlatformUserFactory
 from tests.moderation import test_withdraw_rating as base
+from tests.moderation.test_notice_digest import listed, mails_to
 from tests.moderation.test_withdraw_rating import api_withdraw
 from tests.scenarios import reported_post
 from webhooks.models import Event
@@ -60,3 +64,25 @@ def test_the_flags_the_rating_answered_wait_again_and_the_next_rating_answers_th
     assert ReportAnswer.objects.filter(flag=on_claim).count() >= 3  # rated, reopened, rated again
     assert Flag.objects.get(pk=on_claim.pk).outcome == ReportOutcome.RATED
     assert Post.objects.get(pk=claim.pk).queue_state == QueueState.RATED
+
+
+def test_a_rating_withdrawn_while_its_notices_wait_for_its_copies_reaches_the_owner_after_them(world, bob, alice,
+                                                                                             olivia):
+    claim = world["claim"]
+    email_notices(user_id=olivia.pk)  # what the world told her so far
+    mail.outbox.clear()
+    newer = record_rating(reviewer=bob, post_id=claim.pk, verdict="partly_false", rationale="Half of it holds.",
+                          sources=["https://source.example/b"], change_reason="A second source.")
+    jobs.apply_rating(newer.pk)  # the claim has a copy: olivia's notices wait for the copy's decision
+    assert NoticeHold.objects.filter(rating=newer).exists()
+    assert email_notices(user_id=olivia.pk) == 0
+    # The rating is withdrawn before its propagation job has run (it finds nothing current to propagate).
+    assert api_withdraw(bearer_client(alice), claim, newer).status_code == 200
+
+    assert email_notices(user_id=olivia.pk) == 1
+    [message] = mails_to(olivia)
+    # One e-mail, in the order things happened: rated, then withdrawn; never "withdrawn" alone before "rated".
+    lines = [line for line, _ in listed(message)]
+    changed = lines.index(f"The rating of your post {claim.external_id} was changed from False to Partly false")
+    assert lines.index(f"The Partly false rating of your post {claim.external_id} was withdrawn") > changed
+    assert not Notification.objects.filter(user=olivia, emailed_at__isnull=True).exists()
