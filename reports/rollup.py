@@ -11,7 +11,8 @@ any past range.
 
 What each figure counts (tests/reports check every one against a direct count):
 - A post waits for a rating from its first flag until its first rating or the rating it inherits
-  as a copy of a rated claim (until the copy is unlinked from that claim, when it waits again), and not
+  as a copy of a rated claim (until the copy is unlinked from that claim, when it waits again), and again
+  from the moment its rating, or its claim's, is withdrawn with nothing in its place (`ratings_in_force`), and not
   while trust and safety have it removed (a removed post is never rated: it had counted for ever).
   So the queue depth counts every post awaiting a rating: queued, claimed, and copies waiting
   with their group (one each), which the queue page shows as one row per group. Posts of
@@ -200,16 +201,26 @@ def waiting_posts(through: datetime):
     the history."""
     candidates = Q(left_queue_at__isnull=True) | Q(left_queue_at__gte=through)
     return (Post.objects.filter(candidates, first_flagged_at__lt=through, page__is_politician=False)
-            .exclude(Exists(Rating.objects.filter(post=OuterRef("pk"), created_at__lt=through)))
+            .exclude(Exists(ratings_in_force(through).filter(post=OuterRef("pk"))))
             .exclude(Exists(removals_standing_at(through).filter(post=OuterRef("pk"))))
             # A copy inherits its claim's rating with that rating's decision on it, an action or none
-            # (True), until the copy is unlinked from the claim (a match rejected, on appeal or by staff).
+            # (True), until the copy is unlinked from the claim (a match rejected, on appeal or by staff), or
+            # the claim's rating is withdrawn (the copy waits again, with its claim or alone).
             .exclude(Exists(
                 RatingDecision.objects.filter(post=OuterRef("pk"), outcome=DecisionOutcome.APPLIED,
                                               decided_at__lt=through)
+                .filter(Exists(ratings_in_force(through).filter(post=OuterRef("rating__post"))))
                 .exclude(Exists(Match.objects.filter(post=OuterRef("post"), source=OuterRef("rating__post"),
                                                      state=MatchState.REJECTED, decided_at__lt=through)))
             )))
+
+
+def ratings_in_force(through: datetime):
+    """The ratings a post carried at `through`: made before it and not retired by then. A rating retired for a
+    successor hands over to it at the same moment, so a post rated stays rated through its re-ratings; one withdrawn
+    by its organisation (no successor: factcheck.withdrawals) leaves the post waiting again from its withdrawal."""
+    return Rating.objects.filter(Q(superseded_at__isnull=True) | Q(superseded_at__gte=through),
+                                 created_at__lt=through)
 
 
 def _queue(figures: _Figures, organisations: Sequence[Organisation], through: datetime) -> None:

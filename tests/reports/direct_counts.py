@@ -43,6 +43,11 @@ def covers(organisation: Organisation | None, post: Post) -> bool:
             and (not organisation.countries or post.country in organisation.countries))
 
 
+def in_force(rating: Rating, through: datetime) -> bool:
+    """Whether the rating stood at `through`: made before, not yet superseded or withdrawn."""
+    return rating.created_at < through and (rating.superseded_at is None or rating.superseded_at >= through)
+
+
 def waiting_at(through: datetime, organisation: Organisation | None) -> list[Post]:
     """Flagged posts of non-politicians with no rating of their own and no inherited rating yet (or one
     inherited from a claim the post has since been unlinked from), not removed at the moment."""
@@ -50,7 +55,7 @@ def waiting_at(through: datetime, organisation: Organisation | None) -> list[Pos
     for post in Post.objects.select_related("page").exclude(first_flagged_at=None).order_by("pk"):
         if post.first_flagged_at >= through or post.page.is_politician or not covers(organisation, post):
             continue
-        if Rating.objects.filter(post=post, created_at__lt=through).exists():
+        if any(in_force(rating, through) for rating in Rating.objects.filter(post=post)):
             continue
         removals = Action.objects.filter(post=post, kind=ActionKind.REMOVAL, created_at__lt=through)
         if any(removal.ended_at is None or removal.ended_at >= through for removal in removals):
@@ -59,7 +64,9 @@ def waiting_at(through: datetime, organisation: Organisation | None) -> list[Pos
                      .exclude(rating__post=post).select_related("rating"))
         unlinked = {source for source in Match.objects.filter(
             post=post, state=MatchState.REJECTED, decided_at__lt=through).values_list("source_id", flat=True)}
-        if any(decision.rating.post_id not in unlinked for decision in inherited):
+        if any(decision.rating.post_id not in unlinked
+               and any(in_force(rating, through) for rating in Rating.objects.filter(post=decision.rating.post_id))
+               for decision in inherited):
             continue
         waiting.append(post)
     return waiting
