@@ -15,6 +15,7 @@ stale, or under appeal), then the claim's refile lock, then, in the pipeline, th
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from django.db import transaction
@@ -22,10 +23,12 @@ from django.utils import timezone
 
 from factcheck.models import Post, Rating
 from factcheck.withdrawals import clean_withdrawal_reason, copies_to_release, withdraw
+from moderation.appeal_states import grant_appeal, open_matched_appeal, outcome_notice
 from moderation.models import EndReason, Strike
 from moderation.notice_delivery import end_hold
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, active_post_actions, carry_out_many
+from moderation.publishing import publish_appeal
 from moderation.report_outcomes import reopen_after_withdrawal
 from moderation.selectors import carried_by
 
@@ -56,13 +59,15 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
     by_copy: dict[int, list] = {copy.pk: [] for copy in carrying}
     for action in carried_by(list(by_copy)).order_by("id"):
         by_copy[action.post_id].append(action)
+    appeals = _grant_appeals_of_copies(carrying, rating=rating, actor=actor, reason=reason, now=now)
     changes += [
         Change(
             post=copy, cause=f"the claim it copies is no longer rated {verdict}: its rating was withdrawn",
             actor=actor,
             end=[Ending(action, EndReason.WITHDRAWN, f"the claim's rating {rating.pk} was withdrawn: {reason}")
                  for action in by_copy[copy.pk]],
-            notice=(Notice("matched_withdrawn", {**context, "struck": copy.pk in struck}) if by_copy[copy.pk]
+            notice=(_appeal_closed_notice(appeals[copy.pk]) if copy.pk in appeals
+                    else Notice("matched_withdrawn", {**context, "struck": copy.pk in struck}) if by_copy[copy.pk]
                     else None),
         )
         for copy in carrying
@@ -70,7 +75,29 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
     # The rating's own notices may still be held for its copies (moderation.notice_delivery): released with these.
     end_hold(rating_id=rating.pk)
     carry_out_many(sorted(changes, key=lambda change: change.post.pk), now=now)
+    for copy in carrying:
+        if copy.pk in appeals:
+            publish_appeal(appeals[copy.pk], external_id=copy.external_id)
     return rating
+
+
+def _grant_appeals_of_copies(carrying: list[Post], *, rating: Rating, actor, reason: str, now: datetime) -> dict:
+    """A copy owner's open "not the same claim" appeal was against the matched rating the withdrawal ends: granted
+    (reversed) by the withdrawal, as staff lifting a removal grants its appeal (the decision appealed is gone), its
+    outcome the owner's one notice. The copy stays linked to the claim (nobody decided it is not the same claim):
+    a later rating reaches it again, and they may appeal that. By copy id."""
+    granted = {}
+    for copy in carrying:
+        if (appeal := open_matched_appeal(copy)) is not None:
+            granted[copy.pk] = grant_appeal(appeal, actor=actor, now=now, outcome_reason=(
+                f"{rating.organisation.name} withdrew the {rating.get_verdict_display()} rating your post carried, "
+                f"so the restriction you appealed has ended: {reason}"))
+    return granted
+
+
+def _appeal_closed_notice(appeal) -> Notice:
+    notice = outcome_notice(appeal)
+    return replace(notice, context={**notice.context, "rating_withdrawn": True})
 
 
 def _lock_rated_post_and_copies(post_id: int) -> tuple[Post, list[Post]]:

@@ -10,15 +10,16 @@ from django.core import mail
 from factcheck.models import Flag, Post, QueueState, ReportOutcome
 from factcheck.ratings import record_rating
 from moderation import jobs
+from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
-from moderation.models import NoticeHold, Notification, ReportAnswer
+from moderation.models import AppealStatus, NoticeHold, Notification, ReportAnswer
 from moderation.notice_delivery import email_notices
 from moderation.propagation import apply_matches
 from tests.conftest import bearer_client
 from tests.factories import PlatformUserFactory
 from tests.moderation import test_withdraw_rating as base
 from tests.moderation.test_notice_digest import listed, mails_to
-from tests.moderation.test_withdraw_rating import api_withdraw
+from tests.moderation.test_withdraw_rating import REASON, api_withdraw
 from tests.scenarios import reported_post
 from webhooks.models import Event
 
@@ -86,3 +87,21 @@ def test_a_rating_withdrawn_while_its_notices_wait_for_its_copies_reaches_the_ow
     changed = lines.index(f"The rating of your post {claim.external_id} was changed from False to Partly false")
     assert lines.index(f"The Partly false rating of your post {claim.external_id} was withdrawn") > changed
     assert not Notification.objects.filter(user=olivia, emailed_at__isnull=True).exists()
+
+
+def test_a_copy_owners_open_appeal_of_the_match_is_closed_with_one_notice_saying_the_rating_was_withdrawn(
+    world, alice, oscar
+):
+    claim, copy, rating = world["claim"], world["copy"], world["rating"]
+    appeal = file_appeal(owner=oscar, post_id=copy.pk, kind="dispute", statement="Not the same claim at all.")
+    before = Notification.objects.filter(user=oscar).count()
+    assert api_withdraw(bearer_client(alice), claim, rating).status_code == 200
+
+    appeal.refresh_from_db()
+    assert appeal.status == AppealStatus.REVERSED and not appeal.is_open  # nothing left to decide
+    assert appeal.reviewer_id == alice.pk and REASON in appeal.outcome_reason
+    [notice] = Notification.objects.filter(user=oscar).order_by("id")[before:]
+    assert notice.subject == (f"Your appeal on post {copy.external_id} was accepted: "
+                              "the rating you appealed was withdrawn")
+    assert "the restriction you appealed (its demotion, its label) has ended" in notice.body
+    assert "Verifact withdrew the False rating your post carried" in notice.body
