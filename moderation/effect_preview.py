@@ -82,9 +82,11 @@ def preview_effects(post: Post) -> dict[str, EffectPreview]:
     return previews
 
 
-def preview_withdrawal(post: Post, *, copies: int) -> tuple[str, ...]:
+def preview_withdrawal(post: Post, *, copies: int, public: bool, told: bool) -> tuple[str, ...]:
     """What withdrawing the post's current rating would do now, as sentences for the confirmation page
-    (moderation.views_withdraw): the same rows `withdraw_rating` will read. `copies`: how many copies carry it."""
+    (moderation.views_withdraw): the same rows `withdraw_rating` will read. `copies`: how many copies carry it;
+    `public`: whether it has a public page now (moderation.selectors.published_rating); `told`: whether its owner was
+    told of it (`withdrawal.owner_was_told`), so is told of its withdrawal."""
     now = timezone.now()
     repeat = RepeatOffenderPolicy.current()
     ending = list(Action.objects.filter(post=post, kind__in=FACT_CHECK_KINDS, ended_at__isnull=True))
@@ -95,7 +97,9 @@ def preview_withdrawal(post: Post, *, copies: int) -> tuple[str, ...]:
     repeat_after = counts["active"] - counts["ending"] >= repeat.strike_threshold
     removed = Action.objects.filter(post=post, kind=ActionKind.REMOVAL, ended_at__isnull=True).exists()
     lines = ["The rating stops being current. It stays in the post's history, marked as withdrawn, and its public "
-             "page says so; it is no longer published as ClaimReview."]
+             "page says so; it is no longer published as ClaimReview." if public else
+             "The rating stops being current. It stays in the post's history, marked as withdrawn (it has no public "
+             "page to change)."]
     lifted = [what for what, present in (("its demotion", any(a.feed_multiplier < ONE for a in ending)),
                                          ("its label", any(a.label for a in ending))) if present]
     if lifted:
@@ -116,6 +120,6 @@ def preview_withdrawal(post: Post, *, copies: int) -> tuple[str, ...]:
     flagged = post.flag_count > 0 and not post.page.is_politician and not removed
     lines.append("The post goes back to the review queue: it still has flags asking for a fact-check." if flagged
                  else "The post does not go back to the review queue: nothing asks for a fact-check of it now.")
-    if ending:
+    if told:
         lines.append("The page owner is told, with your reason, word for word.")
     return tuple(lines)

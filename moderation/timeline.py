@@ -16,6 +16,7 @@ from datetime import datetime
 
 from django.db.models import Count, Min, QuerySet
 
+from audit.models import AuditEvent, AuditVerb
 from core.contact_details import without_contact_details
 from core.formatting import times
 from factcheck.eligibility import COUNTED_FLAGS
@@ -59,7 +60,12 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
     for row in counted.values("source").annotate(n=Count("id"), first=Min("flagged_at")):
         entries.append(Entry(row["first"], "flags", f"Flagged ({row['source'].replace('_', ' ')})",
                              f"{row['n']} flag{'s' if row['n'] != 1 else ''}", "the platform"))
-    for rating in Rating.objects.filter(post=post).select_related("organisation", "reviewer"):
+    ratings = list(Rating.objects.filter(post=post).select_related("organisation", "reviewer"))
+    # A withdrawal's reason is its audit event's (the words the owner read in their notice): read only if one was.
+    why = (dict(AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.RATING_WITHDRAWN)
+                .values_list("target_id", "reason"))
+           if any(not r.is_current and r.superseded_by_id is None for r in ratings) else {})
+    for rating in ratings:
         entries.append(Entry(
             rating.created_at, "rating", f"Rated {rating.get_verdict_display()}", rating.rationale,
             # The rating's organisation, not the reviewer's today: people change organisations.
@@ -67,7 +73,7 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
         ))
         if not rating.is_current and rating.superseded_by_id is None:  # withdrawn by its organisation, not replaced
             entries.append(Entry(rating.superseded_at, "rating", f"{rating.get_verdict_display()} rating withdrawn",
-                                 "", rating.organisation.name))
+                                 why.get(str(rating.pk), ""), rating.organisation.name))
     actions = Action.objects.filter(post=post).select_related(
         "created_by__membership__organisation", "ended_by__membership__organisation"
     )

@@ -18,12 +18,12 @@ from core.admin_decisions import reason_field
 from core.error_summary import error_summary
 from core.reasons import OWNER_READS, OWNER_READS_IN_NOTICE
 from core.refusals import Refusal
-from factcheck.claimreview import PUBLISHED_VERDICTS
 from factcheck.models import Post, QueueState, Rating
 from factcheck.views import factchecker_required
 from factcheck.withdrawals import copies_to_release, withdrawal_refusal
 from moderation.effect_preview import preview_withdrawal
-from moderation.withdrawal import withdraw_rating
+from moderation.selectors import published_rating
+from moderation.withdrawal import owner_was_told, withdraw_rating
 
 
 class WithdrawalForm(forms.Form):
@@ -57,13 +57,15 @@ def withdraw_rating_view(request: HttpRequest, post_id: int, rating_id: int) -> 
             return redirect("factcheck:post", post_id=post.pk)
     refusal = refused or withdrawal_refusal(reviewer=request.user, rating=rating)
     errors = error_summary(form) if form.is_bound and form.errors else []
+    public = published_rating(rating.pk) is not None
     context = {
         "post": post,
         "rating": rating,
         "form": form,
         "errors": errors,
         "refusal": refusal,
-        "public": rating.verdict in PUBLISHED_VERDICTS,
-        "preview": preview_withdrawal(post, copies=len(copies_to_release(post.pk))) if refusal is None else (),
+        "public": public,
+        "preview": preview_withdrawal(post, copies=len(copies_to_release(post.pk)), public=public,
+                                      told=owner_was_told(post, rating)) if refusal is None else (),
     }
     return render(request, "moderation/withdraw_rating.html", context, status=409 if refused is not None else 200)

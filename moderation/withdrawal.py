@@ -24,7 +24,7 @@ from django.utils import timezone
 from factcheck.models import Post, Rating
 from factcheck.withdrawals import clean_withdrawal_reason, copies_to_release, withdraw
 from moderation.appeal_states import grant_appeal, open_matched_appeal, outcome_notice
-from moderation.models import EndReason, Strike
+from moderation.models import FACT_CHECK_KINDS, Action, EndReason, Strike
 from moderation.notice_delivery import end_hold
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, active_post_actions, carry_out_many
@@ -53,8 +53,10 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
     changes = [Change(
         post=post, cause=f"{verdict} rating withdrawn by its fact-checker", actor=actor,
         end=[Ending(action, EndReason.WITHDRAWN, f"rating {rating.pk} withdrawn: {reason}") for action in ending],
-        # The owner is told when the rating did something to the post (as "rated" is told only then).
-        notice=Notice("rating_withdrawn", {**context, "struck": post.pk in struck}) if ending else None,
+        # The owner is told when they were told of the rating ("rated" is told when it does something to the post),
+        # even if staff have lifted what it did since: the rating they read of disappears otherwise.
+        notice=(Notice("rating_withdrawn", {**context, "struck": post.pk in struck, "lifted_before": not ending})
+                if ending or owner_was_told(post, rating) else None),
     )]
     by_copy: dict[int, list] = {copy.pk: [] for copy in carrying}
     for action in carried_by(list(by_copy)).order_by("id"):
@@ -79,6 +81,11 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
         if copy.pk in appeals:
             publish_appeal(appeals[copy.pk], external_id=copy.external_id)
     return rating
+
+
+def owner_was_told(post: Post, rating: Rating) -> bool:
+    """Whether the post's owner was told of the rating: it decided the post with an action (ended since or not)."""
+    return Action.objects.filter(post=post, rating=rating, kind__in=FACT_CHECK_KINDS).exists()
 
 
 def _grant_appeals_of_copies(carrying: list[Post], *, rating: Rating, actor, reason: str, now: datetime) -> dict:

@@ -4,6 +4,8 @@ olivia's flagged post False; alice confirmed oscar's post as its copy."""
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.core import mail
 
@@ -12,14 +14,16 @@ from factcheck.ratings import record_rating
 from moderation import jobs
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
-from moderation.models import AppealStatus, NoticeHold, Notification, ReportAnswer
+from moderation.models import Action, ActionKind, AppealStatus, NoticeHold, Notification, ReportAnswer
 from moderation.notice_delivery import email_notices
 from moderation.propagation import apply_matches
+from moderation.staff_actions import lift_action, remove_post
+from moderation.timeline import post_timeline
 from tests.conftest import bearer_client
-from tests.factories import PlatformUserFactory
+from tests.factories import PlatformUserFactory, StaffFactory
 from tests.moderation import test_withdraw_rating as base
 from tests.moderation.test_notice_digest import listed, mails_to
-from tests.moderation.test_withdraw_rating import REASON, api_withdraw
+from tests.moderation.test_withdraw_rating import REASON, api_withdraw, signed_in, withdraw_url
 from tests.scenarios import reported_post
 from webhooks.models import Event
 
@@ -105,3 +109,34 @@ def test_a_copy_owners_open_appeal_of_the_match_is_closed_with_one_notice_saying
                               "the rating you appealed was withdrawn")
     assert "the restriction you appealed (its demotion, its label) has ended" in notice.body
     assert "Verifact withdrew the False rating your post carried" in notice.body
+
+
+def test_a_rating_whose_effect_staff_had_lifted_is_withdrawn_with_a_notice_to_the_owner(world, alice, olivia):
+    claim, rating = world["claim"], world["rating"]
+    action = Action.objects.get(post=claim, kind=ActionKind.FACT_CHECK, rating=rating)
+    lift_action(actor=StaffFactory(), action_id=action.pk, reason="Quoted in criticism, not endorsed.")
+    page = html.unescape(signed_in(alice).get(withdraw_url(claim, rating)).content.decode())
+    assert "The page owner is told, with your reason, word for word." in page
+
+    assert api_withdraw(bearer_client(alice), claim, rating).status_code == 200
+    notice = Notification.objects.get(user=olivia, post=claim, subject__contains="was withdrawn")
+    assert "what the rating did to it had already been lifted, and now the rating itself is gone" in notice.body
+    assert REASON in notice.body
+
+
+def test_the_confirmation_promises_a_public_page_only_when_there_is_one(world, alice):
+    claim, rating = world["claim"], world["rating"]
+    said = "its public page says so; it is no longer published as ClaimReview."
+    client = signed_in(alice)
+    assert said in html.unescape(client.get(withdraw_url(claim, rating)).content.decode())
+    remove_post(staff=StaffFactory(), post_id=claim.pk, ground="harassment", reason="Names and shames a private person.")
+    page = html.unescape(client.get(withdraw_url(claim, rating)).content.decode())
+    assert said not in page
+    assert "marked as withdrawn (it has no public page to change)." in page
+
+
+def test_the_owners_timeline_shows_why_the_rating_was_withdrawn(world, alice, olivia):
+    claim, rating = world["claim"], world["rating"]
+    assert api_withdraw(bearer_client(alice), claim, rating).status_code == 200
+    [entry] = [e for e in post_timeline(claim, for_owner=True) if e.title == "False rating withdrawn"]
+    assert (entry.detail, entry.by) == (REASON, "Verifact")
