@@ -111,8 +111,8 @@ def _lock_rated_post_and_copies(post_id: int) -> tuple[Post, list[Post]]:
     """Lock the post and the copies that carry its rating, in id order (docs/concurrency.md: posts, several in id
     order). NO KEY: as `lock_post`, others only insert rows that reference them. The copies are read before their
     locks; `withdraw` keeps those still linked once they are held. A copy that a match job links meanwhile, having read
-    the claim as rated, is left matched with no rating to carry: a race this does not close (it needs a reconciler of
-    copies matched to an unrated claim)."""
+    the claim as rated, is left matched with no rating to carry: the matching reconciler moves it back to waiting
+    (factcheck.matching.unrated.release_unrated)."""
     ids = sorted({post_id, *copies_to_release(post_id)})
     posts = list(Post.objects.select_for_update(no_key=True, of=("self",)).select_related("page")
                  .filter(pk__in=ids).order_by("id"))

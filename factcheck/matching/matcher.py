@@ -75,6 +75,7 @@ from factcheck.matching.semantic import (
 )
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import judge
+from factcheck.matching.unrated import release_unrated
 from factcheck.models import (
     Claim,
     ClaimStatus,
@@ -309,12 +310,12 @@ def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
     update_rows(Post, ["signature"], [(pk, signature) for (pk, _), signature
                                       in zip(unsigned, signatures_of([text for _, text in unsigned]), strict=True)])
     match_new_posts(post_ids=[pk for pk, *_ in pending], now=now)
-    regrouped = regroup_rated(now=now)
+    regrouped, released = regroup_rated(now=now), release_unrated(now=now)  # copies stranded by a race, each way
     clock, after = now or timezone.now(), settings.FACTDESK_RECONCILE_AFTER_SECONDS
     late = past_grace(f"posts still not matched {after} s after they arrived", [made for *_, made in pending],
                       now=clock, grace=after)
-    warn_redriven(late, regrouped, now=clock, why=f"{LOST_OR_LATE}, or matching was off")
-    return len(pending) + regrouped.count
+    warn_redriven(late, regrouped, released, now=clock, why=f"{LOST_OR_LATE}, or matching was off")
+    return len(pending) + regrouped.count + released.count
 
 
 def _stranded() -> list[int]:

@@ -129,7 +129,7 @@ def test_the_confirmation_promises_a_public_page_only_when_there_is_one(world, a
     said = "its public page says so; it is no longer published as ClaimReview."
     client = signed_in(alice)
     assert said in html.unescape(client.get(withdraw_url(claim, rating)).content.decode())
-    remove_post(staff=StaffFactory(), post_id=claim.pk, ground="harassment", reason="Names and shames a private person.")
+    remove_post(staff=StaffFactory(), post_id=claim.pk, ground="harassment", reason="Shames a private person.")
     page = html.unescape(client.get(withdraw_url(claim, rating)).content.decode())
     assert said not in page
     assert "marked as withdrawn (it has no public page to change)." in page
