@@ -16,7 +16,7 @@ from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, errors_for
 from core.reasons import MAX_REASON, WRITTEN_NOT_BLANK
-from factcheck.api import documented
+from factcheck.flag_input import documented
 from factcheck.models import MatchMethod, MatchState, Post, QueueState
 from moderation.unlinking import unlink_confirmed_copy
 
