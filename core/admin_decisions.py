@@ -21,40 +21,18 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.utils import unquote
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.core.validators import MaxLengthValidator
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import SafeString
 
-from core.reasons import MAX_REASON, WrittenText, refuse_contact_details, refuse_control_characters
+from core.reasons import reason_field
 
 # One reviewer can read and vouch for this many rows on one confirmation page.
 BULK_CAP = 100
 CONFIRM_TEMPLATE = "admin/factdesk/confirm_decision.html"
 CHANGE_FORM_TEMPLATE = "admin/factdesk/change_form.html"
-
-
-# A longer reason than core.reasons.MAX_REASON (the domain functions check the same) is a form error next to
-# the field, with the rest of the form kept.
-TOO_LONG = f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d)."
-
-
-def reason_field(*, label: str = "Reason", help_text: str, read_by: str | None = None,
-                 required_message: str = "A reason is required: every staff decision records why.") -> WrittenText:
-    """The reason a staff form asks for: what a person writes for the record (core.reasons), at most MAX_REASON
-    characters, without contact details when `read_by` (core.reasons.OWNER_READS) reads it word for word; a form
-    error next to the field otherwise."""
-    contact_details = [refuse_contact_details(read_by)] if read_by is not None else []
-    return WrittenText(
-        label=label,
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
-        help_text=help_text,
-        # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-        validators=[MaxLengthValidator(MAX_REASON, TOO_LONG), refuse_control_characters, *contact_details],
-        error_messages={"required": required_message},
-    )
 
 
 class AsksReason(admin.ModelAdmin):

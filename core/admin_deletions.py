@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 
-from core.admin_decisions import reason_field
+from core.reasons import reason_field
 
 # Where the reason a confirmation carried waits for delete_model and delete_queryset (Django passes them no form).
 REASON_KEY = "_factdesk_deletion_reason"

@@ -6,6 +6,10 @@ next to the field, with the rest of the form kept.
 What others read word for word (the page owner, everyone once published) holds no contact details: a reason or a
 rationale with an e-mail address or a telephone number (core.contact_details) is refused with what was found and
 who would have read it (`contact_problem`).
+
+A decision that requires a reason asks for it and refuses it the same way at every door: `required_reason` (the
+domain's check), `reason_field` (the browser form's field, worded as the domain words it) and `reason_body` (the API
+body's field, as the OpenAPI document declares it).
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
+from ninja import Field
 
 from core.contact_details import find_contact_details
 
@@ -43,6 +50,8 @@ CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _WRITTEN = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 WRITTEN_TEXT = rf"^{_WRITTEN}*$"
 WRITTEN_NOT_BLANK = rf"^{_WRITTEN}*[^\s\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]{_WRITTEN}*$"
+# A form's message for a reason over MAX_REASON (Django fills in the length it counted).
+TOO_LONG = f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d)."
 CONTROLS_MESSAGE = "Take out the control characters (such as ESC): they show as nothing, and upset e-mail readers."
 
 
@@ -112,3 +121,37 @@ def too_long(reason: str) -> str | None:
     if len(reason) <= MAX_REASON:
         return None
     return f"Keep the reason to {MAX_REASON:,} characters (it has {len(reason):,})."
+
+
+def required_reason(text: str | None, *, missing: str, read_by: str | None) -> tuple[str, str | None]:
+    """A decision's required reason, the one check behind every door that asks for it (browser and API alike): the
+    reason as the record keeps it (`written`), and what is wrong with it, or None: `missing` when nothing is
+    written, else reason_problem's. Each caller raises its own refusal with the problem (its code is its
+    interface's)."""
+    reason = written(text)
+    return reason, (reason_problem(reason, read_by=read_by) if reason else missing)
+
+
+def reason_field(*, label: str = "Reason", help_text: str, read_by: str | None = None,
+                 required_message: str = "A reason is required: every staff decision records why.",
+                 widget: forms.Widget | None = None) -> WrittenText:
+    """The reason a form asks for: what a person writes for the record, at most MAX_REASON characters, without
+    control characters, and without contact details when `read_by` (OWNER_READS, ...) reads it word for word; a
+    form error next to the field otherwise, worded as the domain words it (`required_message` is its `missing`)."""
+    contact_details = [refuse_contact_details(read_by)] if read_by is not None else []
+    return WrittenText(
+        label=label,
+        widget=widget or forms.Textarea(attrs={"rows": 4, "cols": 60}),
+        help_text=help_text,
+        # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
+        validators=[MaxLengthValidator(MAX_REASON, TOO_LONG), refuse_control_characters, *contact_details],
+        error_messages={"required": required_message},
+    )
+
+
+def reason_body(description: str) -> Any:
+    """The `reason` of an API body that asks for one (`{"reason"}`): what the OpenAPI document promises clients, the
+    rules `required_reason` enforces with its own messages (declared, not checked here, so that a refusal names the
+    field as the domain words it)."""
+    return Field(description=description,
+                 json_schema_extra={"minLength": 1, "maxLength": MAX_REASON, "pattern": WRITTEN_NOT_BLANK})

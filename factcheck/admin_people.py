@@ -29,8 +29,9 @@ from accounts.models import TokenState, User, token_state_condition
 from accounts.password_reset import is_invited, lacks_a_way_in
 from accounts.services import active_tokens_of, tokens_of
 from audit.sentences import describe_changes
-from core.admin_decisions import AsksReason, reason_field
+from core.admin_decisions import AsksReason
 from core.admin_deletions import DeletionAsksReason
+from core.reasons import reason_field
 from factcheck.member_changes import USER_FIELDS, UserChange, change_password, change_user, delete_user
 from factcheck.members import (
     NEEDS_ORGANISATION,

@@ -17,8 +17,10 @@ from django.utils.safestring import SafeString
 
 from core.paging import plain_number
 from core.place_names import country_choices, country_name, language_choices, language_name, named_choices
+from core.reasons import KEPT_FOR_GOOD, MAX_REASON, reason_field
 from core.search_input import SearchField
 from factcheck.coverage import listed_codes
+from factcheck.matching.undoing import MISSING_REASON
 from factcheck.models import FlagSource, Organisation, Verdict
 from factcheck.queue import QueueFilters, QueueSort
 from factcheck.rating_limits import MAX_CHANGE_REASON, MAX_RATIONALE
@@ -241,12 +243,11 @@ class MatchRejectForm(forms.Form):
 
 class MatchUndoForm(forms.Form):
     """Why a rejected pair is the same claim after all: required, kept for good with the pair's history (the audit
-    log), as factcheck.matching.undoing asks."""
+    log), refused as factcheck.matching.undoing refuses it, in the same words."""
 
-    reason = forms.CharField(
-        label="Why it is the same claim after all",
-        max_length=2000,
-        widget=forms.TextInput(attrs={"autocomplete": "off"}),
-        error_messages={"required": "Say why this is the same claim after all: the reason is kept with the pair's "
-                                    "history."},
+    reason = reason_field(
+        label="Why it is the same claim after all", help_text="", read_by=KEPT_FOR_GOOD,
+        required_message=MISSING_REASON,
+        # One line beside the pair's buttons; the browser keeps it to the limit (no line breaks to count twice here).
+        widget=forms.TextInput(attrs={"autocomplete": "off", "maxlength": str(MAX_REASON)}),
     )

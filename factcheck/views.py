@@ -33,7 +33,7 @@ from factcheck.coverage import describe_coverage, narrowed_by
 from factcheck.forms import QueueFilterForm, render_filter_fields
 from factcheck.media_display import ShownMedia, media_by_post
 from factcheck.members import NO_ORGANISATION, opens_desk, organisation_of
-from factcheck.models import Post
+from factcheck.models import Post, QueueState
 from factcheck.priority import AGE_CAP_HOURS, AGE_POINTS, FLAG_POINTS, VELOCITY_POINTS
 from factcheck.queue import COUNT_CAP, QueueFilters, QueueSort, queue_page
 from factcheck.selectors import active_claim, active_claims_of
@@ -85,6 +85,14 @@ def url_for_ids(name: str) -> Callable[[int], str]:
     marker = "987654321"
     head, tail = reverse(name, args=[marker]).split(marker)
     return lambda pk: f"{head}{pk}{tail}"
+
+
+def where_it_stands(post: Post) -> str:
+    """Where a post stands once a decision took its rating or its claim away (a withdrawal, an unlinking), as the
+    message after the decision says it: read from the database, where the decision's transaction left it."""
+    post.refresh_from_db(fields=["queue_state"])
+    return ("it is back in the review queue" if post.queue_state == QueueState.QUEUED
+            else f"its state now: {QueueState(post.queue_state).label.lower()}")
 
 
 def _my_claims(reviewer) -> list[dict[str, object]]:

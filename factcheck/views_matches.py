@@ -4,9 +4,11 @@ factcheck.matching.matcher and factcheck.matching.undoing; the rules are there."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from django.contrib import messages
+from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -69,48 +71,43 @@ def confirm_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
 @require_POST
 def reject_match_view(request: HttpRequest, match_id: int) -> HttpResponse:
     match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
-    form = MatchRejectForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])),
-                       extra_tags=BESIDE_COPIES)
-        return redirect(_back_to(request, match))
-    try:
-        reject_match(match_id=match.pk, reviewer=request.user, reason=form.cleaned_data["reason"])
-    except Refusal as exc:
-        messages.error(request, str(exc), extra_tags=BESIDE_COPIES)
-    else:
-        # A rejection made by mistake is undone where the pair is listed (the copy's page): said where it is made.
-        messages.success(
-            request,
-            format_html("Rejected: “{}” is not a copy of “{}”; this pair will not be suggested again. "
-                        "<a href=\"{}#match-{}\">The same claim after all? Undo the rejection</a>.",
-                        match.post.external_id, match.source.external_id,
-                        reverse("factcheck:post", args=[match.post_id]), match.pk),
-            extra_tags=BESIDE_COPIES,
-        )
-    return redirect(_back_to(request, match))
+    # A rejection made by mistake is undone where the pair is listed (the copy's page): said where it is made.
+    said = format_html("Rejected: “{}” is not a copy of “{}”; this pair will not be suggested again. "
+                       "<a href=\"{}#match-{}\">The same claim after all? Undo the rejection</a>.",
+                       match.post.external_id, match.source.external_id,
+                       reverse("factcheck:post", args=[match.post_id]), match.pk)
+    return _decide_with_reason(
+        request, match, MatchRejectForm(request.POST), said=said,
+        decide=lambda reason: reject_match(match_id=match.pk, reviewer=request.user, reason=reason),
+    )
 
 
 @factchecker_required
 @require_POST
 def undo_rejection_view(request: HttpRequest, match_id: int) -> HttpResponse:
     match = get_object_or_404(Match.objects.select_related("post", "source"), pk=match_id)
-    form = MatchUndoForm(request.POST)
+    said = (f"Suggested again: “{match.post.external_id}” may copy “{match.source.external_id}”. Confirm it below to "
+            "give the copy the claim's rating.")
+    return _decide_with_reason(
+        request, match, MatchUndoForm(request.POST), said=said,
+        decide=lambda reason: undo_rejection(match_id=match.pk, reviewer=request.user, reason=reason),
+    )
+
+
+def _decide_with_reason(request: HttpRequest, match: Match, form: Form, *, said: str,
+                        decide: Callable[[str], object]) -> HttpResponse:
+    """A decision of a pair that asks a reason (rejecting, undoing a rejection): the form's word on the reason, else
+    the rule's refusal, else what was done (`said`), shown beside the pair's list; back where it was made."""
     if not form.is_valid():
         messages.error(request, " ".join(form.errors.get("reason", ["The reason could not be read."])),
                        extra_tags=BESIDE_COPIES)
         return redirect(_back_to(request, match))
     try:
-        undo_rejection(match_id=match.pk, reviewer=request.user, reason=form.cleaned_data["reason"])
+        decide(form.cleaned_data["reason"])
     except Refusal as exc:
         messages.error(request, str(exc), extra_tags=BESIDE_COPIES)
     else:
-        messages.success(
-            request,
-            f"Suggested again: “{match.post.external_id}” may copy “{match.source.external_id}”. Confirm it below to "
-            "give the copy the claim's rating.",
-            extra_tags=BESIDE_COPIES,
-        )
+        messages.success(request, said, extra_tags=BESIDE_COPIES)
     return redirect(_back_to(request, match))
 
 

@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from core.reasons import OWNER_READS, reason_problem, written
+from core.reasons import OWNER_READS, required_reason
 from core.refusals import Refusal
 from factcheck.eligibility import removed_posts, restored_state
 from factcheck.matching.candidates import refile_groups
@@ -33,6 +33,9 @@ from factcheck.matching.matcher import linked_copies
 from factcheck.members import organisation_id_of
 from factcheck.models import Post, QueueState, Rating
 from factcheck.ratings import AppealOpen, NotYourRating, StaleRating, open_appeals_against, retire_rating
+
+# The form's message too (moderation.views_withdraw): said the same wherever the reason is missing.
+MISSING_REASON = "Say why the rating is withdrawn: the page owner reads your reason."
 
 
 class RatingNotFound(Refusal):
@@ -44,10 +47,8 @@ class RatingNotFound(Refusal):
 def clean_withdrawal_reason(reason: str) -> str:
     """The reason as the record keeps it, or ValidationError keyed `reason`: required, at most MAX_REASON characters,
     no control characters, and no contact details (the page owner reads it word for word in their notice)."""
-    reason = written(reason)
-    if not reason:
-        raise ValidationError({"reason": ["Say why the rating is withdrawn: the page owner reads your reason."]})
-    if problem := reason_problem(reason, read_by=OWNER_READS):
+    reason, problem = required_reason(reason, missing=MISSING_REASON, read_by=OWNER_READS)
+    if problem:
         raise ValidationError({"reason": [problem]})
     return reason
 

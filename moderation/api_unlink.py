@@ -15,8 +15,7 @@ from ninja import Field, Router, Schema
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import NotFound, errors_for
-from core.reasons import MAX_REASON, WRITTEN_NOT_BLANK
-from factcheck.flag_input import documented
+from core.reasons import reason_body
 from factcheck.models import MatchMethod, MatchState, Post, QueueState
 from moderation.unlinking import unlink_confirmed_copy
 
@@ -24,11 +23,10 @@ router = Router(tags=["decisions"])
 
 
 class UnlinkIn(Schema):
-    reason: str = Field(
-        description="Required: why this post is not the same claim. Its page's owner reads it word for word (when "
-        "the copy carried the claim's rating), and every organisation's post pages show it with the pair: a reason "
-        "with an e-mail address or a telephone number is refused with 422 `validation_error`, naming what was found.",
-        json_schema_extra=documented(minLength=1, maxLength=MAX_REASON, pattern=WRITTEN_NOT_BLANK),
+    reason: str = reason_body(
+        "Required: why this post is not the same claim. Its page's owner reads it word for word (when the copy "
+        "carried the claim's rating), and every organisation's post pages show it with the pair: a reason with an "
+        "e-mail address or a telephone number is refused with 422 `validation_error`, naming what was found."
     )
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Field, Path, Router, Schema
+from ninja import Path, Router, Schema
 
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import MAX_ID, NotFound, errors_for
-from core.reasons import MAX_REASON, WRITTEN_NOT_BLANK
-from factcheck.flag_input import documented
+from core.reasons import reason_body
 from factcheck.members import organisation_id_of
 from factcheck.models import Post
 from moderation.api import PostOut, post_out
@@ -28,11 +27,10 @@ router = Router(tags=["review"])
 class WithdrawalIn(Schema):
     """The constraints are declared for clients; factcheck.withdrawals enforces them, with its own messages."""
 
-    reason: str = Field(
-        description="Required: why the rating is withdrawn (the wrong post was rated, or one that should never have "
-        "been). The page owner reads it word for word in their notice: a reason with an e-mail address or a "
-        "telephone number is refused with 422 `validation_error`, the field's message naming what was found.",
-        json_schema_extra=documented(minLength=1, maxLength=MAX_REASON, pattern=WRITTEN_NOT_BLANK),
+    reason: str = reason_body(
+        "Required: why the rating is withdrawn (the wrong post was rated, or one that should never have been). The "
+        "page owner reads it word for word in their notice: a reason with an e-mail address or a telephone number "
+        "is refused with 422 `validation_error`, the field's message naming what was found."
     )
 
 

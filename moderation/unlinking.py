@@ -16,7 +16,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from core.reasons import OWNER_READS, reason_problem, written
+from core.reasons import OWNER_READS, required_reason
 from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.unlinkable import Link, NotACopy, UnlinkRefused, link_of, unlink_refusal
 from factcheck.members import organisation_of
@@ -66,9 +66,9 @@ def unlink_confirmed_copy(
     with their reason, and its outcome is the one notice, even when they confirmed the copy themselves (they may not
     uphold it, moderation.appeal_states.can_decide; taking their own confirmation back gives the owner what they
     asked). Refused while a colleague who may decide that appeal is reviewing it: it is theirs to decide."""
-    reason = written(reason)
-    problem = ("Say why this post is not a copy of the claim: its owner reads your reason." if not reason
-               else reason_problem(reason, read_by=OWNER_READS))
+    reason, problem = required_reason(
+        reason, missing="Say why this post is not a copy of the claim: its owner reads your reason.",
+        read_by=OWNER_READS)
     if problem:
         # Named as the API names a field's problem (the browser shows the message).
         raise UnlinkRefused(problem, code="validation_error",

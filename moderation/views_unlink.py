@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from core.refusals import Refusal
-from factcheck.models import Post, QueueState
-from factcheck.views import factchecker_required
+from factcheck.models import Post
+from factcheck.views import factchecker_required, where_it_stands
 from factcheck.views_post import keep_unlink_reason
 from moderation.unlinking import unlink_confirmed_copy
 
@@ -29,9 +29,6 @@ def unlink_copy_view(request: HttpRequest, post_id: int) -> HttpResponse:
         keep_unlink_reason(request, post_id=post.pk, reason=reason)  # shown in the form again, with the refusal
         messages.error(request, f"Not unlinked: {exc}")
     else:
-        post.refresh_from_db(fields=["queue_state"])
-        follows = ("it is back in the review queue" if post.queue_state == QueueState.QUEUED
-                   else f"its state now: {QueueState(post.queue_state).label.lower()}")
         messages.success(request, f"Unlinked: “{post.external_id}” is not a copy of “{match.source.external_id}”; "
-                                  f"{follows}, and this pair will not be suggested again.")
+                                  f"{where_it_stands(post)}, and this pair will not be suggested again.")
     return redirect("factcheck:post", post_id=post.pk)

@@ -14,13 +14,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from core.admin_decisions import reason_field
 from core.error_summary import error_summary
-from core.reasons import OWNER_READS, OWNER_READS_IN_NOTICE
+from core.reasons import OWNER_READS, OWNER_READS_IN_NOTICE, reason_field
 from core.refusals import Refusal
-from factcheck.models import Post, QueueState, Rating
-from factcheck.views import factchecker_required
-from factcheck.withdrawals import copies_to_release, withdrawal_refusal
+from factcheck.models import Post, Rating
+from factcheck.views import factchecker_required, where_it_stands
+from factcheck.withdrawals import MISSING_REASON, copies_to_release, withdrawal_refusal
 from moderation.effect_preview import preview_withdrawal
 from moderation.selectors import published_rating
 from moderation.withdrawal import owner_was_told, withdraw_rating
@@ -28,7 +27,7 @@ from moderation.withdrawal import owner_was_told, withdraw_rating
 
 class WithdrawalForm(forms.Form):
     reason = reason_field(label="Why you withdraw this rating", help_text=OWNER_READS_IN_NOTICE, read_by=OWNER_READS,
-                          required_message="Say why the rating is withdrawn: the page owner reads your reason.")
+                          required_message=MISSING_REASON)
 
 
 @factchecker_required
@@ -49,11 +48,9 @@ def withdraw_rating_view(request: HttpRequest, post_id: int, rating_id: int) -> 
             refused = exc
             rating.refresh_from_db(fields=["is_current", "superseded_by", "superseded_at"])
         else:
-            post.refresh_from_db(fields=["queue_state"])
-            follows = ("it is back in the review queue" if post.queue_state == QueueState.QUEUED
-                       else f"its state now: {QueueState(post.queue_state).label.lower()}")
             messages.success(request, f"Rating withdrawn: post “{post.external_id}” is no longer rated "
-                                      f"{rating.get_verdict_display()}; {follows}. Its owner is told why.")
+                                      f"{rating.get_verdict_display()}; {where_it_stands(post)}. "
+                                      "Its owner is told why.")
             return redirect("factcheck:post", post_id=post.pk)
     refusal = refused or withdrawal_refusal(reviewer=request.user, rating=rating)
     errors = error_summary(form) if form.is_bound and form.errors else []

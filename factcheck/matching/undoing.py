@@ -33,13 +33,15 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import record_event
-from core.reasons import KEPT_FOR_GOOD, reason_problem, written
+from core.reasons import KEPT_FOR_GOOD, required_reason
 from core.refusals import Refusal
 from factcheck.matching.confirmable import confirmation, facts_of
 from factcheck.matching.matcher import locked_pair
 from factcheck.models import Match, MatchState
 
 MATCH_TARGET = Match._meta.label_lower
+# The form's message too (factcheck.forms.MatchUndoForm): said the same wherever the reason is missing.
+MISSING_REASON = "Say why this is the same claim after all: the reason is kept with the pair's history."
 
 
 class UndoRefused(Refusal):
@@ -105,12 +107,9 @@ def undo_rejection(*, match_id: int, reviewer, reason: str, now: datetime | None
     locks them (matcher.locked_pair), so the rule is judged on the posts as they stand. Raises UndoRefused (or the
     rule's refusal: another organisation's rating, outside coverage) before anything is written."""
     now = now or timezone.now()
-    reason = written(reason)
-    if not reason:
-        raise UndoRefused("Say why this is the same claim after all: the reason is kept with the pair's history.",
-                          code="reason_required", details={"field": "reason"})
-    if problem := reason_problem(reason, read_by=KEPT_FOR_GOOD):
-        raise UndoRefused(problem, code="invalid_reason", details={"field": "reason"})
+    reason, problem = required_reason(reason, missing=MISSING_REASON, read_by=KEPT_FOR_GOOD)
+    if problem:
+        raise UndoRefused(problem, code="invalid_reason" if reason else "reason_required", details={"field": "reason"})
     _, match, answer = locked_pair(match_id, reviewer=reviewer, now=now, as_state=MatchState.SUGGESTED)
     rejection = rejections([match.pk])[match.pk]
     if refusal := undo_refusal(match=match, rejection=rejection,

@@ -61,7 +61,10 @@ def test_refusals_are_json_with_codes_and_change_nothing(copy, alice, olivia):  
     assert [error["field"] for error in blank] == ["reason"]
     # The field itself is required and bounded, as the document says.
     assert unlink(alice, copy, {}).status_code == 422
-    assert unlink(alice, copy, {"reason": "x" * 2001}).status_code == 422
+    too_long = unlink(alice, copy, {"reason": "x" * 2001})
+    assert (too_long.status_code, too_long.json()["error"]["code"]) == (422, "validation_error")
+    [problem] = too_long.json()["error"]["details"]["errors"]
+    assert problem["field"] == "reason" and "Keep the reason to 2,000 characters" in problem["message"]
     # Other roles are refused by the token; an unknown post is a 404.
     for user in (olivia, PlatformUserFactory(), UserFactory()):
         assert unlink(user, copy, {"reason": REASON}).status_code == 403

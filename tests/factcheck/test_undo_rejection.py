@@ -159,6 +159,21 @@ def test_a_reason_is_required_and_nothing_changes_without_one(login, reviewer, c
     assert recorded(rejected) == before
 
 
+@pytest.mark.parametrize(("reason", "says"), [
+    ("x" * 2001, "Keep the reason to 2,000 characters"),
+    ("Same claim; call me on +44 20 7946 0958.", "leave out e-mail addresses and phone numbers"),
+])
+def test_a_refused_reason_is_told_in_the_words_every_reason_is_refused_in(login, reviewer, copy, rejected, reason,
+                                                                         says):
+    # As the unlinking and the withdrawal of a rating refuse it (core.reasons): the form said "Ensure this value has
+    # at most 2000 characters" of a reason its own domain refuses as "Keep the reason to 2,000 characters".
+    before = recorded(rejected)
+    client = login(reviewer)
+    response = undo(client, rejected, reason=reason)
+    assert says in messages_of(client.get(response["Location"]))
+    assert recorded(rejected) == before
+
+
 def test_another_organisations_factchecker_is_offered_no_undo_and_is_refused(login, copy, rejected):
     outsider = FactCheckerFactory(organisation=OrganisationFactory(name="Faktisk"))
     before = recorded(rejected)

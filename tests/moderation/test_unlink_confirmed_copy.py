@@ -230,6 +230,13 @@ def test_the_reason_is_required_and_a_refused_reason_is_kept_in_the_form(alice, 
     assert_still_linked(copy)
 
 
+def test_an_over_long_reason_is_refused_in_the_words_every_reason_is_refused_in(alice, copy):
+    client = signed_in(alice)
+    response = unlink(client, copy, reason="x" * 2001)
+    assert "Not unlinked: Keep the reason to 2,000 characters" in messages_of(client.get(response["Location"]))
+    assert_still_linked(copy)
+
+
 def test_a_stale_page_is_told_the_copy_was_already_unlinked(alice, carol, copy):
     stale = signed_in(carol)
     stale.get(f"/queue/posts/{copy.pk}/")
