@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -22,12 +21,7 @@ class UserTimeZoneMiddleware:
         zone = None
         if not request.path.startswith("/api/"):
             user = getattr(request, "user", None)
-            name = getattr(user, "time_zone", "") if user is not None and user.is_authenticated else ""
-            if name and name != "UTC":
-                try:
-                    zone = ZoneInfo(name)
-                except (ZoneInfoNotFoundError, ValueError):
-                    zone = None  # a name this machine's tz database lacks: UTC rather than an error page
+            zone = user.zone if user is not None and user.is_authenticated else None
         if zone is None:
             timezone.deactivate()
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pgtrigger
 from django.conf import settings
@@ -55,6 +56,17 @@ class User(AbstractUser):
     @property
     def is_trust_safety(self) -> bool:
         return self.role == Role.TRUST_SAFETY
+
+    @property
+    def zone(self) -> ZoneInfo | None:
+        """The time zone this person reads times in (their pages, their e-mails); None for UTC, the default, and for a
+        name this machine's tz database lacks (UTC rather than an error)."""
+        if not self.time_zone or self.time_zone == "UTC":
+            return None
+        try:
+            return ZoneInfo(self.time_zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            return None
 
 
 # "fd_" and 7 random characters: enough to tell one user's tokens apart, far too few to guess a token.

@@ -22,11 +22,12 @@ Django: the admin's "Disabled" keeps them out (deactivating the account is the p
 request changes, so it still tells nobody whether or how an account has a password: the job decides.
 
 An account made with an address and no password (`add_user --email` without --password-stdin, the admin's add page
-with password-based authentication disabled) is sent the same link at once, worded as an invitation that says who
-made the account (`invite`, on commit, by the job accounts.jobs.send_invitation): nobody had told the person, and
-"Forgot your password?" sent "Someone, hopefully you, asked for a link". Whoever can sign in, now or by such a link,
-is `can_sign_in`'s rule, which `accounts_with_address` and the appeals nobody can decide (moderation.appeal_states)
-read; `lacks_a_way_in` is the rule that a person's new account has one.
+with password-based authentication disabled) is sent a link at once, worded as an invitation that says who made
+the account (`invite`, on commit, by the job accounts.jobs.send_invitation): nobody had told the person, and
+"Forgot your password?" sent "Someone, hopefully you, asked for a link". Its link is an invitation, a token of its
+own kind that works for FACTDESK_INVITATION_DAYS rather than the reset hour (accounts.tokens). Whoever can sign
+in, now or by such a link, is `can_sign_in`'s rule, which `accounts_with_address` and the appeals nobody can
+decide (moderation.appeal_states) read; `lacks_a_way_in` is the rule that a person's new account has one.
 
 Counts live in the cache (Redis with REDIS_URL, shared by every process; each process's memory otherwise
 or while Redis is down: core.resilience.FallbackCache), one window of WINDOW_SECONDS from the first request.
@@ -43,6 +44,7 @@ import hashlib
 import logging
 import secrets
 import unicodedata
+from datetime import UTC
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -54,11 +56,14 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.mail import EmailMessage
 from django.db.models import Q
 from django.template import loader
+from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Role
+from accounts.tokens import make_invitation_token
 from core import mailing
+from core.formatting import local_moment
 from core.jobs import enqueue_on_commit
 from core.public_site import public_reverse
 from core.refusals import Refusal
@@ -211,10 +216,11 @@ def send_reset_link(*, email: str) -> int:
     return sent
 
 
-def _send_link(user, context: dict) -> None:
+def _send_link(user, context: dict, *, token: str | None = None) -> None:
+    """E-mail `user` the link with `token` (a new password-reset token when None) in the e-mail's context."""
     context = {**context, "user": user, "reset_url": public_reverse("accounts:password_reset_confirm", kwargs={
         "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
-        "token": default_token_generator.make_token(user),
+        "token": token or default_token_generator.make_token(user),
     })}
     subject = "".join(loader.render_to_string(SUBJECT_TEMPLATE, context).splitlines())  # one line
     message = EmailMessage(subject, loader.render_to_string(EMAIL_TEMPLATE, context), settings.DEFAULT_FROM_EMAIL,
@@ -241,8 +247,10 @@ def invite(*, user, by=None) -> bool:
 
 def send_invitation(*, user_id: int, invited_by_id: int | None) -> int:
     """The job of `invite`: the invitation, unless the account has since gone, been deactivated, lost its address,
-    been given a password or signed in (then it is no longer needed, and "Forgot your password?" serves). Returns
-    how many were sent (0 or 1); raises core.mailing.EmailNotSent as `send_reset_link` does (RQ retries)."""
+    been given a password or signed in (then it is no longer needed, and "Forgot your password?" serves). Its link
+    is an invitation token (accounts.tokens), good for FACTDESK_INVITATION_DAYS from when it is sent, and the
+    e-mail names that moment in the person's time zone. Returns how many were sent (0 or 1); raises
+    core.mailing.EmailNotSent as `send_reset_link` does (RQ retries, each try with a fresh link)."""
     user_model = get_user_model()
     user = user_model._default_manager.filter(pk=user_id).filter(can_sign_in(), last_login__isnull=True).first()
     if user is None or not is_invited(user):
@@ -251,10 +259,14 @@ def send_invitation(*, user_id: int, invited_by_id: int | None) -> int:
         inviter = user_model._default_manager.get(pk=invited_by_id) if invited_by_id is not None else None
     except ObjectDoesNotExist:  # deleted since: the account was made all the same
         inviter = None
+    token, until = make_invitation_token(user=user)
+    with timezone.override(user.zone or UTC):  # until when, as the person keeps time (their profile's zone)
+        until_text = local_moment(until)
     _send_link(user, {"first_password": True, "invitation": True,
                       "invited_by": (inviter.get_full_name() or inviter.get_username()) if inviter else "",
                       "role": user.get_role_display() if user.role else "",
-                      "login_url": public_reverse("accounts:login")})
+                      "login_url": public_reverse("accounts:login"),
+                      "valid_until": until_text}, token=token)
     return 1
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
@@ -16,6 +17,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.forms import NewPasswordForm, ProfileForm, ResetRequestForm, SignInForm
 from accounts.password_reset import TooManyResetRequests, request_reset_link
 from accounts.security import client_ip
+from accounts.tokens import is_expired_invitation, link_tokens
 from core.error_summary import error_summary
 
 
@@ -61,12 +63,25 @@ class ResetSent(auth_views.PasswordResetDoneView):
 
 
 class ChooseNewPassword(WithErrorSummary, auth_views.PasswordResetConfirmView):
-    """/accounts/reset/<uid>/<token>/: the link from the e-mail; works until a password is saved with it (the token
-    dies with the password). Django keeps the token in the session and redirects to .../set-password/, so the token
-    leaves the address bar (and the Referer); config.log_masking keeps it out of the logs."""
+    """/accounts/reset/<uid>/<token>/: the link from the e-mail, a password-reset link or an invitation (each works
+    for its own time, until a password is saved with it: accounts.tokens). Django keeps the token in the session and
+    redirects to .../set-password/, so the token leaves the address bar (and the Referer); config.log_masking keeps
+    it out of the logs. A refused invitation whose days have passed says so, and how to get a new link."""
 
     form_class = NewPasswordForm
     success_url = reverse_lazy("accounts:password_reset_complete")
+    token_generator = link_tokens
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        if not self.validlink:
+            token = self.kwargs.get("token")
+            if token == self.reset_url_token:  # expired between opening the link and saving the password
+                token = self.request.session.get(auth_views.INTERNAL_RESET_SESSION_TOKEN)
+            context["expired_invitation"] = self.user is not None and is_expired_invitation(user=self.user,
+                                                                                            token=token)
+            context["invitation_days"] = settings.FACTDESK_INVITATION_DAYS
+        return context
 
 
 class ResetDone(auth_views.PasswordResetCompleteView):

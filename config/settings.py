@@ -328,9 +328,14 @@ EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
 # Django's file backend (EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend) writes each e-mail here.
 EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "factdesk@localhost")
-# Password reset links (/accounts/password-reset/, sent with the backend above) work once, for an hour (the
-# pages and the e-mail say so); requests are limited per address and per client (accounts.password_reset).
+# Password reset links (/accounts/password-reset/, sent with the backend above) work for an hour, until a password is
+# saved with them (the pages and the e-mail say so); requests are limited per address and per client
+# (accounts.password_reset).
 PASSWORD_RESET_TIMEOUT = 3600
+# An invitation to set a first password (e-mailed when staff or add_user make an account with an address and no
+# password) works this many days, with a token of its own kind (accounts.tokens): it lands unannounced, and an
+# hour-long link had mostly run out before a new colleague opened it. The e-mail says until when.
+FACTDESK_INVITATION_DAYS = env_int("FACTDESK_INVITATION_DAYS", 7, minimum=1)
 
 # Review rules.
 FACTDESK_CLAIM_LEASE_MINUTES = env_int("FACTDESK_CLAIM_LEASE_MINUTES", 30, minimum=1)

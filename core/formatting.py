@@ -1,7 +1,8 @@
 """How people read dates and multipliers, one way across the app's pages, notices, messages and admin.
 
 Dates: "2 Jun 2027"; moments: "2 Jun 2027, 14:05 UTC" (as config/formats writes them in templates), or in the
-reader's own time zone: "14:05 (Europe/Paris)" (`clock`). A rating published elsewhere before it was imported:
+reader's own time zone: "14:05 (Europe/Paris)" (`clock`), "14 Dec 2026, 17:05 (Europe/Paris)" in an e-mail
+(`local_moment`). A rating published elsewhere before it was imported:
 "published 30 Aug 2024 (imported 2 Jun 2027)" (`rating_dated`).
 Feed multipliers: "×0.2" (no trailing zeros), and as a share: "shown 80% less".
 Durations: "3 h 10 min", "2 d 4 h", "under a minute".
@@ -32,6 +33,13 @@ def clock(value: datetime) -> str:
     if local.year != today.year:
         when = f"{local.day} {local:%b %Y}, {local:%H:%M}"
     return f"{when} ({timezone.get_current_timezone_name()})"
+
+
+def local_moment(value: datetime) -> str:
+    """A moment in full, on the reader's clock (the active time zone), for text read days later, such as an
+    e-mail: "14 Dec 2026, 17:05 (Europe/Paris)"."""
+    local = timezone.localtime(value)
+    return f"{local.day} {local:%b %Y, %H:%M} ({timezone.get_current_timezone_name()})"
 
 
 def moment(value: datetime) -> str:

@@ -13,6 +13,7 @@ the rule's one home).
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_permission_codename, update_session_auth_hash
@@ -20,6 +21,7 @@ from django.contrib.auth.forms import AdminPasswordChangeForm, AdminUserCreation
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpResponseRedirect
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
@@ -249,8 +251,10 @@ class MemberUserAdmin(DeletionAsksReason, AsksReason, FactdeskUserAdmin):
         )
         obj.pk = created.pk  # what the admin's own log and its redirect to the new user's page read
         if is_invited(created):
+            days = settings.FACTDESK_INVITATION_DAYS
             messages.info(request, f"An invitation to set a password is e-mailed to {created.email}. Its link works "
-                                   "for an hour; after that they use “Forgot your password?” on the sign-in page.")
+                                   f"for {days} day{pluralize(days)}; after that they use “Forgot your password?” on "
+                                   "the sign-in page.")
 
     def save_related(self, request, form, formsets, change: bool) -> None:
         if not change:

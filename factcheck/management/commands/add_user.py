@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import sys
 
+from django.conf import settings
 from django.contrib.auth import password_validation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 
 from accounts.models import Role
 from accounts.password_reset import is_invited, lacks_a_way_in
@@ -93,8 +95,10 @@ class Command(BaseCommand):
         if user.is_platform:
             return f"Next: give the platform its API token, `manage.py issue_token {user.username}`."
         if is_invited(user):
-            return (f"Next: {user.email} is e-mailed an invitation to set a password. Its link works for an hour; "
-                    "after that they ask for a new one with “Forgot your password?” on the sign-in page.")
+            days = settings.FACTDESK_INVITATION_DAYS
+            return (f"Next: {user.email} is e-mailed an invitation to set a password. Its link works for {days} "
+                    f"day{pluralize(days)}; after that they ask for a new one with “Forgot your password?” on the "
+                    "sign-in page.")
         where = public_reverse("admin:index" if user.is_staff else "accounts:login")
         return f"Next: they sign in at {where} with the password given."
 
