@@ -12,7 +12,8 @@ urlpatterns = [
     # Django's LogoutView accepts POST only, so a link cannot sign anyone out.
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Django's password reset views (accounts.views): the link is e-mailed by a job (accounts.jobs) and works for
-    # PASSWORD_RESET_TIMEOUT, until a password is saved with it (accounts.password_reset.send_reset_link).
+    # PASSWORD_RESET_TIMEOUT, an invitation's for FACTDESK_INVITATION_DAYS (accounts.tokens), until a password is
+    # saved with it (accounts.password_reset.send_reset_link, send_invitation).
     path("password-reset/", views.RequestReset.as_view(), name="password_reset"),
     path("password-reset/sent/", views.ResetSent.as_view(), name="password_reset_done"),
     path("reset/<uidb64>/<token>/", views.ChooseNewPassword.as_view(), name="password_reset_confirm"),

@@ -1,8 +1,9 @@
 """What the logs never show: the secrets that some of Factdesk's URLs carry, and the headers that carry credentials.
 
 A password-reset link (accounts:password_reset_confirm, `/accounts/reset/<uidb64>/<token>/`) sets the account's
-password for whoever opens it, until a password is saved with it or for PASSWORD_RESET_TIMEOUT; gunicorn's access
-log wrote it whole (`GET /accounts/reset/OA/dj7eli-99e642f6.../ 302`), so anyone reading the logs within the hour
+password for whoever opens it, until a password is saved with it or for PASSWORD_RESET_TIMEOUT (an hour); an
+invitation's link, at the same path, for FACTDESK_INVITATION_DAYS (a week: accounts.tokens). gunicorn's access log
+wrote it whole (`GET /accounts/reset/OA/dj7eli-99e642f6.../ 302`), so anyone reading the logs within that time
 could take over an account whose owner had not used the link yet. django-rq's statistics take its API token in the
 path (`/admin/rq/stats.json/<token>/`, once RQ_API_TOKEN is set). No other route, and no query string the app reads,
 carries a secret: API tokens come in the Authorization header only (accounts.api_auth).

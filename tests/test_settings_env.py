@@ -54,6 +54,7 @@ def test_a_value_that_is_neither_on_nor_off_stops_the_start_naming_it(name, valu
     ("FACTDESK_TRUSTED_PROXIES", "-1", "FACTDESK_TRUSTED_PROXIES must be at least 0, not -1"),
     ("FACTDESK_WORKER_TTL", "0", "FACTDESK_WORKER_TTL must be at least 1, not 0"),
     ("FACTDESK_CLAIM_LEASE_MINUTES", "-1", "FACTDESK_CLAIM_LEASE_MINUTES must be at least 1, not -1"),
+    ("FACTDESK_INVITATION_DAYS", "0", "FACTDESK_INVITATION_DAYS must be at least 1, not 0"),
     ("FACTDESK_MEDIA_MATCH_DISTANCE", "48", "FACTDESK_MEDIA_MATCH_DISTANCE must be between 0 and 47, not 48"),
     ("LOG_LEVEL", "loud", "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR or CRITICAL (any case), not 'loud'"),
     ("API_RATE_LIMIT", "lots", "API_RATE_LIMIT must be a number of requests per period, such as 6000/m"),

@@ -103,6 +103,16 @@ def test_an_invitation_link_eight_days_old_is_refused_with_a_page_that_says_it_e
     assert not User.objects.get(username="nadia").has_usable_password()
 
 
+def test_the_invitation_lasts_as_many_days_as_the_setting_says(invited, later, settings):
+    settings.FACTDESK_INVITATION_DAYS = 2
+    link = link_in(invited())
+
+    later(timedelta(days=1, hours=23))
+    assert "Choose your password" in opened(link)
+    later(timedelta(days=2, hours=1))
+    assert "An invitation to Factdesk works for 2 days after it is" in opened(link)
+
+
 def test_an_invitation_link_stops_working_once_a_password_is_set_with_it(invited, later):
     link = link_in(invited())
     later(timedelta(days=3))
