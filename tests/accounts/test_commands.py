@@ -179,7 +179,8 @@ def test_add_user_with_an_address_invites_the_person_to_set_a_password(
     with django_capture_on_commit_callbacks(execute=True):
         output = add_user("rosa", "--role", "factchecker", "--org", "Verifact", "--email", "rosa@verifact.example")
 
-    assert "Next: rosa@verifact.example is e-mailed an invitation to set a password." in output
+    assert "Next: rosa@verifact.example is e-mailed an invitation to set a password. Its link works for 7 days;" \
+        in output
     run_worker()
     (message,) = mail.outbox
     assert (message.to, message.subject) == (["rosa@verifact.example"], "Set your Factdesk password")

@@ -125,7 +125,8 @@ def test_a_user_added_without_a_password_is_invited_by_name_to_set_one(
             "reason": "Owns the Daily Truth page.",
         }, follow=True)
 
-    assert "An invitation to set a password is e-mailed to nadia@pages.example." in response.content.decode()
+    assert "An invitation to set a password is e-mailed to nadia@pages.example. Its link works for 7 days;" \
+        in response.content.decode()
     run_worker()
     (message,) = mail.outbox
     assert message.to == ["nadia@pages.example"] and message.subject == "Set your Factdesk password"
