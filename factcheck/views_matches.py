@@ -4,7 +4,7 @@ factcheck.matching.matcher and factcheck.matching.undoing; the rules are there."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from django.contrib import messages
@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from core.formatting import preview, rating_dated
 from core.refusals import Refusal
 from factcheck.forms import MatchRejectForm, MatchUndoForm
-from factcheck.matching.confirmable import Confirmation, confirmation, facts_of
+from factcheck.matching.confirmable import Confirmation, PairPost, confirmation, facts_of
 from factcheck.matching.matcher import confirm_match, reject_match
 from factcheck.matching.reading import guard_warning, pair_languages
 from factcheck.matching.undoing import undo_offers, undo_rejection
@@ -119,25 +119,47 @@ def _back_to(request: HttpRequest, match: Match) -> str:
     return reverse("factcheck:post", args=[match.post_id])
 
 
-def match_rows(post: Post, pairs: list[PostMatch], *, reviewer, now: datetime) -> list[dict[str, object]]:
+def pair_facts(post: Post, pairs: list[PostMatch], *, linked: Match | None, now: datetime) -> dict[int, PairPost]:
+    """The facts (factcheck.matching.confirmable.facts_of) the post page judges by, read once for all of them: the
+    post's and the other post's of each suggested pair (may it be confirmed), of each rejected pair it lists (may the
+    rejection be undone: factcheck.matching.undoing), and its claim's when `linked` links it to one (may it be
+    unlinked: factcheck.matching.unlinkable.linked_pair). One query, none when nothing asks (each rule
+    reading its own, the page read the post's facts up to three times)."""
+    suggested = [pair for pair in pairs if pair.match.state == MatchState.SUGGESTED]
+    ids = {pair.other.pk for pair in suggested} | {pair.other.pk for pair in _decided_shown(pairs, suggested)
+                                                   if pair.match.state == MatchState.REJECTED}
+    if linked is not None:
+        ids.add(linked.source_id)
+    return facts_of({post.pk, *ids}, now=now) if ids else {}
+
+
+def _decided_shown(pairs: list[PostMatch], suggested: list[PostMatch]) -> list[PostMatch]:
+    # The decided pairs the page lists, after every suggestion, in the selector's order: as many as the suggestions
+    # leave room for. Known before the suggestions are judged, so pair_facts reads the rejected ones' posts with theirs.
+    return [pair for pair in pairs if pair.match.state != MatchState.SUGGESTED][:max(0, MATCHES_SHOWN - len(suggested))]
+
+
+def match_rows(post: Post, pairs: list[PostMatch], *, reviewer,
+               facts: Mapping[int, PairPost]) -> list[dict[str, object]]:
     """The post's near-duplicate pairs as the page lists them: the suggestions this reviewer can confirm first
     (Confirm and Reject), then those they cannot (why, in words; Reject only where rejecting can work and
     the pair is not blocked for good), then the decided ones, each best first as the selector orders them.
-    Which can be confirmed, and which way round, is factcheck.matching.confirmable's rule (one query)."""
+    Which can be confirmed, and which way round, is factcheck.matching.confirmable's rule, judged on `facts`
+    (pair_facts). One query more where the list has a rejected pair (undo_offers)."""
     post_url = url_for_ids("factcheck:post")
     confirm_url = url_for_ids("factcheck:confirm_match")
     reject_url = url_for_ids("factcheck:reject_match")
     suggested = [pair for pair in pairs if pair.match.state == MatchState.SUGGESTED]
-    facts = facts_of({post.pk, *(pair.other.pk for pair in suggested)}, now=now) if suggested else {}
     answers = {pair.match.pk: confirmation(state=pair.match.state, method=pair.match.method,
                                            post=facts[pair.match.post_id], source=facts[pair.match.source_id],
                                            reviewer=reviewer)
                for pair in suggested}
-    ordered = sorted(pairs, key=lambda pair: _rank(answers.get(pair.match.pk)))[:MATCHES_SHOWN]
+    ordered = (sorted(suggested, key=lambda pair: _rank(answers[pair.match.pk]))[:MATCHES_SHOWN]
+               + _decided_shown(pairs, suggested))
     undo_url = url_for_ids("factcheck:undo_rejection")
-    # A rejection the reviewer may take back (factcheck.matching.undoing): two queries, whatever the number of pairs.
+    # A rejection the reviewer may take back (factcheck.matching.undoing): one query, whatever the number of pairs.
     undoable = {pk for pk, refusal in undo_offers([pair.match for pair in ordered], reviewer=reviewer,
-                                                  now=now).items() if refusal is None}
+                                                  facts=facts).items() if refusal is None}
     rows = []
     for pair in ordered:
         match, other, answer = pair.match, pair.other, answers.get(pair.match.pk)
@@ -180,10 +202,8 @@ def offered_count(rows: list[dict[str, object]]) -> int:
     return sum(1 for row in rows if row["offered"])
 
 
-def _rank(answer: Confirmation | None) -> int:
-    if answer is None:
-        return 2  # decided
-    return 0 if answer.confirmable else 1
+def _rank(answer: Confirmation) -> int:
+    return 0 if answer.confirmable else 1  # a suggestion; the decided pairs follow them all (_decided_shown)
 
 
 def _effect(answer: Confirmation) -> str:

@@ -51,7 +51,7 @@ from factcheck.coverage import covers
 from factcheck.drafts import DRAFT_FIELDS, draft_is_stale, keep_failed_save, rating_draft_of
 from factcheck.eligibility import REVIEW_FLAGS
 from factcheck.forms import VERDICT_GUIDE, RatingForm
-from factcheck.matching.unlinkable import link_of, unlink_refusal
+from factcheck.matching.unlinkable import Link, link_with, linked_pair, unlink_refusal
 from factcheck.media_display import media_of
 from factcheck.members import organisation_id_of, organisation_of
 from factcheck.models import Claim, FlagSource, Post, QueueState, Rating, RatingDraft, Verdict
@@ -71,7 +71,7 @@ from factcheck.selectors import (
 )
 from factcheck.views import clock, factchecker_required, url_for_ids
 from factcheck.views_drafts import wants_json
-from factcheck.views_matches import match_rows, offered_count
+from factcheck.views_matches import match_rows, offered_count, pair_facts
 from factcheck.withdrawals import withdrawal_refusal
 
 RECENT_FLAGS = 20
@@ -94,10 +94,9 @@ def keep_unlink_reason(request: HttpRequest, *, post_id: int, reason: str) -> No
         request.session[UNLINK_REASON.format(post_id)] = reason[:MAX_REASON]
 
 
-def _unlink_offer(request: HttpRequest, post: Post, *, now) -> dict[str, object] | None:
+def _unlink_offer(request: HttpRequest, post: Post, *, link: Link) -> dict[str, object] | None:
     """ "Not a copy: unlink" for a copy that a person linked to its claim, when this reviewer may take that back
     (factcheck.matching.unlinkable), with who confirmed it and the reason a refused unlinking kept; else None."""
-    link = link_of(post, now=now)
     typed = request.session.pop(UNLINK_REASON.format(post.pk), "")
     if unlink_refusal(user=request.user, post=post, link=link) is not None:
         return None
@@ -344,6 +343,8 @@ def _post_context(
                              reclaim=reclaim)
     withdrawable = _withdrawable(request, current=current, rerating_refused=refusal)
     is_copy = source is not None and post.queue_state in (QueueState.GROUPED, QueueState.MATCHED)
+    linked = linked_pair(post) if is_copy else None
+    facts = pair_facts(post, pairs, linked=linked, now=now)  # every rule below judges on them: one query
     # A refused save shows the form again with everything typed, and the refusal in the error summary.
     show_form = (refusal is None or refused is not None) and not is_copy
     if refused is not None:
@@ -413,7 +414,7 @@ def _post_context(
         "verdict_options": _verdict_options(post, form) if show_form else [],
         "story": story,
         "appeals": _appeal_rows(story, reader_id=request.user.pk) if story is not None else [],
-        "matches": (match_list := match_rows(post, pairs, reviewer=request.user, now=now)),
+        "matches": (match_list := match_rows(post, pairs, reviewer=request.user, facts=facts)),
         "matches_total": counted.pairs,
         "suggestions": offered_count(match_list),  # those this reviewer can confirm (views_matches)
         # The posts linked to this one as their claim's root: a rating of this post reaches them.
@@ -422,5 +423,5 @@ def _post_context(
         "source": source,
         "source_rating": source_rating,
         "is_copy": is_copy,
-        "unlink": _unlink_offer(request, post, now=now) if is_copy else None,
+        "unlink": _unlink_offer(request, post, link=link_with(linked, facts=facts)) if is_copy else None,
     }

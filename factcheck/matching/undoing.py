@@ -25,7 +25,7 @@ is the audit log's: the rejection's event (who, when, why) and this one (who, wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from django.db import transaction
@@ -35,7 +35,7 @@ from audit.models import AuditEvent, AuditVerb
 from audit.services import record_event
 from core.reasons import KEPT_FOR_GOOD, required_reason
 from core.refusals import Refusal
-from factcheck.matching.confirmable import confirmation, facts_of
+from factcheck.matching.confirmable import PairPost, confirmation
 from factcheck.matching.matcher import locked_pair
 from factcheck.models import Match, MatchState
 
@@ -88,14 +88,14 @@ def undo_refusal(*, match: Match, rejection: AuditEvent | None, facts, reviewer)
     return None
 
 
-def undo_offers(matches: list[Match], *, reviewer, now: datetime) -> dict[int, Refusal | None]:
+def undo_offers(matches: list[Match], *, reviewer, facts: Mapping[int, PairPost]) -> dict[int, Refusal | None]:
     """For each rejected pair of `matches`, why `reviewer` may not undo its rejection (None: they may): what the post
-    page offers. Two queries, whatever the number of pairs."""
+    page offers. `facts`: facts_of both posts of each rejected pair, which the page reads once with the rest of its
+    pairs' (factcheck.views_matches.pair_facts). One query (the rejections), whatever the number of pairs."""
     rejected = [match for match in matches if match.state == MatchState.REJECTED]
     if not rejected:
         return {}
     found = rejections(match.pk for match in rejected)
-    facts = facts_of({pk for match in rejected for pk in (match.post_id, match.source_id)}, now=now)
     return {match.pk: undo_refusal(match=match, rejection=found[match.pk], facts=facts, reviewer=reviewer)
             for match in rejected}
 

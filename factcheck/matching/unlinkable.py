@@ -20,6 +20,7 @@ it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -65,14 +66,26 @@ class Link:
 
 def link_of(post: Post, *, now: datetime) -> Link:
     """The post's link to its claim, read as it stands (under the post's lock when the caller holds it)."""
-    if post.duplicate_of_id is None:
-        return Link(match=None)
-    match = (Match.objects.filter(post=post, source_id=post.duplicate_of_id, state__in=LINKED_STATES)
-             .select_related("decided_by").first())
+    match = linked_pair(post)
     if match is None:
         return Link(match=None)
-    facts = facts_of([post.pk, post.duplicate_of_id], now=now)
-    return Link(match=match, copy=facts[post.pk], claim=facts[post.duplicate_of_id])
+    return link_with(match, facts=facts_of([match.post_id, match.source_id], now=now))
+
+
+def linked_pair(post: Post) -> Match | None:
+    """The pair linking the copy `post` to its claim (with who confirmed it), or None: the post is no copy now."""
+    if post.duplicate_of_id is None:
+        return None
+    return (Match.objects.filter(post=post, source_id=post.duplicate_of_id, state__in=LINKED_STATES)
+            .select_related("decided_by").first())
+
+
+def link_with(match: Match | None, *, facts: Mapping[int, PairPost]) -> Link:
+    """The link `match` makes (linked_pair's answer), from facts_of both its posts read already: the post page reads
+    them with its pairs' (factcheck.views_matches.pair_facts), in one query."""
+    if match is None:
+        return Link(match=None)
+    return Link(match=match, copy=facts[match.post_id], claim=facts[match.source_id])
 
 
 def unlink_refusal(*, user, post: Post, link: Link) -> Refusal | None:

@@ -274,11 +274,13 @@ def test_a_matched_copys_page_renders_in_a_fixed_number_of_queries(login, factch
     client = login(factchecker)
     # as above without the rating form, and the claim's current rating (which the page names), the
     # timeline (flags, ratings, actions, appeal events) and the appeals, and the reviewer's own rating draft
-    # +1: the navigation's counts (issue 29); +1: its pairs and copies counted in full; +2: whether the reviewer may
-    # unlink it ("Not a copy: unlink": its link to the claim, the claim with its rating's organisation); +2 in stop 54
-    # (the page gained the undo of rejected pairs and the withdrawals; which two queries is not yet pinned down).
-    # Still the same count at 5 and 40 copies: no query per copy.
-    with django_assert_max_num_queries(23):
+    # +1: the navigation's counts (issue 29); +1: its pairs and copies counted in full; +1: whether the reviewer may
+    # unlink it ("Not a copy: unlink": its link to the claim); +1: whether each rejected pair's rejection may be undone
+    # (factcheck.matching.undoing.rejections: each pair's latest audit event). The facts those rules and the
+    # suggestions judge on (the copy, its claim and rating's organisation, the other post of each rejected or suggested
+    # pair) are one query for all (factcheck.views_matches.pair_facts): read once for the unlink and once more for
+    # the undo, the copy's own twice, the page took 23. Still the same count at 5 and 40 pairs: no query per pair.
+    with django_assert_max_num_queries(22):
         response = client.get(f"/queue/posts/{copy.pk}/")
     assert response.status_code == 200
     assert "Matched to a claim rated" in response.content.decode()

@@ -275,3 +275,24 @@ def test_the_post_page_reads_its_rejected_pairs_in_a_fixed_number_of_queries(
     with django_assert_max_num_queries(counted):
         body = text(client.get(f"/queue/posts/{claim.pk}/"))
     assert body.count(">Undo: this is the same claim after all</button>") == 22
+
+
+def test_the_post_page_reads_the_posts_of_its_suggested_and_rejected_pairs_at_once(
+    login, reviewer, claim, django_assert_max_num_queries,
+):
+    """Whether a suggestion may be confirmed and whether a rejection may be undone are judged on the same facts of the
+    pairs' posts (factcheck.views_matches.pair_facts): a page listing both reads them in one query, not one a kind."""
+    client = login(reviewer)
+    for _ in range(2):
+        pair = MatchFactory(post=PostFactory(text=COMMENTED_COPY, language="en"), source=claim)
+        client.post(f"/queue/matches/{pair.pk}/reject/", {"reason": "Another claim."})
+    client.get(f"/queue/posts/{claim.pk}/")  # shows the rejections' messages, which later pages do not
+    with CaptureQueriesContext(connection) as rejected_only:
+        client.get(f"/queue/posts/{claim.pk}/")
+    counted = len(rejected_only)
+    for _ in range(3):
+        MatchFactory(post=PostFactory(text=COMMENTED_COPY, language="en"), source=claim)
+    with django_assert_max_num_queries(counted):
+        body = text(client.get(f"/queue/posts/{claim.pk}/"))
+    assert body.count(">Undo: this is the same claim after all</button>") == 2
+    assert body.count('aria-label="Confirm post ') == 3
