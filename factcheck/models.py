@@ -280,6 +280,8 @@ class Flag(models.Model):
             models.Index(fields=["post"], name="flag_open_harm_report", condition=OPEN_HARM_REPORTS),
             # The figures' reads of a day's decided flags.
             models.Index(fields=["decided_at"], name="flag_decided_at", condition=Q(decided_at__isnull=False)),
+            # The figures' reads of the reports withdrawn since a past day's end, open at it (reports.notices).
+            models.Index(fields=["withdrawn_at"], name="flag_withdrawn_at", condition=Q(withdrawn_at__isnull=False)),
         ]
         constraints = [
             models.UniqueConstraint(fields=["submitted_by", "idempotency_key"], name="flag_key_per_account"),

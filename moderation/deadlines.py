@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import Case, F, Q, When
+from django.db.models import F
 from django.db.models.functions import Coalesce
 
 from core.formatting import duration
@@ -41,13 +41,14 @@ def due_label(since: datetime, *, now: datetime) -> str:
     return f"overdue by {duration(-left)}" if left < 0 else f"due in {duration(left)}"
 
 
-def waiting_since(*, as_of: datetime | None = None):
+def waiting_since(*, reopened=None):
     """When an open report of harm (a Flag) began to wait for the decision staff owe it, as a query expression: when
-    it was last opened again (`reopened_at`), else when it arrived. A post's round waits from the earliest of its
-    open reports' (moderation.report_queue counts it into the queue row's `opened_at`).
+    it was last opened again, else when it arrived. A post's round waits from the earliest of its open reports'
+    (moderation.report_queue counts it into the queue row's `opened_at`).
 
-    `as_of`: the moment the report is looked at as open (the end of a day the figures count): a reopening after it
-    had not happened yet then, so the report waited from its receipt, or from a reopening before it."""
-    if as_of is None:
-        return Coalesce(F("reopened_at"), F("received_at"))
-    return Case(When(Q(reopened_at__lt=as_of), then=F("reopened_at")), default=F("received_at"))
+    `reopened`: when the report was last opened again as of the moment it is looked at, an expression that is NULL
+    for a report not opened again since its receipt. By default the flag's `reopened_at`, right for a report open
+    now; the figures, counting the reports open at the end of a past day, give the time of the report's latest answer
+    before then when that answer reopened it (reports.notices.reports_open_at): a later reopening had not happened
+    yet then, and `reopened_at` keeps only the latest."""
+    return Coalesce(F("reopened_at") if reopened is None else reopened, F("received_at"))

@@ -15,8 +15,10 @@ What is counted:
 - decisions corrected each day, by category and what the notice became (`reopened`, or the outcome it was given
   again: decided after a reopening, overruled by a removal, answered anew when a removal was lifted): each
   correction on its own day, never taken from the earlier day's count;
-- reports of harm open at the end of the day, and of them those past the 24-hour target, which runs as on the desk
-  from when the report's round began: its receipt, or a reopening of its decision (moderation.deadlines);
+- reports of harm open at the end of the day as they stood then (`reports_open_at`: a report decided, reopened or
+  withdrawn since counts as it was), and of them those past the 24-hour target, which runs as on the desk from when
+  the report's round began then: its receipt, or a reopening of its decision before the day's end
+  (moderation.deadlines);
 - the time from each report of harm to its first decision, from its receipt (how long its reporter waited), kept
   per day as a histogram of waits (to the minute under an hour, the quarter hour under a day, the hour beyond, at
   most 30 days), so that a range's median is read from the days' histograms, not a median of medians, in a
@@ -32,7 +34,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import connections
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from factcheck.models import HARM_CATEGORIES, OPEN_HARM_REPORTS, Flag, FlagCategory, FlagSource, ReportOutcome
 from moderation.deadlines import DECISION_TARGET, overdue_before, waiting_since
@@ -96,17 +98,40 @@ def count_notices(figures, start: datetime, through: datetime) -> None:
         figures.add(None, Metric.REPORT_WAIT_MINUTES, str(wait_bucket((decided_at - received_at).total_seconds())))
     # Overdue as the desk marks it: from when the report's round began, its receipt or a reopening before the day's
     # end (moderation.deadlines), not from its receipt alone.
-    late = Q(waiting_since__lt=overdue_before(through))
-    # Open at the end of the day: still open now (unless reopened since: decided then), or decided after it (two
-    # index ranges, summed).
-    still_open = (Flag.objects.filter(OPEN_HARM_REPORTS, received_at__lt=through)
-                  .exclude(reopened_at__gte=through).annotate(waiting_since=waiting_since(as_of=through))
-                  .aggregate(n=Count("id"), late=Count("id", filter=late)))
-    decided_later = (Flag.objects.filter(category__in=HARM_CATEGORIES, received_at__lt=through, decided_at__gte=through)
-                     .annotate(waiting_since=waiting_since(as_of=through))
-                     .aggregate(n=Count("id"), late=Count("id", filter=late)))
-    figures.set(None, Metric.REPORTS_OPEN, still_open["n"] + decided_later["n"])
-    figures.set(None, Metric.REPORTS_OVERDUE, still_open["late"] + decided_later["late"])
+    at_end = reports_open_at(through).aggregate(
+        n=Count("id"), late=Count("id", filter=Q(waiting_since__lt=overdue_before(through))))
+    figures.set(None, Metric.REPORTS_OPEN, at_end["n"])
+    figures.set(None, Metric.REPORTS_OVERDUE, at_end["late"])
+
+
+def reports_open_at(moment: datetime) -> QuerySet[Flag]:
+    """The reports of harm open at `moment` as they stood then, whatever became of them since, each annotated with
+    `waiting_since` (when its round began, as of then: moderation.deadlines.waiting_since).
+
+    A report was open at `moment` if it had arrived, was not withdrawn by then (`withdrawn_at` before it), and its
+    latest answer before it (ReportAnswer: decisions, and reopenings as ""; the highest id of equal times) was none
+    or a reopening. The flag's own columns say only its latest answer (`decided_at`, `reopened_at`), so they serve to
+    find the candidates, not to judge them. Only three kinds of report can have been open then, each found by an
+    index, so a past day costs the reports open now and those answered or withdrawn since, not the history: open now
+    (flag_open_harm_report); answered since `moment` (flag_decided_at: a report decided now whose decision predates
+    it was decided then, since `decided_at` is its latest answer's time); withdrawn since while open
+    (flag_withdrawn_at: one withdrawn after a decision keeps that decision's `decided_at`, and nothing answers it
+    after its withdrawal, so if that is before `moment` it was decided then, answers kept or not). Each candidate's
+    latest answer is read by the flag_answers index, in the same query.
+
+    What no timestamp says: a withdrawal writes no answer, only `withdrawn_at`, which is all it needs here. A flag's
+    history from before answers were kept (migration moderation 0022) is its then standing decision alone: an earlier
+    decision and reopening of it, known only to the audit log, are not seen, so a day before then may count such a
+    report as open when it had been decided."""
+    latest = (ReportAnswer.objects.filter(flag=OuterRef("pk"), answered_at__lt=moment)
+              .order_by("-answered_at", "-id"))
+    candidates = (OPEN_HARM_REPORTS | Q(decided_at__gte=moment)
+                  | Q(withdrawn_at__gte=moment, decided_at__isnull=True))
+    return (Flag.objects.filter(candidates, category__in=HARM_CATEGORIES, received_at__lt=moment)
+            .annotate(answer_then=Subquery(latest.values("outcome")[:1]))
+            .filter(Q(answer_then__isnull=True) | Q(answer_then=ReportAnswer.REOPENED))
+            # Its latest answer then was none (waiting since its receipt) or a reopening (since that), as filtered.
+            .annotate(waiting_since=waiting_since(reopened=Subquery(latest.values("answered_at")[:1]))))
 
 
 def first_decisions(since: datetime, until: datetime) -> QuerySet:
