@@ -70,6 +70,10 @@ class LinkTokens:
     or an invitation token for the invitation's days, each by its own generator."""
 
     def check_token(self, user, token: str | None) -> bool:
+        # A deactivated account sets no password by a link sent before it was deactivated: neither token's hash
+        # holds `is_active`, and the password would sign in the day the account was made active again.
+        if user is None or not user.is_active:
+            return False
         return default_token_generator.check_token(user, token) or invitation_token_generator.check_token(user, token)
 
 
@@ -85,5 +89,6 @@ def make_invitation_token(*, user) -> tuple[str, datetime]:
 
 
 def is_expired_invitation(*, user, token: str | None) -> bool:
-    """Whether `token` is an invitation of `user` that has expired (not used, nor taken over by a sign-in)."""
-    return invitation_token_generator.has_expired(user, token)
+    """Whether `token` is an invitation of `user` that has expired (not used, nor taken over by a sign-in), and the
+    account is still active: the expired page offers a new link, which a deactivated account is never sent."""
+    return user.is_active and invitation_token_generator.has_expired(user, token)

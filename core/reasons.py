@@ -21,7 +21,6 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxLengthValidator
 from ninja import Field
 
 from core.contact_details import find_contact_details
@@ -50,8 +49,6 @@ CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _WRITTEN = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 WRITTEN_TEXT = rf"^{_WRITTEN}*$"
 WRITTEN_NOT_BLANK = rf"^{_WRITTEN}*[^\s\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]{_WRITTEN}*$"
-# A form's message for a reason over MAX_REASON (Django fills in the length it counted).
-TOO_LONG = f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d)."
 CONTROLS_MESSAGE = "Take out the control characters (such as ESC): they show as nothing, and upset e-mail readers."
 
 
@@ -78,6 +75,13 @@ def control_problem(text: str) -> str | None:
     """The message for text that holds a control character, or None: every free text a person writes for the
     record (rationales, reasons, statements, labels) is checked with this."""
     return CONTROLS_MESSAGE if CONTROLS.search(text) else None
+
+
+def refuse_too_long(text: str) -> None:
+    """A form field's validator: too_long as the field's error, worded as every door words it ("it has 2,001"). A
+    validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short."""
+    if problem := too_long(text):
+        raise ValidationError(problem, code="max_length")
 
 
 def refuse_control_characters(text: str) -> None:
@@ -143,8 +147,7 @@ def reason_field(*, label: str = "Reason", help_text: str, read_by: str | None =
         label=label,
         widget=widget or forms.Textarea(attrs={"rows": 4, "cols": 60}),
         help_text=help_text,
-        # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-        validators=[MaxLengthValidator(MAX_REASON, TOO_LONG), refuse_control_characters, *contact_details],
+        validators=[refuse_too_long, refuse_control_characters, *contact_details],
         error_messages={"required": required_message},
     )
 

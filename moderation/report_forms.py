@@ -9,9 +9,8 @@ refuses next to the field it concerns.
 from __future__ import annotations
 
 from django import forms
-from django.core.validators import MaxLengthValidator
 
-from core.reasons import MAX_REASON, OWNER_READS_IN_NOTICE_AND_STATEMENT, WrittenText
+from core.reasons import MAX_REASON, OWNER_READS_IN_NOTICE_AND_STATEMENT, WrittenText, refuse_too_long
 from factcheck.models import FlagCategory, ReportOutcome
 from moderation.harm_reports import ReportRefused, clean_decision, clean_reopening
 from moderation.models import RemovalGround
@@ -31,9 +30,7 @@ class DecisionForm(forms.Form):
     use_required_attribute = False  # clean_decision decides what is required, so the rule exists once
 
     up_to_flag = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
-    # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-    reason = WrittenText(required=False, widget=forms.Textarea(attrs={"rows": 3}), validators=[
-        MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters (it has %(show_value)d).")])
+    reason = WrittenText(required=False, widget=forms.Textarea(attrs={"rows": 3}), validators=[refuse_too_long])
 
     outcome: str = ""
 
@@ -120,8 +117,7 @@ class ReopenForm(forms.Form):
     reason = WrittenText(
         label="Why reopen it", required=False, help_text="Kept for good in the post's record; the reporters are told "
         "their reports are open again, not this reason.", widget=forms.Textarea(attrs={"rows": 3}),
-        validators=[MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters (it has "
-                                                   "%(show_value)d).")])
+        validators=[refuse_too_long])
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, prefix="reopen", **kwargs)

@@ -9,10 +9,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
-from django.core.validators import MaxLengthValidator
 
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
-from core.reasons import MAX_REASON, WrittenText, refuse_control_characters
+from core.reasons import MAX_REASON, WrittenText, refuse_control_characters, refuse_too_long
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
 from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, NO_ACTION_VERDICTS, changed_since, save_policy
 
@@ -22,9 +21,7 @@ def policy_reason(applies: str) -> forms.CharField:
     return WrittenText(
         label="Reason for the change", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text=f"Recorded in the audit log with the change. {applies} At most {MAX_REASON:,} characters.",
-        # A validator, not max_length: a maxlength attribute would let the browser cut a pasted reason short.
-        validators=[MaxLengthValidator(MAX_REASON, f"Keep the reason to {MAX_REASON:,} characters "
-                                                   "(it has %(show_value)d)."), refuse_control_characters],
+        validators=[refuse_too_long, refuse_control_characters],
         error_messages={"required": "A reason is required: every policy change records why."},
     )
 

@@ -188,3 +188,41 @@ def test_an_invitation_to_an_account_in_utc_says_utc(invited):
     message = invited()
 
     assert re.search(r"The link works until \d{1,2} \w{3} \d{4}, \d\d:\d\d \(UTC\)", message.body), message.body
+
+
+def test_a_deactivated_account_sets_no_password_with_its_invitation_and_is_not_told_to_ask_for_a_new_link(
+    invited, later
+):
+    """Staff who invited the wrong address deactivate the account: whoever holds the e-mail must not be able to set a
+    password that would sign in the day the account was made active again (neither token's hash holds is_active)."""
+    link = link_in(invited())
+    User.objects.filter(username="nadia").update(is_active=False)
+
+    later(timedelta(days=3))
+    assert "Choose your password" not in opened(link)
+    Client().post(link, {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})  # no form to post to
+    User.objects.filter(username="nadia").update(is_active=True)
+    assert authenticate(username="nadia", password=NEW_PASSWORD) is None
+    assert not User.objects.get(username="nadia").has_usable_password()
+
+    User.objects.filter(username="nadia").update(is_active=False)
+    later(timedelta(days=8))
+    page = opened(link)
+    assert "This link does not work" in page  # not "This invitation has expired" and a new link none would send
+    assert "This invitation has expired" not in page
+
+
+def test_a_password_reset_link_does_not_work_once_the_account_is_deactivated(django_capture_on_commit_callbacks,
+                                                                             run_worker):
+    user = FactCheckerFactory(username="omar", email="omar@verifact.example")
+    with django_capture_on_commit_callbacks(execute=True):
+        Client().post("/accounts/password-reset/", {"email": "omar@verifact.example"})
+    run_worker()
+    (message,) = [m for m in mail.outbox if m.to == ["omar@verifact.example"]]
+    link = link_in(message)
+    User.objects.filter(pk=user.pk).update(is_active=False)
+
+    assert "Choose your password" not in opened(link) and "Choose a new password" not in opened(link)
+    Client().post(link, {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})  # no form to post to
+    User.objects.filter(pk=user.pk).update(is_active=True)
+    assert authenticate(username="omar", password=NEW_PASSWORD) is None

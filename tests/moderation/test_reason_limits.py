@@ -27,7 +27,7 @@ from tests.scenarios import removed_post, reported_post
 pytestmark = pytest.mark.django_db
 
 ONE_MB = "x" * 1_000_000
-TOO_LONG = "Keep the reason to 2,000 characters (it has 1000000)."
+TOO_LONG = "Keep the reason to 2,000 characters (it has 1,000,000)."
 
 
 def facts_of(reason: str) -> str:
