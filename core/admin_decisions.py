@@ -76,6 +76,9 @@ class StaffDecision:
     prefetch_related: tuple[Any, ...] = ()
     # What the confirmation page shows under each row, so staff know what they decide on (HTML).
     detail: Callable[[Any], SafeString] | None = None
+    # After the decision, what its success message adds of the row as it is now (whom a notice reached): not in the
+    # admin's log, whose entry stays true while an e-mail goes out later.
+    told: Callable[[Any], str] | None = None
 
     def as_action(self) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet], HttpResponse | None]:
         def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
@@ -146,7 +149,8 @@ def apply_decision(request: HttpRequest, *, rows: list[Model], decision: StaffDe
             messages.error(request, f"{decision.describe(row)}: {exc} Nothing was changed for it.")
         else:
             _as_it_is_now(row)  # "now a politician's page", "ended": the message describes the row after it
-            done.append(f"{decision.describe(row)}: {outcome}")
+            told = decision.told(row).rstrip(".") if decision.told is not None else ""
+            done.append(f"{decision.describe(row)}: {outcome}" + (f" ({told[:1].lower()}{told[1:]})" if told else ""))
             log_decision(request, row=row, decision=decision, outcome=outcome, data=data)
     if done:
         messages.success(request, f"{decision.title} — done for {len(done)} of {len(rows)}: " + "; ".join(done))

@@ -36,6 +36,7 @@ from factcheck.selectors import active_claims
 from moderation.appeal_states import open_removal_appeals
 from moderation.harm_reports import live_holder
 from moderation.models import FACT_CHECK_KINDS, Action, ActionKind, Appeal, AppealKind, EndReason, RemovalGround
+from moderation.owner_notices import owner_notice, told_of_removal
 from moderation.selectors import active_removal
 from moderation.staff_actions import (
     RemovalRefused,
@@ -212,6 +213,7 @@ REMOVE_POST = StaffDecision(
         Prefetch("claims", queryset=active_claims(), to_attr="active_claims"),
     ),
     link=lambda post: "Remove this post", select_related=("page", "report_queue__holder"),
+    told=lambda post: told_of_removal(post=post),
     explanation=("A removed post gets distribution 0, its page a community-standards strike, and its owners a "
                  "notice with the ground and reason; they can appeal."),
 )
@@ -259,11 +261,13 @@ class ActionDecisions(StaffDecisionsAdmin):
 
 
 def removed_banner(removal: Action) -> SafeString:
-    """What a removed post's page says first: removed, when, by whom, on which ground and why."""
+    """What a removed post's page says first: removed, when, by whom, on which ground, whom its notice reached (as
+    recorded: it said "its owners were told" of a page without owners, and of an e-mail that failed) and why."""
     by = removal.created_by.get_username() if removal.created_by else "Factdesk"
+    told = owner_notice(post_id=removal.post_id, decided_at=removal.created_at).sentence
     return format_html(
-        "<strong>Removed</strong> {} by {} ({}). Shown in no feed; its owners were told and may appeal. "
-        "Reason: “{}”", when(removal.created_at), by, removal.get_ground_display(), excerpt(removal.reason, 300),
+        "<strong>Removed</strong> {} by {} ({}). Shown in no feed. {} Reason: “{}”",
+        when(removal.created_at), by, removal.get_ground_display(), told, excerpt(removal.reason, 300),
     )
 
 

@@ -47,6 +47,7 @@ from moderation.harm_reports import (
     reopen_report,
 )
 from moderation.models import ReportedPost
+from moderation.owner_notices import told_of_removal
 from moderation.report_forms import FORMS, GROUND_FOR, DecisionForm, ReopenForm, decision_forms
 from moderation.report_queue import LISTED_ON_POST, OpenReports, open_reports, queue_page
 from moderation.selectors import active_removal
@@ -217,8 +218,10 @@ def report_detail(request: HttpRequest, post_id: int, *, desk: Desk) -> HttpResp
         # The post as it is now (another's lease, a decision made), with what was typed shown back, not lost.
         messages.error(request, refusal.message)
         return _render_post(request, desk=desk, post=post, status=409, unsaved=typed_text(form))
+    # A removal tells the page's owners too: what its notice reached, from the record (a page may have no owner).
+    told = f" {told_of_removal(post=post)}" if form.outcome == ReportOutcome.REMOVED else ""
     messages.success(request, f"Reports on post “{post.external_id}” {DECIDED[form.outcome]}. "
-                              "The reporters are told the outcome.")
+                              f"The reporters are told the outcome.{told}")
     return redirect(desk.queue_url)
 
 

@@ -8,9 +8,10 @@ from django.urls import reverse
 
 STORY_APPS = ("factcheck", "moderation", "audit")
 # The same bound holds at both sizes: a page's queries do not grow with its rows.
-# The post page of a rated, removed post: 26 (its records, media included, are tables of one query each; see
-# test_admin_usability; its timeline reads trust and safety sending it to the fact-checkers: one more). A post that
-# is not removed: whether a lift or override of its rating's effect can be taken back (its link), one more: 27.
+# The post page of a rated, removed post: 27 (its records, media included, are tables of one query each; see
+# test_admin_usability; its timeline reads trust and safety sending it to the fact-checkers: one more; its banner
+# reads whom the removal's notice reached, moderation.owner_notices: one more). A post that is not removed: whether
+# a lift or override of its rating's effect can be taken back (its link), instead of the banner's: 27.
 MAX_QUERIES = 27
 
 

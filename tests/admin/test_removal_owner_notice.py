@@ -1,0 +1,121 @@
+"""What staff are told of a removal's notice to the page's owners says what the records hold: the admin's banner on
+a removed post, the admin action's message, and the reports desk's. They said "its owners were told" of a page
+without an owner and of an owner whose e-mail failed."""
+
+from __future__ import annotations
+
+import re
+import smtplib
+from html import unescape
+
+import pytest
+from django.contrib.messages import get_messages
+from django.core.mail.backends.base import BaseEmailBackend
+
+from core.mailing import EmailNotSent
+from moderation.harm_reports import claim_report
+from moderation.models import RemovalGround
+from moderation.notice_delivery import email_notices
+from tests import scenarios
+from tests.factories import PostFactory, UserFactory
+from tests.scenarios import reported_post
+
+pytestmark = pytest.mark.django_db
+
+POSTS = "/admin/factcheck/post/"
+
+
+class RefusingBackend(BaseEmailBackend):
+    def send_messages(self, messages):
+        raise smtplib.SMTPServerDisconnected("Connection unexpectedly closed")
+
+
+def banner(client, post) -> str:
+    body = client.get(f"{POSTS}{post.pk}/change/").content.decode()
+    found = re.search(r'<p class="errornote factdesk-banner"[^>]*>(.*?)</p>', body, re.S)
+    assert found is not None
+    return unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+
+
+def owned_post(*, email: str = "owner@example.org"):
+    post = PostFactory()
+    owner = UserFactory(email=email)
+    post.page.owners.add(owner)
+    return post, owner
+
+
+def remove(post, staff) -> None:
+    scenarios.removed_post(post=post, staff=staff, ground=RemovalGround.VIOLENCE, reason="Calls for an attack.")
+
+
+def test_a_removed_post_whose_page_has_no_owner_says_there_was_no_owner_to_tell(staff_client, ts_user):
+    post = PostFactory()
+    remove(post, ts_user)
+    text = banner(staff_client, post)
+    assert "No owner to tell: the page had no active owner, so nobody was notified." in text
+    assert "told" not in text.replace("No owner to tell", "")
+
+
+def test_a_deactivated_owner_is_no_owner_to_tell(staff_client, ts_user):
+    post, owner = owned_post()
+    owner.is_active = False
+    owner.save(update_fields=["is_active"])
+    remove(post, ts_user)
+    assert "No owner to tell" in banner(staff_client, post)
+
+
+def test_a_removed_post_whose_owners_e_mail_was_sent_says_so(staff_client, ts_user):
+    post, owner = owned_post()
+    remove(post, ts_user)
+    assert "Its owner was told in the portal; the e-mail is pending." in banner(staff_client, post)
+    assert email_notices(user_id=owner.pk) == 1
+    assert "Its owner was told: e-mail sent." in banner(staff_client, post)
+
+
+def test_a_removed_post_whose_owners_e_mail_failed_says_it_was_not_sent(staff_client, ts_user, settings):
+    post, owner = owned_post()
+    remove(post, ts_user)
+    settings.EMAIL_BACKEND = f"{__name__}.RefusingBackend"
+    with pytest.raises(EmailNotSent):
+        email_notices(user_id=owner.pk)
+    text = banner(staff_client, post)
+    assert "Its owner was told in the portal, but the e-mail was not sent: sending failed, it is retried." in text
+    assert "e-mail sent" not in text
+
+
+def test_an_owner_without_an_e_mail_address_was_told_in_the_portal_only(staff_client, ts_user):
+    post, _ = owned_post(email="")
+    remove(post, ts_user)
+    assert "Its owner was told in the portal only (no e-mail address)." in banner(staff_client, post)
+
+
+def test_several_owners_are_counted_by_how_far_their_notice_went(staff_client, ts_user):
+    post, owner = owned_post()
+    post.page.owners.add(UserFactory(email=""))
+    remove(post, ts_user)
+    email_notices(user_id=owner.pk)
+    assert ("Its 2 owners were told in the portal: e-mail sent for 1, in the portal only (no e-mail address) for 1."
+            in banner(staff_client, post))
+
+
+def test_the_admin_removal_message_says_whom_the_notice_reached(staff_client):
+    lone = PostFactory()
+    response = staff_client.post(f"{POSTS}{lone.pk}/remove/", {"ground": "violence", "reason": "Calls for an attack."})
+    said = [str(m) for m in get_messages(response.wsgi_request)]
+    assert any("removed (violence) (no owner to tell: the page had no active owner, so nobody was notified)" in m
+               for m in said), said
+
+    owned, _ = owned_post()
+    response = staff_client.post(f"{POSTS}{owned.pk}/remove/", {"ground": "violence", "reason": "Calls for an attack."})
+    said = [str(m) for m in get_messages(response.wsgi_request)]
+    assert any("removed (violence) (its owner was told in the portal; the e-mail is pending)" in m for m in said), said
+
+
+def test_the_reports_desk_removal_message_says_whom_the_notice_reached(staff_client, ts_user):
+    post = reported_post(reports=[("violence", "user_report")])
+    claim_report(staff=ts_user, post_id=post.pk)
+    response = staff_client.post(f"/staff/reports/{post.pk}/", {
+        "decision": "removed", "removed-ground": "violence", "removed-reason": "Calls for an attack.",
+    }, follow=True)
+    body = unescape(response.content.decode())
+    assert "removed. The reporters are told the outcome. No owner to tell: the page had no active owner" in body
