@@ -214,8 +214,8 @@ REMOVE_POST = StaffDecision(
     ),
     link=lambda post: "Remove this post", select_related=("page", "report_queue__holder"),
     told=lambda post: told_of_removal(post=post),
-    explanation=("A removed post gets distribution 0, its page a community-standards strike, and its owners a "
-                 "notice with the ground and reason; they can appeal."),
+    explanation=("A removed post gets distribution 0, its page a community-standards strike, and its page's active "
+                 "owners, if it has any, a notice with the ground and reason; they can appeal."),
 )
 LIFT_ACTION = StaffDecision(
     slug="lift", title="Lift actions (restores removed posts)", button="Lift", permission="moderation.lift_action",

@@ -3,7 +3,7 @@ owners told?" that the admin's banner and messages and the reports desk give sta
 
 A decision's notice is a Notification row for each owner told (moderation.notices: only the page's active page-owner
 accounts, so a page without one has none), made in the decision's transaction at the decision's time
-(moderation.pipeline: the action's `created_at`, or its `ended_at` for a lift), and e-mailed after it commits
+(moderation.pipeline: the action's `created_at`; an appeal's outcome, its `decided_at`), and e-mailed after it commits
 (moderation.notice_delivery). So each row says how far its owner's notice went: e-mailed (`emailed_at`); in the portal
 only (the owner has no e-mail address); its e-mail composed and not sent (a send that failed, retried by its job and
 the sweep); not yet composed (queued, or held for the copies of its rating); or waiting while the account is
@@ -83,10 +83,13 @@ def _delivery(*, emailed_at, email_id, address: str, is_active: bool) -> Deliver
     return Delivery.FAILED if email_id is not None else Delivery.PENDING
 
 
-def owner_notice(*, post_id: int, decided_at: datetime, now: datetime | None = None) -> OwnerNotice:
-    """The owners' notice of the decision made on this post at `decided_at` (an action's `created_at`; a lift's
-    `ended_at`), from its Notification rows: one query."""
-    rows = (Notification.objects.filter(post_id=post_id, kind=NotificationKind.DECISION, created_at=decided_at)
+def owner_notice(
+    *, post_id: int, decided_at: datetime, kind: str = NotificationKind.DECISION, now: datetime | None = None
+) -> OwnerNotice:
+    """The owners' notice of the decision made on this post at `decided_at` (a removal's `created_at`; an appeal's
+    `decided_at`, with `kind` APPEAL_DECIDED: its outcome's notice, to the owner who filed it and the page's owners),
+    from its Notification rows: one query."""
+    rows = (Notification.objects.filter(post_id=post_id, kind=kind, created_at=decided_at)
             .values_list("emailed_at", "email_id", "user__email", "user__is_active"))
     deliveries = Counter(_delivery(emailed_at=emailed_at, email_id=email_id, address=address, is_active=is_active)
                          for emailed_at, email_id, address, is_active in rows)

@@ -51,8 +51,8 @@ from moderation.appeals import (
 )
 from moderation.deadlines import due_label
 from moderation.forms import DecideForm, error_summary
-from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus
-from moderation.notices import told_of_outcome
+from moderation.models import OPEN_STATUSES, ActionKind, Appeal, AppealKind, AppealStatus, NotificationKind
+from moderation.owner_notices import owner_notice
 from moderation.selectors import desk_appeals
 from moderation.stuck_appeals import stuck_appeals
 from moderation.timeline import Entry, post_timeline, timeline_for_factcheckers
@@ -360,16 +360,16 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
 
 def _decided_message(appeal: Appeal) -> str:
     post = appeal.post.external_id
-    # Whom the outcome's notice went to (moderation.notices): nobody, when the filer and the page's owners are all
-    # deactivated, and the message must not say otherwise.
-    anyone_told = bool(told_of_outcome(appeal))
-    told = " The page owner has been told why." if anyone_told else " Nobody was told: the page has no active owner."
+    # Whom the outcome's notice reached, as recorded (moderation.owner_notices): nobody, when the filer and the page's
+    # owners are all deactivated, and the message must not say otherwise; nor that an e-mail went that did not.
+    told = " " + owner_notice(post_id=appeal.post_id, decided_at=appeal.decided_at,
+                              kind=NotificationKind.APPEAL_DECIDED).sentence
     if appeal.status == AppealStatus.UPHELD:
         outcome = outcomes_now([appeal], post=appeal.post)[0]
         if outcome.replaced:  # re-rated meanwhile (the claim a copy repeats, or on another appeal): it does not stand
             now = f"the post is now rated {outcome.carried}" if outcome.carried else "the post carries no rating now"
             return (f"Appeal on post “{post}” not accepted. The rating it was against, {outcome.appealed}, had been "
-                    f"replaced meanwhile: {now}." + (" The page owner has been told." if anyone_told else told))
+                    f"replaced meanwhile: {now}.{told}")
         return f"Appeal on post “{post}” not accepted: the decision stands.{told}"
     if appeal.kind == AppealKind.REMOVAL:
         return f"Appeal on post “{post}” accepted: the removal was lifted.{told}"

@@ -26,6 +26,7 @@ from moderation.models import (
     StatementSubmissionAttempt,
     Strike,
 )
+from moderation.owner_notices import owner_notice
 
 
 def action_effect(action: Action) -> str:
@@ -67,13 +68,14 @@ class ActionAdmin(ActionDecisions, PostSearch, ReadOnlyAdmin):  # lift/override:
     search_fields = ("puid__exact",)
     search_help_text = f"{POST_SEARCH_HELP} Or an action's exact puid."
     raw_id_fields = ("post", "rating", "created_by", "ended_by")
-    # What a staff member deciding about the action needs beside its fields: what its owner was told, its strike,
-    # the appeals against it (the staff appeal desk links here).
-    readonly_fields = ("statement_of_reasons", "its_strike", "its_appeals")
+    # What a staff member deciding about the action needs beside its fields: what its owner is given, whom a
+    # removal's notice reached, its strike, the appeals against it (the staff appeal desk links here).
+    readonly_fields = ("statement_of_reasons", "owners_told", "its_strike", "its_appeals")
 
     taken = shown_as(when, "created_at", "taken")
 
-    @admin.display(description="statement of reasons (what the page's owners were told)")
+    # Not "what the owners were told": a page may have no owner, and whom the notice reached is `owners_told`.
+    @admin.display(description="statement of reasons (what the page's owners are given)")
     def statement_of_reasons(self, action: Action):
         statement = StatementOfReasons.objects.filter(action=action).first()
         if statement is None:
@@ -83,6 +85,13 @@ class ActionAdmin(ActionDecisions, PostSearch, ReadOnlyAdmin):  # lift/override:
             ("facts relied on", statement.facts), ("ground", statement.ground), ("automation", statement.automation),
             ("how to appeal", statement.how_to_appeal), ("appeal by", when(statement.appeal_by)),
         ])
+
+    @admin.display(description="whom its notice reached")
+    def owners_told(self, action: Action) -> str:
+        # A removal's notice is its own (made with it); another action's may be an appeal outcome's or a copy's.
+        if action.kind != ActionKind.REMOVAL:
+            return "Shown for removals only."
+        return owner_notice(post_id=action.post_id, decided_at=action.created_at).sentence
 
     @admin.display(description="strike")
     def its_strike(self, action: Action):

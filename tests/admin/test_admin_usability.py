@@ -104,7 +104,7 @@ def test_a_removals_page_shows_what_its_owner_was_told_its_strike_and_its_appeal
     removal = Action.objects.get(post=removed_post, kind=ActionKind.REMOVAL)
     body = main_content(staff_client.get(f"/admin/moderation/action/{removal.pk}/change/").content.decode())
     statement = StatementOfReasons.objects.get(action=removal)
-    assert "Statement of reasons (what the page&#x27;s owners were told)" in body
+    assert "Statement of reasons (what the page&#x27;s owners are given)" in body
     assert escape(statement.puid) in body and escape(statement.how_to_appeal) in body
     assert "Calls for an attack." in body  # the facts relied on
     assert "Community standards strike on" in body and ", active" in body

@@ -119,3 +119,15 @@ def test_the_reports_desk_removal_message_says_whom_the_notice_reached(staff_cli
     }, follow=True)
     body = unescape(response.content.decode())
     assert "removed. The reporters are told the outcome. No owner to tell: the page had no active owner" in body
+
+
+def test_a_removals_own_page_says_whom_its_notice_reached_not_that_the_owners_were_told(staff_client, ts_user):
+    from moderation.models import Action, ActionKind
+
+    post = PostFactory()
+    remove(post, ts_user)
+    removal = Action.objects.get(post=post, kind=ActionKind.REMOVAL)
+    body = unescape(staff_client.get(f"/admin/moderation/action/{removal.pk}/change/").content.decode())
+    assert "Whom its notice reached" in body
+    assert "No owner to tell: the page had no active owner, so nobody was notified." in body
+    assert "owners were told" not in body

@@ -127,7 +127,7 @@ def test_the_decider_is_not_told_a_replaced_rating_stands_either(factchecker, co
 
     said = " ".join(unescape(response.content.decode()).split())
     assert ("Appeal on post “copy-1” not accepted. The rating it was against, False, had been replaced meanwhile: the "
-            "post is now rated Partly false. The page owner has been told.") in said
+            "post is now rated Partly false. Its owner was told in the portal; the e-mail is pending.") in said
     assert "the decision stands" not in said
 
 

@@ -74,8 +74,9 @@ def test_the_confirmation_of_an_appeal_decided_says_nobody_was_told_when_the_pag
                                      follow=True)
 
     said = " ".join(unescape(response.content.decode()).split())
-    assert "not accepted: the decision stands. Nobody was told: the page has no active owner." in said
-    assert "has been told" not in said
+    assert ("not accepted: the decision stands. No owner to tell: the page had no active owner, so nobody was "
+            "notified.") in said
+    assert "was told" not in said
     assert not Notification.objects.filter(user=owner, kind=NotificationKind.APPEAL_DECIDED).exists()
 
 
@@ -90,5 +91,6 @@ def test_the_confirmation_still_says_the_owner_was_told_when_one_is_active(login
                                      follow=True)
 
     said = " ".join(unescape(response.content.decode()).split())
-    assert "not accepted: the decision stands. The page owner has been told why." in said
+    # As recorded: its notice is stored, its e-mail goes after the decision commits.
+    assert "not accepted: the decision stands. Its owner was told in the portal; the e-mail is pending." in said
     assert Notification.objects.filter(user=owner, kind=NotificationKind.APPEAL_DECIDED).exists()
