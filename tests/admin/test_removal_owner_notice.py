@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import re
 import smtplib
+from datetime import timedelta
 from html import unescape
 
 import pytest
 from django.contrib.messages import get_messages
 from django.core.mail.backends.base import BaseEmailBackend
+from django.utils import timezone
 
 from core.mailing import EmailNotSent
 from moderation.harm_reports import claim_report
-from moderation.models import RemovalGround
+from moderation.models import Action, ActionKind, RemovalGround
 from moderation.notice_delivery import email_notices
+from moderation.staff_actions import remove_post
 from tests import scenarios
 from tests.factories import PostFactory, UserFactory
 from tests.scenarios import reported_post
@@ -122,8 +125,6 @@ def test_the_reports_desk_removal_message_says_whom_the_notice_reached(staff_cli
 
 
 def test_a_removals_own_page_says_whom_its_notice_reached_not_that_the_owners_were_told(staff_client, ts_user):
-    from moderation.models import Action, ActionKind
-
     post = PostFactory()
     remove(post, ts_user)
     removal = Action.objects.get(post=post, kind=ActionKind.REMOVAL)
@@ -131,3 +132,14 @@ def test_a_removals_own_page_says_whom_its_notice_reached_not_that_the_owners_we
     assert "Whom its notice reached" in body
     assert "No owner to tell: the page had no active owner, so nobody was notified." in body
     assert "owners were told" not in body
+
+
+def test_past_the_notices_retention_the_banner_says_it_no_longer_knows_rather_than_nobody(staff_client, ts_user,
+                                                                                         settings):
+    post = PostFactory()
+    long_ago = timezone.now() - timedelta(days=settings.FACTDESK_NOTIFICATION_DAYS + 1)
+    remove_post(staff=ts_user, post_id=post.pk, ground=RemovalGround.VIOLENCE, reason="Calls for an attack.",
+                now=long_ago)
+    text = banner(staff_client, post)
+    assert f"no longer recorded (notices are kept {settings.FACTDESK_NOTIFICATION_DAYS} days)" in text
+    assert "No owner to tell" not in text
