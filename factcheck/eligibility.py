@@ -12,9 +12,10 @@ A post's queue state (factcheck.models.QueueState) says where it stands. The rul
 - the flags that count are those that ask for a fact-check (`REVIEW_FLAGS`): misinformation, and reports of
   harm that trust-and-safety staff sent to fact-checkers. A report of harm alone (violence, hate, harassment,
   imminent harm) goes to staff and never puts a post in the queue. A flag its sender withdrew (`WITHDRAWN_FLAGS`)
-  counts for nothing (but a report staff sent to fact-checkers: their decision stands): a post that waited for a
-  review and has no flag left asking for one leaves the queue
-  (`withdrawn_state`: UNFLAGGED, its claim ended), while a decided post keeps its decision;
+  counts for nothing, a report staff sent to fact-checkers as much as a misinformation flag (staff's sending keeps
+  its record, but it only routed the reports: no report left, nothing asks for the review): a post that waited for
+  a review and has no flag left asking for one leaves the queue (`withdrawn_state`: UNFLAGGED, its claim ended), and
+  a lifted removal puts it nowhere; a decided (rated, matched, removed) post keeps its decision;
 - a post removed by trust and safety is out of the queue: one that waited (or had no flag to wait with) is
   REMOVED until the removal is lifted (`restored_state`), and none is claimed or rated while removed
   (`is_removed`). factcheck.routing moves posts by these rules when the decision side removes or restores.
@@ -45,9 +46,10 @@ COUNTED_FLAGS = ~WITHDRAWN_FLAGS
 # Flags of the kinds that ask for a fact-check, withdrawn or not.
 REVIEW_KINDS = Q(category=FlagCategory.MISINFORMATION) | Q(outcome=ReportOutcome.SENT_TO_FACT_CHECKERS)
 # Flags that ask for a fact-check: what a post's flag figures (flag_count, flag_weight, first_flagged_at) count.
-# A report of harm staff sent to fact-checkers counts even once withdrawn: the sending was staff's decision, and
-# withdrawing a flag never undoes a decision.
-REVIEW_FLAGS = (REVIEW_KINDS & ~WITHDRAWN_FLAGS) | Q(outcome=ReportOutcome.SENT_TO_FACT_CHECKERS)
+# A report of harm staff sent to fact-checkers and then withdrawn counts no more than a withdrawn misinformation
+# flag: the sending routed reports that no longer exist, and a post waiting on nothing but them would stay in the
+# queue with nothing for staff to take back (the decision's reports are withdrawn, not decided, so none reopen).
+REVIEW_FLAGS = REVIEW_KINDS & ~WITHDRAWN_FLAGS
 # States a removal takes a post out of (to REMOVED): it waited, was claimed, or had no flag to wait with.
 LEAVES_ON_REMOVAL = (QueueState.UNFLAGGED, QueueState.QUEUED, QueueState.CLAIMED)
 
@@ -119,9 +121,9 @@ def rated_state(*, verdict: str) -> str:
 
 def asks_for_fact_check(*, category: str, outcome: str = "", status: str = ReportStatus.OPEN) -> bool:
     """`REVIEW_FLAGS` for one flag: whether it counts among the post's flags for the fact-checkers' queue."""
-    if outcome == ReportOutcome.SENT_TO_FACT_CHECKERS:
-        return True  # staff's decision, withdrawn or not
-    return status != ReportStatus.WITHDRAWN and category == FlagCategory.MISINFORMATION
+    if status == ReportStatus.WITHDRAWN:
+        return False
+    return category == FlagCategory.MISINFORMATION or outcome == ReportOutcome.SENT_TO_FACT_CHECKERS
 
 
 def withdrawn_state(

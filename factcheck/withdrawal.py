@@ -8,7 +8,8 @@ that waited for a review and has no flag left asking for one leaves the fact-che
 claim on it ends; the reviewer's draft is kept). A report of harm withdrawn leaves the staff's queue with it
 (`flags_withdrawn`: moderation.receivers counts the post's open reports again and ends a staff lease on a post left
 with none). A decision never changes: a rated, matched or removed post keeps its rating or removal, and a flag that
-a decision had answered keeps that outcome beside its withdrawal.
+a decision had answered keeps that outcome beside its withdrawal. Staff sending reports of harm to fact-checkers only
+routed them: withdrawn, they ask for a review no more than a withdrawn misinformation flag does.
 
 A flag belongs to the platform account that sent it: another account's key is not found, as GET /api/v1/flags/{key}
 says. Withdrawing is idempotent: a flag withdrawn already is answered as it stands, and nothing is written again.

@@ -18,6 +18,9 @@ arrive while they decide open the next round instead), and ends the lease. Every
 A decision made by mistake is corrected, not rewritten (`reopen_report`, from the post's page on the desk): its
 reports open again, their reporters are told (moderation.report_outcomes.reopen_flags), and anyone claims and
 decides them anew. A removal is corrected by lifting it in the admin, which reopens the reports it answered.
+Reports the platform withdrew are never reopened: a decision whose reports were all withdrawn has nothing left to
+correct (what it did went with them: factcheck.eligibility.REVIEW_FLAGS), and the desk says so
+(`withdrawn_since_decision`) instead of offering a reopening that could only be refused.
 """
 
 from __future__ import annotations
@@ -108,14 +111,21 @@ def _locked_row(post_id: int) -> tuple[Post, ReportedPost]:
 def _nothing_open(post: Post) -> str:
     """Why a post has no open reports to claim or decide: decided, or withdrawn by the platform after the last
     decision (or with none), so that staff who were working on them know nothing of theirs was lost to a colleague."""
-    decided = last_decision(post)
-    withdrawn = Flag.objects.filter(post=post, category__in=HARM_CATEGORIES, status=ReportStatus.WITHDRAWN)
-    if decided is not None:
-        withdrawn = withdrawn.filter(withdrawn_at__gt=decided.decided_at)
-    if withdrawn.exists():
+    if withdrawn_since_decision(post) is not None:
         return ("The platform withdrew this post's reports of harm, so it has left the reports queue: there is nothing "
                 "to claim or decide, and a claim on it ended then. Nothing was saved.")
     return "This post has no open reports of harm: they have been decided."
+
+
+def withdrawn_since_decision(post: Post) -> datetime | None:
+    """When the platform last withdrew a report of harm of the post since its latest decision still standing (or
+    ever, if none stands), or None: why a post with nothing open has nothing to decide, and, when the withdrawn
+    reports were a decision's whole, nothing to reopen either (withdrawn reports are never answered again)."""
+    withdrawn = Flag.objects.filter(post=post, category__in=HARM_CATEGORIES, status=ReportStatus.WITHDRAWN)
+    decided = last_decision(post)
+    if decided is not None:
+        withdrawn = withdrawn.filter(withdrawn_at__gt=decided.decided_at)
+    return withdrawn.order_by("-withdrawn_at").values_list("withdrawn_at", flat=True).first()
 
 
 def follow_withdrawn_reports(*, post_id: int, actor, reason: str, now: datetime) -> None:
@@ -316,11 +326,20 @@ def reopen_report(*, staff, post_id: int, decided_at: datetime, reason: str, now
 
 
 def _changed_since(post: Post, decided_at: datetime) -> str:
-    """Why a reopening is stale: who reopened the decision, or that the reports were decided again."""
+    """Why a reopening is stale: who reopened the decision, that the platform withdrew every report it answered, or
+    that the reports were decided again."""
     reopened = (AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.REPORTS_REOPENED, created_at__gte=decided_at)
                 .select_related("actor").order_by("-created_at", "-id").first())
     if reopened is not None:
         who = reopened.actor.get_username() if reopened.actor else "Factdesk"
         return (f"{who} reopened this decision already ({clock(reopened.created_at)}): its reports are open on the "
                 "desk again.")
+    withdrawn_at = (Flag.objects.filter(post=post, category__in=HARM_CATEGORIES, decided_at=decided_at,
+                                        status=ReportStatus.WITHDRAWN)
+                    .order_by("-withdrawn_at").values_list("withdrawn_at", flat=True).first())
+    if withdrawn_at is not None:
+        # Withdrawn reports count for nothing (factcheck.eligibility.REVIEW_FLAGS): the decision went with them.
+        return (f"The platform withdrew the reports this decision answered ({clock(withdrawn_at)}): there is nothing "
+                "left to reopen. Withdrawn reports count for nothing, so a post sent to fact-checkers on them alone "
+                "has left their queue already. Nothing was saved.")
     return "These reports were decided again since you loaded the page: reload it to see the decision that stands."

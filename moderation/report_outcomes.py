@@ -11,7 +11,7 @@ reporter") in the transaction of the decision that answers it, with an audit eve
 - lifting a removal (staff in the admin, or a removal appeal reversed) undoes what it answered: the flags it
   decided are answered again as if they arrived now (`reopen_flags`: reports of harm open again, back on the
   staff's desk; a misinformation flag waits for a rating, or is `rated` if the post carries one), and the post
-  goes back where its flags say (restore_after_removal);
+  goes back where its flags say (restore_after_removal: a withdrawn flag, sent to fact-checkers or not, says nothing);
 - a rating applied to a post (its own, or a claim's rating reaching a copy) answers its open misinformation
   flags (`rated`); withdrawn by its organisation (moderation.withdrawal), it undoes those answers as lifting a
   removal does (`reopen_after_withdrawal`: on the post and on the copies that carried it, the flags wait again for

@@ -45,6 +45,7 @@ from moderation.harm_reports import (
     live_holder,
     release_report,
     reopen_report,
+    withdrawn_since_decision,
 )
 from moderation.models import ReportedPost
 from moderation.owner_notices import told_of_removal
@@ -169,6 +170,8 @@ def _render_post(request: HttpRequest, *, desk: Desk, post: Post, bound: Decisio
     found = open_reports([post.pk], listed=LISTED_ON_POST)[post.pk]
     removal = active_removal(post)
     decided = last_decision(post) if not found.total else None
+    # Nothing open because the platform withdrew the reports, not because anyone decided them: the page says so.
+    withdrawn_at = withdrawn_since_decision(post) if not found.total else None
     # The removal's ground offered first: the most severe report's (the first of them, on a tie).
     ground = GROUND_FOR[found.severest] if found.severest else ""
     # The decision answers every open report up to the newest, listed or not (moderation.harm_reports).
@@ -179,6 +182,7 @@ def _render_post(request: HttpRequest, *, desk: Desk, post: Post, bound: Decisio
         "all_reports_url": _all_open_reports_url(post) if found.unlisted else "",
         "distribution": getattr(post, "distribution", None), "removal": removal,
         "decided": decided, "decided_label": DECIDED[decided.outcome] if decided else "",
+        "withdrawn_at": withdrawn_at,
         # A removal that stands is corrected by lifting it (the owner is told, the strike ends), which reopens its
         # reports; any other decision is reopened here.
         "lift_url": decision_url(removal, LIFT_ACTION)

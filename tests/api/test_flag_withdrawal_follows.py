@@ -1,5 +1,6 @@
 """What a flag's withdrawal leaves behind (DELETE /api/v1/flags/{idempotency_key}): copies waiting with their claim's
-first post keep it waiting, and a decision staff made stands (reports they sent to fact-checkers)."""
+first post keep it waiting. Reports of harm staff sent to fact-checkers, withdrawn:
+tests/moderation/test_harm_reports_sent_then_withdrawn.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import pytest
 from factcheck.claims import claim_post
 from factcheck.models import Claim, ClaimStatus, Flag, Post, QueueState, ReportStatus
 from factcheck.withdrawal import MAX_WITHDRAWAL_REASON
-from moderation.harm_reports import claim_report, decide_report
 from tests.api.helpers import flag_payload, post_json
 from tests.factories import FactCheckerFactory
 
@@ -55,26 +55,6 @@ def test_a_claim_on_the_first_post_goes_on_when_its_own_flags_are_withdrawn(plat
     assert withdraw(platform_client, root_flag["idempotency_key"]).json()["post"]["queue_state"] == "claimed"
     assert Claim.objects.get(pk=claim.pk).status == ClaimStatus.ACTIVE
     assert Post.objects.get(pk=copy.pk).queue_state == QueueState.GROUPED
-
-
-def test_reports_staff_sent_to_fact_checkers_keep_the_post_queued_when_withdrawn(platform_client, ts_user, login):
-    text = "Those vaccines were made to harm us."
-    reports = [flag_payload(category="hate", post={"external_id": "sent", "text": text}),
-               flag_payload(category="violence", source="partner", post={"external_id": "sent", "text": text})]
-    send(platform_client, *reports)
-    post = Post.objects.get(external_id="sent")
-    claim_report(staff=ts_user, post_id=post.pk)
-    decide_report(staff=ts_user, post_id=post.pk, outcome="sent_to_fact_checkers", reason="A health claim to check.")
-    assert Post.objects.get(pk=post.pk).queue_state == QueueState.QUEUED
-
-    for report in reports:
-        body = withdraw(platform_client, report["idempotency_key"]).json()
-        assert (body["status"], body["outcome"], body["post"]["queue_state"]) == (
-            "withdrawn", "sent_to_fact_checkers", "queued")
-    assert Post.objects.get(pk=post.pk).queue_state == QueueState.QUEUED
-    reviewer = FactCheckerFactory()
-    assert "Those vaccines were made" in login(reviewer).get("/queue/").content.decode()
-    assert claim_post(reviewer=reviewer, post_id=post.pk).status == ClaimStatus.ACTIVE
 
 
 def test_a_reason_with_contact_details_is_refused_and_the_document_says_the_servers_limits(platform_client):
