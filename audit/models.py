@@ -18,6 +18,8 @@ class AuditVerb(models.TextChoices):
     USER_CREATED = "user.created", "User created"
     USER_CHANGED = "user.changed", "User's account or access changed"
     USER_DELETED = "user.deleted", "User deleted"
+    # A new invitation to set a first password (accounts.invitations); the first one is part of USER_CREATED.
+    USER_INVITED = "user.invited", "New invitation sent"
     ORGANISATION_CHANGED = "organisation.changed", "Organisation created or changed"
     ORGANISATION_DELETED = "organisation.deleted", "Organisation deleted"
     PAGE_OWNERS_CHANGED = "page.owners_changed", "Page's owners changed"

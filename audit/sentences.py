@@ -221,6 +221,8 @@ SENTENCES: dict[str, Sentence] = {
     AuditVerb.USER_CREATED: _user_created,
     AuditVerb.USER_CHANGED: lambda e, n, d: format_html("{} changed {}: {}", actor(e),
                                                         _target(f"user {d.get('username', '')}")(e), _changes(d)),
+    AuditVerb.USER_INVITED: lambda e, n, d: format_html("{} sent {} a new invitation to set a password", actor(e),
+                                                        _target(f"user {d.get('username', '')}")(e)),
     AuditVerb.USER_DELETED: lambda e, n, d: format_html("{} deleted user {}", actor(e), d.get("username", "")),
     AuditVerb.ORGANISATION_CHANGED: _organisation,
     AuditVerb.ORGANISATION_DELETED: lambda e, n, d: format_html("{} deleted organisation {}", actor(e),

@@ -27,11 +27,12 @@ from django.utils import timezone
 from django.utils.http import urlencode
 
 from accounts.admin import FactdeskUserAdmin
+from accounts.invitations import InvitationJustSent, InvitationRefused, refusal_to_invite, send_new_invitation
 from accounts.models import TokenState, User, token_state_condition
 from accounts.password_reset import is_invited, lacks_a_way_in
 from accounts.services import active_tokens_of, tokens_of
 from audit.sentences import describe_changes
-from core.admin_decisions import AsksReason
+from core.admin_decisions import AsksReason, ReasonForm, StaffDecision, StaffDecisionsAdmin
 from core.admin_deletions import DeletionAsksReason
 from core.reasons import reason_field
 from factcheck.member_changes import USER_FIELDS, UserChange, change_password, change_user, delete_user
@@ -205,13 +206,38 @@ def user_organisation(user) -> str:
     return str(organisation_of(user) or "")
 
 
+def _invite_again(staff: User, user: User, data: dict) -> str:
+    send_new_invitation(user=user, by=staff, reason=data["reason"])
+    days = settings.FACTDESK_INVITATION_DAYS
+    return (f"e-mailed, its link working for {days} day{pluralize(days)} (links sent before work "
+            "until theirs run out)")
+
+
+INVITE_AGAIN = StaffDecision(
+    # Whoever may change people may send the invitation a new account is sent: superusers (trust-and-safety staff
+    # have no rights over people).
+    slug="invite_again", title="Send a new invitation", button="Send", permission="accounts.change_user",
+    form_class=ReasonForm, apply=_invite_again, refusals=(InvitationRefused, InvitationJustSent),
+    describe=lambda user: f"{user.username} ({user.email or 'no e-mail address'})",
+    link=lambda user: "" if refusal_to_invite(user=user) else "Send a new invitation",
+    explanation=("Each account that has never set a password is e-mailed a new invitation to choose one, saying you "
+                 "sent it, once you confirm; its link works as many days as a first invitation's. Links sent before "
+                 "keep working until theirs run out. "
+                 "Accounts that are deactivated, have no e-mail address, or have signed in or have a password "
+                 "are skipped, each named with why."),
+)
+
+
 admin.site.unregister(User)
 
 
 @admin.register(User)
-class MemberUserAdmin(DeletionAsksReason, AsksReason, FactdeskUserAdmin):
+class MemberUserAdmin(StaffDecisionsAdmin, DeletionAsksReason, AsksReason, FactdeskUserAdmin):
     """accounts' user pages, with a fact-checker's organisation (its column, filter and inline), and every save,
-    password change and deletion through factcheck.members and factcheck.member_changes, audited with a reason."""
+    password change and deletion through factcheck.members and factcheck.member_changes, audited with a reason; a
+    new invitation to set a first password through accounts.invitations (an action and a button)."""
+
+    staff_decisions = (INVITE_AGAIN,)
 
     add_form = MemberCreationForm
     form = MemberChangeForm
@@ -254,7 +280,8 @@ class MemberUserAdmin(DeletionAsksReason, AsksReason, FactdeskUserAdmin):
             days = settings.FACTDESK_INVITATION_DAYS
             messages.info(request, f"An invitation to set a password is e-mailed to {created.email}. Its link works "
                                    f"for {days} day{pluralize(days)}; after that they use “Forgot your password?” on "
-                                   "the sign-in page.")
+                                   "the sign-in page, or you send a new invitation (“Send a new invitation” in the "
+                                   "list of users).")
 
     def save_related(self, request, form, formsets, change: bool) -> None:
         if not change:

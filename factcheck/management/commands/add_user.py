@@ -97,8 +97,8 @@ class Command(BaseCommand):
         if is_invited(user):
             days = settings.FACTDESK_INVITATION_DAYS
             return (f"Next: {user.email} is e-mailed an invitation to set a password. Its link works for {days} "
-                    f"day{pluralize(days)}; after that they ask for a new one with “Forgot your password?” on the "
-                    "sign-in page.")
+                    f"day{pluralize(days)}; after that they ask for a new link with “Forgot your password?” on the "
+                    f"sign-in page, or you send a new invitation with `manage.py invite {user.username}`.")
         where = public_reverse("admin:index" if user.is_staff else "accounts:login")
         return f"Next: they sign in at {where} with the password given."
 
