@@ -377,6 +377,9 @@ TABLE: dict[str, Route] = {
     **staff_decision("moderation.action", "restore_rating", object_attr="action.pk"),
     **staff_decision("factcheck.post", "restore_rating", object_attr="queued_post.pk"),
     **staff_decision("factcheck.post", "remove", object_attr="queued_post.pk"),
+    # People are the superusers' (accounts.change_user): trust-and-safety staff may not invite anyone.
+    **staff_decision("accounts.user", "invite_again", object_attr=lambda w: w.admin_object("accounts.user"),
+                     staff=403),
     # ---- the job pages, at /admin/rq/ only (settings.RQ_SHOW_ADMIN_LINK is off: no copy in the admin) -----
     **rq_pages("django_rq:", "/admin/rq/"),
     **({} if RQ_SCHEDULER else {

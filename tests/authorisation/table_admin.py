@@ -78,10 +78,11 @@ def admin_model_pages(label: str) -> dict[str, Route]:
     }
 
 
-def staff_decision(label: str, slug: str, *, object_attr: Any) -> dict[str, Route]:
+def staff_decision(label: str, slug: str, *, object_attr: Any, staff: Any = 200) -> dict[str, Route]:
+    """A decision's confirmation page: open to trust-and-safety staff (`staff`) and superusers."""
     app, model = label.split(".")
     return {
-        f"admin:{app}_{model}_{slug}": route(GET=staff_only(200, 200), args={"object_id": object_attr}),
+        f"admin:{app}_{model}_{slug}": route(GET=staff_only(staff, 200), args={"object_id": object_attr}),
     }
 
 
