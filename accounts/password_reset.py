@@ -238,7 +238,8 @@ def is_invited(user) -> bool:
 def invite(*, user, by=None) -> bool:
     """E-mail the new account `user` (when `is_invited`) a link to set its first password, saying that `by` (staff
     in the admin; None: Factdesk's administrator, on the server) made it for them: a job once the caller's
-    transaction commits. Returns whether one was queued. Called by factcheck.members.create_user."""
+    transaction commits. Returns whether one was queued. Called by factcheck.members.create_user, and for a new
+    invitation by accounts.invitations.send_new_invitation."""
     if not is_invited(user):
         return False
     enqueue_on_commit("accounts.jobs.send_invitation", user.pk, by.pk if by is not None else None)

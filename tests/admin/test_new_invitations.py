@@ -5,15 +5,19 @@ per person; offered only to those who may change users."""
 
 from __future__ import annotations
 
+import html
 import re
+from datetime import datetime, timedelta
 from io import StringIO
 
 import pytest
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import Permission
+from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core import mail
 from django.core.management import CommandError, call_command
 from django.test import Client
+from django.utils.html import strip_tags
 
 from accounts.models import User
 from audit.models import AuditEvent, AuditVerb
@@ -117,6 +121,8 @@ def test_the_action_emails_one_new_invitation_whose_link_sets_the_password_and_n
     assert "pia (pia@verifact.example): The account is deactivated" in " ".join(shown)
     (event,) = AuditEvent.objects.filter(verb=AuditVerb.USER_INVITED)
     assert (event.actor, event.target_id, event.reason) == (root, str(nadia.pk), "Her first invitation ran out.")
+    log = html.unescape(strip_tags(admin.get("/admin/audit/auditevent/").content.decode()))
+    assert "root sent user nadia a new invitation to set a password" in log
 
 
 def test_an_account_that_signed_in_and_whose_password_was_disabled_since_is_skipped(make, send, admin):
@@ -167,6 +173,23 @@ def test_the_change_page_of_an_account_that_never_set_a_password_links_to_the_ne
     assert "invite_again" not in admin.get(f"{USERS}{omar.pk}/change/").content.decode()
     page = admin.get(f"{USERS}{nadia.pk}/invite_again/").content.decode()
     assert "Links sent before keep working until theirs run out." in page
+
+
+def test_an_expired_invitation_says_to_ask_an_administrator_for_a_new_one(
+    django_capture_on_commit_callbacks, run_worker, monkeypatch
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        create_user(username="nadia", role="page_owner", password=None, email="nadia@verifact.example")
+    run_worker()
+    (first,) = sent_to("nadia@verifact.example")
+    eight_days_on = datetime.now() + timedelta(days=8)
+    monkeypatch.setattr(PasswordResetTokenGenerator, "_now", lambda self: eight_days_on)
+
+    page = " ".join(Client().get(link_in(first), follow=True).content.decode().split())
+
+    assert "<h1>This invitation has expired</h1>" in page
+    assert "ask a Factdesk administrator, or whoever invited you, to check the address on your account and send you " \
+           "a new invitation." in page
 
 
 # ---- who may send one --------------------------------------------------------------------------------------------
