@@ -3,10 +3,10 @@ new invitation"), the server's administrator with `manage.py invite USERNAME`.
 
 The first invitation goes when the account is made (accounts.password_reset.invite, from factcheck.members.create_user)
 and its link works for FACTDESK_INVITATION_DAYS. When it ran out unused, or the e-mail was lost, the same invitation
-is sent again: the same job (accounts.jobs.send_invitation, once the caller's transaction commits), the same e-mail
-naming who sent it, a link good for FACTDESK_INVITATION_DAYS from then. An invitation is a stateless token
-(accounts.tokens): a new one replaces nothing, and older links keep working until their own days pass or a
-password is saved with any of them.
+is sent again: the same job (accounts.jobs.send_invitation, once the caller's transaction commits), the e-mail
+worded as a new invitation from whoever sent it, a link good for FACTDESK_INVITATION_DAYS from then. An invitation
+is a stateless token (accounts.tokens): a new one replaces nothing, and older links keep working until their own
+days pass or a password is saved with any of them.
 
 Only an account the first invitation was for may have another: active, with an address, that has never had a
 password nor signed in (`refusal_to_invite` says why not: what the admin names for each account it skips and what
@@ -86,7 +86,7 @@ def send_new_invitation(*, user, by=None, reason: str = "") -> None:
     with transaction.atomic(durable=True):
         record_event(actor=by, verb=AuditVerb.USER_INVITED, target=user, reason=reason, system="invite",
                      data={"username": user.username})
-        invite(user=user, by=by)
+        invite(user=user, by=by, again=True)
 
 
 def _refuse_for(user, *, wait: int) -> NoReturn:

@@ -23,10 +23,11 @@ def send_reset_link(email: str) -> int:
     return password_reset.send_requested_link(request_id=email)
 
 
-def send_invitation(user_id: int, invited_by_id: int | None) -> int:
+def send_invitation(user_id: int, invited_by_id: int | None, again: bool = False) -> int:
     """E-mail a new account without a password an invitation to set one (accounts.password_reset.invite), on
-    `notices`: the person has just been told, or will be, that an account is waiting for them."""
-    return password_reset.send_invitation(user_id=user_id, invited_by_id=invited_by_id)
+    `notices`: the person has just been told, or will be, that an account is waiting for them. `again`: a new
+    invitation (accounts.invitations), worded as one."""
+    return password_reset.send_invitation(user_id=user_id, invited_by_id=invited_by_id, again=again)
 
 
 def clear_old_sign_in_records() -> int:

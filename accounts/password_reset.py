@@ -235,18 +235,21 @@ def is_invited(user) -> bool:
         and not user.has_usable_password()
 
 
-def invite(*, user, by=None) -> bool:
+def invite(*, user, by=None, again: bool = False) -> bool:
     """E-mail the new account `user` (when `is_invited`) a link to set its first password, saying that `by` (staff
-    in the admin; None: Factdesk's administrator, on the server) made it for them: a job once the caller's
+    in the admin; None: Factdesk's administrator, on the server) made it for them, or, `again`, sent them a new
+    invitation (the e-mail then claims nobody made the account): a job once the caller's
     transaction commits. Returns whether one was queued. Called by factcheck.members.create_user, and for a new
     invitation by accounts.invitations.send_new_invitation."""
     if not is_invited(user):
         return False
-    enqueue_on_commit("accounts.jobs.send_invitation", user.pk, by.pk if by is not None else None)
+    # `again` only when true: a first invitation's job keeps the two arguments that workers of earlier releases take.
+    enqueue_on_commit("accounts.jobs.send_invitation", user.pk, by.pk if by is not None else None,
+                      *((True,) if again else ()))
     return True
 
 
-def send_invitation(*, user_id: int, invited_by_id: int | None) -> int:
+def send_invitation(*, user_id: int, invited_by_id: int | None, again: bool = False) -> int:
     """The job of `invite`: the invitation, unless the account has since gone, been deactivated, lost its address,
     been given a password or signed in (then it is no longer needed, and "Forgot your password?" serves). Its link
     is an invitation token (accounts.tokens), good for FACTDESK_INVITATION_DAYS from when it is sent, and the
@@ -263,7 +266,7 @@ def send_invitation(*, user_id: int, invited_by_id: int | None) -> int:
     token, until = make_invitation_token(user=user)
     with timezone.override(user.zone or UTC):  # until when, as the person keeps time (their profile's zone)
         until_text = local_moment(until)
-    _send_link(user, {"first_password": True, "invitation": True,
+    _send_link(user, {"first_password": True, "invitation": True, "again": again,
                       "invited_by": (inviter.get_full_name() or inviter.get_username()) if inviter else "",
                       "role": user.get_role_display() if user.role else "",
                       "login_url": public_reverse("accounts:login"),

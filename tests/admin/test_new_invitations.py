@@ -111,7 +111,9 @@ def test_the_action_emails_one_new_invitation_whose_link_sets_the_password_and_n
 
     assert [m.to for m in mail.outbox] == [["nadia@verifact.example"]]
     (invitation,) = sent_to("nadia@verifact.example")
-    assert "root" in invitation.body  # who sent it, as the first invitation says who made the account
+    assert invitation.subject == "Set your Factdesk password"
+    assert invitation.body.startswith("root sent you a new invitation to your Factdesk account (Page owner): the "
+                                      "earlier one may have run out or gone astray. Your username is nadia.")
     assert set_password(link_in(invitation)) == 302
     assert authenticate(username="nadia", password=NEW_PASSWORD) is not None
     assert any(text.startswith("Send a new invitation — done for 1 of 4: nadia (nadia@verifact.example): "
@@ -248,6 +250,7 @@ def test_the_command_emails_a_new_invitation_whose_link_sets_the_password_and_au
     assert said == ("A new invitation is e-mailed to nadia@verifact.example. Its link works for 7 days; links sent "
                     "before keep working until theirs run out.\n")
     (invitation,) = sent_to("nadia@verifact.example")
+    assert invitation.body.startswith("Factdesk's administrator sent you a new invitation to your Factdesk account")
     assert set_password(link_in(invitation)) == 302
     event = AuditEvent.objects.get(verb=AuditVerb.USER_INVITED)
     assert (event.actor, event.actor_label, event.reason) == (None, "system:invite", "The e-mail was lost.")
