@@ -237,10 +237,9 @@ def is_invited(user) -> bool:
 
 def invite(*, user, by=None, again: bool = False) -> bool:
     """E-mail the new account `user` (when `is_invited`) a link to set its first password, saying that `by` (staff
-    in the admin; None: Factdesk's administrator, on the server) made it for them, or, `again`, sent them a new
-    invitation (the e-mail then claims nobody made the account): a job once the caller's
-    transaction commits. Returns whether one was queued. Called by factcheck.members.create_user, and for a new
-    invitation by accounts.invitations.send_new_invitation."""
+    in the admin; None: Factdesk's administrator, on the server) made it for them, or, `again`, that `by` sent them a
+    new invitation (whoever made the account): a job once the caller's transaction commits. Returns whether one was
+    queued. Called by factcheck.members.create_user, and by accounts.invitations.send_new_invitation."""
     if not is_invited(user):
         return False
     # `again` only when true: a first invitation's job keeps the two arguments that workers of earlier releases take.
