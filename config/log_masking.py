@@ -12,8 +12,9 @@ carries a secret: API tokens come in the Authorization header only (accounts.api
 of gunicorn's access log (the request line, path, query, referer, the Location of a redirect: CommonMiddleware's
 added slash repeats the token there) and to the error log's arguments (gunicorn logs "Error handling request GET
 /..." when the app raises), and `HideSecrets` to the app's own log lines (Django logs "Internal Server Error:
-/accounts/reset/..." when the link fails on a database outage). Importable without Django's settings: gunicorn's
-master loads it first.
+/accounts/reset/..." when the link fails on a database outage), on every handler settings.LOGGING makes (runserver's
+too), at every level, where it also writes MASK for e-mail addresses (RQ logs a job's arguments). Importable without
+Django's settings: gunicorn's master loads it first.
 """
 
 from __future__ import annotations
@@ -75,8 +76,14 @@ class SecretMaskingLogger(glogging.Logger):
         super().exception(msg, *map(masked, args), **kwargs)
 
 
+# An e-mail address, a person's: RQ's worker writes each job's arguments in its line of the job (at INFO), and the
+# reset-link job is given the address itself when Redis stalled at the request (accounts.password_reset).
+EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
 class HideSecrets(logging.Filter):
-    """On the console handler (settings.LOGGING): a record whose message holds a secret segment is written masked."""
+    """On every handler of settings.LOGGING: a record whose message holds a secret segment or an e-mail address is
+    written masked, at any level."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -84,6 +91,8 @@ class HideSecrets(logging.Filter):
         except Exception:  # noqa: BLE001 - a malformed call: the handler reports it, as without this filter
             return True
         hidden = masked(message)
+        if "@" in hidden:
+            hidden = EMAIL_ADDRESS.sub(MASK, hidden)
         if hidden != message:
             record.msg, record.args = hidden, None
         return True

@@ -413,11 +413,26 @@ FACTDESK_WEBHOOK_RETENTION_DAYS = env_int("FACTDESK_WEBHOOK_RETENTION_DAYS", 30,
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    # A reset link's token in a log line ("Internal Server Error: /accounts/reset/...") is written masked.
+    # A reset link's token in a log line ("Internal Server Error: /accounts/reset/...") and an e-mail address (RQ's
+    # line of a job given one) are written masked, by every handler: each one has the filter (config.log_masking).
     "filters": {"secrets": {"()": "config.log_masking.HideSecrets"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["secrets"]}},
+    "formatters": {"django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}",
+                                     "style": "{"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["secrets"]},
+        # runserver's line of each request, as Django's default writes it, but masked: it held the whole reset link.
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server", "filters": ["secrets"]},
+    },
     "root": {"handlers": ["console"], "level": env_log_level("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        # Django's default handlers go (no handlers: its records reach the root's console): with DEBUG on, its own
+        # console handler wrote every django.* line a second time, unmasked; its mail_admins handler sends nothing,
+        # ADMINS being empty. At DEBUG off, what is written is unchanged.
+        "django": {"handlers": []},
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+        # Never SQL, whatever LOG_LEVEL says: its parameters are flags' reasons, addresses, token hashes.
+        "django.db.backends": {"level": "WARNING"},
+    },
 }
 
 # The page's CSP lets images come from the platform's media hosts, over https only.
