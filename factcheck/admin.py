@@ -44,7 +44,7 @@ from factcheck.coverage import COUNTRY_HELP, LANGUAGE_HELP, clean_coverage, spli
 from factcheck.member_changes import change_organisation, delete_organisation, set_page_owners
 from factcheck.members import check_page_owners, organisation_of
 from factcheck.models import Claim, Flag, FlagSource, Match, Organisation, Page, Post, Rating, Verdict
-from factcheck.selectors import flag_counts, queued_nobody_covers, recent_flags
+from factcheck.selectors import counted_flags_by_source, queued_nobody_covers, recent_flags
 from factcheck.staff_search import find_posts
 
 LATEST_FLAGS_SHOWN = 20
@@ -354,7 +354,8 @@ class PostAdmin(PostSearch, ReadOnlyAdmin):
 
     @admin.display(description="flags")
     def flags_summary(self, post: Post):
-        by_source = [(FlagSource(source).label, n) for source, n in flag_counts(post).items() if n]
+        counted = counted_flags_by_source(post)  # the timeline's count too (moderation.timeline): read once
+        by_source = [(FlagSource(source).label, counted[source].n) for source in FlagSource.values if source in counted]
         counts = html_table(("source", "flags"), by_source, empty="No flags.")
         latest = recent_flags(post, limit=LATEST_FLAGS_SHOWN)
         rows = html_table(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, When
+from django.db.models import Case, Count, Exists, Min, OuterRef, Q, QuerySet, When
 from django.utils import timezone
 
 from accounts.models import Role, User
@@ -67,6 +67,25 @@ def flag_counts(post: Post, *, flags: Q = EVERY_FLAG) -> dict[str, int]:
     for row in Flag.objects.filter(flags, post=post).values("source").annotate(n=Count("id")).order_by():
         counts[row["source"]] = row["n"]
     return counts
+
+
+class SourceCount(NamedTuple):
+    n: int
+    first: datetime  # when its first flag was flagged
+
+
+def counted_flags_by_source(post: Post) -> dict[str, SourceCount]:
+    """The post's flags that count (all but those withdrawn), per source present: how many, and when the first was
+    flagged. One query, read once per post instance and kept on it: the admin's post page shows them in its flags
+    table (factcheck.admin) and in its timeline (moderation.timeline), both given the page's one instance, and read
+    them twice. Code that changes a post's flags and reads them again reads a fresh instance."""
+    cached = post.__dict__.get("_counted_flags_by_source")
+    if cached is None:
+        rows = (Flag.objects.filter(COUNTED_FLAGS, post=post).values("source")
+                .annotate(n=Count("id"), first=Min("flagged_at")).order_by())
+        cached = post.__dict__["_counted_flags_by_source"] = {
+            row["source"]: SourceCount(row["n"], row["first"]) for row in rows}
+    return cached
 
 
 def recent_flags(post: Post, *, limit: int, flags: Q = EVERY_FLAG) -> list[Flag]:

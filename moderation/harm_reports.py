@@ -118,13 +118,17 @@ def _nothing_open(post: Post) -> str:
 
 
 def withdrawn_since_decision(post: Post) -> datetime | None:
-    """When the platform last withdrew a report of harm of the post since its latest decision still standing (or
-    ever, if none stands), or None: why a post with nothing open has nothing to decide, and, when the withdrawn
-    reports were a decision's whole, nothing to reopen either (withdrawn reports are never answered again)."""
+    """When the platform last withdrew reports of harm of the post that no standing decision answers, or None: why a
+    post with nothing open has nothing to decide, and nothing of theirs to reopen (withdrawn reports are never
+    answered again). Those are the reports open after the latest decision still standing (or ever, if none stands),
+    and those of a later decision: its whole, since a later decision with one report left standing would be the
+    latest standing one. A report withdrawn from the standing decision, or from an older one, is not: that decision
+    stands, and the page says so and offers to reopen it."""
     withdrawn = Flag.objects.filter(post=post, category__in=HARM_CATEGORIES, status=ReportStatus.WITHDRAWN)
     decided = last_decision(post)
     if decided is not None:
-        withdrawn = withdrawn.filter(withdrawn_at__gt=decided.decided_at)
+        withdrawn = withdrawn.filter(Q(decided_at__isnull=True) | Q(decided_at__gt=decided.decided_at),
+                                     withdrawn_at__gt=decided.decided_at)
     return withdrawn.order_by("-withdrawn_at").values_list("withdrawn_at", flat=True).first()
 
 
@@ -309,7 +313,7 @@ def reopen_report(*, staff, post_id: int, decided_at: datetime, reason: str, now
     post = lock_post(post_id)
     decision = last_decision(post)
     if decision is None or decision.decided_at != decided_at:
-        raise DecisionChanged(_changed_since(post, decided_at))
+        raise DecisionChanged(_changed_since(post, decided_at, standing=decision))
     if decision.outcome == ReportOutcome.REMOVED and active_removal(post) is not None:
         raise ReportRefused("The post is removed: restore it in the admin (lift the removal), which reopens the "
                             "reports it answered and tells the page owner.", code="post_removed")
@@ -325,9 +329,15 @@ def reopen_report(*, staff, post_id: int, decided_at: datetime, reason: str, now
     return len(reopened)
 
 
-def _changed_since(post: Post, decided_at: datetime) -> str:
-    """Why a reopening is stale: who reopened the decision, that the platform withdrew every report it answered, or
-    that the reports were decided again."""
+DECIDED_AGAIN = "These reports were decided again since you loaded the page: reload it to see the decision that stands."
+
+
+def _changed_since(post: Post, decided_at: datetime, *, standing: LastDecision | None) -> str:
+    """Why a reopening is stale: the reports were decided again (`standing`, the post's latest decision that stands,
+    is newer), who reopened the decision, or that the platform withdrew every report it answered. A newer decision
+    is asked first: reports withdrawn from the old one say nothing of the one that stands now."""
+    if standing is not None and standing.decided_at > decided_at:
+        return DECIDED_AGAIN
     reopened = (AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.REPORTS_REOPENED, created_at__gte=decided_at)
                 .select_related("actor").order_by("-created_at", "-id").first())
     if reopened is not None:
@@ -342,4 +352,4 @@ def _changed_since(post: Post, decided_at: datetime) -> str:
         return (f"The platform withdrew the reports this decision answered ({clock(withdrawn_at)}): there is nothing "
                 "left to reopen. Withdrawn reports count for nothing, so a post sent to fact-checkers on them alone "
                 "has left their queue already. Nothing was saved.")
-    return "These reports were decided again since you loaded the page: reload it to see the decision that stands."
+    return DECIDED_AGAIN

@@ -7,8 +7,10 @@ accounts, so a page without one has none), made in the decision's transaction at
 (moderation.notice_delivery). So each row says how far its owner's notice went: e-mailed (`emailed_at`); in the portal
 only (the owner has no e-mail address); its e-mail composed and not sent (a send that failed, retried by its job and
 the sweep); not yet composed (queued, or held for the copies of its rating); or waiting while the account is
-deactivated. Rows are deleted after FACTDESK_NOTIFICATION_DAYS: past that the record cannot say, and the sentence
-says that rather than "nobody".
+deactivated; a notice the owner read in the portal (`read_at`) says so, whatever became of the account since. Rows
+are deleted after FACTDESK_NOTIFICATION_DAYS, and with their owner's account (factcheck.member_changes.delete_user,
+CASCADE): past either the record cannot say whom the notice reached, and the sentence says that rather than "nobody".
+An account's deletion is known from its audit event, which names the pages it owned then.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import TextChoices
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import Count, OuterRef, Subquery, TextChoices
+from django.db.models.functions import Coalesce, JSONArray, JSONObject
 from django.utils import timezone
 
+from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Post
 from moderation.models import Notification, NotificationKind
 from moderation.selectors import active_removal
@@ -29,6 +34,7 @@ from moderation.selectors import active_removal
 class Delivery(TextChoices):
     """How far one owner's notice went."""
 
+    READ = "read", "read in the portal"
     EMAILED = "emailed", "e-mail sent"
     PORTAL_ONLY = "portal_only", "in the portal only (no e-mail address)"
     FAILED = "failed", "e-mail not sent: sending failed, it is retried"
@@ -43,6 +49,8 @@ class OwnerNotice:
     deliveries: Counter = field(default_factory=Counter)  # Delivery -> owners
     # No row, and the decision is older than the notices' retention: whether anyone was told is no longer recorded.
     forgotten: bool = False
+    # Owner accounts of the page deleted since the decision: their rows went with them, told or not.
+    deleted_owners: int = 0
 
     @property
     def told(self) -> int:
@@ -54,16 +62,34 @@ class OwnerNotice:
         if self.forgotten:
             return (f"Whom its notice reached is no longer recorded (notices are kept "
                     f"{settings.FACTDESK_NOTIFICATION_DAYS} days).")
+        if self.deleted_owners:
+            return self._with_deleted_owners()
         if not self.told:
             return "No owner to tell: the page had no active owner, so nobody was notified."
         shown = [kind for kind in Delivery if self.deliveries[kind]]
         if self.told == 1:
             return ONE_OWNER[shown[0]]
-        parts = ", ".join(f"{Delivery(kind).label} for {self.deliveries[kind]}" for kind in shown)
-        return f"Its {self.told} owners were told in the portal: {parts}."
+        return f"Its {self.told} owners were told in the portal: {self._parts(shown)}."
+
+    def _parts(self, shown: list[str]) -> str:
+        return ", ".join(f"{Delivery(kind).label} for {self.deliveries[kind]}" for kind in shown)
+
+    def _with_deleted_owners(self) -> str:
+        """Some owner accounts were deleted since: whether they were told is gone with them (they may have become
+        owners after the decision), so the sentence counts only the owners still on record."""
+        n = self.deleted_owners
+        gone = (f"{n} owner account{'s' if n > 1 else ''} of the page {'were' if n > 1 else 'was'} deleted since, "
+                f"with any notice {'they' if n > 1 else 'it'} had")
+        if not self.told:
+            return f"Whom its notice reached is no longer recorded: {gone}."
+        shown = [kind for kind in Delivery if self.deliveries[kind]]
+        were = "was" if self.told == 1 else "were"
+        return (f"{self.told} of its owners on record {were} told in the portal: {self._parts(shown)}. "
+                f"Whom else it reached is no longer recorded: {gone}.")
 
 
 ONE_OWNER = {
+    Delivery.READ: "Its owner was told and read the notice in the portal.",
     Delivery.EMAILED: "Its owner was told: e-mail sent.",
     Delivery.PORTAL_ONLY: "Its owner was told in the portal only (no e-mail address).",
     Delivery.FAILED: "Its owner was told in the portal, but the e-mail was not sent: sending failed, it is retried.",
@@ -72,7 +98,9 @@ ONE_OWNER = {
 }
 
 
-def _delivery(*, emailed_at, email_id, address: str, is_active: bool) -> Delivery:
+def _delivery(*, emailed_at, email_id, address: str, is_active: bool, read_at) -> Delivery:
+    if read_at is not None:  # the owner saw it: what became of the e-mail or the account since changes nothing
+        return Delivery.READ
     if emailed_at is not None:
         return Delivery.EMAILED
     if not is_active:
@@ -88,13 +116,20 @@ def owner_notice(
 ) -> OwnerNotice:
     """The owners' notice of the decision made on this post at `decided_at` (a removal's `created_at`; an appeal's
     `decided_at`, with `kind` APPEAL_DECIDED: its outcome's notice, to the owner who filed it and the page's owners),
-    from its Notification rows: one query."""
-    rows = (Notification.objects.filter(post_id=post_id, kind=kind, created_at=decided_at)
-            .values_list("emailed_at", "email_id", "user__email", "user__is_active"))
-    deliveries = Counter(_delivery(emailed_at=emailed_at, email_id=email_id, address=address, is_active=is_active)
-                         for emailed_at, email_id, address, is_active in rows)
-    if deliveries:
-        return OwnerNotice(deliveries)
+    from its Notification rows and the audit events of the page's owner accounts deleted since: one query."""
+    notices = (Notification.objects.filter(post_id=OuterRef("pk"), kind=kind, created_at=decided_at)
+               .values(notice=JSONObject(emailed_at="emailed_at", email_id="email_id", address="user__email",
+                                         is_active="user__is_active", read_at="read_at")))
+    # delete_user's event names the pages the account owned when it was deleted (its `data["pages"]`).
+    deleted = (AuditEvent.objects.filter(verb=AuditVerb.USER_DELETED, created_at__gt=decided_at,
+                                         data__pages__contains=JSONArray(OuterRef("page__external_id")))
+               .order_by().values("verb").annotate(n=Count("id")).values("n"))
+    found = (Post.objects.filter(pk=post_id)
+             .values_list(ArraySubquery(notices), Coalesce(Subquery(deleted), 0)).first())
+    rows, deleted_owners = found if found is not None else ([], 0)
+    deliveries = Counter(_delivery(**row) for row in rows)
+    if deliveries or deleted_owners:
+        return OwnerNotice(deliveries, deleted_owners=deleted_owners)
     kept_since = (now or timezone.now()) - timedelta(days=settings.FACTDESK_NOTIFICATION_DAYS)
     return OwnerNotice(forgotten=decided_at < kept_since)
 

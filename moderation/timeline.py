@@ -14,16 +14,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from django.db.models import Count, Min, QuerySet
+from django.db.models import QuerySet
 
 from audit.models import AuditEvent, AuditVerb
 from core.contact_details import without_contact_details
 from core.formatting import times
-from factcheck.eligibility import COUNTED_FLAGS
 from factcheck.members import organisation_of
-from factcheck.models import Flag, Post, Rating
+from factcheck.models import Post, Rating
 from factcheck.previews import AppealSummary, PostStory, StoryEntry
-from factcheck.selectors import sent_by_staff
+from factcheck.selectors import counted_flags_by_source, sent_by_staff
 from moderation.models import Action, ActionKind, AppealEvent, AppealStatus
 from moderation.selectors import appeals_read_by_factcheckers_of
 
@@ -56,10 +55,9 @@ def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | 
     (None: every appeal; a queryset of ids is read as a subquery)."""
     entries: list[Entry] = []
     # Flags that still count: one its sender withdrew is counted nowhere (kept in the audit log).
-    counted = Flag.objects.filter(COUNTED_FLAGS, post=post)
-    for row in counted.values("source").annotate(n=Count("id"), first=Min("flagged_at")):
-        entries.append(Entry(row["first"], "flags", f"Flagged ({row['source'].replace('_', ' ')})",
-                             f"{row['n']} flag{'s' if row['n'] != 1 else ''}", "the platform"))
+    for source, (n, first) in counted_flags_by_source(post).items():
+        entries.append(Entry(first, "flags", f"Flagged ({source.replace('_', ' ')})",
+                             f"{n} flag{'s' if n != 1 else ''}", "the platform"))
     ratings = list(Rating.objects.filter(post=post).select_related("organisation", "reviewer"))
     # A withdrawal's reason is its audit event's (the words the owner read in their notice): read only if one was.
     why = (dict(AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.RATING_WITHDRAWN)

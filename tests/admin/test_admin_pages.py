@@ -8,10 +8,15 @@ from django.urls import reverse
 
 STORY_APPS = ("factcheck", "moderation", "audit")
 # The same bound holds at both sizes: a page's queries do not grow with its rows.
-# The post page of a rated, removed post: 27 (its records, media included, are tables of one query each; see
-# test_admin_usability; its timeline reads trust and safety sending it to the fact-checkers: one more; its banner
-# reads whom the removal's notice reached, moderation.owner_notices: one more). A post that is not removed: whether
-# a lift or override of its rating's effect can be taken back (its link), instead of the banner's: 27.
+# The post page is the busiest change page. Its records, media included, are tables of one query each, its timeline
+# reads trust and safety sending it to the fact-checkers, and its flags are counted once for the flags table and the
+# timeline (factcheck.selectors.counted_flags_by_source). Measured: a rated, removed, appealed post
+# (test_admin_usability's removed_post) 25, and a post removed on the reports desk 25, each reading whom the
+# removal's notice reached (moderation.owner_notices); a post not removed reads instead whether a lift or override
+# of its rating's effect can be taken back. The most, 27: reported for violence and misinformation, sent to the
+# fact-checkers by staff, rated, and a suggested copy of a rated post, whose audit log's link to that post is one
+# more (test_admin_usability's test_the_busiest_post_page_that_is_not_removed_stays_within_the_bound, a case this
+# test's populations, read one newest row a model, never build).
 MAX_QUERIES = 27
 
 

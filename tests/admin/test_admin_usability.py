@@ -13,7 +13,7 @@ from django.utils.html import escape
 from audit.models import AuditEvent, AuditVerb
 from factcheck.claims import claim_post
 from factcheck.models import Post, Rating
-from moderation.harm_reports import claim_report
+from moderation.harm_reports import claim_report, decide_report
 from moderation.models import (
     Action,
     ActionKind,
@@ -84,6 +84,32 @@ def test_the_post_page_shows_dates_one_way_names_not_ids_and_numbers_with_separa
     assert "shown at 20%" in body  # the False rating's action, before the removal
     assert f"<td>{Rating.objects.get(post=removed_post).reviewer.username} (" in body  # the rater, by name
     assert "Removal appeal" in body
+
+
+def test_the_busiest_post_page_that_is_not_removed_stays_within_the_bound(
+    staff_client, ts_user, django_assert_max_num_queries
+):
+    """Reported for violence and misinformation, its report of harm sent to the fact-checkers by staff, rated, and a
+    suggested copy of an earlier rated post (its audit log names that post, read for the link): the post page that
+    is not removed which the populated admin pages test never builds. It took one query more than MAX_QUERIES while
+    the flags table and the timeline each counted the post's flags (factcheck.selectors.counted_flags_by_source reads
+    them once)."""
+    earlier = scenarios.reported_post(reports=[("misinformation", "user_report")], external_id="earlier",
+                                      text=scenarios.CLAIM)
+    scenarios.rated_post(post=earlier)
+    post = scenarios.reported_post(reports=[("violence", "user_report"), ("misinformation", "user_report")],
+                                   external_id="busiest", text=scenarios.COMMENTED_COPY)
+    claim_report(staff=ts_user, post_id=post.pk)
+    decide_report(staff=ts_user, post_id=post.pk, outcome="sent_to_fact_checkers", reason="")
+    scenarios.rated_post(post=post)
+    assert AuditEvent.objects.filter(post_id=post.pk, data__source=earlier.pk).exists()  # the copy's event
+
+    staff_client.get(f"{POSTS}{post.pk}/change/")  # the content-type cache warm, as in a running process
+    with django_assert_max_num_queries(MAX_QUERIES):
+        response = staff_client.get(f"{POSTS}{post.pk}/change/")
+    body = response.content.decode()
+    assert "Sent to the fact-checkers by trust and safety" in body
+    assert f'href="{POSTS}{earlier.pk}/change/"' in body
 
 
 def test_a_removed_post_says_removed_first_with_when_who_ground_and_reason(removed_post, staff_client):

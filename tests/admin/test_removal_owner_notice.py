@@ -15,9 +15,10 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.utils import timezone
 
 from core.mailing import EmailNotSent
+from factcheck.member_changes import delete_user
 from moderation.harm_reports import claim_report
-from moderation.models import Action, ActionKind, RemovalGround
-from moderation.notice_delivery import email_notices
+from moderation.models import Action, ActionKind, Notification, RemovalGround
+from moderation.notice_delivery import email_notices, mark_read
 from moderation.staff_actions import remove_post
 from tests import scenarios
 from tests.factories import PostFactory, UserFactory
@@ -143,3 +144,49 @@ def test_past_the_notices_retention_the_banner_says_it_no_longer_knows_rather_th
     text = banner(staff_client, post)
     assert f"no longer recorded (notices are kept {settings.FACTDESK_NOTIFICATION_DAYS} days)" in text
     assert "No owner to tell" not in text
+
+
+def test_an_owner_deleted_since_the_removal_is_not_said_to_have_had_nobody_to_tell(staff_client, ts_user):
+    post, owner = owned_post()
+    remove(post, ts_user)
+    email_notices(user_id=owner.pk)  # told: e-mailed
+    # Deleting the account deletes its notices (CASCADE); its audit event names the pages it owned.
+    delete_user(user_id=owner.pk, by=ts_user, reason="Left the company; account closed on request.")
+    text = banner(staff_client, post)
+    assert ("Whom its notice reached is no longer recorded: 1 owner account of the page was deleted since, "
+            "with any notice it had.") in text
+    assert "nobody" not in text and "No owner to tell" not in text
+
+
+def test_with_one_of_two_owners_deleted_since_the_banner_counts_only_the_owner_on_record(staff_client, ts_user):
+    post, owner = owned_post()
+    leaver = UserFactory(email="leaver@example.org")
+    post.page.owners.add(leaver)
+    remove(post, ts_user)
+    email_notices(user_id=owner.pk)
+    delete_user(user_id=leaver.pk, by=ts_user, reason="Left the company; account closed on request.")
+    text = banner(staff_client, post)
+    assert ("1 of its owners on record was told in the portal: e-mail sent for 1. Whom else it reached is no longer "
+            "recorded: 1 owner account of the page was deleted since, with any notice it had.") in text
+    assert "Its owner was told" not in text  # not the page's only owner
+
+
+def test_an_owner_deleted_before_the_removal_leaves_a_page_with_no_owner_to_tell(staff_client, ts_user):
+    post, owner = owned_post()
+    delete_user(user_id=owner.pk, by=ts_user, reason="Left the company; account closed on request.")
+    remove(post, ts_user)
+    assert "No owner to tell: the page had no active owner, so nobody was notified." in banner(staff_client, post)
+
+
+def test_an_owner_who_read_the_notice_in_the_portal_is_said_to_have_read_it_though_deactivated_since(
+    staff_client, ts_user,
+):
+    post, owner = owned_post(email="")
+    remove(post, ts_user)
+    notices = list(Notification.objects.filter(user=owner, post=post).values_list("pk", flat=True))
+    assert mark_read(user=owner, notification_ids=notices) == 1
+    owner.is_active = False
+    owner.save(update_fields=["is_active"])
+    text = banner(staff_client, post)
+    assert "Its owner was told and read the notice in the portal." in text
+    assert "waits unread" not in text

@@ -6,6 +6,7 @@ desk's page and its reopen form, the fact-checkers' queue, and the admin's lift 
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -119,6 +120,86 @@ def test_a_misinformation_flag_keeps_the_post_waiting_when_the_reports_sent_with
     assert withdraw(platform_client, hate)["post"]["queue_state"] == "queued"
     assert Post.objects.get(pk=post.pk).flag_count == 1
     assert in_fact_checkers_queue(login, post)
+    # The desk says what went (the decision answered the report of harm alone) and what keeps the post waiting.
+    page = desk_page(staff_client, post)
+    assert "The platform withdrew this post's reports of harm" in page
+    assert "The post still waits in the fact-checkers' queue on its other flags." in page
+
+
+def desk_page(staff_client, post: Post) -> str:
+    return unescape(staff_client.get(f"/staff/reports/{post.pk}/").content.decode())
+
+
+def test_a_decision_with_one_of_its_sent_reports_withdrawn_still_stands_on_the_desk_and_may_be_reopened(
+    platform_client, staff_client, ts_user,
+):
+    hate, violence = report("hate"), report("violence", source="partner")
+    post = sent_to_fact_checkers(platform_client, staff_client, hate, violence)
+    decided_at = reopen_form(staff_client, post)
+    withdraw(platform_client, hate)
+    assert Post.objects.get(pk=post.pk).queue_state == QueueState.QUEUED  # the other report still asks
+
+    page = desk_page(staff_client, post)
+    assert "count for nothing now" not in page and "nothing to reopen" not in page
+    assert "No open reports of harm: they have been decided" in page
+    assert "sent to the fact-checkers' queue</strong> (1 report)" in page
+    assert reopen_form(staff_client, post) == decided_at
+
+
+def decided_twice(platform_client, staff_client) -> tuple[Post, dict, str, str]:
+    """A post whose first report staff sent to fact-checkers, then a second report, decided on its own; the first
+    then withdrawn by the platform. Returns the post, the first report and both decisions' `decided_at`."""
+    first = report("hate")
+    post = sent_to_fact_checkers(platform_client, staff_client, first)
+    first_decided_at = reopen_form(staff_client, post)
+    send(platform_client, report("violence", source="partner"))
+    decide_on_the_desk(staff_client, post, "sent_to_fact_checkers",
+                       **{"sent_to_fact_checkers-reason": "Another health claim."})
+    second_decided_at = reopen_form(staff_client, post)
+    assert second_decided_at != first_decided_at
+    withdraw(platform_client, first)
+    assert Post.objects.get(pk=post.pk).queue_state == QueueState.QUEUED  # the second report still asks
+    return post, first, first_decided_at, second_decided_at
+
+
+def test_withdrawing_a_report_of_an_older_decision_leaves_the_newer_one_standing_on_the_desk(
+    platform_client, staff_client, ts_user,
+):
+    post, _, _, second_decided_at = decided_twice(platform_client, staff_client)
+    page = desk_page(staff_client, post)
+    assert "count for nothing now" not in page
+    assert "No open reports of harm: they have been decided" in page
+    assert reopen_form(staff_client, post) == second_decided_at
+
+
+def test_a_stale_reopening_of_an_older_decision_is_told_the_reports_were_decided_again_not_withdrawn(
+    platform_client, staff_client, ts_user,
+):
+    post, _, first_decided_at, _ = decided_twice(platform_client, staff_client)
+    stale = staff_client.post(f"/staff/reports/{post.pk}/reopen/",
+                              {"reopen-decided_at": first_decided_at, "reopen-reason": "Clearly a threat."})
+    assert stale.status_code == 409
+    body = unescape(stale.content.decode())
+    assert "These reports were decided again since you loaded the page" in body
+    assert "The platform withdrew the reports this decision answered" not in body
+    assert not AuditEvent.objects.filter(post_id=post.pk, verb=AuditVerb.REPORTS_REOPENED).exists()
+
+
+def test_reports_withdrawn_whole_after_an_older_decision_are_said_withdrawn_and_the_older_decision_still_stands(
+    platform_client, staff_client, ts_user,
+):
+    post = sent_to_fact_checkers(platform_client, staff_client, report("violence", source="partner"))
+    first_decided_at = reopen_form(staff_client, post)
+    later = report("hate")
+    send(platform_client, later)
+    decide_on_the_desk(staff_client, post, "no_violation",
+                       **{"no_violation-reason": "A figure of speech, not a threat to anyone."})
+    withdraw(platform_client, later)
+
+    page = desk_page(staff_client, post)
+    assert "The platform withdrew this post's reports of harm made since the decision below" in page
+    assert "That decision stands." in page
+    assert reopen_form(staff_client, post) == first_decided_at
 
 
 def test_taking_back_a_send_to_fact_checkers_after_some_of_its_reports_were_withdrawn_empties_their_queue(
