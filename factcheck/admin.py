@@ -354,7 +354,7 @@ class PostAdmin(PostSearch, ReadOnlyAdmin):
 
     @admin.display(description="flags")
     def flags_summary(self, post: Post):
-        counted = counted_flags_by_source(post)  # the timeline's count too (moderation.timeline): read once
+        counted = counted_flags_by_source(post, keep=True)  # the timeline's too (moderation.admin.post_story)
         by_source = [(FlagSource(source).label, counted[source].n) for source in FlagSource.values if source in counted]
         counts = html_table(("source", "flags"), by_source, empty="No flags.")
         latest = recent_flags(post, limit=LATEST_FLAGS_SHOWN)

@@ -74,18 +74,20 @@ class SourceCount(NamedTuple):
     first: datetime  # when its first flag was flagged
 
 
-def counted_flags_by_source(post: Post) -> dict[str, SourceCount]:
+def counted_flags_by_source(post: Post, *, keep: bool = False) -> dict[str, SourceCount]:
     """The post's flags that count (all but those withdrawn), per source present: how many, and when the first was
-    flagged. One query, read once per post instance and kept on it: the admin's post page shows them in its flags
-    table (factcheck.admin) and in its timeline (moderation.timeline), both given the page's one instance, and read
-    them twice. Code that changes a post's flags and reads them again reads a fresh instance."""
-    cached = post.__dict__.get("_counted_flags_by_source")
-    if cached is None:
-        rows = (Flag.objects.filter(COUNTED_FLAGS, post=post).values("source")
-                .annotate(n=Count("id"), first=Min("flagged_at")).order_by())
-        cached = post.__dict__["_counted_flags_by_source"] = {
-            row["source"]: SourceCount(row["n"], row["first"]) for row in rows}
-    return cached
+    flagged; one query. `keep`: kept on the instance for the next caller that asks with `keep` too, as the admin's
+    post page does, which shows them in its flags table (factcheck.admin) and in its timeline
+    (moderation.admin.post_story), both given the page's one instance. Opt-in, so that no other caller reads a count
+    kept from before the flags changed (or a benchmark a query it skipped)."""
+    if keep and (kept := post.__dict__.get("_counted_flags_by_source")) is not None:
+        return kept
+    rows = (Flag.objects.filter(COUNTED_FLAGS, post=post).values("source")
+            .annotate(n=Count("id"), first=Min("flagged_at")).order_by())
+    counted = {row["source"]: SourceCount(row["n"], row["first"]) for row in rows}
+    if keep:
+        post.__dict__["_counted_flags_by_source"] = counted
+    return counted
 
 
 def recent_flags(post: Post, *, limit: int, flags: Q = EVERY_FLAG) -> list[Flag]:

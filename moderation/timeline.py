@@ -22,7 +22,7 @@ from core.formatting import times
 from factcheck.members import organisation_of
 from factcheck.models import Post, Rating
 from factcheck.previews import AppealSummary, PostStory, StoryEntry
-from factcheck.selectors import counted_flags_by_source, sent_by_staff
+from factcheck.selectors import SourceCount, counted_flags_by_source, sent_by_staff
 from moderation.models import Action, ActionKind, AppealEvent, AppealStatus
 from moderation.selectors import appeals_read_by_factcheckers_of
 
@@ -50,12 +50,16 @@ def who_acted(user, *, for_owner: bool, nobody: str) -> str:
     return team if for_owner else f"{user.get_username()} ({team})"
 
 
-def post_timeline(post: Post, *, for_owner: bool, appeal_ids: Collection[int] | QuerySet | None = None) -> list[Entry]:
+def post_timeline(
+    post: Post, *, for_owner: bool, appeal_ids: Collection[int] | QuerySet | None = None,
+    flags: dict[str, SourceCount] | None = None,
+) -> list[Entry]:
     """Every step, oldest first, in a fixed number of queries; `appeal_ids`: the appeals whose steps are shown
-    (None: every appeal; a queryset of ids is read as a subquery)."""
+    (None: every appeal; a queryset of ids is read as a subquery); `flags`: the post's counted flags by source if
+    the caller read them already (factcheck.selectors.counted_flags_by_source)."""
     entries: list[Entry] = []
     # Flags that still count: one its sender withdrew is counted nowhere (kept in the audit log).
-    for source, (n, first) in counted_flags_by_source(post).items():
+    for source, (n, first) in (flags if flags is not None else counted_flags_by_source(post)).items():
         entries.append(Entry(first, "flags", f"Flagged ({source.replace('_', ' ')})",
                              f"{n} flag{'s' if n != 1 else ''}", "the platform"))
     ratings = list(Rating.objects.filter(post=post).select_related("organisation", "reviewer"))

@@ -12,6 +12,7 @@ from django.utils.html import format_html
 from core.admin_base import EMPTY, admin_link, html_table, share, when
 from factcheck.admin import PostAdmin
 from factcheck.models import Flag, FlagCategory, Post
+from factcheck.selectors import counted_flags_by_source
 from moderation.admin.records import action_effect, person
 from moderation.admin_actions import PostRemoval
 from moderation.appeals import is_overdue
@@ -100,7 +101,9 @@ class PostStoryAdmin(PostRemoval, PostAdmin):  # removal: action and button
     def timeline(self, post: Post):
         return html_table(
             ("when", "what", "detail", "by"),
-            ((e.at, e.title, e.detail, e.by) for e in post_timeline(post, for_owner=False)),
+            # Its flags counted once with the flags table's (factcheck.admin.PostAdmin.flags_summary).
+            ((e.at, e.title, e.detail, e.by)
+             for e in post_timeline(post, for_owner=False, flags=counted_flags_by_source(post, keep=True))),
             empty="Nothing has happened to this post yet.",
         )
 

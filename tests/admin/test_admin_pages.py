@@ -10,7 +10,7 @@ STORY_APPS = ("factcheck", "moderation", "audit")
 # The same bound holds at both sizes: a page's queries do not grow with its rows.
 # The post page is the busiest change page. Its records, media included, are tables of one query each, its timeline
 # reads trust and safety sending it to the fact-checkers, and its flags are counted once for the flags table and the
-# timeline (factcheck.selectors.counted_flags_by_source). Measured: a rated, removed, appealed post
+# timeline (factcheck.selectors.counted_flags_by_source, kept for the page). Measured: a rated, removed, appealed post
 # (test_admin_usability's removed_post) 25, and a post removed on the reports desk 25, each reading whom the
 # removal's notice reached (moderation.owner_notices); a post not removed reads instead whether a lift or override
 # of its rating's effect can be taken back. The most, 27: reported for violence and misinformation, sent to the
