@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.postgres.expressions import ArraySubquery
-from django.db.models import Count, OuterRef, Subquery, TextChoices
-from django.db.models.functions import Coalesce, JSONArray, JSONObject
+from django.db import connection
+from django.db.models import F, Subquery, TextChoices
+from django.db.models.functions import JSONArray
 from django.utils import timezone
 
 from audit.models import AuditEvent, AuditVerb
@@ -116,22 +116,27 @@ def owner_notice(
 ) -> OwnerNotice:
     """The owners' notice of the decision made on this post at `decided_at` (a removal's `created_at`; an appeal's
     `decided_at`, with `kind` APPEAL_DECIDED: its outcome's notice, to the owner who filed it and the page's owners),
-    from its Notification rows and the audit events of the page's owner accounts deleted since: one query."""
-    notices = (Notification.objects.filter(post_id=OuterRef("pk"), kind=kind, created_at=decided_at)
-               .values(notice=JSONObject(emailed_at="emailed_at", email_id="email_id", address="user__email",
-                                         is_active="user__is_active", read_at="read_at")))
-    # delete_user's event names the pages the account owned when it was deleted (its `data["pages"]`).
-    deleted = (AuditEvent.objects.filter(verb=AuditVerb.USER_DELETED, created_at__gt=decided_at,
-                                         data__pages__contains=JSONArray(OuterRef("page__external_id")))
-               .order_by().values("verb").annotate(n=Count("id")).values("n"))
-    found = (Post.objects.filter(pk=post_id)
-             .values_list(ArraySubquery(notices), Coalesce(Subquery(deleted), 0)).first())
-    rows, deleted_owners = found if found is not None else ([], 0)
+    from its Notification rows and the audit events of the page's owner accounts deleted since: two queries."""
+    rows = (Notification.objects.filter(post_id=post_id, kind=kind, created_at=decided_at)
+            .values("emailed_at", "email_id", "read_at", address=F("user__email"), is_active=F("user__is_active")))
     deliveries = Counter(_delivery(**row) for row in rows)
+    deleted_owners = _deleted_owners(post_id=post_id, since=decided_at)
     if deliveries or deleted_owners:
         return OwnerNotice(deliveries, deleted_owners=deleted_owners)
     kept_since = (now or timezone.now()) - timedelta(days=settings.FACTDESK_NOTIFICATION_DAYS)
     return OwnerNotice(forgotten=decided_at < kept_since)
+
+
+def _deleted_owners(*, post_id: int, since: datetime) -> int:
+    """How many accounts that owned the post's page were deleted after `since`: delete_user's audit event names the
+    pages the account owned when it was deleted (its `data["pages"]`)."""
+    deletions = AuditEvent.objects.filter(verb=AuditVerb.USER_DELETED, created_at__gt=since)
+    page = Post.objects.filter(pk=post_id).values("page__external_id")[:1]
+    if connection.vendor == "postgresql":
+        return deletions.filter(data__pages__contains=JSONArray(Subquery(page))).count()
+    # SQLite (the embedded default) has no JSON containment: the deletions since, a handful, are looked through here.
+    found = deletions.annotate(page=Subquery(page)).values_list("data", "page")
+    return sum(1 for data, external_id in found if external_id in (data or {}).get("pages", []))
 
 
 def told_of_removal(*, post: Post) -> str:

@@ -204,13 +204,17 @@ def listed(html):
     return [re.findall(r"<li>", ul) for ul in re.findall(r'<ul class="report-list">(.*?)</ul>', html, re.S)]
 post = Post.objects.get(external_id="post-1")
 client.post(f"/staff/reports/{post.pk}/claim/")
-client.post(f"/staff/reports/{post.pk}/", {"decision": "removed", "removed-ground": "violence",
-                                           "removed-reason": "A threat."})
+removed = client.post(f"/staff/reports/{post.pk}/", {"decision": "removed", "removed-ground": "violence",
+                                                     "removed-reason": "A threat."}, follow=True)
+# Whom the removal's notice reached (moderation.owner_notices), then the admin's banner on the removed post.
+admin_page = client.get(f"/admin/factcheck/post/{post.pk}/change/")
 print(json.dumps({
     "rows": re.findall(r'data-post="([^"]+)"', html),
     "overdue": re.findall(r'class="badge overdue">([^<]*)', html),
     "after": re.findall(r'data-post="([^"]+)"', client.get("/staff/reports/").content.decode()),
     "queue_state": Post.objects.get(pk=post.pk).queue_state,
+    "told": [removed.status_code, "No owner to tell" in removed.content.decode(), admin_page.status_code,
+             "No owner to tell" in admin_page.content.decode()],
     "brigaded_row": [len(ul) for ul in listed(row)] + re.findall(r"<strong>([^<]*open[^<]*)</strong>", row)
                     + re.findall(r">(and [^<]*)<", row),
     "brigaded_page": [len(ul) for ul in listed(detail)] + re.findall(r'class="report-group">([^<]*)', detail)
@@ -224,7 +228,7 @@ def test_the_reports_queue_orders_counts_and_decides_on_sqlite(embedded_env):
     result = manage(embedded_env, "shell", "-c", REPORTS_PAGE)
     page = json.loads(result.stdout.strip().splitlines()[-1])
     assert page == {"rows": ["post-2", "post-1", "post-0"], "overdue": ["1 overdue", "Overdue"],
-                    "after": ["post-2", "post-0"], "queue_state": "removed",
+                    "after": ["post-2", "post-0"], "queue_state": "removed", "told": [200, True, 200, True],
                     "brigaded_row": [7, "62 open reports", "and 55 more"],
                     "brigaded_page": [2, 50, "Trusted flaggers' reports", "Other reports: the newest 50 of 60",
                                       "All 62 open reports in the admin's list of flags"]}
