@@ -21,18 +21,10 @@ from django.utils import timezone
 
 from accounts.models import User
 from factcheck.members import create_user
+from tests.accounts.link_helpers import LINK, NEW_PASSWORD, link_in, opened, public_url, set_password  # noqa: F401
 from tests.factories import FactCheckerFactory
 
 pytestmark = pytest.mark.django_db
-
-NEW_PASSWORD = "a long walk to the harbour lights"
-LINK = re.compile(r"https://factdesk\.example\.org(/accounts/reset/(\S+)/(\S+)/)")
-
-
-@pytest.fixture(autouse=True)
-def public_url(settings):
-    settings.FACTDESK_PUBLIC_URL = "https://factdesk.example.org"
-
 
 @pytest.fixture
 def later(monkeypatch):
@@ -58,23 +50,6 @@ def invited(django_capture_on_commit_callbacks, run_worker):
         return message
 
     return invite
-
-
-def link_in(message) -> str:
-    found = LINK.search(message.body)
-    assert found, message.body
-    return found.group(1)
-
-
-def opened(link: str) -> str:
-    return Client().get(link, follow=True).content.decode()
-
-
-def set_password(link: str) -> int:
-    browser = Client()
-    form_page = browser.get(link, follow=True)
-    return browser.post(form_page.redirect_chain[-1][0],
-                        {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}).status_code
 
 
 def test_an_invitation_link_sets_the_password_three_days_after_it_was_sent(invited, later):

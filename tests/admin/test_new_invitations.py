@@ -6,7 +6,6 @@ per person; offered only to those who may change users."""
 from __future__ import annotations
 
 import html
-import re
 from datetime import datetime, timedelta
 from io import StringIO
 
@@ -22,20 +21,12 @@ from django.utils.html import strip_tags
 from accounts.models import User
 from audit.models import AuditEvent, AuditVerb
 from factcheck.members import create_user
+from tests.accounts.link_helpers import NEW_PASSWORD, link_in, public_url, set_password  # noqa: F401
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
 USERS = "/admin/accounts/user/"
-NEW_PASSWORD = "a long walk to the harbour lights"
-LINK = re.compile(r"https://factdesk\.example\.org(/accounts/reset/\S+/\S+/)")
-
-
-@pytest.fixture(autouse=True)
-def public_url(settings):
-    settings.FACTDESK_PUBLIC_URL = "https://factdesk.example.org"
-
-
 @pytest.fixture
 def make(django_capture_on_commit_callbacks, run_worker):
     """`make("nadia", ...)`: an account made as add_user makes it, its first invitation (if any) sent and cleared
@@ -72,20 +63,6 @@ def send(django_capture_on_commit_callbacks, run_worker):
 
 def sent_to(address: str) -> list:
     return [message for message in mail.outbox if message.to == [address]]
-
-
-def link_in(message) -> str:
-    found = LINK.search(message.body)
-    assert found, message.body
-    return found.group(1)
-
-
-def set_password(link: str) -> int:
-    browser = Client()
-    form_page = browser.get(link, follow=True)
-    assert "Choose your password" in form_page.content.decode()
-    return browser.post(form_page.redirect_chain[-1][0],
-                        {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}).status_code
 
 
 def staff_with(*codenames: str) -> Client:

@@ -15,6 +15,7 @@ from factcheck.models import Match, MatchState, Organisation, Post, Rating
 from moderation.models import Action, ActionKind, Appeal, AppealStatus, DecisionOutcome, RatingDecision
 from reports.figures import DayFigures, Scope, figures_for
 from reports.models import DailyFigure
+from reports.rollup import roll_up_day, roll_up_days
 from tests.reports.conftest import FIRST, LAST
 
 DAY = timedelta(days=1)
@@ -171,3 +172,19 @@ def stored_rows() -> list[tuple]:
 def figure_of(scope: str, history, day_index: int, attribute: str):
     figures = figures_for(Scope(organisation=organisation_of(history, scope)), start=FIRST, end=LAST)
     return getattr(figures.days[day_index], attribute)
+
+
+def rolled_up_first_day(organisation: Organisation | None, *, live_at: datetime,
+                        rebuilt_at: datetime) -> tuple[DayFigures, list[DayFigures]]:
+    """FIRST rolled up at `live_at`, as the cron job rolls up today, then rebuilt at `rebuilt_at`, as the next day's
+    run rebuilds yesterday, each scope's rebuilt figures checked against the direct counts: the program's figures as
+    they read live, and the rebuilt day's for the program and for `organisation`."""
+    roll_up_day(day=FIRST, now=live_at)
+    live = figures_for(Scope(organisation=None), start=FIRST, end=FIRST).days[0]
+    roll_up_days(start=FIRST, end=FIRST, now=rebuilt_at)
+    rebuilt = []
+    for scope in (None, organisation):
+        day = figures_for(Scope(organisation=scope), start=FIRST, end=FIRST).days[0]
+        assert shown(day) == approximately(direct_day(FIRST, scope, now=rebuilt_at))
+        rebuilt.append(day)
+    return live, rebuilt

@@ -32,6 +32,7 @@ from tests.reports.conftest import FIRST, LAST, at, flag
 from tests.reports.direct_counts import (
     approximately,
     direct_day,
+    rolled_up_first_day,
     shown,
     waiting_at,
 )
@@ -164,13 +165,9 @@ def test_a_copy_unlinked_from_its_rated_claim_waits_again_from_the_moment_it_is_
     # What waits now is exactly what the live queue states say waits.
     live = Post.objects.filter(queue_state__in=[QueueState.QUEUED, QueueState.CLAIMED, QueueState.GROUPED])
     assert list(live.values_list("pk", flat=True)) == [copy.pk]
-    roll_up_day(day=FIRST, now=at(0, 14, 1))
-    today = figures_for(Scope(organisation=None), start=FIRST, end=FIRST).days[0]
+    today, rebuilt = rolled_up_first_day(organisation, live_at=at(0, 14, 1), rebuilt_at=at(1, 6))
     assert (today.queue_depth, today.queue_oldest_seconds) == (1, (4 * 60 + 1) * 60.0)  # flagged at 10:00
-    roll_up_days(start=FIRST, end=FIRST, now=at(1, 6))
-    for scope in (None, organisation):
-        day = figures_for(Scope(organisation=scope), start=FIRST, end=FIRST).days[0]
-        assert shown(day) == approximately(direct_day(FIRST, scope, now=at(1, 6)))
+    for day in rebuilt:
         assert (day.queue_depth, day.queue_oldest_seconds) == (1, 14 * 3600.0)
 
 

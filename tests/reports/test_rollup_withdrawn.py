@@ -9,12 +9,11 @@ from factcheck.ingest import ingest_flags
 from factcheck.models import Post, QueueState, Rating
 from moderation.propagation import apply_matches
 from moderation.withdrawal import withdraw_rating
-from reports.figures import Scope, figures_for
-from reports.rollup import roll_up_day, roll_up_days, waiting_posts
+from reports.rollup import waiting_posts
 from tests.factcheck.matching_helpers import CLAIM, EXACT_COPY
 from tests.factories import DecisionFactory, FactCheckerFactory, OrganisationFactory
-from tests.reports.conftest import FIRST, at, flag
-from tests.reports.direct_counts import approximately, direct_day, shown, waiting_at
+from tests.reports.conftest import at, flag
+from tests.reports.direct_counts import rolled_up_first_day, waiting_at
 
 pytestmark = pytest.mark.django_db
 
@@ -45,11 +44,6 @@ def test_a_withdrawn_rating_leaves_its_post_and_copy_waiting_from_the_withdrawal
     assert ids(waiting_posts(at(0, 13))) == [] == ids(waiting_at(at(0, 13), None))  # rated then
     for moment in (at(0, 14, 1), at(1, 0)):
         assert ids(waiting_posts(moment)) == sorted([claim.pk, copy.pk]) == ids(waiting_at(moment, None))
-    roll_up_day(day=FIRST, now=at(0, 14, 1))
-    today = figures_for(Scope(organisation=None), start=FIRST, end=FIRST).days[0]
+    today, rebuilt = rolled_up_first_day(organisation, live_at=at(0, 14, 1), rebuilt_at=at(1, 6))
     assert (today.queue_depth, today.queue_oldest_seconds) == (2, (6 * 60 + 1) * 60.0)  # flagged at 08:00
-    roll_up_days(start=FIRST, end=FIRST, now=at(1, 6))
-    for scope in (None, organisation):
-        day = figures_for(Scope(organisation=scope), start=FIRST, end=FIRST).days[0]
-        assert shown(day) == approximately(direct_day(FIRST, scope, now=at(1, 6)))
-        assert day.queue_depth == 2
+    assert [day.queue_depth for day in rebuilt] == [2, 2]
