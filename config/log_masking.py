@@ -12,9 +12,9 @@ carries a secret: API tokens come in the Authorization header only (accounts.api
 of gunicorn's access log (the request line, path, query, referer, the Location of a redirect: CommonMiddleware's
 added slash repeats the token there) and to the error log's arguments (gunicorn logs "Error handling request GET
 /..." when the app raises), and `HideSecrets` to the app's own log lines (Django logs "Internal Server Error:
-/accounts/reset/..." when the link fails on a database outage), on every handler settings.LOGGING makes (runserver's
-too), at every level, where it also writes MASK for e-mail addresses (RQ logs a job's arguments). Importable without
-Django's settings: gunicorn's master loads it first.
+/accounts/reset/..." when the link fails on a database outage) and to their tracebacks, on every handler
+settings.LOGGING makes (runserver's too), at every level, where it also writes MASK for e-mail addresses (RQ logs a
+job's arguments). Importable without Django's settings: gunicorn's master loads it first.
 """
 
 from __future__ import annotations
@@ -90,9 +90,25 @@ class HideSecrets(logging.Filter):
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed call: the handler reports it, as without this filter
             return True
-        hidden = masked(message)
-        if "@" in hidden:
-            hidden = EMAIL_ADDRESS.sub(MASK, hidden)
+        hidden = _hidden(message)
         if hidden != message:
             record.msg, record.args = hidden, None
+        # A traceback repeats what its exception says ("Key (email)=(...) already exists", a URL that failed): it is
+        # formatted here, as every handler's formatter would (none formats its own), and written masked; the
+        # formatters then use the text as it is (logging.Formatter.format reads `exc_text` when it is set).
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = _hidden(record.exc_text)
+        if record.stack_info:
+            record.stack_info = _hidden(record.stack_info)
         return True
+
+
+_TRACEBACKS = logging.Formatter()
+
+
+def _hidden(text: str) -> str:
+    """`text` masked (`masked`), and each e-mail address in it written MASK."""
+    hidden = masked(text)
+    return EMAIL_ADDRESS.sub(MASK, hidden) if "@" in hidden else hidden

@@ -114,3 +114,19 @@ def test_debug_logs_of_reset_links_invitations_tokens_and_flags_carry_no_secret_
     assert f"Internal Server Error: {masked_link}" in log
     assert f'"GET {masked_link} HTTP/1.1" 302 0' in log
     assert "accounts.jobs.send_reset_link('***')" in log
+
+
+def test_a_traceback_in_the_logs_carries_no_reset_link_and_no_address(written):
+    """An exception's own text is in its traceback: an address in a database error, the link of a failed request."""
+    link = "/accounts/reset/Mw/cfq7xz-0123456789abcdef0123456789abcdef/"
+    try:
+        raise ValueError(f"Key (email)=({ASKING}) already exists; while opening {link}")
+    except ValueError:
+        logging.getLogger("factcheck.members").exception("Could not invite %s", INVITEE)
+    logging.getLogger("factcheck.members").warning("Where it was asked for %s", "no one", stack_info=True)
+
+    log = written.getvalue()
+    assert "Traceback (most recent call last)" in log and "Stack (most recent call last)" in log
+    assert [secret for secret in (ASKING, INVITEE, "cfq7xz-0123456789abcdef") if secret in log] == [], log
+    assert "ValueError: Key (email)=(***) already exists; while opening /accounts/reset/Mw/***/" in log
+    assert "Could not invite ***" in log
