@@ -199,12 +199,19 @@ def send_email(*, email_id: int) -> bool:
     return bool(total)
 
 
-def unsent_notifications(*, now: datetime | None = None, older_than_seconds: int = 60):
-    """Notifications whose e-mail is still unsent a while after they were made and that no hold keeps: their job was
+# How long a notice's e-mail may take: one still unsent this long after its notice was made (or after it was
+# composed) is taken for lost or failed, not on its way (its job composes and sends at once, an SMTP exchange
+# bounded by EMAIL_TIMEOUT, 30 s by default); the sweep sends it, and staff read it as failed
+# (moderation.owner_notices).
+SENDING = timedelta(seconds=60)
+
+
+def unsent_notifications(*, now: datetime | None = None):
+    """Notifications whose e-mail is still unsent SENDING after they were made and that no hold keeps: their job was
     lost."""
     now = now or timezone.now()
     return Notification.objects.filter(
-        ~_held(now), emailed_at__isnull=True, created_at__lte=now - timedelta(seconds=older_than_seconds),
+        ~_held(now), emailed_at__isnull=True, created_at__lte=now - SENDING,
         user__is_active=True,
     ).exclude(user__email="").order_by("id")
 

@@ -3,14 +3,15 @@ owners told?" that the admin's banner and messages and the reports desk give sta
 
 A decision's notice is a Notification row for each owner told (moderation.notices: only the page's active page-owner
 accounts, so a page without one has none), made in the decision's transaction at the decision's time
-(moderation.pipeline: the action's `created_at`; an appeal's outcome, its `decided_at`), and e-mailed after it commits
-(moderation.notice_delivery). So each row says how far its owner's notice went: e-mailed (`emailed_at`); in the portal
-only (the owner has no e-mail address); its e-mail composed and not sent (a send that failed, retried by its job and
-the sweep); not yet composed (queued, or held for the copies of its rating); or waiting while the account is
-deactivated; a notice the owner read in the portal (`read_at`) says so, whatever became of the account since. Rows
-are deleted after FACTDESK_NOTIFICATION_DAYS, and with their owner's account (factcheck.member_changes.delete_user,
-CASCADE): past either the record cannot say whom the notice reached, and the sentence says that rather than "nobody".
-An account's deletion is known from its audit event, which names the pages it owned then.
+(moderation.pipeline: the action's `created_at`; an appeal's outcome, its `decided_at`), and e-mailed after it
+commits (moderation.notice_delivery). So each row says how far its owner's notice went: e-mailed (`emailed_at`); in
+the portal only (the owner has no e-mail address); its e-mail composed and still not sent a minute later (a send
+that failed, retried by its job and the sweep); on its way (composed since, or not yet: queued, or held for the
+copies of its rating); or waiting while the account is deactivated; a notice the owner read in the portal
+(`read_at`) says so, whatever became of the account since. Rows are deleted after FACTDESK_NOTIFICATION_DAYS, and
+with their owner's account (factcheck.member_changes.delete_user, CASCADE): past either the record cannot say whom
+the notice reached, and the sentence says that rather than "nobody". An account's deletion is known from its audit
+event, which names the pages it owned then.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from django.utils import timezone
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Post
 from moderation.models import Notification, NotificationKind
+from moderation.notice_delivery import SENDING
 from moderation.selectors import active_removal
 
 
@@ -98,7 +100,7 @@ ONE_OWNER = {
 }
 
 
-def _delivery(*, emailed_at, email_id, address: str, is_active: bool, read_at) -> Delivery:
+def _delivery(*, emailed_at, composed_at, address: str, is_active: bool, read_at, now: datetime) -> Delivery:
     if read_at is not None:  # the owner saw it: what became of the e-mail or the account since changes nothing
         return Delivery.READ
     if emailed_at is not None:
@@ -107,8 +109,9 @@ def _delivery(*, emailed_at, email_id, address: str, is_active: bool, read_at) -
         return Delivery.DEACTIVATED
     if not address:
         return Delivery.PORTAL_ONLY
-    # Composed, then sent in the same job: an e-mail left composed and unsent is one whose send raised.
-    return Delivery.FAILED if email_id is not None else Delivery.PENDING
+    # Composed, then sent in the same job: an e-mail still unsent SENDING after it was composed is one whose send
+    # raised (or whose job died); before that it may be on its way.
+    return Delivery.FAILED if composed_at is not None and composed_at <= now - SENDING else Delivery.PENDING
 
 
 def owner_notice(
@@ -117,13 +120,15 @@ def owner_notice(
     """The owners' notice of the decision made on this post at `decided_at` (a removal's `created_at`; an appeal's
     `decided_at`, with `kind` APPEAL_DECIDED: its outcome's notice, to the owner who filed it and the page's owners),
     from its Notification rows and the audit events of the page's owner accounts deleted since: two queries."""
+    now = now or timezone.now()
     rows = (Notification.objects.filter(post_id=post_id, kind=kind, created_at=decided_at)
-            .values("emailed_at", "email_id", "read_at", address=F("user__email"), is_active=F("user__is_active")))
-    deliveries = Counter(_delivery(**row) for row in rows)
+            .values("emailed_at", "read_at", composed_at=F("email__created_at"), address=F("user__email"),
+                    is_active=F("user__is_active")))
+    deliveries = Counter(_delivery(**row, now=now) for row in rows)
     deleted_owners = _deleted_owners(post_id=post_id, since=decided_at)
     if deliveries or deleted_owners:
         return OwnerNotice(deliveries, deleted_owners=deleted_owners)
-    kept_since = (now or timezone.now()) - timedelta(days=settings.FACTDESK_NOTIFICATION_DAYS)
+    kept_since = now - timedelta(days=settings.FACTDESK_NOTIFICATION_DAYS)
     return OwnerNotice(forgotten=decided_at < kept_since)
 
 

@@ -12,13 +12,14 @@ from html import unescape
 import pytest
 from django.contrib.messages import get_messages
 from django.core.mail.backends.base import BaseEmailBackend
+from django.db.models import F
 from django.utils import timezone
 
 from core.mailing import EmailNotSent
 from factcheck.member_changes import delete_user
 from moderation.harm_reports import claim_report
-from moderation.models import Action, ActionKind, Notification, RemovalGround
-from moderation.notice_delivery import email_notices, mark_read
+from moderation.models import Action, ActionKind, NoticeEmail, Notification, RemovalGround
+from moderation.notice_delivery import SENDING, email_notices, mark_read
 from moderation.staff_actions import remove_post
 from tests import scenarios
 from tests.factories import PostFactory, UserFactory
@@ -82,6 +83,10 @@ def test_a_removed_post_whose_owners_e_mail_failed_says_it_was_not_sent(staff_cl
     settings.EMAIL_BACKEND = f"{__name__}.RefusingBackend"
     with pytest.raises(EmailNotSent):
         email_notices(user_id=owner.pk)
+    # Composed and not sent: for a minute it may be on its way (a send takes up to EMAIL_TIMEOUT), so it is pending...
+    assert "Its owner was told in the portal; the e-mail is pending." in banner(staff_client, post)
+    # ... and a minute after it was composed, a send that failed.
+    NoticeEmail.objects.filter(user=owner).update(created_at=F("created_at") - SENDING)
     text = banner(staff_client, post)
     assert "Its owner was told in the portal, but the e-mail was not sent: sending failed, it is retried." in text
     assert "e-mail sent" not in text
