@@ -26,6 +26,11 @@ from urllib.parse import quote, unquote
 
 from gunicorn import glogging
 
+# An e-mail address, a person's: RQ's worker writes each job's arguments in its line of the job (at INFO), and the
+# reset-link job is given the address itself when Redis stalled at the request (accounts.password_reset). The pattern
+# of core.contact_details, linear in the text's length (any path of a 404 is logged, and may be long).
+from core.contact_details import EMAIL as EMAIL_ADDRESS
+
 MASK = "***"
 # A segment of a path: what Django's `str` converter takes, up to a query, a fragment or the request line's end.
 _SEGMENT = r"[^/?#\s]+"
@@ -75,15 +80,22 @@ class SecretMaskingLogger(glogging.Logger):
     def exception(self, msg, *args, **kwargs) -> None:  # noqa: ANN001 - logging's signature
         super().exception(msg, *map(masked, args), **kwargs)
 
-
-# An e-mail address, a person's: RQ's worker writes each job's arguments in its line of the job (at INFO), and the
-# reset-link job is given the address itself when Redis stalled at the request (accounts.password_reset).
-EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+    def setup(self, cfg) -> None:  # noqa: ANN001 - gunicorn's signature
+        """gunicorn's error log writes the traceback of an exception that escapes the app (a streamed response that
+        fails half-way) through handlers of its own, which settings.LOGGING does not reach: they get HideSecrets."""
+        super().setup(cfg)
+        for handler in self.error_log.handlers:
+            handler.addFilter(HideSecrets())
 
 
 class HideSecrets(logging.Filter):
-    """On every handler of settings.LOGGING: a record whose message holds a secret segment or an e-mail address is
-    written masked, at any level."""
+    """On every handler of settings.LOGGING, and gunicorn's error log: a record whose message, traceback or stack holds
+    a secret segment or an e-mail address is written masked, at any level.
+
+    A traceback repeats what its exception says ("Key (email)=(...) already exists", a URL that failed): it is
+    formatted here, as the handlers' formatters would (the standard library's and Django's ServerFormatter, which
+    format none of their own), and written masked; a formatter then uses that text as it is (logging.Formatter.format
+    reads `exc_text` when it is set). A formatter that formats `exc_info` itself (a JSON formatter's) would not."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -93,11 +105,11 @@ class HideSecrets(logging.Filter):
         hidden = _hidden(message)
         if hidden != message:
             record.msg, record.args = hidden, None
-        # A traceback repeats what its exception says ("Key (email)=(...) already exists", a URL that failed): it is
-        # formatted here, as every handler's formatter would (none formats its own), and written masked; the
-        # formatters then use the text as it is (logging.Formatter.format reads `exc_text` when it is set).
         if record.exc_info and not record.exc_text:
-            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+            try:
+                record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+            except Exception:  # noqa: BLE001 - not an exception's triple: the handler reports it, as without this
+                return True
         if record.exc_text:
             record.exc_text = _hidden(record.exc_text)
         if record.stack_info:
@@ -109,6 +121,7 @@ _TRACEBACKS = logging.Formatter()
 
 
 def _hidden(text: str) -> str:
-    """`text` masked (`masked`), and each e-mail address in it written MASK."""
-    hidden = masked(text)
+    """`text` masked (`masked`) a line at a time, so that a traceback keeps its lines (`masked` writes a control
+    character encoded, a newline among them), and each e-mail address in it written MASK."""
+    hidden = "\n".join(map(masked, text.split("\n"))) if "\n" in text else masked(text)
     return EMAIL_ADDRESS.sub(MASK, hidden) if "@" in hidden else hidden

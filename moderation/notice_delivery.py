@@ -206,6 +206,12 @@ def send_email(*, email_id: int) -> bool:
 SENDING = timedelta(seconds=60)
 
 
+def still_sending() -> timedelta:
+    """How long after it was composed an unsent e-mail may still be on its way: SENDING, or longer where EMAIL_TIMEOUT
+    allows it (smtplib waits that long at each step of the exchange: connecting, STARTTLS, the login, the message)."""
+    return max(SENDING, timedelta(seconds=3 * settings.EMAIL_TIMEOUT))
+
+
 def unsent_notifications(*, now: datetime | None = None):
     """Notifications whose e-mail is still unsent SENDING after they were made and that no hold keeps: their job was
     lost."""

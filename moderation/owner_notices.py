@@ -29,7 +29,7 @@ from django.utils import timezone
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Post
 from moderation.models import Notification, NotificationKind
-from moderation.notice_delivery import SENDING
+from moderation.notice_delivery import still_sending
 from moderation.selectors import active_removal
 
 
@@ -109,9 +109,9 @@ def _delivery(*, emailed_at, composed_at, address: str, is_active: bool, read_at
         return Delivery.DEACTIVATED
     if not address:
         return Delivery.PORTAL_ONLY
-    # Composed, then sent in the same job: an e-mail still unsent SENDING after it was composed is one whose send
+    # Composed, then sent in the same job: an e-mail still unsent a while after it was composed is one whose send
     # raised (or whose job died); before that it may be on its way.
-    return Delivery.FAILED if composed_at is not None and composed_at <= now - SENDING else Delivery.PENDING
+    return Delivery.FAILED if composed_at is not None and composed_at <= now - still_sending() else Delivery.PENDING
 
 
 def owner_notice(

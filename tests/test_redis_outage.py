@@ -23,7 +23,7 @@ from factcheck.models import Rating, Verdict
 from factcheck.ratings import record_rating
 from moderation.enforcement import reconcile_decisions
 from moderation.models import Appeal, EnforcementPolicy, Notification, PostDistribution, RatingDecision
-from moderation.notice_delivery import send_unsent_emails
+from moderation.notice_delivery import SENDING, send_unsent_emails
 from tests.conftest import bearer_client
 from tests.factories import (
     PASSWORD,
@@ -37,7 +37,7 @@ from tests.factories import (
 from tests.servers import RedisServer
 
 # After this long the reconciler and the e-mail sweep treat a missing job as lost.
-EMAIL_SWEEP_DELAY = timedelta(seconds=61)  # send_unsent_emails' default: older than 60 s
+EMAIL_SWEEP_DELAY = SENDING + timedelta(seconds=1)  # send_unsent_emails: notices older than SENDING
 DROPPED = re.compile(r"could not enqueue (\S+);|Redis is down: (\S+) not enqueued")
 
 

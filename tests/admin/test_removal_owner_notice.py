@@ -19,7 +19,7 @@ from core.mailing import EmailNotSent
 from factcheck.member_changes import delete_user
 from moderation.harm_reports import claim_report
 from moderation.models import Action, ActionKind, NoticeEmail, Notification, RemovalGround
-from moderation.notice_delivery import SENDING, email_notices, mark_read
+from moderation.notice_delivery import email_notices, mark_read, still_sending
 from moderation.staff_actions import remove_post
 from tests import scenarios
 from tests.factories import PostFactory, UserFactory
@@ -83,10 +83,14 @@ def test_a_removed_post_whose_owners_e_mail_failed_says_it_was_not_sent(staff_cl
     settings.EMAIL_BACKEND = f"{__name__}.RefusingBackend"
     with pytest.raises(EmailNotSent):
         email_notices(user_id=owner.pk)
-    # Composed and not sent: for a minute it may be on its way (a send takes up to EMAIL_TIMEOUT), so it is pending...
+    # Composed and not sent: for a while it may be on its way (each SMTP step may take EMAIL_TIMEOUT), so pending...
     assert "Its owner was told in the portal; the e-mail is pending." in banner(staff_client, post)
-    # ... and a minute after it was composed, a send that failed.
-    NoticeEmail.objects.filter(user=owner).update(created_at=F("created_at") - SENDING)
+    # ... and after that, a send that failed: a minute at least, three EMAIL_TIMEOUTs where that is longer.
+    settings.EMAIL_TIMEOUT = 40
+    assert still_sending() == timedelta(seconds=120)
+    NoticeEmail.objects.filter(user=owner).update(created_at=F("created_at") - timedelta(seconds=100))
+    assert "the e-mail is pending" in banner(staff_client, post)
+    NoticeEmail.objects.filter(user=owner).update(created_at=F("created_at") - timedelta(seconds=20))
     text = banner(staff_client, post)
     assert "Its owner was told in the portal, but the e-mail was not sent: sending failed, it is retried." in text
     assert "e-mail sent" not in text
