@@ -170,7 +170,9 @@ def compose_email(*, user_id: int, now: datetime) -> NoticeEmail | None:
     )
     if not pending:
         return None
-    email = NoticeEmail.objects.create(user_id=user_id, created_at=now)
+    # When it was composed, by the clock: `now` says what is held, and may be a sweep's moment, shared by hundreds of
+    # compositions (moderation.owner_notices reads an unsent e-mail as failed once it is older than still_sending()).
+    email = NoticeEmail.objects.create(user_id=user_id, created_at=timezone.now())
     Notification.objects.filter(pk__in=pending).update(email=email)
     return email
 
