@@ -14,8 +14,9 @@ reporter") in the transaction of the decision that answers it, with an audit eve
   goes back where its flags say (restore_after_removal: a withdrawn flag, sent to fact-checkers or not, says nothing);
 - a rating applied to a post (its own, or a claim's rating reaching a copy) answers its open misinformation
   flags (`rated`); withdrawn by its organisation (moderation.withdrawal), it undoes those answers as lifting a
-  removal does (`reopen_after_withdrawal`: on the post and on the copies that carried it, the flags wait again for
-  a rating, or are `removed` on a removed post), so a later rating answers them truly;
+  removal does (`reopen_rated`: on the post and on the copies that carried it, the flags wait again for a rating,
+  or are `removed` on a removed post), so a later rating answers them truly; so does a copy taken off its claim
+  (moderation.unlinking: a fact-checker's unlinking, a reversed "not the same claim" appeal), back in the queue;
 - staff deciding reports of harm without a removal answer them `no_violation` or `sent_to_fact_checkers`
   (moderation.harm_reports calls `close_flags` itself), and may reopen such a decision (`reopen_flags`).
 
@@ -154,13 +155,15 @@ def _answer_by_removal(change, *, now: datetime) -> None:
         recount_review_flags(post=post, now=now)
 
 
-def reopen_after_withdrawal(posts: Sequence[Post], *, actor, now: datetime, reason: str) -> list[int]:
-    """A rating was withdrawn with no verdict in its place: the misinformation flags answered `rated` on `posts` (the
-    rated post and the copies that carried its rating, locked by the caller, in their states after the withdrawal)
-    are answered as if they arrived now: open again, waiting for the next rating, or `removed` on a removed post.
-    Audited and published (`report.decided` naming the previous outcome); returns their ids."""
+def reopen_rated(posts: Sequence[Post], *, actor, now: datetime, why: str) -> list[int]:
+    """The rating that answered the misinformation flags of `posts` no longer holds for them, and no verdict took its
+    place: a rating withdrawn (moderation.withdrawal: the rated post and the copies that carried it), or a copy taken
+    off the claim whose rating it carried (moderation.unlinking). Their flags answered `rated` (the posts locked by
+    the caller, in their states after the change) are answered as if they arrived now: open again, waiting for the
+    next rating, or `removed` on a removed post. Audited with `why` and published (`report.decided` naming the
+    previous outcome); returns their ids."""
     answered = Q(category=FlagCategory.MISINFORMATION, status=ReportStatus.DECIDED, outcome=ReportOutcome.RATED)
-    why, reopened = f"the rating was withdrawn: {reason}", []
+    reopened = []
     for post in posts:
         outcome = arrival_outcome(category=FlagCategory.MISINFORMATION, state=post.queue_state,
                                   politician=post.page.is_politician, removed=post.queue_state == QueueState.REMOVED)

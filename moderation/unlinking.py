@@ -26,6 +26,7 @@ from moderation.models import EndReason
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, carry_out, lock_post
 from moderation.publishing import publish_appeal
+from moderation.report_outcomes import reopen_rated
 from moderation.selectors import carried
 
 
@@ -40,13 +41,16 @@ def take_off_claim(
     now: datetime,
 ) -> None:
     """The copy leaves its claim (unlink_copy: its pair rejected, so never matched again; back to the queue, or the
-    state it returns to; audited), and the matched rating it carried ends through the pipeline, with its strike, the
+    state it returns to; audited), its flags that the claim's rating answered open again (`reopen_rated`), and the
+    matched rating it carried ends through the pipeline, with its strike, the
     page's standing, the distribution, the owner's one `notice`, the decisions feed and the webhooks. Nothing is
     carried out for a copy that carried no rating and whose owner is told nothing (a copy of a claim not rated yet).
 
     In the caller's transaction, which holds the copy's lock (lock_post). `pair_reason` is the pair's (every
     organisation's post pages show it), `end_note` the ended action's (the audit log)."""
     unlink_copy(post=post, actor=actor, reason=pair_reason, now=now)
+    # Its flags, answered `rated` by the claim's rating it no longer carries, wait again for a rating of its own.
+    reopen_rated([post], actor=actor, now=now, why=f"no longer a copy of the claim whose rating answered them: {cause}")
     # Its override too: one left behind kept the post demoted and labelled for a claim it does not make (a review).
     ending = [Ending(action, end_reason, end_note) for action in carried(post)]
     if ending or notice is not None:

@@ -29,7 +29,7 @@ from moderation.notice_delivery import end_hold
 from moderation.notices import Notice
 from moderation.pipeline import Change, Ending, active_post_actions, carry_out_many
 from moderation.publishing import publish_appeal
-from moderation.report_outcomes import reopen_after_withdrawal
+from moderation.report_outcomes import reopen_rated
 from moderation.selectors import carried_by
 
 
@@ -44,7 +44,7 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
     post, copies = _lock_rated_post_and_copies(post_id)
     rating, carrying = withdraw(reviewer=actor, post=post, rating_id=rating_id, reason=reason, copies=copies, now=now)
     # The flags the rating answered `rated` wait again, so the next rating answers them (or the removal does).
-    reopen_after_withdrawal([post, *carrying], actor=actor, now=now, reason=reason)
+    reopen_rated([post, *carrying], actor=actor, now=now, why=f"the rating was withdrawn: {reason}")
     verdict = rating.get_verdict_display()
     context = {"rating": rating, "reason": reason}
     ending = active_post_actions(post)

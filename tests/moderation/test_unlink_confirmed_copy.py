@@ -17,11 +17,19 @@ import pytest
 from django.test import Client
 
 from audit.models import AuditEvent, AuditVerb
-from factcheck.models import Match, MatchMethod, MatchState, Post, QueueState
+from factcheck.models import Flag, Match, MatchMethod, MatchState, Post, QueueState
 from factcheck.queue import queued_posts
 from moderation.appeals import file_appeal, start_review
 from moderation.models import Action, ActionKind, Appeal, Notification, PageStanding, PostDistribution, Strike
-from tests.factories import PASSWORD, FactCheckerFactory, OrganisationFactory, PageFactory, PostFactory, UserFactory
+from tests.factories import (
+    PASSWORD,
+    FactCheckerFactory,
+    FlagFactory,
+    OrganisationFactory,
+    PageFactory,
+    PostFactory,
+    UserFactory,
+)
 from tests.scenarios import rated_post, suggested_copy_of_rated_claim
 from webhooks.models import Event
 
@@ -326,3 +334,34 @@ def test_a_copy_grouped_under_a_waiting_claim_is_unlinked_back_to_the_queue_with
     assert (waiting.queue_state, waiting.duplicate_of_id) == (QueueState.QUEUED, None)
     assert Match.objects.get(pk=pair.pk).state == MatchState.REJECTED
     assert not Notification.objects.filter(user=olivia).exists()
+
+
+@pytest.fixture
+def copy_flag(pair, platform_user) -> Flag:
+    """The platform's flag of the copy, sent before the pair was confirmed: the claim's rating answers it `rated`."""
+    return FlagFactory(post=pair.post, submitted_by=platform_user, idempotency_key="copy-flag-1")
+
+
+def test_the_copys_flags_that_the_claims_rating_answered_wait_again_once_it_is_unlinked(
+    alice, bob, copy_flag, copy, platform_client, settings
+):
+    settings.FACTDESK_WEBHOOKS_ALLOW_PRIVATE = True
+    assert platform_client.post("/api/v1/webhooks", {"url": "http://127.0.0.1:9/hook", "events": ["report.decided"]},
+                                content_type="application/json").status_code == 201
+    outcome = platform_client.get("/api/v1/flags/copy-flag-1").json()
+    assert (outcome["status"], outcome["outcome"]) == ("decided", "rated")
+
+    unlink(signed_in(alice), copy)
+
+    # Back in the queue with no rating: its sender reads it open, as a flag that has just arrived.
+    outcome = platform_client.get("/api/v1/flags/copy-flag-1").json()
+    assert (outcome["status"], outcome["outcome"], outcome["decided_at"]) == ("open", None, None)
+    reopened = AuditEvent.objects.get(verb=AuditVerb.REPORTS_REOPENED, post_id=copy.pk)
+    assert reopened.actor == alice and reopened.data["previous"] == {"rated": 1}
+    assert "no longer a copy of the claim whose rating answered them" in reopened.reason
+    sent = Event.objects.filter(type="report.decided", post=copy).latest("id")
+    assert (sent.data["status"], sent.data["previous_outcome"]) == ("open", "rated")
+    # Its own rating answers it again.
+    rated_post(rater=bob, post=Post.objects.get(pk=copy.pk))
+    outcome = platform_client.get("/api/v1/flags/copy-flag-1").json()
+    assert (outcome["status"], outcome["outcome"]) == ("decided", "rated")
