@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 from django.db import DataError, connection
@@ -100,6 +101,15 @@ def test_json_nested_100000_deep_is_refused_before_parsing(platform_client):
         platform_client.post(URL, data=raw, content_type="application/json"), 400, "too_deep", before
     )
     assert "32 levels" in error["message"]
+
+
+def test_an_unclosed_string_of_escaped_quotes_is_refused_at_once(platform_client):
+    # 200 KB: milliseconds; the string pattern before tried each escaped quote to the body's end (103 s at 160 KB).
+    before = nothing_written()
+    started = time.perf_counter()
+    response = platform_client.post(URL, data='{"flags": "' + '\\"' * 100_000, content_type="application/json")
+    assert time.perf_counter() - started < 3
+    assert "not valid JSON" in assert_refused(response, 400, "malformed_json", before)["message"]
 
 
 def test_the_same_idempotency_key_twice_in_one_batch_is_refused_naming_both_items(platform_client):
