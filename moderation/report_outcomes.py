@@ -16,7 +16,7 @@ reporter") in the transaction of the decision that answers it, with an audit eve
   flags (`rated`); withdrawn by its organisation (moderation.withdrawal), it undoes those answers as lifting a
   removal does (`reopen_rated`: on the post and on the copies that carried it, the flags wait again for a rating,
   or are `removed` on a removed post), so a later rating answers them truly; so does a copy taken off its claim
-  (moderation.unlinking: a fact-checker's unlinking, a reversed "not the same claim" appeal), back in the queue;
+  (moderation.unlinking: a fact-checker's unlinking, a reversed "not the same claim" appeal);
 - staff deciding reports of harm without a removal answer them `no_violation` or `sent_to_fact_checkers`
   (moderation.harm_reports calls `close_flags` itself), and may reopen such a decision (`reopen_flags`).
 
@@ -37,7 +37,8 @@ from django.db.models import Max, Q
 
 from audit.models import AuditEvent, AuditVerb
 from audit.services import build_event
-from factcheck.models import HARM_CATEGORIES, Flag, FlagCategory, Post, QueueState, ReportOutcome, ReportStatus
+from factcheck.eligibility import removed_posts
+from factcheck.models import HARM_CATEGORIES, Flag, FlagCategory, Post, ReportOutcome, ReportStatus
 from factcheck.routing import arrival_outcome, recount_review_flags, restore_after_removal, withdraw_for_removal
 from moderation.models import Action, ActionKind, ReportAnswer
 from moderation.publishing import publish_report_outcomes
@@ -164,11 +165,13 @@ def reopen_rated(posts: Sequence[Post], *, actor, now: datetime, why: str) -> li
     previous outcome); returns their ids."""
     answered = Q(category=FlagCategory.MISINFORMATION, status=ReportStatus.DECIDED, outcome=ReportOutcome.RATED)
     reopened = []
+    # Removed as eligibility reads it (a matched or rated post keeps its state when removed): one query for them all.
+    removed = set(Post.objects.filter(removed_posts(), pk__in=[post.pk for post in posts]).values_list("pk", flat=True))
     for post in posts:
         outcome = arrival_outcome(category=FlagCategory.MISINFORMATION, state=post.queue_state,
-                                  politician=post.page.is_politician, removed=post.queue_state == QueueState.REMOVED)
+                                  politician=post.page.is_politician, removed=post.pk in removed)
         if outcome == ReportOutcome.RATED:
-            continue  # still carries a rating (never the case after a withdrawal): its answer stands
+            continue  # still carries a rating (never the case after a withdrawal or an unlinking): its answer stands
         rows = list(Flag.objects.filter(answered, post=post).order_by("id").values_list(*FLAG_COLUMNS))
         reopened += _answer(rows, outcome=outcome, actor=actor, now=now, reason=why, system="enforcement")
     return reopened

@@ -5,8 +5,9 @@ post page; who may is factcheck.matching.unlinkable's rule).
 
 Locks, the dispute's reversal's, in its order (docs/concurrency.md): the copy's post (`lock_post`), then its open
 appeal of the matched rating (granted here: written under the post's lock, as every appeal transition is), then its
-pair (factcheck.matching.leaving.unlink_copy) and the claim's band keys (`refile_groups`' advisory lock), then, in
-the pipeline, its actions, its page's standing and the feed.
+pair (factcheck.matching.leaving.unlink_copy) and the claim's band keys (`refile_groups`' advisory lock), its flags
+(opened again: moderation.report_outcomes.reopen_rated, which writes them under the post's lock as every writer of
+flags does), then, in the pipeline, its actions, its page's standing and the feed.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def take_off_claim(
     organisation's post pages show it), `end_note` the ended action's (the audit log)."""
     unlink_copy(post=post, actor=actor, reason=pair_reason, now=now)
     # Its flags, answered `rated` by the claim's rating it no longer carries, wait again for a rating of its own.
-    reopen_rated([post], actor=actor, now=now, why=f"no longer a copy of the claim whose rating answered them: {cause}")
+    reopen_rated([post], actor=actor, now=now,
+                 why=f"no longer a copy of the claim whose rating answered them: {end_note}")
     # Its override too: one left behind kept the post demoted and labelled for a claim it does not make (a review).
     ending = [Ending(action, end_reason, end_note) for action in carried(post)]
     if ending or notice is not None:

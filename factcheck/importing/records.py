@@ -139,14 +139,19 @@ def plain_text(value: object) -> str:
     """
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return ""
-    text = _TAG.sub(lambda tag: " " if tag["closed"] is not None else tag[0], _without_scripts(str(value)))
+    text = _TAG.sub(_tag_dropped, _without_scripts(str(value)))
     return _SPACE.sub(" ", html.unescape(text)).strip()
 
 
+def _tag_dropped(tag: re.Match) -> str:
+    """A tag as a space; a `<` that nothing closes (the rest of the text) as it is."""
+    return " " if tag["closed"] is not None else tag[0]
+
+
 def _without_scripts(text: str) -> str:
-    """`text` with each script and style element, from its opening to its closing tag, as a space. An opening with no
-    closing tag after it keeps no later opening of the same name from failing too, so each name is searched for its
-    closing tag at most once past its last one."""
+    """`text` with each script and style element, from its opening to its closing tag, as a space. Once an opening
+    has no closing tag after it, no later opening of that name has one either: each name is searched to the text's
+    end at most once."""
     parts, kept_from, at, unclosed = [], 0, 0, set()
     while (opening := _OPENING.search(text, at)) is not None:
         name = opening[1].lower()

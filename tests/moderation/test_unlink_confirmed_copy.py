@@ -19,7 +19,7 @@ from django.test import Client
 from audit.models import AuditEvent, AuditVerb
 from factcheck.models import Flag, Match, MatchMethod, MatchState, Post, QueueState
 from factcheck.queue import queued_posts
-from moderation.appeals import file_appeal, start_review
+from moderation.appeals import decide_appeal, file_appeal, start_review
 from moderation.models import Action, ActionKind, Appeal, Notification, PageStanding, PostDistribution, Strike
 from tests.factories import (
     PASSWORD,
@@ -358,10 +358,33 @@ def test_the_copys_flags_that_the_claims_rating_answered_wait_again_once_it_is_u
     assert (outcome["status"], outcome["outcome"], outcome["decided_at"]) == ("open", None, None)
     reopened = AuditEvent.objects.get(verb=AuditVerb.REPORTS_REOPENED, post_id=copy.pk)
     assert reopened.actor == alice and reopened.data["previous"] == {"rated": 1}
-    assert "no longer a copy of the claim whose rating answered them" in reopened.reason
-    sent = Event.objects.filter(type="report.decided", post=copy).latest("id")
-    assert (sent.data["status"], sent.data["previous_outcome"]) == ("open", "rated")
+    why = "no longer a copy of the claim whose rating answered them: unlinked by a fact-checker"
+    assert reopened.reason == f"{why}: {REASON}"
+    [sent] = Event.objects.filter(type="report.decided", post=copy, data__previous_outcome="rated")
+    assert (sent.data["status"], sent.data["outcome"]) == ("open", None)
     # Its own rating answers it again.
     rated_post(rater=bob, post=Post.objects.get(pk=copy.pk))
     outcome = platform_client.get("/api/v1/flags/copy-flag-1").json()
     assert (outcome["status"], outcome["outcome"]) == ("decided", "rated")
+
+
+def test_a_reversed_not_the_same_claim_appeal_opens_the_copys_flags_again_and_a_withdrawn_one_stays(
+    carol, olivia, copy_flag, copy, platform_user, platform_client
+):
+    withdrawn = FlagFactory(post=copy, submitted_by=platform_user, idempotency_key="copy-flag-2")
+    assert platform_client.delete("/api/v1/flags/copy-flag-2").status_code == 200
+    appeal = file_appeal(owner=olivia, post_id=copy.pk, kind="dispute", statement="Leeds, not London; 2 minutes.")
+    start_review(appeal_id=appeal.pk, reviewer=carol)
+
+    decide_appeal(appeal_id=appeal.pk, reviewer=carol, outcome="reversed", reason="Another hospital, another claim.")
+
+    copy.refresh_from_db()
+    assert (copy.duplicate_of_id, copy.queue_state) == (None, QueueState.QUEUED)
+    copy_flag.refresh_from_db()
+    assert (copy_flag.status, copy_flag.outcome, copy_flag.decided_at) == ("open", "", None)
+    reopened = AuditEvent.objects.get(verb=AuditVerb.REPORTS_REOPENED, post_id=copy.pk)
+    assert (reopened.actor, reopened.data["flags"]) == (carol, {"misinformation": [copy_flag.pk]})
+    assert f"appeal {appeal.pk} reversed" in reopened.reason
+    # The platform's own withdrawal stands: never answered again.
+    withdrawn.refresh_from_db()
+    assert withdrawn.status == "withdrawn"
