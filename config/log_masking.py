@@ -123,5 +123,5 @@ _TRACEBACKS = logging.Formatter()
 def _hidden(text: str) -> str:
     """`text` masked (`masked`) a line at a time, so that a traceback keeps its lines (`masked` writes a control
     character encoded, a newline among them), and each e-mail address in it written MASK."""
-    hidden = "\n".join(map(masked, text.split("\n"))) if "\n" in text else masked(text)
+    hidden = "\n".join(map(masked, text.split("\n")))
     return EMAIL_ADDRESS.sub(MASK, hidden) if "@" in hidden else hidden
