@@ -21,3 +21,8 @@ flags_stored = Signal()
 # Sent inside the transaction that withdrew a flag (factcheck.withdrawal), under its post's row lock, with `post_id`,
 # `actor` (the sender), `reason` and `now`: a withdrawn report of harm leaves the staff's queue with it.
 flags_withdrawn = Signal()
+
+# Sent inside the matching reconciler's transaction that took copies off `matched` under a claim with no current rating
+# (factcheck.matching.unrated.release_unrated), under their locks, with `post_ids` and `now`: a match job linked them
+# while the claim's rating was being withdrawn, so what the withdrawal undid for the copies it saw is still theirs.
+copies_released = Signal()

@@ -1,6 +1,7 @@
 """How the decision side hears from the review side: ratings, new posts and matched copies, each a job after commit;
-flags that arrived for it to answer (reports of harm, flags answered on arrival), inside the ingest batch; and
-flags withdrawn by their sender, inside the withdrawal."""
+flags that arrived for it to answer (reports of harm, flags answered on arrival), inside the ingest batch; flags
+withdrawn by their sender, inside the withdrawal; and copies released from a claim with no rating, inside the
+matching reconciler's run."""
 
 from collections import defaultdict
 
@@ -8,13 +9,21 @@ from django.dispatch import receiver
 
 from core.jobs import enqueue_on_commit
 from factcheck.models import Flag
-from factcheck.signals import flags_stored, flags_withdrawn, posts_created, posts_matched, rating_recorded
+from factcheck.signals import (
+    copies_released,
+    flags_stored,
+    flags_withdrawn,
+    posts_created,
+    posts_matched,
+    rating_recorded,
+)
 from moderation import jobs
 from moderation.harm_reports import follow_withdrawn_reports
 from moderation.models import PageStanding
 from moderation.publishing import publish_report_outcomes
 from moderation.report_outcomes import record_answers
 from moderation.report_queue import refresh_rows
+from moderation.withdrawal import follow_released_copies
 
 
 @receiver(rating_recorded, dispatch_uid="moderation.apply_rating_on_commit")
@@ -62,6 +71,13 @@ def withdrawn_reports_leave_the_desk(sender, post_id, actor, reason, now, **kwar
     """A withdrawn report of harm leaves the staff's queue in the withdrawal's transaction, under its post's lock
     (which the withdrawal took first, as every decision of the post does)."""
     follow_withdrawn_reports(post_id=post_id, actor=actor, reason=reason, now=now)
+
+
+@receiver(copies_released, dispatch_uid="moderation.released_copies_lose_the_withdrawn_rating")
+def released_copies_lose_the_withdrawn_rating(sender, post_ids, now, **kwargs) -> None:
+    """Copies left matched under a claim whose rating was withdrawn, moved back to waiting by the matching reconciler:
+    in its transaction, under their locks, what the withdrawal undid for its copies is undone for them."""
+    follow_released_copies(post_ids=list(post_ids), now=now)
 
 
 def _by_outcome(flag_ids) -> dict[str, list[int]]:

@@ -6,7 +6,9 @@ meanwhile (factcheck.withdrawals: the withdrawal locks the copies it read before
 is left matched with no rating to carry: out of the queue for good. `release_unrated` moves such copies where the
 withdrawal would have: waiting with their claim when the claim waits in the queue and the link points down (the copy
 above its claim in id order, as every waiting copy's link: docs/concurrency.md, "Which way a copy's link points"),
-otherwise standing alone, each as its flags and page say (`returning_state`).
+otherwise standing alone, each as its flags and page say (`returning_state`). The decision side then does to them
+what the withdrawal did to the copies it saw (`copies_released`): flags answered `rated` while they were matched wait
+again, and a matched rating given to them before the withdrawal committed ends.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from core.reconciling import Redriven
 from factcheck.eligibility import is_removed, returning_state
 from factcheck.matching.leaving import stand_alone
 from factcheck.models import Post, QueueState, Rating
+from factcheck.signals import copies_released
 
 BATCH = 1000
 WAITING_CLAIM_STATES = (QueueState.QUEUED, QueueState.CLAIMED)
@@ -55,5 +58,7 @@ def release_unrated(*, now: datetime | None = None) -> Redriven:
     Post.objects.bulk_update(grouped, ["queue_state", "updated_at", "left_queue_at"])
     if alone:
         stand_alone(alone, now=now)
+    if stranded:  # the decision side undoes what the claim's withdrawn rating did to them (moderation.withdrawal)
+        copies_released.send(sender=Post, post_ids=[copy.pk for copy in stranded], now=now)
     return Redriven("copies left matched to a claim with no rating", len(stranded), oldest,
                     ids=[copy.pk for copy in stranded], id_label="post ids")
