@@ -20,51 +20,18 @@ job's arguments). Importable without Django's settings: gunicorn's master loads 
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
-from urllib.parse import quote, unquote
 
 from gunicorn import glogging
 
-# An e-mail address, a person's: RQ's worker writes each job's arguments in its line of the job (at INFO), and the
-# reset-link job is given the address itself when Redis stalled at the request (accounts.password_reset). The pattern
-# of core.contact_details, linear in the text's length (any path of a 404 is logged, and may be long).
-from core.contact_details import EMAIL as EMAIL_ADDRESS
+from core.secret_text import MASK, hidden, masked
 
-MASK = "***"
-# A segment of a path: what Django's `str` converter takes, up to a query, a fragment or the request line's end.
-_SEGMENT = r"[^/?#\s]+"
-# What comes before a secret segment (kept), then the segment itself (written MASK).
-SECRET_SEGMENT = re.compile(
-    "("
-    # The reset token; Django's view then redirects to .../set-password/, which holds none (the token is kept in the
-    # session). The uid is the account's primary key, which admin URLs show as well.
-    rf"/accounts/reset/{_SEGMENT}/(?!set-password(?:[/?#\s]|$))"
-    r"|/admin/rq/stats\.json/"
-    rf"){_SEGMENT}"
-)
 # Access-log atoms of request and response headers, and their WSGI environ names, that hold credentials: the default
 # format shows none of them, a custom `access_log_format` could.
 SECRET_HEADER_ATOMS = frozenset({
     "{authorization}i", "{proxy-authorization}i", "{cookie}i", "{set-cookie}o",
     "{http_authorization}e", "{http_proxy_authorization}e", "{http_cookie}e",
 })
-
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def masked(value: Any) -> Any:
-    """`value` with each secret segment (SECRET_SEGMENT) written as MASK; anything else unchanged, a text without a
-    secret too. gunicorn decodes the path before Django routes it, so a percent-encoded token counts: a text that holds
-    one is written decoded."""
-    if not isinstance(value, str):
-        return value
-    decoded = unquote(value) if "%" in value else value
-    if SECRET_SEGMENT.search(decoded) is None:  # nearly every text: a search, no copy (gunicorn asks for ~50 a request)
-        return value
-    # Decoded, "%0A" would start a forged line in the log: control characters are written encoded again.
-    return _CONTROL.sub(lambda found: quote(found.group()), SECRET_SEGMENT.sub(rf"\g<1>{MASK}", decoded))
 
 
 class SecretMaskingLogger(glogging.Logger):
@@ -102,26 +69,19 @@ class HideSecrets(logging.Filter):
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed call: the handler reports it, as without this filter
             return True
-        hidden = _hidden(message)
-        if hidden != message:
-            record.msg, record.args = hidden, None
+        shown = hidden(message)
+        if shown != message:
+            record.msg, record.args = shown, None
         if record.exc_info and not record.exc_text:
             try:
                 record.exc_text = _TRACEBACKS.formatException(record.exc_info)
             except Exception:  # noqa: BLE001 - not an exception's triple: the handler reports it, as without this
                 return True
         if record.exc_text:
-            record.exc_text = _hidden(record.exc_text)
+            record.exc_text = hidden(record.exc_text)
         if record.stack_info:
-            record.stack_info = _hidden(record.stack_info)
+            record.stack_info = hidden(record.stack_info)
         return True
 
 
 _TRACEBACKS = logging.Formatter()
-
-
-def _hidden(text: str) -> str:
-    """`text` masked (`masked`) a line at a time, so that a traceback keeps its lines (`masked` writes a control
-    character encoded, a newline among them), and each e-mail address in it written MASK."""
-    hidden = "\n".join(map(masked, text.split("\n")))
-    return EMAIL_ADDRESS.sub(MASK, hidden) if "@" in hidden else hidden

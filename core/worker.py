@@ -16,6 +16,8 @@ admin see none), and the scheduler process, which moves due retries to their que
 the connection and would be started again only at the next ten-minute maintenance. Each
 heartbeat (after every job, and at least every FACTDESK_WORKER_TTL - 15 s while idle) checks both
 and puts them right.
+
+A failed job's traceback is stored masked (core.secret_text), as the logs write it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import time
 
 from django.db import close_old_connections
 from rq.worker import SimpleWorker
+
+from core.secret_text import hidden
 
 # How often a worker whose scheduler process died tries to start it again (another worker's
 # scheduler may hold the queues' locks meanwhile, and trying costs a Redis call a queue).
@@ -39,6 +43,11 @@ class FactdeskWorker(SimpleWorker):
             return super().execute_job(job, queue)
         finally:
             close_old_connections()
+
+    def handle_job_failure(self, job, queue, started_job_registry=None, exc_string="", execution=None):
+        # The traceback Redis keeps with the failed job, which the admin's job pages show to staff: without the
+        # secrets and addresses the logs never show (core.secret_text); an e-mail job's error names its recipient.
+        return super().handle_job_failure(job, queue, started_job_registry, hidden(exc_string or ""), execution)
 
     def heartbeat(self, timeout=None, pipeline=None):
         super().heartbeat(timeout, pipeline)

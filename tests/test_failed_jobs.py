@@ -16,6 +16,7 @@ from rq.job import Job
 import core.jobs
 import webhooks.jobs
 from core.jobs import enqueue
+from core.worker import FactdeskWorker
 from tests.jobs_support import own_redis_fixture  # noqa: F401 - a fixture
 
 DAYS = 30
@@ -67,3 +68,25 @@ def test_a_periodic_job_that_fails_expires_from_redis_too(own_redis, settings, m
     kept = expiries(redis, job.id)
     assert f"rq:results:{job.id}" in kept
     assert all(DAYS * 86400 - 60 < ttl <= DAYS * 86400 for ttl in kept.values()), kept
+
+
+def fails_naming_secrets() -> None:
+    raise RuntimeError("SMTP refused olivia.owner@example.org for https://factdesk.example/accounts/reset/OA/"
+                       "dj7eli-99e642f6a1b2c3d4/ (sent by staff@factdesk.example)")
+
+
+@pytest.mark.django_db  # Factdesk's worker closes stale database connections around each job
+def test_a_failed_jobs_traceback_is_kept_without_addresses_or_reset_links(own_redis, settings, monkeypatch):
+    """What Redis keeps of a failure is what /admin/rq/ shows staff: masked as the logs are (core.secret_text)."""
+    monkeypatch.setattr(core.jobs, "RETRY_INTERVALS", [0, 0, 0])
+    redis = Redis.from_url(own_redis.url)
+    enqueue(fails_naming_secrets)
+    [job_id] = Queue("bulk", connection=redis).job_ids
+    job = Job.fetch(job_id, connection=redis)
+    FactdeskWorker([Queue("bulk", connection=redis)], connection=redis).work(burst=True, with_scheduler=False)
+    assert job.get_status() == "failed"
+    kept = job.latest_result().exc_string
+    assert "RuntimeError: SMTP refused *** for https://factdesk.example/accounts/reset/OA/***/ (sent by ***)" in kept
+    assert "Traceback (most recent call last)" in kept and "fails_naming_secrets" in kept
+    stored = b"".join(redis.dump(key) or b"" for key in redis.scan_iter("*"))
+    assert b"olivia.owner" not in stored and b"99e642f6" not in stored
