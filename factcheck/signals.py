@@ -23,6 +23,7 @@ flags_stored = Signal()
 flags_withdrawn = Signal()
 
 # Sent inside the matching reconciler's transaction that took copies off `matched` under a claim with no current rating
-# (factcheck.matching.unrated.release_unrated), under their locks, with `post_ids` and `now`: a match job linked them
-# while the claim's rating was being withdrawn, so what the withdrawal undid for the copies it saw is still theirs.
+# (factcheck.matching.unrated.release_unrated), under their locks, with `claim_id`, `post_ids` (the claim's copies
+# released) and `now`: a match job linked them while the claim's rating was being withdrawn, so what the withdrawal
+# undid for the copies it saw is still theirs.
 copies_released = Signal()

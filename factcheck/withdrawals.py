@@ -125,7 +125,9 @@ def withdraw(*, reviewer, post: Post, rating_id: int, reason: str, copies: list[
     else:
         refile_groups([post.pk])  # no longer rated: new posts are not matched to it on arrival
     record_event(
-        actor=reviewer, verb=AuditVerb.RATING_WITHDRAWN, target=rating, post_id=post.pk, reason=reason[:1000],
+        # The reason whole (clean_withdrawal_reason keeps it to MAX_REASON): the post's timeline shows it, and the
+        # owners of copies found later read it from here (moderation.withdrawal.follow_released_copies).
+        actor=reviewer, verb=AuditVerb.RATING_WITHDRAWN, target=rating, post_id=post.pk, reason=reason,
         data={"verdict": rating.verdict, "organisation": rating.organisation_id, "copies": len(carrying),
               "queue_state": post.queue_state},
     )

@@ -74,10 +74,10 @@ def withdrawn_reports_leave_the_desk(sender, post_id, actor, reason, now, **kwar
 
 
 @receiver(copies_released, dispatch_uid="moderation.released_copies_lose_the_withdrawn_rating")
-def released_copies_lose_the_withdrawn_rating(sender, post_ids, now, **kwargs) -> None:
+def released_copies_lose_the_withdrawn_rating(sender, claim_id, post_ids, now, **kwargs) -> None:
     """Copies left matched under a claim whose rating was withdrawn, moved back to waiting by the matching reconciler:
     in its transaction, under their locks, what the withdrawal undid for its copies is undone for them."""
-    follow_released_copies(post_ids=list(post_ids), now=now)
+    follow_released_copies(claim_id=claim_id, post_ids=list(post_ids), now=now)
 
 
 def _by_outcome(flag_ids) -> dict[str, list[int]]:

@@ -85,47 +85,44 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
     return rating
 
 
-def follow_released_copies(*, post_ids: list[int], now: datetime) -> None:
-    """Copies that a match job linked to a claim while its rating was being withdrawn (`_lock_rated_post_and_copies`
+def follow_released_copies(*, claim_id: int, post_ids: list[int], now: datetime) -> None:
+    """Copies that a match job linked to the claim while its rating was being withdrawn (`_lock_rated_post_and_copies`
     read the copies before that link committed), which the matching reconciler has now moved back to waiting
-    (factcheck.matching.unrated.release_unrated, in its transaction, holding their locks): what the withdrawal did to
-    the copies it saw is done to these. Flags answered `rated` while they were matched wait again; a matched rating
-    (or staff's override of it) that its job gave them before the withdrawal committed ends, strike and all, and
-    their owners are told with the withdrawal's reason, as the others were; an open appeal of it is granted."""
+    (factcheck.matching.unrated.release_unrated, in its savepoint, holding their locks): what the withdrawal did to
+    the copies it saw is done to these, in its fact-checker's name and with their reason, as it was for the others.
+    Flags answered `rated` while they were matched wait again; a matched rating (or staff's override of it) that its
+    job gave them before the withdrawal committed ends, strike and all, and their owners are told; an open appeal of
+    it is granted."""
+    rating = (Rating.objects.select_related("organisation").filter(post_id=claim_id, is_current=False,
+                                                                     superseded_by__isnull=True)
+              .order_by("-superseded_at").first())
+    event = (AuditEvent.objects.select_related("actor").filter(
+        verb=AuditVerb.RATING_WITHDRAWN, target_type=Rating._meta.label_lower, target_id=str(rating.pk)).first()
+        if rating is not None else None)
+    if event is None:  # no withdrawn rating: nothing was done in its name, so nothing is undone
+        return
+    actor, reason = event.actor, event.reason
     posts = list(Post.objects.select_related("page").filter(pk__in=post_ids).order_by("id"))
-    reopen_rated(posts, actor=None, now=now, why="the claim it was matched to carries no rating (withdrawn)")
+    reopen_rated(posts, actor=actor, now=now, why=f"the rating was withdrawn: {reason}")
     by_copy: dict[int, list[Action]] = defaultdict(list)
-    for action in carried_by(post_ids).select_related("rating__organisation").order_by("id"):
+    for action in carried_by(post_ids).filter(rating=rating).order_by("id"):
         by_copy[action.post_id].append(action)
-    actions = [action for carried in by_copy.values() for action in carried]
-    # Who withdrew it and why, from its audit event (the reason as the post's timeline reads it: moderation.timeline).
-    # What follows here follows from their withdrawal, and is theirs, as it is for the copies the withdrawal saw.
-    withdrawn = {event.target_id: event for event in AuditEvent.objects.select_related("actor").filter(
-        verb=AuditVerb.RATING_WITHDRAWN, target_id__in=sorted({str(action.rating_id) for action in actions}))}
-    struck = set(Strike.objects.filter(action__in=actions, ended_at__isnull=True).values_list("action__post_id",
-                                                                                             flat=True))
-    changes, appeals = [], {}
-    for copy in (post for post in posts if post.pk in by_copy):
-        rating = by_copy[copy.pk][0].rating
-        event = withdrawn.get(str(rating.pk))
-        actor = event.actor if event is not None else None
-        context = {"rating": rating, "reason": event.reason if event is not None else "", "struck": copy.pk in struck}
-        # (An appeal's step names a person: with no withdrawal recorded, which no rating lacks, it is left open.)
-        if actor is not None and (granted := _grant_appeals_of_copies([copy], rating=rating, actor=actor,
-                                                                      reason=context["reason"], now=now)):
-            appeals[copy] = granted[copy.pk]
-        changes.append(Change(
-            post=copy, cause=f"the claim it copies is no longer rated {rating.get_verdict_display()}: its rating was "
-                             "withdrawn", actor=actor,
-            end=[Ending(action, EndReason.WITHDRAWN,
-                        f"the claim's rating {action.rating_id} was withdrawn: {context['reason']}")
-                 for action in by_copy[copy.pk]],
-            notice=(_appeal_closed_notice(appeals[copy]) if copy in appeals
-                    else Notice("matched_withdrawn", context)),
-        ))
-    carry_out_many(changes, now=now)
-    for copy, appeal in appeals.items():
-        publish_appeal(appeal, external_id=copy.external_id)
+    struck = set(Strike.objects.filter(action__in=[a for carried in by_copy.values() for a in carried],
+                                       ended_at__isnull=True).values_list("action__post_id", flat=True))
+    carrying = [post for post in posts if post.pk in by_copy]
+    appeals = _grant_appeals_of_copies(carrying, rating=rating, actor=actor, reason=reason, now=now)
+    context = {"rating": rating, "reason": reason}
+    carry_out_many([Change(
+        post=copy, actor=actor,
+        cause=f"the claim it copies is no longer rated {rating.get_verdict_display()}: its rating was withdrawn",
+        end=[Ending(action, EndReason.WITHDRAWN, f"the claim's rating {rating.pk} was withdrawn: {reason}")
+             for action in by_copy[copy.pk]],
+        notice=(_appeal_closed_notice(appeals[copy.pk]) if copy.pk in appeals
+                else Notice("matched_withdrawn", {**context, "struck": copy.pk in struck})),
+    ) for copy in carrying], now=now)
+    for copy in carrying:
+        if copy.pk in appeals:
+            publish_appeal(appeals[copy.pk], external_id=copy.external_id)
 
 
 def owner_was_told(post: Post, rating: Rating) -> bool:
@@ -148,8 +145,11 @@ def _grant_appeals_of_copies(carrying: list[Post], *, rating: Rating, actor, rea
 
 
 def _appeal_closed_notice(appeal) -> Notice:
+    """The granted appeal's notice, saying whether the copy still waits with the claim (a new rating reaches it) or
+    stands alone now (the claim no longer waits in the queue, or was posted after it): as the release left it."""
     notice = outcome_notice(appeal)
-    return replace(notice, context={**notice.context, "rating_withdrawn": True})
+    linked = Post.objects.filter(pk=appeal.post_id, duplicate_of__isnull=False).exists()
+    return replace(notice, context={**notice.context, "rating_withdrawn": True, "still_linked": linked})
 
 
 def _lock_rated_post_and_copies(post_id: int) -> tuple[Post, list[Post]]:
