@@ -205,7 +205,8 @@ def _locked(appeal_id: int) -> Appeal:
     )
 
 
-def _check_version(appeal: Appeal, expected_version: int | None) -> None:
+def check_version(appeal: Appeal, expected_version: int | None) -> None:
+    """StaleAppeal when the decider's page showed another version of the appeal than it has now."""
     if expected_version is not None and expected_version != appeal.version:
         raise StaleAppeal(
             "This appeal changed since you opened it (someone took it into review, decided it or the owner "
@@ -232,7 +233,7 @@ def start_review(
     _check_decider(appeal, reviewer)
     if appeal.status == AppealStatus.IN_REVIEW and appeal.reviewer_id == reviewer.pk:
         return appeal  # theirs already (a second click, another tab): nothing changed that they have not seen
-    _check_version(appeal, expected_version)
+    check_version(appeal, expected_version)
     if appeal.status == AppealStatus.IN_REVIEW:  # taking over (see _check_decider)
         appeal.reviewer = reviewer
         appeal.version += 1
@@ -297,7 +298,7 @@ def decide_appeal(
 def _check_decision(appeal: Appeal, *, reviewer, expected_version: int | None, values: dict[str, str]) -> Decision:
     """Refuse the decision, before anything is written, unless this reviewer may make it now; returns it clean."""
     _check_decider(appeal, reviewer)
-    _check_version(appeal, expected_version)
+    check_version(appeal, expected_version)
     matched = is_matched(appeal)
     decision = Decision(**clean_decision_input(kind=appeal.kind, matched=matched, **values))
     outcome = decision.outcome

@@ -44,6 +44,7 @@ from moderation.appeals import (
     AppealConflict,
     NotAllowed,
     can_decide,
+    check_version,
     decide_appeal,
     is_overdue,
     removal_lifted,
@@ -337,7 +338,14 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
     if request.method != "POST":
         return _render_detail(request, desk=desk, appeal=appeal)
     form = _decide_form(appeal, request.POST)
-    if form.is_valid():
+    if not form.is_valid():
+        # The form is built for the appeal as it is now (its outcomes, a verdict to change): from a page of an older
+        # version (decided meanwhile, its removal lifted, re-rated) a choice it no longer offers is stale, not wrong.
+        try:
+            check_version(appeal, _seen_version(request.POST))
+        except AppealConflict as exc:
+            return _conflict(request, desk=desk, appeal_id=appeal.pk, exc=exc, typed=form)
+    else:
         data = form.cleaned_data
         try:
             decided = decide_appeal(
@@ -356,6 +364,14 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
             messages.success(request, _decided_message(decided))
             return redirect(desk.queue_url)
     return _render_detail(request, desk=desk, appeal=appeal, form=form)
+
+
+def _seen_version(data) -> int | None:
+    """The appeal's version the decider's page showed (the form's hidden field), None when it is not a number."""
+    try:
+        return int(data.get("version", ""))
+    except ValueError:
+        return None
 
 
 def _decided_message(appeal: Appeal) -> str:

@@ -12,7 +12,7 @@ from factcheck.members import organisation_of
 from factcheck.models import Rating
 from moderation.appeals import decide_appeal, file_appeal, start_review
 from moderation.models import Action, Appeal, AppealStatus, PostDistribution
-from moderation.staff_actions import remove_post
+from moderation.staff_actions import lift_action, remove_post
 from tests import scenarios
 from tests.factories import FactCheckerFactory, PageFactory, PlatformUserFactory, PostFactory, StaffFactory, UserFactory
 
@@ -425,3 +425,25 @@ def test_the_staff_appeals_queue_renders_in_a_fixed_number_of_queries(login, own
     with django_assert_max_num_queries(5):  # the navigation's counts (issue 29) and the appeals nobody can decide
         response = client.get("/staff/appeals/")
     assert response.content.decode().count("No threat meant.") == 5
+
+
+@pytest.mark.parametrize("outcome", ["upheld", "reversed"])
+def test_a_removal_appeal_decided_by_a_lift_meanwhile_is_a_conflict_whatever_the_stale_page_chose(
+    login, removal_appeal, outcome
+):
+    """Staff lifted the removal in another tab, which grants its appeal: the form as the appeal is now offers no
+    "not accepted", so the stale page's choice must be read as stale (409, who decided it, the typed words shown
+    back), not as a wrong choice that loses the reason and says nothing of what happened."""
+    reviewer, lifter = StaffFactory(), StaffFactory()
+    client = login(reviewer)
+    assert "Save decision" in client.get(url(removal_appeal)).content.decode()
+    seen = Appeal.objects.get(pk=removal_appeal.pk).version
+    lift_action(actor=lifter, action_id=removal_appeal.action_id, reason="It was satire, plainly.")
+
+    response = decide(client, removal_appeal, outcome=outcome, reason="A careful reason I typed.", version=seen)
+
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert f"This appeal was already decided by {lifter.username}" in html and "reversed." in html
+    assert "A careful reason I typed." in html and "Save decision" not in html
+    assert status_of(removal_appeal) == AppealStatus.REVERSED
