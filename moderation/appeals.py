@@ -24,7 +24,7 @@ from core.reasons import MAX_REASON
 from core.refusals import Refusal
 from factcheck.matching.matcher import linked_copies
 from factcheck.models import Post, Rating
-from factcheck.ratings import MAX_SOURCES, supersede_rating_on_appeal
+from factcheck.ratings import supersede_rating_on_appeal
 from moderation.appeal_input import clean_appeal_input, clean_decision_input
 from moderation.appeal_states import (
     COPIES_NAMED,
@@ -343,7 +343,8 @@ def _reverse_rating(appeal: Appeal, *, reviewer, decision: Decision, now: dateti
     when a job runs), and to the post's copies by a job after commit, whose owners told here are skipped.
 
     The new rating publishes the decider's public rationale and article (none: the claim page is its
-    url), never the note to the owner, which stays on the appeal (the owner's notice and timeline)."""
+    url) and the rating's sources, never the note to the owner nor the owner's evidence, which stay on the appeal
+    (the owner's notice and timeline, the deciders' page)."""
     copies = list(
         linked_copies(source_post_id=appeal.post_id).filter(page__owners__in=told_of_outcome(appeal)).distinct()
         .select_related("page").order_by("id")[: COPIES_NAMED + 1]
@@ -352,7 +353,10 @@ def _reverse_rating(appeal: Appeal, *, reviewer, decision: Decision, now: dateti
         appeal.new_rating = supersede_rating_on_appeal(
             rating_id=appeal.rating_id, reviewer=reviewer, verdict=appeal.new_verdict,
             rationale=decision.public_rationale,
-            sources=list(dict.fromkeys(appeal.rating.sources + appeal.evidence_urls))[:MAX_SOURCES],
+            # The rating's own sources, which its organisation checked: never the owner's evidence URLs, which only
+            # their form checked (any http link: an advert, credentials in a link) and which the claim page would
+            # publish as the organisation's sources. The evidence stays on the appeal, for whoever decides it.
+            sources=appeal.rating.sources,
             article_url=decision.article_url,
             # The fact-checkers' record of why the rating changed (every organisation's post page, the audit log):
             # which appeal, not the reason, a note to the owner that stays on the appeal (its page and timeline,

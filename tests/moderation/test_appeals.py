@@ -24,7 +24,7 @@ from moderation.appeals import (
     withdraw_appeal,
 )
 from moderation.enforcement import apply_rating
-from moderation.models import AppealEvent, AppealStatus, Notification, PageStanding, PostDistribution
+from moderation.models import Appeal, AppealEvent, AppealStatus, Notification, PageStanding, PostDistribution
 from moderation.staff_actions import remove_post
 from tests import scenarios
 from tests.factories import FactCheckerFactory, PageFactory, PostFactory, UserFactory
@@ -270,3 +270,22 @@ def test_taking_an_appeal_into_review_twice_from_one_page_is_not_a_conflict(owne
     again = start_review(appeal_id=appeal.pk, reviewer=colleague, expected_version=version)
     assert again.status == AppealStatus.IN_REVIEW and again.reviewer_id == colleague.pk
     assert AppealEvent.objects.filter(appeal=appeal, to_status=AppealStatus.IN_REVIEW).count() == 1
+
+
+def test_an_accepted_dispute_publishes_the_ratings_sources_not_the_owners_evidence(owner, rated_post, colleague,
+                                                                                   client):
+    """The owner's evidence URLs are checked only as http links (an advert, credentials in a link pass): accepted, the
+    new rating keeps the sources its organisation checked, and the claim page publishes those alone."""
+    sources = Rating.objects.get(post=rated_post, is_current=True).sources
+    appeal = file_appeal(owner=owner, post_id=rated_post.pk, kind="dispute", statement="The figure is current.",
+                         evidence_urls=["http://buy-my-pills.example/?ref=factcheck",
+                                        "https://user:hunter2@intranet.example/"])
+    decided = decide_appeal(appeal_id=appeal.pk, reviewer=colleague, outcome="reversed", new_verdict="missing_context",
+                            public_rationale="The figure was out of date.", reason="Your evidence showed it.")
+
+    assert decided.new_rating.sources == sources
+    assert Appeal.objects.get(pk=appeal.pk).evidence_urls == ["http://buy-my-pills.example/?ref=factcheck",
+                                                              "https://user:hunter2@intranet.example/"]
+    claim_page = client.get(f"/claims/{decided.new_rating.pk}/").content.decode()
+    assert "The figure was out of date." in claim_page
+    assert "buy-my-pills" not in claim_page and "hunter2" not in claim_page
