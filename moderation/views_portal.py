@@ -264,9 +264,11 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             unsaved = [] if kinds else typed_text(form)
             form = AppealForm(kinds=kinds, initial={**typed, **chosen, "seen": read})
             status = 409
-        elif not kinds:
+        elif not kinds or (request.POST.get("kind") in possible and request.POST["kind"] not in kinds):
             # Another tab or a co-owner filed first, say: sent back to the page, which says why and shows what was
-            # typed (kept in the session for that one page).
+            # typed (kept in the session for that one page). So too when another kind is still offered (a removal
+            # beside the dispute just filed): read as a wrong choice, the text would stay in a form that offers only
+            # that kind, one click from being filed as what the owner never meant.
             messages.error(request, _not_offered(request.POST.get("kind", ""), possible=possible, windows=windows,
                                                  decision=decision))
             request.session[_unsaved_key(post)] = typed_text(form)

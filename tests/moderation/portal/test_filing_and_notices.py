@@ -355,3 +355,18 @@ def test_a_policy_that_takes_only_the_money_is_told_without_a_demotion(login, ow
     assert what.endswith("When this was decided your page was a repeat offender (3 fact-check strikes): while it is "
                          "one, it cannot earn money.")
     assert "shown about 0%" not in what
+
+
+def test_a_dispute_sent_twice_on_a_removed_post_says_it_is_already_open(login, owner, rated_post):
+    """A second submit of the dispute (double click, another tab) while the post's removal can still be appealed:
+    told the dispute is open, the text shown back apart, not left in a form offering only a removal appeal."""
+    remove_post(staff=StaffFactory(), post_id=rated_post.pk, ground="harassment", reason="Named a private person.")
+    client = login(owner)
+    file(client, rated_post, statement="First, from another tab.")
+    response = file(client, rated_post, statement="SECOND-CLICK-TEXT")
+    assert response.redirect_chain == [(f"/appeals/posts/{rated_post.pk}/", 302)]
+    page_text = text(response)
+    assert "An appeal against this decision is already open." in page_text
+    assert "Choose what you appeal" not in page_text
+    assert "What you wrote (not saved)" in page_text and "SECOND-CLICK-TEXT" in page_text
+    assert Appeal.objects.count() == 1
