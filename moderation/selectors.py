@@ -300,6 +300,14 @@ def still_as_read(seen: str, *, kind: str, rating: Rating | None, action: Action
     return fact_check == _fact_check_read(rating, action)
 
 
+def read_alike(seen: str, now: str, *, kind: str) -> bool:
+    """Whether two `decisions_read` show the same decision an appeal of `kind` is against (the removal for a removal
+    appeal, the fact-check rating otherwise): the other may change meanwhile without making the appeal stale."""
+    fact_check, _, removal = seen.partition("|")
+    fact_check_now, _, removal_now = now.partition("|")
+    return removal == removal_now if kind == AppealKind.REMOVAL else fact_check == fact_check_now
+
+
 def owner_distribution(post: Post) -> dict[str, object]:
     """The post's current distribution as an owner reads it."""
     current = current_distribution(post)

@@ -75,6 +75,7 @@ from moderation.selectors import (
     owner_posts,
     page_summaries,
     portal_posts,
+    read_alike,
     same_decision,
     statements,
 )
@@ -254,8 +255,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
     form = AppealForm(request.POST or None, kinds=kinds, initial={"seen": read})
     unsaved, status = request.session.pop(_unsaved_key(post), []), 200
     if request.method == "POST":
-        if request.POST.get("seen") and request.POST["seen"] != read:
-            # The page's decisions changed since it was opened (re-rated, removed, restored): read them first. What
+        if request.POST.get("seen") and not read_alike(request.POST["seen"], read, kind=request.POST.get("kind", "")):
+            # The decision appealed changed since the page was opened (re-rated, removed, restored; a change to the
+            # post's other decision leaves this appeal as it was): read it first. What
             # was typed comes back unchecked, in a form carrying the decisions the page shows now (or shown apart,
             # when nothing is left to appeal).
             messages.error(request, DECISION_CHANGED)

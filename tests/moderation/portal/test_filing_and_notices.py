@@ -370,3 +370,15 @@ def test_a_dispute_sent_twice_on_a_removed_post_says_it_is_already_open(login, o
     assert "Choose what you appeal" not in page_text
     assert "What you wrote (not saved)" in page_text and "SECOND-CLICK-TEXT" in page_text
     assert Appeal.objects.count() == 1
+
+
+def test_a_dispute_written_while_staff_lifted_the_posts_removal_is_filed(login, owner, rated_post):
+    """The page showed the rating and the removal; staff lifted the removal meanwhile. The dispute is against the
+    rating, as the page showed it: filed, not refused as if the decision it appeals had changed."""
+    removal = remove_post(staff=StaffFactory(), post_id=rated_post.pk, ground="harassment", reason="Named a person.")
+    client = login(owner)
+    seen = seen_on(client.get(f"/appeals/posts/{rated_post.pk}/"))
+    lift_action(actor=StaffFactory(), action_id=removal.pk, reason="Reviewed: a public figure.")
+    response = file(client, rated_post, statement="DISPUTE-TEXT", seen=seen)
+    assert response.status_code == 200 and "was filed" in text(response)
+    assert Appeal.objects.get().kind == "dispute"
