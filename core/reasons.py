@@ -103,6 +103,27 @@ def contact_problem(text: str, *, read_by: str) -> str | None:
     return f"{read_by}: leave out e-mail addresses and phone numbers (it has {listed})."
 
 
+# A distribution label (the enforcement policy's, staff's override's): shown with the post to everyone who sees it.
+MAX_LABEL = 200
+LABEL_READ_BY = "A label is shown with the post to everyone who sees it, and in its owner's notice"
+
+
+def label_problem(label: str) -> str | None:
+    """The message for a distribution label that cannot be shown as written, or None: the one check of every label
+    staff write (an override's, the enforcement policy's), at every door."""
+    if problem := control_problem(label):
+        return problem
+    if len(label) > MAX_LABEL:
+        return f"Keep a label to {MAX_LABEL:,} characters (it has {len(label):,})."
+    return contact_problem(label, read_by=LABEL_READ_BY)
+
+
+def refuse_label_problem(label: str) -> None:
+    """A form field's validator: label_problem as the field's error."""
+    if problem := label_problem(label):
+        raise ValidationError(problem, code="label")
+
+
 def refuse_contact_details(read_by: str) -> Callable[[str], None]:
     """A form field's validator: contact_problem as the field's error."""
 

@@ -30,7 +30,13 @@ from core.admin_decisions import (
     reason_field,
 )
 from core.formatting import unstopped
-from core.reasons import OWNER_READS, OWNER_READS_IN_NOTICE, OWNER_READS_IN_NOTICE_AND_STATEMENT
+from core.reasons import (
+    MAX_LABEL,
+    OWNER_READS,
+    OWNER_READS_IN_NOTICE,
+    OWNER_READS_IN_NOTICE_AND_STATEMENT,
+    refuse_label_problem,
+)
 from factcheck.models import Post
 from factcheck.selectors import active_claims
 from moderation.appeal_states import open_removal_appeals
@@ -77,8 +83,8 @@ class OverrideForm(ReasonForm):
         label="New feed multiplier", min_value=0, max_value=1, max_digits=4, decimal_places=3,
         help_text="0 hides the post from feeds, 1 is full distribution.",
     )
-    label = forms.CharField(label="Label shown on the post", required=False, max_length=200,
-                            help_text="Leave empty for no label.")
+    label = forms.CharField(label="Label shown on the post", required=False, max_length=MAX_LABEL,
+                            validators=[refuse_label_problem], help_text="Leave empty for no label.")
 
 
 class RestoreRatingEffectForm(ReasonForm):

@@ -24,7 +24,7 @@ from django.db.models import Q, QuerySet
 from audit.models import AuditVerb
 from audit.services import record_event
 from core.jobs import enqueue_on_commit
-from core.reasons import control_problem, reason_problem, written
+from core.reasons import label_problem, reason_problem, written
 from factcheck.models import Verdict
 from moderation.models import Action, ActionKind, EnforcementPolicy, RepeatOffenderPolicy
 from moderation.models.decisions import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS  # noqa: F401  (the admin's bounds)
@@ -127,7 +127,7 @@ def save_policy(*, row: models.Model, changed_by, reason: str = "") -> dict[str,
     reason = written(reason)
     if message := reason_problem(reason, read_by=None):  # the audit log's, for staff
         raise ValidationError({"reason": [message]})
-    if message := control_problem(getattr(row, "label", "")):
+    if message := label_problem(getattr(row, "label", "")):
         raise ValidationError({"label": [message]})
     row.full_clean()
     fields = [f.name for f in row._meta.concrete_fields if f.name not in ("id", "updated_at", "updated_by")]

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.formatting import clock
-from core.reasons import OWNER_READS, control_problem, reason_problem, written
+from core.reasons import OWNER_READS, label_problem, reason_problem, written
 from core.refusals import Refusal
 from factcheck.models import Post, Rating
 from moderation.appeal_states import (
@@ -175,7 +175,7 @@ def override_action(
     if not multiplier.is_finite() or not Decimal("0") <= multiplier <= Decimal("1"):
         raise RemovalRefused("The multiplier must be between 0 and 1.")
     multiplier = abs(multiplier)  # -0 is 0: the owner's notice had read "feed distribution ×-0"
-    if problem := control_problem(label or ""):
+    if problem := label_problem((label or "").strip()):
         raise RemovalRefused(f"The label: {problem}")
     now = now or timezone.now()
     post, action = _lock_active_action(action_id)

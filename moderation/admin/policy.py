@@ -11,7 +11,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 
 from core.admin_base import EMPTY, FastListAdmin, share, shown_as, when
-from core.reasons import MAX_REASON, WrittenText, refuse_control_characters, refuse_too_long
+from core.reasons import MAX_REASON, WrittenText, refuse_control_characters, refuse_label_problem, refuse_too_long
 from moderation.models import EnforcementPolicy, RepeatOffenderPolicy
 from moderation.policy import MAX_STRIKE_THRESHOLD, MAX_WINDOW_DAYS, NO_ACTION_VERDICTS, changed_since, save_policy
 
@@ -82,7 +82,7 @@ class EnforcementPolicyForm(PolicyForm):
 
     def clean_label(self) -> str:
         label = self.cleaned_data["label"]
-        refuse_control_characters(label)  # copied onto every new action, notice and statement
+        refuse_label_problem(label)  # copied onto every new action, notice and statement
         return label
 
     class Meta:

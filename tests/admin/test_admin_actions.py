@@ -14,7 +14,7 @@ from factcheck.models import Page, QueueState
 from factcheck.ratings import record_rating
 from moderation.appeals import file_appeal
 from moderation.enforcement import apply_rating
-from moderation.models import Action, ActionKind, EndReason, PostDistribution
+from moderation.models import Action, ActionKind, EndReason, Notification, PostDistribution
 from moderation.staff_actions import remove_post
 from tests.factories import PageFactory, PostFactory, StaffFactory, UserFactory
 
@@ -346,3 +346,23 @@ def test_a_reason_with_control_characters_is_refused_next_to_the_field_and_chang
     assert "Take out the control characters" in text(response)
     assert Page.objects.get(pk=page.pk).is_politician is False
     assert not AuditEvent.objects.filter(verb=AuditVerb.PAGE_CHANGED).exists()
+
+
+def test_an_override_label_with_contact_details_is_refused_and_a_right_to_left_one_is_isolated_in_the_notice(
+    staff_client, staff, factchecker
+):
+    """A label is shown with the post to everyone and quoted in its owner's notice: no phone numbers or e-mail
+    addresses in it (as every text the owner reads), and one that turns the text round stays within its quotes."""
+    action = fact_check_action(factchecker)
+    owner = UserFactory()
+    action.post.page.owners.add(owner)
+
+    refused = staff_client.post(f"{ACTIONS}{action.pk}/override/", follow=True, data={
+        "feed_multiplier": "0.3", "label": "Call +44 20 7946 0958 or me@x.example", "reason": "Adjusted."})
+    assert "leave out e-mail addresses and phone numbers" in text(refused)
+    assert Action.objects.get(pk=action.pk).ended_at is None
+
+    staff_client.post(f"{ACTIONS}{action.pk}/override/", {
+        "feed_multiplier": "0.3", "label": "\u202eDisputed claim", "reason": "Adjusted."})
+    notice = Notification.objects.filter(user=owner).latest("pk")
+    assert 'label "\u2068\u202eDisputed claim\u2069"' in notice.body

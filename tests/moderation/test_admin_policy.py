@@ -107,6 +107,18 @@ def test_a_control_character_in_the_reason_or_the_label_is_a_form_error_not_a_50
     assert not AuditEvent.objects.filter(verb=AuditVerb.POLICY_CHANGED).exists()
 
 
+def test_a_policy_label_with_contact_details_or_over_200_characters_is_a_form_error(staff_client):
+    """The label the policy gives every post of its verdict is public: as an override's, no phone number in it."""
+    policy = EnforcementPolicy.objects.get(verdict="satire")
+    for label, message in (("Questions? Call 020 7946 0958", "leave out e-mail addresses and phone numbers"),
+                           ("x" * 201, "Ensure this value has at most 200 characters")):
+        data = policy_form(policy, feed_multiplier="0.9", reason="Clearer label.")
+        data["label"] = label
+        response = staff_client.post(f"/admin/moderation/enforcementpolicy/{policy.pk}/change/", data)
+        assert response.status_code == 200 and message in response.content.decode()
+        assert EnforcementPolicy.objects.get(pk=policy.pk).label == policy.label
+
+
 def test_a_repeat_offender_policy_reason_with_a_control_character_is_a_form_error(staff_client):
     policy = RepeatOffenderPolicy.current()
     response = staff_client.post(f"/admin/moderation/repeatoffenderpolicy/{policy.pk}/change/", {
