@@ -339,12 +339,14 @@ def rating_out(rating: Rating, *, post: Post) -> dict[str, Any]:
 def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Status:
     """Record a fact-checker's rating; it supersedes the post's current one.
 
-    An unclaimed post in the organisation's coverage is claimed and the claim completed in the
-    same transaction. Refused with: 403 `outside_coverage` (the post's language or country is not
+    An unclaimed post in the organisation's coverage that waits for a fact-check is claimed and the claim completed
+    in the same transaction. Refused with: 403 `outside_coverage` (the post's language or country is not
     the organisation's), 403 `no_organisation` (the fact-checker is a member of no organisation),
     403 `not_your_rating` (the current rating is another organisation's),
     409 `already_claimed` (another reviewer holds the claim), 409 `post_removed` (trust and safety removed
-    the post: it cannot be rated), 409 `appeal_open` (an appeal against
+    the post: it cannot be rated), 409 `not_claimable` (the post was never flagged for a fact-check, or only
+    reported for harm, which trust and safety decide: it is not in the review queue), 409 `flags_withdrawn` (the
+    platform withdrew the flags that asked for its fact-check), 409 `appeal_open` (an appeal against
     the current rating is open: only its decision changes it), 409 `stale_rating` (`replaces` is not the
     post's current rating: someone rated it since; `details.current_rating_id` names the current one),
     422 `rating_refused` (a politician's
@@ -367,5 +369,6 @@ def rate_post(request: HttpRequest, external_id: str, payload: RatingIn) -> Stat
         # Omitted is "not checked" (clients from before `replaces`); an explicit null is "I saw none".
         replaces=payload.replaces if "replaces" in payload.model_fields_set else UNCHECKED,
         claim_if_unclaimed=True,
+        flagged_only=True,  # as claiming it in the browser: not a post only reported for harm, nor one never flagged
     )
     return Status(201, rating_out(rating, post=post))

@@ -269,6 +269,17 @@ def _claim_statement(pick: QuerySet[Post], *, reviewer, now: datetime) -> Claim 
                  expires_at=expires_at)
 
 
+def unflagged_refusal(post: Post) -> ClaimError | None:
+    """Why a post that waits for no fact-check (never flagged for one, reported for harm only, or its flags withdrawn)
+    cannot be claimed, or None: claiming it in the browser, and rating it through the API (factcheck.ratings), which
+    claims the post it rates."""
+    if post.queue_state != QueueState.UNFLAGGED:
+        return None
+    if left_by_withdrawal(post=post):
+        return FlagsWithdrawn(WITHDRAWN_MESSAGE)
+    return NotClaimable("This post has not been flagged for a fact-check: it is not in the review queue.")
+
+
 @transaction.atomic
 def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
     """Claim a chosen post. Refused if someone else holds it or it cannot be reviewed.
@@ -285,10 +296,8 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
         raise NotClaimable("Posts from politicians' pages are not fact-checked.")
     if post.queue_state == QueueState.RATED:
         raise NotClaimable("This post already has a current rating.")
-    if post.queue_state == QueueState.UNFLAGGED:
-        if left_by_withdrawal(post=post):
-            raise FlagsWithdrawn(WITHDRAWN_MESSAGE)
-        raise NotClaimable("This post has not been flagged.")
+    if refusal := unflagged_refusal(post):
+        raise refusal
     if post.queue_state in (QueueState.GROUPED, QueueState.MATCHED):
         raise NotClaimable("This post is a copy of a claim that is reviewed with its first post: claim that one.")
     require_coverage(reviewer, post)

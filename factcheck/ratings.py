@@ -36,6 +36,7 @@ from factcheck.claims import (
     lapsed_claim_of,
     require_coverage,
     take_claim,
+    unflagged_refusal,
 )
 from factcheck.drafts import discard_rating_draft
 from factcheck.eligibility import is_removed, left_by_withdrawal, may_be_fact_checked, rated_state
@@ -167,7 +168,7 @@ def _has_open_appeal(rating: Rating) -> bool:
 
 def _authorise(
     *, reviewer, post: Post, current: Rating | None, claim: Claim | None, now: datetime,
-    claim_if_unclaimed: bool,
+    claim_if_unclaimed: bool, flagged_only: bool = False,
 ) -> None:
     """Raise the refusal, if any, for this reviewer rating this post now (PRODUCT.md, who may change a decision)."""
     if not getattr(reviewer, "is_factchecker", False):
@@ -190,6 +191,8 @@ def _authorise(
             raise AppealOpen("The page owner has appealed this rating; only the appeal's decision can change it now.")
     elif live and claim.reviewer_id != reviewer.pk:
         raise AlreadyClaimed("Another reviewer holds the claim on this post.")
+    elif not live and claim_if_unclaimed and flagged_only and (refusal := unflagged_refusal(post)):
+        raise refusal
     elif not live and not claim_if_unclaimed:
         if left_by_withdrawal(post=post):  # the reviewer's claim ended with it: say why, not "claim it"
             raise FlagsWithdrawn(WITHDRAWN_MESSAGE)
@@ -280,6 +283,7 @@ def record_rating(
     change_reason: str = "",
     replaces: int | None | Unchecked = UNCHECKED,
     claim_if_unclaimed: bool = False,
+    flagged_only: bool = False,
     reclaim_lapsed: bool = False,
     published_at: datetime | None = None,
     now: datetime | None = None,
@@ -292,7 +296,10 @@ def record_rating(
       decision changes it then: `supersede_rating_on_appeal`).
     - Otherwise the rating needs the live claim: the reviewer holds it, or, with
       `claim_if_unclaimed` (the API, imports, the demo), an unclaimed post is claimed and the claim
-      completed here, in this transaction. A post another reviewer holds is refused.
+      completed here, in this transaction. A post another reviewer holds is refused. With `flagged_only` (the
+      API), only a post that waits for a fact-check is claimed so: one never flagged for one, reported for harm
+      only (staff's to decide) or whose flags were withdrawn is refused as `claim_post` refuses it. The importers
+      and the demo rate posts that arrive with their rating, flagged or not.
     - `reclaim_lapsed` (the browser, where the reviewer holds the lease, PRODUCT.md): no unclaimed post
       is claimed, except that the reviewer's own claim that lapsed with nobody holding the post since,
       on a post still waiting (`factcheck.claims.lapsed_claim_of`, read here under the post's lock), is
@@ -321,7 +328,7 @@ def record_rating(
     carried = previous or carried_rating(post)
     reclaim = reclaim_lapsed and lapsed_claim_of(reviewer=reviewer, post=post, now=now) is not None
     _authorise(reviewer=reviewer, post=post, current=carried, claim=claim, now=now,
-               claim_if_unclaimed=claim_if_unclaimed or reclaim)
+               claim_if_unclaimed=claim_if_unclaimed or reclaim, flagged_only=flagged_only)
     # The version check reads the current rating under the post's lock: a concurrent rating of the post
     # waits for that lock above, then finds this one current and is refused as stale.
     _check_replaces(replaces, current=previous, reviewer=reviewer)

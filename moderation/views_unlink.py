@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
+from core.paging import plain_number
 from core.refusals import Refusal
 from factcheck.models import Post
 from factcheck.views import factchecker_required, where_it_stands
@@ -21,10 +22,10 @@ from moderation.unlinking import unlink_confirmed_copy
 def unlink_copy_view(request: HttpRequest, post_id: int) -> HttpResponse:
     post = get_object_or_404(Post.objects.only("id", "external_id"), pk=post_id)
     reason = request.POST.get("reason", "")
-    claim = request.POST.get("claim", "")
+    claim = request.POST.get("claim", "")  # the claim the page showed: a number, as every id read from a form
     try:
         match = unlink_confirmed_copy(post_id=post.pk, actor=request.user, reason=reason,
-                                      claim_id=int(claim) if claim.isdigit() else None)
+                                      claim_id=plain_number(claim))
     except Refusal as exc:
         keep_unlink_reason(request, post_id=post.pk, reason=reason)  # shown in the form again, with the refusal
         messages.error(request, f"Not unlinked: {exc}")

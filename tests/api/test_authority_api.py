@@ -18,8 +18,10 @@ from factcheck.claims import claim_post
 from factcheck.members import organisation_id_of
 from factcheck.models import Claim, ClaimStatus, Organisation, Post, QueueState, Rating
 from factcheck.pages import set_politician
+from factcheck.withdrawal import withdraw_flag
 from moderation.appeals import decide_appeal, start_review, withdraw_appeal
 from moderation.models import Appeal, AppealStatus
+from tests import scenarios
 from tests.api.helpers import post_json
 from tests.authority import OUTSIDE, current
 from tests.conftest import bearer_client
@@ -334,3 +336,25 @@ def test_a_rated_post_whose_page_became_a_politicians_is_422_rating_refused(
     with writes_nothing(covered_post):
         response = rate(reviewer_client, covered_post, verdict="true", change_reason=REASON)
     refused(response, 422, "rating_refused")
+
+
+def test_a_post_not_waiting_for_a_fact_check_is_not_rated_through_the_api(reviewer_client):
+    """The API claims the post it rates as the browser's claim does: not one only reported for harm (staff decide it,
+    and its report would stay open beside a rating), nor one never flagged, nor one whose flags were withdrawn."""
+    french = {"language": "fr", "country": "FR"}  # the reviewer's organisation's coverage
+    harmful = scenarios.reported_post(reports=(("harassment", "user_report"),), **french)
+    never = PostFactory(queue_state=QueueState.UNFLAGGED, flag_count=0, **french)
+    platform = PlatformUserFactory()
+    withdrawn = scenarios.reported_post(reports=(("misinformation", "user_report"),), platform=platform, **french)
+    [key] = withdrawn.flags.values_list("idempotency_key", flat=True)
+    withdraw_flag(sender=platform, idempotency_key=key, reason="Sent by mistake.")
+    assert {Post.objects.get(pk=p.pk).queue_state for p in (harmful, never, withdrawn)} == {QueueState.UNFLAGGED}
+
+    for post, code in ((harmful, "not_claimable"), (never, "not_claimable"), (withdrawn, "flags_withdrawn")):
+        error = refused(rate(reviewer_client, post), 409, code)
+        assert "flag" in error["message"]
+        assert Post.objects.get(pk=post.pk).queue_state == QueueState.UNFLAGGED
+    assert not Rating.objects.exists() and not Claim.objects.exists()
+
+    queued = PostFactory(queue_state=QueueState.QUEUED, flag_count=1, **french)
+    assert rate(reviewer_client, queued).status_code == 201  # a post in the queue is claimed and rated at once

@@ -388,3 +388,12 @@ def test_a_reversed_not_the_same_claim_appeal_opens_the_copys_flags_again_and_a_
     # The platform's own withdrawal stands: never answered again.
     withdrawn.refresh_from_db()
     assert withdrawn.status == "withdrawn"
+
+
+@pytest.mark.parametrize("claim", ["²", "٣", "9" * 30])
+def test_a_claim_id_that_is_not_a_plain_number_is_no_500(alice, copy, claim):
+    """The page sends the claim it showed as a number; a hand-made value that str.isdigit takes and int does not
+    ("²"), or reads as another number ("٣" is 3), is not read as a claim: the copy is unlinked from its claim."""
+    response = unlink(signed_in(alice), copy, claim=claim)
+    assert response.status_code == 302
+    assert Post.objects.get(pk=copy.pk).duplicate_of_id is None
