@@ -72,9 +72,17 @@ class QueueFilterForm(forms.Form):
         if countries:
             self.fields["country"].choices = ANY + named_choices(countries, country_name)
 
+    def _valid(self) -> dict:
+        """The fields that validated (Django's cleaned_data keeps only those): one that does not (a stale bookmark's
+        sort, a topic too long) counts as not chosen, and the others hold, as the filter fields show them."""
+        if not self.is_bound:
+            return {}
+        self.is_valid()
+        return self.cleaned_data
+
     def filters(self) -> QueueFilters:
-        """The filters to apply; invalid input counts as no filter rather than an error page."""
-        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        """The filters to apply; an invalid field counts as no filter rather than an error page."""
+        data = self._valid()
         return QueueFilters(
             language=(data.get("language") or "").strip().lower(),
             country=(data.get("country") or "").strip().upper(),
@@ -85,8 +93,7 @@ class QueueFilterForm(forms.Form):
 
     def chosen_sort(self) -> str:
         """The order asked for; anything unreadable is the priority order."""
-        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
-        return data.get("sort") or QueueSort.PRIORITY
+        return self._valid().get("sort") or QueueSort.PRIORITY
 
     def chosen_filters(self) -> list[str]:
         """The filters in force as a reviewer reads them: ["German", "Germany", "Partner", "topic: health"]."""

@@ -225,6 +225,17 @@ def test_claim_next_claims_the_best_post_matching_the_filters_and_opens_it(login
     assert best_german.queue_state == QueueState.CLAIMED
 
 
+@pytest.mark.parametrize("stale", [{"sort": "unknown"}, {"source": "bogus"}, {"topic": "x" * 101}])
+def test_one_field_a_stale_bookmark_gets_wrong_leaves_the_other_filters_in_force(login, factchecker, stale):
+    """The page shows German chosen, so the list and Claim next hold to German, whatever else the link says."""
+    PostFactory(language="en", priority=90)
+    german = PostFactory(language="de", country="DE", priority=40)
+    client = login(factchecker)
+    assert rendered_post_ids(client.get("/queue/", {"language": "de", **stale})) == [german.pk]
+    response = client.post("/queue/claim-next/", {"language": "de", **stale}, follow=True)
+    assert response.redirect_chain[-1][0] == f"/queue/posts/{german.pk}/"
+
+
 def test_claim_next_with_nothing_left_says_so_and_keeps_the_filters(login, factchecker):
     PostFactory(language="en")
     response = login(factchecker).post("/queue/claim-next/", {"language": "de"}, follow=True)
