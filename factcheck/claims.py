@@ -292,9 +292,9 @@ def claim_post(*, reviewer, post_id: int, now: datetime | None = None) -> Claim:
     # A removed post that kept its state (grouped, on a politician's page) is refused as removed too.
     if is_removed(post=post):
         raise PostRemoved(REMOVED_MESSAGE)
-    if not may_be_fact_checked(post=post) or post.queue_state == QueueState.NOT_ELIGIBLE:
+    if not may_be_fact_checked(post=post):
         raise NotClaimable("Posts from politicians' pages are not fact-checked.")
-    if post.queue_state == QueueState.RATED:
+    if post.queue_state in (QueueState.RATED, QueueState.NOT_ELIGIBLE):  # Not eligible is a rating's verdict too
         raise NotClaimable("This post already has a current rating.")
     if refusal := unflagged_refusal(post):
         raise refusal

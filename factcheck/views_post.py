@@ -212,7 +212,8 @@ def _save(request: HttpRequest, *, post: Post, form: RatingForm, typed: dict[str
         # with nobody holding the post since, is taken again in the same transaction (record_rating's rule).
         rating = record_rating(reviewer=request.user, post_id=post.pk, reclaim_lapsed=True, **form.cleaned_data)
     except StaleRating as exc:
-        keep_failed_save(reviewer=request.user, post=post, typed=typed)
+        if not _said_already(exc.current, form=form, reviewer=request.user):  # not a second click of the same save
+            keep_failed_save(reviewer=request.user, post=post, typed=typed)
         return _stale_rating_page(request, post_id=post.pk, form=form, refusal=exc)
     except Refusal as exc:
         # Refused (someone else holds the claim, an appeal opened...): the page again, everything typed kept.
@@ -230,6 +231,15 @@ def _save(request: HttpRequest, *, post: Post, form: RatingForm, typed: dict[str
         return _claim_next_after_rating(request)
     # The queue, whose "Claim next" is the next step after the message's links.
     return redirect("factcheck:queue")
+
+
+def _said_already(current: Rating | None, *, form: RatingForm, reviewer) -> bool:
+    """Whether the reviewer's own current rating says what the refused form says: a second click of the Save just
+    made (or the same form from another tab). Kept as a draft, it would be shown as a stale draft of that rating."""
+    data = form.cleaned_data
+    return (current is not None and current.reviewer_id == reviewer.pk
+            and (current.verdict, current.rationale, list(current.sources), current.article_url)
+            == (data["verdict"], data["rationale"], list(data["sources"]), data["article_url"] or ""))
 
 
 def _saved_message(request: HttpRequest, *, post: Post, rating: Rating) -> str:

@@ -208,3 +208,13 @@ def test_only_fact_checkers_can_claim(page_owner, staff_user):
     for user in (page_owner, staff_user):
         with pytest.raises(NotClaimable):
             claim_next(reviewer=user)
+
+
+@pytest.mark.django_db
+def test_a_post_rated_not_eligible_is_refused_as_rated_not_as_a_politicians(factchecker):
+    from tests.scenarios import rated_post
+
+    post = rated_post(verdict="not_eligible", rater=factchecker)
+    assert Post.objects.get(pk=post.pk).queue_state == QueueState.NOT_ELIGIBLE
+    with pytest.raises(NotClaimable, match="already has a current rating"):
+        claim_post(reviewer=factchecker, post_id=post.pk)

@@ -109,3 +109,20 @@ def test_the_notifications_page_reads_a_turned_suggestion_as_copy_then_claim(log
     page = re.sub(r"<[^>]+>", "", text(login(checker).get("/notifications/")))
     assert "Post older-copy" in page and "may be a copy of rated-claim" in page
     assert "Post rated-claim" not in page
+
+
+def test_a_double_clicked_save_keeps_no_draft_of_the_rating_it_just_made(login, factchecker):
+    """The second click is refused as stale (the reviewer's own rating of a moment ago): what it carried is that rating,
+    word for word, so no draft is kept, and the post page shows no out-of-date draft of it."""
+    post = PostFactory()
+    claim_post(reviewer=factchecker, post_id=post.pk)
+    client = login(factchecker)
+    assert client.post(f"/queue/posts/{post.pk}/", TYPED).status_code == 302
+    again = client.post(f"/queue/posts/{post.pk}/", TYPED)
+    assert again.status_code == 409 and "a moment ago" in text(again)
+    assert Rating.objects.filter(post=post).count() == 1 and not RatingDraft.objects.exists()
+    assert "stale-draft" not in text(client.get(f"/queue/posts/{post.pk}/"))
+
+    # Sent again with other words, what was typed is kept (as a draft typed against no rating: out of date).
+    assert client.post(f"/queue/posts/{post.pk}/", {**TYPED, "rationale": "Other words."}).status_code == 409
+    assert RatingDraft.objects.get(reviewer=factchecker).rationale == "Other words."
