@@ -26,13 +26,13 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Subquery
-from django.db.models.functions import Greatest
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
 from core.reconciling import Redriven, warn_redriven
 from factcheck.matching.matcher import linked_copies
-from factcheck.models import Post, QueueState, Rating
+from factcheck.models import LINKED_STATES, Match, Post, QueueState, Rating
 from moderation.enforcement import action_for, replaced_verdict
 from moderation.models import (
     FACT_CHECK_KINDS,
@@ -185,16 +185,28 @@ def _apply_in_chunks(
                for start in range(0, len(pairs), CHUNK))
 
 
+def _linked_at() -> Coalesce:
+    """When the outer copy was linked to its claim: its pair's match, made or confirmed (the post's `updated_at` if no
+    pair records it). Not the post's `updated_at` alone, which every flag of the copy moves on: a viral copy flagged
+    every few seconds was never old enough for the reconciler, and kept its full reach while its job was lost."""
+    pair = (Match.objects.filter(post=OuterRef("pk"), source=OuterRef("duplicate_of_id"), state__in=LINKED_STATES)
+            .values(at=Coalesce("decided_at", "created_at"))[:1])  # one match a pair (its unique constraint)
+    return Coalesce(Subquery(pair), "updated_at")
+
+
 def undecided_matches(*, now: datetime | None = None):
-    """(rating id, copy id) of linked copies still without their claim's current rating: a lost job."""
+    """(rating id, copy id) of linked copies still without their claim's current rating, linked and rated longer than
+    the reconcilers' grace ago (FACTDESK_RECONCILE_AFTER_SECONDS: younger, their job is most likely on its way)."""
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.FACTDESK_RECONCILE_AFTER_SECONDS)
     current = Rating.objects.filter(post_id=OuterRef("duplicate_of_id"), is_current=True)
     decided = RatingDecision.objects.filter(rating_id=OuterRef("rating_id"), post_id=OuterRef("pk"))
     return (
-        Post.objects.filter(queue_state=QueueState.MATCHED, updated_at__lte=cutoff)
+        Post.objects.filter(queue_state=QueueState.MATCHED)
         .annotate(rating_id=Subquery(current.filter(created_at__lte=cutoff).values("id")[:1]))
         .exclude(rating_id=None)
         .filter(~Exists(decided))
+        .annotate(linked_at=_linked_at())
+        .filter(linked_at__lte=cutoff)
         .order_by("id")
         .values_list("rating_id", "id")
     )
@@ -208,7 +220,7 @@ def reconcile_matches(*, now: datetime | None = None, limit: int = 1000) -> int:
     """
     now = now or timezone.now()
     rated_at = Rating.objects.filter(pk=OuterRef("rating_id")).values("created_at")
-    rows = list(undecided_matches(now=now).annotate(since=Greatest("updated_at", Subquery(rated_at)))
+    rows = list(undecided_matches(now=now).annotate(since=Greatest("linked_at", Subquery(rated_at)))
                 .values_list("rating_id", "id", "since")[:limit])
     since = {post_id: waiting for _, post_id, waiting in rows}
     decided, waited_since = 0, []

@@ -16,6 +16,7 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from factcheck.ingest import ingest_flags
 from factcheck.members import organisation_of
 from factcheck.models import Page, Post, QueueState, Rating
 from moderation import jobs
@@ -246,6 +247,27 @@ def test_a_linked_copy_whose_job_was_lost_gets_its_rating_from_the_reconciler_wh
     assert PostDistribution.objects.get(post=post("copy-1")).multiplier == Decimal("0.2")
     assert jobs.reconcile_matches() == 0
     assert len(redriven(caplog)) == 1  # nothing left, nothing more said
+
+
+@WORKER
+def test_a_copy_flagged_again_and_again_still_gets_its_rating_from_the_reconciler(factchecker, run_worker, settings):
+    """A viral copy keeps being flagged, and each flag moves the post's `updated_at` on: the reconciler's grace counts
+    from when the copy was linked (its pair's match), so its lost decision is re-driven all the same."""
+    arrive(flag("source", CLAIM, page="page-source"))
+    RatingFactory(reviewer=factchecker, post=post("source"))
+    run_worker()
+    linked = timezone.now()
+    arrive(flag("copy-1", NEAR_COPY, page="page-1"))
+    django_rq.get_connection("default").flushdb()  # Redis lost the copy's job
+    settings.FACTDESK_RECONCILE_AFTER_SECONDS = 30
+    for minute in (1, 2, 3):
+        ingest_flags(flags=[flag("copy-1", NEAR_COPY, page="page-1", key=f"again-{minute}")],
+                     now=linked + timedelta(minutes=minute, seconds=-20))  # 20 s before each run
+        django_rq.get_connection("default").flushdb()
+    assert Post.objects.get(external_id="copy-1").updated_at > linked + timedelta(minutes=2)
+
+    assert reconcile_matches(now=linked + timedelta(minutes=3)) == 1
+    assert PostDistribution.objects.get(post=post("copy-1")).multiplier == Decimal("0.2")
 
 
 @WORKER
