@@ -81,18 +81,47 @@ def test_a_refused_password_reset_link_is_logged_by_user_id_without_the_address(
     assert f"e-mail to user {jane.pk} not sent: SMTPRecipientsRefused: 550" in caplog.text
 
 
-def test_a_refused_email_to_a_disabled_endpoints_owner_names_the_owner_by_id(refusing):
-    owner = UserFactory(email=ADDRESS)
+def disabled_endpoint(owner) -> Endpoint:
     now = timezone.now()
-    endpoint = Endpoint.objects.create(owner=owner, url="https://hooks.example.net/factdesk", secret="s" * 32,
-                                       events=["distribution.changed"], created_at=now, disabled_at=now,
-                                       disabled_reason="the receiver answered 410 Gone")
-    with pytest.raises(EmailNotSent) as raised:
-        webhooks_jobs.notify_disabled_endpoints()
-    written = "".join(traceback.format_exception(raised.value))  # what RQ writes in the workers' log
-    assert ADDRESS not in written
+    return Endpoint.objects.create(owner=owner, url="https://hooks.example.net/factdesk", secret="s" * 32,
+                                   events=["distribution.changed"], created_at=now, disabled_at=now,
+                                   disabled_reason="the receiver answered 410 Gone")
+
+
+def test_a_refused_email_to_a_disabled_endpoints_owner_names_the_owner_by_id(refusing, caplog):
+    owner = UserFactory(email=ADDRESS)
+    endpoint = disabled_endpoint(owner)
+    assert webhooks_jobs.notify_disabled_endpoints() == 0
+    assert ADDRESS not in caplog.text
     assert (f"e-mail to user {owner.pk}, owner of webhook endpoint {endpoint.pk} not sent: SMTPRecipientsRefused: "
-            f"550 5.1.1 <{MASKED}>") in written
+            f"550 5.1.1 <{MASKED}>") in caplog.text
+    assert Endpoint.objects.get(pk=endpoint.pk).owner_notified_at is None  # told once the address is mended
+
+
+class RefusingOneBackend(BaseEmailBackend):
+    """A server that knows every recipient but ADDRESS."""
+
+    sent: list[str] = []
+
+    def send_messages(self, messages):
+        for message in messages:
+            if ADDRESS in message.recipients():
+                raise smtplib.SMTPRecipientsRefused({ADDRESS: (550, b"5.1.1 User unknown")})
+            RefusingOneBackend.sent.extend(message.recipients())
+        return len(messages)
+
+
+def test_an_owner_whose_address_is_refused_holds_up_no_other_owner(settings, caplog):
+    """Every run tries the refused address again (first, by id): the owners after it are told all the same."""
+    settings.EMAIL_BACKEND = f"{__name__}.RefusingOneBackend"
+    RefusingOneBackend.sent = []
+    refused, told = disabled_endpoint(UserFactory(email=ADDRESS)), disabled_endpoint(UserFactory(email="ok@example.net"))
+    assert refused.pk < told.pk
+    assert webhooks_jobs.notify_disabled_endpoints() == 1
+    assert RefusingOneBackend.sent == ["ok@example.net"]
+    assert Endpoint.objects.get(pk=told.pk).owner_notified_at is not None
+    assert Endpoint.objects.get(pk=refused.pk).owner_notified_at is None
+    assert webhooks_jobs.notify_disabled_endpoints() == 0 and RefusingOneBackend.sent == ["ok@example.net"]
 
 
 @pytest.mark.parametrize("address", ["jane@localhost", "jane@[192.0.2.1]", "jane.o'brien@example.ie",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
@@ -12,6 +14,8 @@ from core.formatting import moment
 from core.reconciling import past_grace, warn_redriven
 from webhooks import delivery, retention, schedule
 from webhooks.models import Endpoint
+
+logger = logging.getLogger(__name__)
 
 
 def deliver(delivery_ids: list[int]) -> dict[str, int]:
@@ -39,29 +43,40 @@ def notify_disabled_endpoints() -> int:
     waiting = Endpoint.objects.filter(
         disabled_at__isnull=False, owner_notified_at__isnull=True, deleted_at__isnull=True, owner__is_active=True
     )
-    for endpoint_id, disabled_at in waiting.values_list("id", "disabled_at"):
-        with transaction.atomic(durable=True):
-            # Claimed before sending, in the transaction that sends: two runs never both send it, and a
-            # failed send leaves it to the next run.
-            if not Endpoint.objects.filter(pk=endpoint_id, owner_notified_at__isnull=True).update(
-                owner_notified_at=timezone.now()
-            ):
-                continue
-            endpoint = Endpoint.objects.select_related("owner").get(pk=endpoint_id)
-            if not endpoint.owner.email:
-                continue
-            mailing.send(EmailMessage(
-                subject=f"Factdesk disabled your webhook endpoint #{endpoint.pk}",
-                body=(
-                    f"Factdesk stopped sending to {endpoint.url} on {moment(endpoint.disabled_at)}: "
-                    f"{endpoint.disabled_reason or 'its deliveries failed'}.\n\nThe events it missed are kept. "
-                    "Once the receiver works again, ask Factdesk's trust-and-safety staff to enable the endpoint and "
-                    "redeliver them; meanwhile GET /api/v1/decisions has every distribution change.\n"
-                ),
-                from_email=settings.DEFAULT_FROM_EMAIL, to=[endpoint.owner.email],
-            ), recipient=f"user {endpoint.owner_id}, owner of webhook endpoint {endpoint.pk}")
-            told.append(disabled_at)
+    for endpoint_id, disabled_at in waiting.order_by("id").values_list("id", "disabled_at"):
+        try:
+            if _tell_owner(endpoint_id):
+                told.append(disabled_at)
+        except mailing.EmailNotSent:
+            # That owner's address refused (it rolled their claim back, for the next run): not everyone after them.
+            logger.exception("could not tell the owner of webhook endpoint %s it was disabled; tried again next run",
+                             endpoint_id)
     after = settings.FACTDESK_RECONCILE_AFTER_SECONDS
     warn_redriven(past_grace(f"owners of webhook endpoints still not told {after} s after their disabling", told,
                              now=timezone.now(), grace=after))
     return len(told)
+
+
+@transaction.atomic(durable=True)
+def _tell_owner(endpoint_id: int) -> bool:
+    """E-mail the endpoint's owner that it was disabled; False when another run told them, or they have no address.
+    Claimed before sending, in the transaction that sends: two runs never both send it, and a failed send
+    (EmailNotSent) leaves it to the next run."""
+    if not Endpoint.objects.filter(pk=endpoint_id, owner_notified_at__isnull=True).update(
+        owner_notified_at=timezone.now()
+    ):
+        return False
+    endpoint = Endpoint.objects.select_related("owner").get(pk=endpoint_id)
+    if not endpoint.owner.email:
+        return False
+    mailing.send(EmailMessage(
+        subject=f"Factdesk disabled your webhook endpoint #{endpoint.pk}",
+        body=(
+            f"Factdesk stopped sending to {endpoint.url} on {moment(endpoint.disabled_at)}: "
+            f"{endpoint.disabled_reason or 'its deliveries failed'}.\n\nThe events it missed are kept. "
+            "Once the receiver works again, ask Factdesk's trust-and-safety staff to enable the endpoint and "
+            "redeliver them; meanwhile GET /api/v1/decisions has every distribution change.\n"
+        ),
+        from_email=settings.DEFAULT_FROM_EMAIL, to=[endpoint.owner.email],
+    ), recipient=f"user {endpoint.owner_id}, owner of webhook endpoint {endpoint.pk}")
+    return True
