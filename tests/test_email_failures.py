@@ -115,7 +115,8 @@ def test_an_owner_whose_address_is_refused_holds_up_no_other_owner(settings, cap
     """Every run tries the refused address again (first, by id): the owners after it are told all the same."""
     settings.EMAIL_BACKEND = f"{__name__}.RefusingOneBackend"
     RefusingOneBackend.sent = []
-    refused, told = disabled_endpoint(UserFactory(email=ADDRESS)), disabled_endpoint(UserFactory(email="ok@example.net"))
+    refused = disabled_endpoint(UserFactory(email=ADDRESS))
+    told = disabled_endpoint(UserFactory(email="ok@example.net"))
     assert refused.pk < told.pk
     assert webhooks_jobs.notify_disabled_endpoints() == 1
     assert RefusingOneBackend.sent == ["ok@example.net"]
