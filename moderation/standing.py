@@ -11,6 +11,7 @@ Which strikes count, and until when, is moderation.strikes' rule; the standing i
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -38,6 +39,8 @@ from moderation.models import (
 from moderation.notice_delivery import record_notifications
 from moderation.notices import Notice, notice_rows, owners_of_pages
 from moderation.strikes import ages_out, counts_toward_standing, strike_counts
+
+logger = logging.getLogger(__name__)
 
 
 def give_strikes(struck: list[tuple[Action, str, datetime]]) -> list[AuditEvent]:
@@ -205,10 +208,14 @@ def age_out_strikes(*, now: datetime | None = None) -> int:
                    .values_list("page_id", flat=True).distinct())
     page_ids = sorted(counted | striking)
     for page_id in page_ids:
-        with transaction.atomic(durable=True):
-            changes = recompute_standings(page_ids=[page_id], now=now)
-            record_notifications(changes.notices)
-            append_and_publish(changes.feed)
+        try:
+            with transaction.atomic(durable=True):
+                changes = recompute_standings(page_ids=[page_id], now=now)
+                record_notifications(changes.notices)
+                append_and_publish(changes.feed)
+        except Exception:  # one page's failure is logged and tried again next hour; the other pages age out now
+            logger.exception("could not recompute the standing of page %s; tried again next run", page_id)
+            continue
         flips += len(changes.flipped)
     missing = list(
         Post.objects.filter(page__standing__is_repeat_offender=True, distribution__isnull=True)

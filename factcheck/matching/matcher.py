@@ -34,10 +34,10 @@ rejecting lock both posts of the pair themselves.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -65,14 +65,7 @@ from factcheck.matching.confirmable import NotYourClaimsMatch as NotYourClaimsMa
 from factcheck.matching.media import index_rated_media, judge_with_media, rated_media_hits
 from factcheck.matching.reading import guard_warning
 from factcheck.matching.recording import new_match, record_matches, replace_suggestions
-from factcheck.matching.semantic import (
-    Embedded,
-    detect_copy_languages,
-    embed_posts,
-    semantic_pairs,
-    store_detected_languages,
-    store_embeddings,
-)
+from factcheck.matching.semantic_step import embed_and_match
 from factcheck.matching.signature import signatures_of
 from factcheck.matching.similarity import judge
 from factcheck.matching.unrated import release_unrated
@@ -88,6 +81,8 @@ from factcheck.models import (
     Rating,
 )
 from factcheck.signals import posts_matched
+
+logger = logging.getLogger(__name__)
 
 # A post in one of these states may join a group; claimed and rated posts are someone's work.
 LINKABLE = (QueueState.QUEUED, QueueState.UNFLAGGED)
@@ -257,46 +252,6 @@ def match_new_posts(*, post_ids: list[int], now: datetime | None = None) -> Matc
     return total
 
 
-class SemanticStep(NamedTuple):
-    embedded: int  # posts embedded
-    suggested: int  # semantic pairs recorded
-    embedded_ids: tuple[int, ...] = ()
-
-
-def embed_and_match(post_ids: list[int], *, now: datetime | None = None) -> SemanticStep:
-    """Embed these posts (those with no embedding by the current model, not linked copies) outside any transaction,
-    so that no lock is held while the encoder runs, then record their semantic pairs under their locks (id order,
-    as the matching job takes them)."""
-    found = embed_posts(post_ids=post_ids)
-    languages = detect_copy_languages(post_ids=post_ids)
-    if not found and not languages:
-        return SemanticStep(0, 0)
-    with transaction.atomic(durable=True):
-        locked = list(Post.objects.select_for_update(no_key=True, of=("self",))
-                      .filter(id__in_array=sorted({e.post_id for e in found} | set(languages)))
-                      .order_by("id").values_list("id", flat=True))
-        store_detected_languages({pk: languages[pk] for pk in locked if pk in languages})
-        return SemanticStep(len(found), match_semantically(found, post_ids=locked, now=now) if found else 0,
-                            tuple(e.post_id for e in found))
-
-
-def match_semantically(embedded: list[Embedded], *, post_ids: list[int], now: datetime | None = None,
-                       system: str = "matching") -> int:
-    """Store the embeddings of these posts (computed by embed_posts, before the transaction) and record their
-    semantic pairs, always as suggestions; returns how many. In the caller's transaction, which holds the locks
-    of `post_ids` (those of `embedded` outside it are left to the run that locks them)."""
-    now, locked = now or timezone.now(), set(post_ids)
-    # Not the posts the lexical step just linked: a copy is its claim's, and thousands of a viral claim's copies
-    # would fill the candidates of every retelling of it.
-    linked = set(Post.objects.filter(id__in_array=sorted(locked), duplicate_of__isnull=False)
-                 .values_list("id", flat=True))
-    stored = store_embeddings([e for e in embedded if e.post_id in locked and e.post_id not in linked], now=now)
-    pairs = semantic_pairs(stored)
-    record_matches([new_match(post_id, root_id, judgement, MatchState.SUGGESTED, now)
-                     for post_id, root_id, judgement in pairs], system=system)
-    return len(pairs)
-
-
 def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
     """The reconciler: match posts whose after-commit job was lost, that predate matching or that
     arrived while it was off (those are signed first); returns how many posts it looked at. Warns once
@@ -309,7 +264,13 @@ def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
     unsigned = [(pk, text) for pk, text, signature, _ in pending if text and not signature]
     update_rows(Post, ["signature"], [(pk, signature) for (pk, _), signature
                                       in zip(unsigned, signatures_of([text for _, text in unsigned]), strict=True)])
-    match_new_posts(post_ids=[pk for pk, *_ in pending], now=now)
+    ids = [pk for pk, *_ in pending]
+    for start in range(0, len(ids), BATCH):  # a batch that fails is logged and tried again next run, the rest go on
+        try:
+            match_new_posts(post_ids=ids[start : start + BATCH], now=now)
+        except Exception:
+            logger.exception("could not match posts %s to %s; tried again next run", ids[start],
+                             ids[start : start + BATCH][-1])
     regrouped, released = regroup_rated(now=now), release_unrated(now=now)  # copies stranded by a race, each way
     clock, after = now or timezone.now(), settings.FACTDESK_RECONCILE_AFTER_SECONDS
     late = past_grace(f"posts still not matched {after} s after they arrived", [made for *_, made in pending],

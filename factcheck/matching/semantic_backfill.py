@@ -1,6 +1,6 @@
 """The reconciler of semantic matching: embeds the posts that were matched without an embedding by the current
 model (while FACTDESK_SEMANTIC was off, before semantic matching existed, or by an older encoder), and records
-their semantic pairs, as the matching job would have (factcheck.matching.matcher.match_semantically).
+their semantic pairs, as the matching job would have (factcheck.matching.semantic_step.match_semantically).
 
 A post whose job was lost is not this module's: it is not matched yet (`matched_at` NULL), and match_unmatched
 runs its job again, which embeds it. What is left is found without a scan of every post: the posts are walked
@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from core.reconciling import past_grace, warn_redriven
 from factcheck import semantic
-from factcheck.matching.matcher import BATCH, embed_and_match
+from factcheck.matching.matcher import BATCH
+from factcheck.matching.semantic_step import embed_and_match
 from factcheck.models import Post
 from factcheck.models_semantic import SemanticBackfill
 

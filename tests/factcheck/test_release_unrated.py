@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEvent, AuditVerb
+from factcheck.matching import matcher
 from factcheck.matching.matcher import match_new_posts, match_unmatched
 from factcheck.models import Post, QueueState, Rating
 from factcheck.pages import set_politician
@@ -231,3 +232,28 @@ def test_a_claim_whose_copies_cannot_be_released_holds_up_no_other_claims(settin
 
 OTHER_TEXT = ("Health officials in Portmere say tap water now contains a chemical that makes people sleepy every "
               "afternoon, and the mayor has admitted it in a leaked memo to the council.")
+
+
+def test_a_batch_the_matching_reconciler_cannot_match_holds_up_neither_later_posts_nor_the_stranded_copies(
+    settings, monkeypatch, caplog
+):
+    """Posts are matched BATCH at a time in id order: one that fails every run (a bad row) is logged and left, and the
+    batches after it are matched, and the copies stranded by a withdrawal are released, all the same."""
+    settings.FACTDESK_MATCHING = True
+    _, stranded, _ = _stranded_copy(monkeypatch)
+    first, second = PostFactory(text=OTHER_TEXT), PostFactory(text=OTHER_TEXT + " Again.")
+    Post.objects.filter(pk__in=[first.pk, second.pk]).update(matched_at=None)
+    monkeypatch.setattr(matcher, "BATCH", 1)
+    real = matcher.match_new_posts
+
+    def match_new_posts(*, post_ids, now=None):
+        if first.pk in post_ids:
+            raise RuntimeError("a row nothing can match")
+        return real(post_ids=post_ids, now=now)
+
+    monkeypatch.setattr(matcher, "match_new_posts", match_new_posts)
+    match_unmatched()
+    assert f"could not match posts {first.pk} to {first.pk}" in caplog.text
+    assert Post.objects.get(pk=first.pk).matched_at is None
+    assert Post.objects.get(pk=second.pk).matched_at is not None
+    assert Post.objects.get(pk=stranded.pk).queue_state == QueueState.GROUPED

@@ -133,3 +133,27 @@ def test_a_longer_window_brings_back_strikes_a_pages_count_had_let_go(factchecke
     assert age_out_strikes(now=timezone.now()) == 1
     standing = PageStanding.objects.get(page=page)
     assert (standing.active_strikes, standing.is_repeat_offender) == (3, True)
+
+
+@pytest.mark.django_db
+def test_a_page_whose_standing_cannot_be_recomputed_holds_up_no_other_page(factchecker, monkeypatch, caplog):
+    """Each page in its own transaction: one that fails is logged and tried again next run, the others age out now."""
+    from moderation import standing as standing_module
+
+    long_ago = timezone.now() - timedelta(days=89)
+    failing, other = PageFactory(), PageFactory()
+    for page in (failing, other):
+        for post in PostFactory.create_batch(3, page=page):
+            DecisionFactory(reviewer=factchecker, post=post, decided_at=long_ago)
+    real = standing_module.recompute_standings
+
+    def recompute_standings(*, page_ids, now):
+        if failing.pk in page_ids:
+            raise RuntimeError("a page nothing can recompute")
+        return real(page_ids=page_ids, now=now)
+
+    monkeypatch.setattr(standing_module, "recompute_standings", recompute_standings)
+    assert age_out_strikes(now=timezone.now() + timedelta(days=2)) == 1
+    assert f"could not recompute the standing of page {failing.pk}" in caplog.text
+    assert not PageStanding.objects.get(page=other).is_repeat_offender
+    assert PageStanding.objects.get(page=failing).is_repeat_offender
