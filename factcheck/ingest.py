@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from operator import attrgetter
-from typing import NamedTuple
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
@@ -32,15 +31,17 @@ from core.jobs import enqueue_on_commit
 from core.races import ATTEMPTS, lost_a_race
 from core.refusals import Refusal
 from factcheck.eligibility import REVIEW_FLAGS, PostFacts, asks_for_fact_check, queue_states_for, removed_posts
+from factcheck.ingest_input import FlagInput as FlagInput  # what ingest_flags takes, named here too
+from factcheck.ingest_input import PageInput as PageInput
+from factcheck.ingest_input import PostInput as PostInput
 from factcheck.ingest_media import replace_media
+from factcheck.ingest_pages import PageConflict, on_another_page, upsert_pages
 from factcheck.matching.matcher import match_posts
-from factcheck.media import MediaInput, item_values
+from factcheck.media import item_values
 from factcheck.models import (
     HARM_CATEGORIES,
     NORMALISED_FIELDS,
     Flag,
-    FlagCategory,
-    MediaType,
     Page,
     Post,
     QueueState,
@@ -52,42 +53,6 @@ from factcheck.priority import SCORE_COLUMNS, compute_priority, source_weight
 from factcheck.routing import arrival_outcome
 from factcheck.signals import flags_stored, posts_created
 from factcheck.timestamps import first_flagged
-
-
-@dataclass(frozen=True)
-class PageInput:
-    external_id: str
-    name: str
-    is_politician: bool = False
-
-
-@dataclass(frozen=True)
-class PostInput:
-    external_id: str
-    page: PageInput
-    posted_at: datetime
-    url: str = ""
-    text: str = ""
-    language: str = ""
-    country: str = ""
-    media_type: str = MediaType.TEXT
-    topic: str = ""
-    views: int = 0
-    shares: int = 0
-    # None: the flag does not say (the stored media stay); a tuple, even empty, replaces them.
-    media: tuple[MediaInput, ...] | None = None
-
-
-@dataclass(frozen=True)
-class FlagInput:
-    idempotency_key: str
-    source: str
-    post: PostInput
-    flagged_at: datetime
-    reason: str = ""
-    category: str = FlagCategory.MISINFORMATION
-    # flag_fingerprint of the flag as sent; "" has ingest take it from the fields above.
-    fingerprint: str = ""
 
 
 def flag_fingerprint(flag: FlagInput, *, flagged_at: datetime | None, posted_at: datetime | None) -> str:
@@ -166,44 +131,6 @@ class _Tally:
 
     def first_by(self, now: datetime) -> datetime | None:
         return first_flagged(self.first, now=now)
-
-
-class _PageRow(NamedTuple):
-    """A page as this batch leaves it; plain tuples, as a batch names hundreds of pages."""
-
-    pk: int
-    name: str
-    is_politician: bool
-
-
-def _pages_by_external_id(keys: list[str]) -> dict[str, _PageRow]:
-    rows = Page.objects.filter(external_id__in_array=keys).values_list("external_id", "pk", "name", "is_politician")
-    return {key: _PageRow(pk, name, is_politician) for key, pk, name, is_politician in rows}
-
-
-def _upsert_pages(inputs: list[PageInput]) -> tuple[dict[str, _PageRow], list[_PageRow]]:
-    """Create and update the batch's pages; returns them by external id, and those that became a politician's."""
-    latest = {p.external_id: p for p in inputs}  # the last mention in a batch wins
-    existing = _pages_by_external_id(list(latest))
-    missing = [  # in key order, as every batch inserts them, so that two batches cannot deadlock on them
-        Page(external_id=k, name=v.name, is_politician=v.is_politician) for k, v in sorted(latest.items())
-        if k not in existing
-    ]
-    if missing:
-        Page.objects.bulk_create(missing, ignore_conflicts=True)
-        existing = _pages_by_external_id(list(latest))
-    changed, now_politician = [], []
-    for key, given in latest.items():
-        page = existing[key]
-        # A page once marked a politician's stays so unless staff change it.
-        is_politician = page.is_politician or given.is_politician
-        if is_politician and not page.is_politician:
-            now_politician.append(page)
-        if page.name != given.name or page.is_politician != is_politician:
-            existing[key] = page = page._replace(name=given.name, is_politician=is_politician)
-            changed.append(page)
-    update_rows(Page, ["name", "is_politician"], sorted(changed))
-    return existing, now_politician
 
 
 def _scores(post: PostInput, tally: _Tally, now: datetime) -> tuple:
@@ -300,7 +227,9 @@ def _write(
 ) -> dict[str, str]:
     """Store the new flags, with their posts and pages; returns the queue state of each of their posts."""
     new_flags = {key: f for key, (f, _) in sent.items()}
-    pages, now_politician = _upsert_pages([f.post.page for f in new_flags.values()])
+    if conflicts := on_another_page([f.post for f in new_flags.values()]):  # before anything is written
+        raise PageConflict(conflicts)
+    pages, now_politician = upsert_pages([f.post.page for f in new_flags.values()])
     if now_politician:
         # The platform says these are politicians' pages now: all their posts leave the queue.
         take_out_of_queue(page_ids=[p.pk for p in now_politician], now=now)
@@ -318,6 +247,8 @@ def _write(
         .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id", "language", "country")
         .order_by("id")
     }
+    if moved := [key for key, post in existing.items() if post.page_id != pages[latest_post[key].page.external_id].pk]:
+        raise PageConflict.of_stored(moved, named={key: latest_post[key].page.external_id for key in moved})
 
     # New posts: everything about them is in this batch.
     tallies: dict[str, _Tally] = defaultdict(_Tally)

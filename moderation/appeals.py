@@ -34,6 +34,7 @@ from moderation.appeal_states import (
     outcome_notice,
     transition,
 )
+from moderation.as_read import still_as_read
 from moderation.deadlines import is_past_target
 from moderation.enforcement import apply_rating
 from moderation.models import (
@@ -55,7 +56,6 @@ from moderation.selectors import (
     active_removal,
     fact_check_decision,
     same_decision,
-    still_as_read,
 )
 from moderation.staff_actions import RemovalRefused, lift_action
 from moderation.unlinking import take_off_claim
@@ -144,7 +144,7 @@ def file_appeal(
 ) -> Appeal:
     """An owner's appeal against the post's decision. Not durable: the demo seed files inside its own
     transaction. Takes the post's lock. `seen`: the decisions as the owner's page showed them
-    (moderation.selectors.decisions_read; the portal's form sends it): refused (DecisionChanged) when the one
+    (moderation.as_read.decisions_read; the portal's form sends it): refused (DecisionChanged) when the one
     appealed has changed since, a re-rating or a removal made or lifted meanwhile."""
     values = clean_appeal_input(
         kind=kind, statement=statement, evidence_urls=evidence_urls or [], correction_details=correction_details

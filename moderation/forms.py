@@ -57,7 +57,7 @@ class AppealForm(forms.Form):
                   "paragraph now says 12%, not 40%”.",
     )
 
-    # The decisions as the page showed them (moderation.selectors.decisions_read): filing refuses a changed one.
+    # The decisions as the page showed them (moderation.as_read.decisions_read): filing refuses a changed one.
     seen = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, *args, kinds: list[str], **kwargs) -> None:

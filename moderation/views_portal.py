@@ -50,6 +50,7 @@ from moderation.appeals import (
     window_closed_message,
     withdraw_appeal,
 )
+from moderation.as_read import decisions_read, read_alike
 from moderation.forms import AppealForm
 from moderation.models import (
     ActionKind,
@@ -69,13 +70,11 @@ from moderation.selectors import (
     appealable_kinds,
     closed_windows,
     current_ratings,
-    decisions_read,
     fact_check_decision,
     owner_distribution,
     owner_posts,
     page_summaries,
     portal_posts,
-    read_alike,
     same_decision,
     statements,
 )
