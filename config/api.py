@@ -43,7 +43,6 @@ from factcheck.api_media import check_upload_length, hash_media
 from factcheck.api_media import router as media_router
 from factcheck.claims import AlreadyClaimed, ClaimError, OutsideCoverage, PostRemoved
 from factcheck.ingest import IdempotencyConflict
-from factcheck.ingest_pages import PageConflict
 from factcheck.matching.confirmable import NotYourClaimsMatch
 from factcheck.matching.unlinkable import AutomaticMatch, NotACopy, UnlinkForbidden, UnlinkRefused
 from factcheck.media_hashing import EmptyImage, MediaTooLarge
@@ -266,7 +265,6 @@ REFUSAL_STATUS: dict[type[Refusal], int] = {
     AlreadyClaimed: 409,
     PostRemoved: 409,
     IdempotencyConflict: 409,
-    PageConflict: 409,
     ClaimRequired: 409,
     AppealOpen: 409,
     StaleRating: 409,

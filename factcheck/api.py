@@ -156,8 +156,8 @@ def push_flags(request: HttpRequest) -> Status:
     to one platform account and one flag: the same key with the same flag (every field, `flagged_at` as
     sent) is stored once and its replay writes nothing; with any other content the request is refused
     whole and nothing is written (409 `idempotency_conflict`). Other accounts' keys never collide with yours.
-    A post is on one page: a flag naming a post we have on another page than its own, or two flags naming one post
-    on two pages, refuse the request whole (409 `page_conflict`, `details.conflicts` naming each post and its pages).
+    A post stays on the page it is on: a flag that names a post we have with another page changes neither the post's
+    page nor, through that page, whether it is fact-checked (the page named is stored as any page).
     A key you withdrew (DELETE /api/v1/flags/{idempotency_key}) stays used: its replay is a duplicate as any other
     (200, `duplicate: true`) and the flag stays withdrawn, counting for nothing; to flag the post again, send a new
     flag under a new key.

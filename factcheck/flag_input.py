@@ -50,8 +50,10 @@ _REST = r"(?::\d{1,5})?(?:[/?#][!-~]*)?"
 _URL = rf"[Hh][Tt][Tt][Pp][Ss]?://{_HOST}{_REST}"
 HTTP_URL = rf"^\s*{_URL}\s*$"
 HTTP_URL_OR_EMPTY = rf"^\s*(?:{_URL})?\s*$"
-# Media are loaded by reviewers' browsers from the platform's hosts: https only.
-_HTTPS_URL = rf"[Hh][Tt][Tt][Pp][Ss]://{_HOST}{_REST}"
+PORT = r"(?:[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])"  # 1 to 65535
+# Media are loaded by reviewers' browsers from the platform's hosts: https only, on a port that can exist (a media
+# address is shown to reviewers and published in MediaReview: ":0" or ":99999" is nobody's).
+_HTTPS_URL = rf"[Hh][Tt][Tt][Pp][Ss]://{_HOST}(?::{PORT})?(?:[/?#][!-~]*)?"
 HTTPS_URL = rf"^\s*{_HTTPS_URL}\s*$"
 HTTPS_URL_OR_EMPTY = rf"^\s*(?:{_HTTPS_URL})?\s*$"
 https_url = URLValidator(schemes=["https"])
@@ -184,7 +186,8 @@ def _https(value: str, *, optional: bool = False) -> str:
         except DjangoValidationError:
             raise ValueError("must be an https:// URL") from None
         if not re.fullmatch(HTTPS_URL, value):
-            raise ValueError("must be an https:// URL with an ASCII host name and no user name or password")
+            raise ValueError("must be an https:// URL with an ASCII host name, a port that exists, and no user name or "
+                             "password")
     return value
 
 

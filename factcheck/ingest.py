@@ -35,7 +35,7 @@ from factcheck.ingest_input import FlagInput as FlagInput  # what ingest_flags t
 from factcheck.ingest_input import PageInput as PageInput
 from factcheck.ingest_input import PostInput as PostInput
 from factcheck.ingest_media import replace_media
-from factcheck.ingest_pages import PageConflict, on_another_page, upsert_pages
+from factcheck.ingest_pages import politicians_by_page, upsert_pages
 from factcheck.matching.matcher import match_posts
 from factcheck.media import item_values
 from factcheck.models import (
@@ -227,8 +227,6 @@ def _write(
 ) -> dict[str, str]:
     """Store the new flags, with their posts and pages; returns the queue state of each of their posts."""
     new_flags = {key: f for key, (f, _) in sent.items()}
-    if conflicts := on_another_page([f.post for f in new_flags.values()]):  # before anything is written
-        raise PageConflict(conflicts)
     pages, now_politician = upsert_pages([f.post.page for f in new_flags.values()])
     if now_politician:
         # The platform says these are politicians' pages now: all their posts leave the queue.
@@ -247,8 +245,10 @@ def _write(
         .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id", "language", "country")
         .order_by("id")
     }
-    if moved := [key for key, post in existing.items() if post.page_id != pages[latest_post[key].page.external_id].pk]:
-        raise PageConflict.of_stored(moved, named={key: latest_post[key].page.external_id for key in moved})
+    # Whether each post is a politician's: its own page says, a post we have staying on the page it is on whatever page
+    # a flag names (a platform's mistake must not take it out of the queue as a politician's).
+    politician = {key: pages[post.page.external_id].is_politician for key, post in latest_post.items()}
+    politician.update(politicians_by_page(existing, pages=pages))
 
     # New posts: everything about them is in this batch.
     tallies: dict[str, _Tally] = defaultdict(_Tally)
@@ -257,7 +257,7 @@ def _write(
         if f.post.external_id not in existing and asks_for_fact_check(category=f.category):
             tallies[f.post.external_id].add(n=1, source=f.source, first=f.flagged_at)
     states = queue_states_for({
-        key: PostFacts(politician=pages[post.page.external_id].is_politician, flagged=tallies[key].count > 0)
+        key: PostFacts(politician=politician[key], flagged=tallies[key].count > 0)
         for key, post in latest_post.items() if key not in existing
     })
     new_keys, new_rows = [], []
@@ -289,7 +289,7 @@ def _write(
     # A flag on a removed post, or a misinformation flag on a rated post, is answered at once.
     removed_keys = set(Post.objects.filter(removed_posts(), id__in_array=[p.pk for p in existing.values()])
                        .values_list("external_id", flat=True)) if existing else set()
-    outcomes = {key: arrival_outcome(category=f.category, politician=pages[f.post.page.external_id].is_politician,
+    outcomes = {key: arrival_outcome(category=f.category, politician=politician[f.post.external_id],
                                      state=existing[f.post.external_id].queue_state
                                      if f.post.external_id in existing else QueueState.UNFLAGGED,
                                      removed=f.post.external_id in removed_keys)
@@ -317,7 +317,7 @@ def _write(
             recount[row["post_id"]].add(n=row["n"], source=row["source"], first=row["first"])
         # The page as this batch left it (it may have just become a politician's).
         states.update(queue_states_for({
-            key: PostFacts(state=post.queue_state, politician=pages[latest_post[key].page.external_id].is_politician,
+            key: PostFacts(state=post.queue_state, politician=politician[key],
                            flagged=recount[post.pk].count > 0, copy=post.duplicate_of_id is not None)
             for key, post in existing.items()
         }))

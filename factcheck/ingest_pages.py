@@ -1,44 +1,13 @@
-"""The pages an ingest batch names (factcheck.ingest): created, renamed, marked a politician's; and the one rule that a
-post is on one page, which a flag naming another page for it would break (refused whole: PageConflict)."""
+"""The pages an ingest batch names (factcheck.ingest): created, renamed, marked a politician's; and which of the
+batch's posts we have are on a politician's page, by the page each is on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import NamedTuple
 
 from core.bulk import update_rows
-from core.refusals import Refusal
-from factcheck.ingest_input import PageInput, PostInput
+from factcheck.ingest_input import PageInput
 from factcheck.models import Page, Post
-
-
-class PageConflict(Refusal):
-    """A flag names a post on another page than the post is on (as stored, or as another flag of the batch names it):
-    a post is on one page, and the page decides whether it is fact-checked (a politician's is not), so the batch is
-    refused whole and nothing is written. The platform sends the post's own page, or a new post."""
-
-    code = "page_conflict"
-
-    def __init__(self, conflicts: list[str]) -> None:
-        shown = "; ".join(conflicts[:5]) + (f"; and {len(conflicts) - 5:,} more" if len(conflicts) > 5 else "")
-        super().__init__(f"A post is on one page: {shown}. Nothing was stored.", details={"conflicts": conflicts})
-
-    @classmethod
-    def of_stored(cls, keys: list[str], *, named: dict[str, str]) -> PageConflict:
-        on = dict(Post.objects.filter(external_id__in_array=keys).values_list("external_id", "page__external_id"))
-        return cls([f"post {key!r} is on page {on[key]!r}, not {named[key]!r}" for key in keys])
-
-
-def on_another_page(posts: Iterable[PostInput]) -> list[str]:
-    """The batch's posts that two of its flags name on two pages, each said once."""
-    first: dict[str, str] = {}
-    conflicts = {}
-    for post in posts:
-        page = first.setdefault(post.external_id, post.page.external_id)
-        if page != post.page.external_id and post.external_id not in conflicts:
-            conflicts[post.external_id] = f"post {post.external_id!r} is named on page {page!r} and on page " \
-                                          f"{post.page.external_id!r}"
-    return list(conflicts.values())
 
 
 class PageRow(NamedTuple):
@@ -77,3 +46,14 @@ def upsert_pages(inputs: list[PageInput]) -> tuple[dict[str, PageRow], list[Page
             changed.append(page)
     update_rows(Page, ["name", "is_politician"], sorted(changed))
     return existing, now_politician
+
+
+def politicians_by_page(posts: dict[str, Post], *, pages: dict[str, PageRow]) -> dict[str, bool]:
+    """For posts we have (by external id), whether the page each is on is a politician's, as this batch leaves the
+    pages it names. A flag that names a post on another page does not move it (a post is on one page): its own page
+    decides, read here when the batch does not name it (one query, for such posts only)."""
+    named = {page.pk: page.is_politician for page in pages.values()}
+    unnamed = {post.page_id for post in posts.values()} - named.keys()
+    if unnamed:
+        named.update(Page.objects.filter(pk__in=sorted(unnamed)).values_list("pk", "is_politician"))
+    return {key: named[post.page_id] for key, post in posts.items()}

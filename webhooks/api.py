@@ -16,6 +16,7 @@ from ninja.responses import Status
 from accounts.api_auth import TokenAuth
 from accounts.models import Role
 from core.api_errors import MAX_ID, errors_for
+from factcheck.flag_input import PORT
 from webhooks.endpoints import MAX_URL, delete_endpoint, owned_endpoints, register_endpoint
 from webhooks.models import Endpoint, EventType
 
@@ -24,7 +25,6 @@ router = Router(tags=["webhooks"])
 # What core.outbound.parse_target and webhooks.endpoints.check_url take, as far as a pattern can say it (the
 # host's addresses are checked when it is registered): https://, a host name, an optional port, printable ASCII.
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-PORT = r"(?:[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])"  # 1 to 65535
 WEBHOOK_URL = rf"^\s*[Hh][Tt][Tt][Pp][Ss]://(?:{_LABEL}\.)*{_LABEL}(?::{PORT})?(?:[/?#][!-~]*)?\s*$"
 
 EventName = Literal["distribution.changed", "appeal.filed", "appeal.decided", "report.decided"]

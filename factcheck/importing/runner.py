@@ -32,7 +32,6 @@ from factcheck.importing import claimreview, csv_reader, jsonl, liar
 from factcheck.importing.rated import Outcome, Reviewers, as_stored, record_imported_rating
 from factcheck.importing.records import FileProblem, RatedPost
 from factcheck.ingest import FlagInput, IdempotencyConflict, ingest_flags
-from factcheck.ingest_pages import PageConflict
 from factcheck.models import Post
 
 READERS: dict[str, ModuleType] = {"csv": csv_reader, "jsonl": jsonl, "claimreview": claimreview, "liar": liar}
@@ -185,16 +184,13 @@ class _Writer:
     def write(self, batch: list[tuple[int, FlagInput | RatedPost]], *, now: datetime) -> None:
         try:
             self._count(self._write(batch, now=now))
-        except (DatabaseError, IdempotencyConflict, PageConflict):
+        except (DatabaseError, IdempotencyConflict):
             self.reviewers.forget()  # accounts created in the rolled-back batch are gone with it
             # Validation let through something the database (or a key already used) refuses: find it, one
             # record at a time.
             for record in batch:
                 try:
                     self._count(self._write([record], now=now))
-                except PageConflict as exc:
-                    self.reviewers.forget()
-                    self.rejections.add(record[0], f"post.page: {exc.details['conflicts'][0]}")
                 except IdempotencyConflict:
                     self.reviewers.forget()
                     if isinstance(record[1], RatedPost):

@@ -41,6 +41,8 @@ def stored(external_id: str) -> list[tuple]:
         "position", "kind", "url", "pdq", "md5", "alt_text", "quality", "still_url"))
 
 
+PLAIN_HTTPS = "must be an https:// URL with an ASCII host name, a port that exists, and no user name or password"
+
 @pytest.mark.parametrize(("item", "field", "message"), [
     (image(pdq="ab" * 31), "pdq", "must be a PDQ hash: 64 hex characters"),
     (image(pdq="g" * 64), "pdq", "must be a PDQ hash: 64 hex characters"),
@@ -49,6 +51,9 @@ def stored(external_id: str) -> list[tuple]:
     (image(md5=MD5 + "0"), "md5", "must be an MD5 hash: 32 hex characters"),
     (image(url="http://media.example/1.jpg"), "url", "must be an https:// URL"),
     (image(url="https://"), "url", "must be an https:// URL"),
+    # A port that cannot exist: a reviewer's browser could never load it, and MediaReview would publish it.
+    (image(url="https://media.example:0/1.jpg"), "url", PLAIN_HTTPS),
+    (image(url="https://media.example:99999/1.jpg"), "url", PLAIN_HTTPS),
     (image(url="https://media.example/" + "a" * 2000), "url", "String should have at most 2000 characters"),
     (image(kind="gif"), "kind", "Input should be 'image' or 'video'"),
     (image(quality=101), "quality", "Input should be less than or equal to 100"),

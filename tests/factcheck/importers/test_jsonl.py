@@ -69,15 +69,3 @@ def test_a_number_too_long_for_python_is_a_rejection_not_a_traceback(tmp_path):
     out = import_posts(path, "jsonl")
     assert out[0] == "imported 1, already present 0, rejected 1"
     assert out[1].startswith("line 1: not valid JSON: ") and "4300 digits" in out[1]
-
-
-def test_a_line_naming_a_post_on_another_page_is_rejected_with_its_reason_and_the_rest_imported(tmp_path):
-    first = flag_payload(page={"external_id": "page-a"})
-    moved = flag_payload(post={"external_id": first["post"]["external_id"]}, page={"external_id": "page-b"})
-    path = tmp_path / "moved.jsonl"
-    path.write_text("\n".join(json.dumps(flag) for flag in (first, moved, flag_payload())) + "\n")
-    assert import_posts(path, "jsonl") == [
-        "imported 2, already present 0, rejected 1",
-        f"line 2: post.page: post '{first['post']['external_id']}' is on page 'page-a', not 'page-b'",
-    ]
-    assert Post.objects.get(external_id=first["post"]["external_id"]).page.external_id == "page-a"
