@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -199,8 +200,13 @@ def _decoded_rgb(data: bytes, fmt: str) -> np.ndarray:
     except Exception as exc:  # noqa: BLE001  (corrupt input reaches Pillow's plugins in many ways)
         raise UnreadableImage(
             f"The {MEDIA_TYPES[fmt]} image cannot be read: it is truncated or corrupt.",
-            details={"format": MEDIA_TYPES[fmt], "reason": str(exc)[:200]},
+            # Pillow's words, without the repr of the buffer it names ("<_io.BytesIO object at 0x7f...>": an address
+            # in the server's memory, nothing the sender can use).
+            details={"format": MEDIA_TYPES[fmt], "reason": _WHERE_IN_MEMORY.sub("the upload", str(exc))[:200]},
         ) from None
+
+
+_WHERE_IN_MEMORY = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 
 
 def _check_pixels(width: int, height: int, fmt: str) -> None:
