@@ -289,6 +289,9 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
                     request, f"Your {appeal.kind_name} was filed. {decider} will review it, normally within 24 hours."
                 )
                 return redirect("moderation:portal_post", post_id=post.pk)
+    if form.is_bound:  # shown again with its errors, on a page that shows the decisions as they are now
+        form.data = form.data.copy()
+        form.data["seen"] = read
 
     withdraw_url = _url_for_ids("moderation:portal_withdraw")
     return render(

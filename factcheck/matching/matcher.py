@@ -265,12 +265,15 @@ def match_unmatched(*, limit: int = 5000, now: datetime | None = None) -> int:
     update_rows(Post, ["signature"], [(pk, signature) for (pk, _), signature
                                       in zip(unsigned, signatures_of([text for _, text in unsigned]), strict=True)])
     ids = [pk for pk, *_ in pending]
-    for start in range(0, len(ids), BATCH):  # a batch that fails is logged and tried again next run, the rest go on
+    for start in range(0, len(ids), BATCH):
         try:
             match_new_posts(post_ids=ids[start : start + BATCH], now=now)
-        except Exception:
-            logger.exception("could not match posts %s to %s; tried again next run", ids[start],
-                             ids[start : start + BATCH][-1])
+        except Exception:  # then a post at a time: only the one that fails waits for the next run, not its batch
+            for pk in ids[start : start + BATCH]:
+                try:
+                    match_new_posts(post_ids=[pk], now=now)
+                except Exception:
+                    logger.exception("could not match post %s; tried again next run", pk)
     regrouped, released = regroup_rated(now=now), release_unrated(now=now)  # copies stranded by a race, each way
     clock, after = now or timezone.now(), settings.FACTDESK_RECONCILE_AFTER_SECONDS
     late = past_grace(f"posts still not matched {after} s after they arrived", [made for *_, made in pending],

@@ -237,13 +237,13 @@ OTHER_TEXT = ("Health officials in Portmere say tap water now contains a chemica
 def test_a_batch_the_matching_reconciler_cannot_match_holds_up_neither_later_posts_nor_the_stranded_copies(
     settings, monkeypatch, caplog
 ):
-    """Posts are matched BATCH at a time in id order: one that fails every run (a bad row) is logged and left, and the
-    batches after it are matched, and the copies stranded by a withdrawal are released, all the same."""
+    """Posts are matched BATCH at a time in id order: a batch that fails is tried a post at a time, so the one that
+    fails every run (a bad row) is logged and left, the others of its batch are matched, and the copies stranded by a
+    withdrawal are released, all the same."""
     settings.FACTDESK_MATCHING = True
     _, stranded, _ = _stranded_copy(monkeypatch)
     first, second = PostFactory(text=OTHER_TEXT), PostFactory(text=OTHER_TEXT + " Again.")
     Post.objects.filter(pk__in=[first.pk, second.pk]).update(matched_at=None)
-    monkeypatch.setattr(matcher, "BATCH", 1)
     real = matcher.match_new_posts
 
     def match_new_posts(*, post_ids, now=None):
@@ -252,8 +252,8 @@ def test_a_batch_the_matching_reconciler_cannot_match_holds_up_neither_later_pos
         return real(post_ids=post_ids, now=now)
 
     monkeypatch.setattr(matcher, "match_new_posts", match_new_posts)
-    match_unmatched()
-    assert f"could not match posts {first.pk} to {first.pk}" in caplog.text
+    match_unmatched()  # both in one batch: it fails, then each is tried alone
+    assert f"could not match post {first.pk}; tried again next run" in caplog.text
     assert Post.objects.get(pk=first.pk).matched_at is None
     assert Post.objects.get(pk=second.pk).matched_at is not None
     assert Post.objects.get(pk=stranded.pk).queue_state == QueueState.GROUPED

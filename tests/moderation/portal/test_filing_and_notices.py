@@ -382,3 +382,16 @@ def test_a_dispute_written_while_staff_lifted_the_posts_removal_is_filed(login, 
     response = file(client, rated_post, statement="DISPUTE-TEXT", seen=seen)
     assert response.status_code == 200 and "was filed" in text(response)
     assert Appeal.objects.get().kind == "dispute"
+
+
+def test_a_form_shown_again_with_its_errors_carries_the_decisions_the_page_shows_now(login, owner, rated_post):
+    """Sent without a kind after staff removed the post: the page shows the removal now, so the form it shows again
+    says so, and a removal appeal filed from it is not refused as if the owner had not read it."""
+    client = login(owner)
+    seen = seen_on(client.get(f"/appeals/posts/{rated_post.pk}/"))
+    remove_post(staff=StaffFactory(), post_id=rated_post.pk, ground="harassment", reason="Named a private person.")
+    again = file(client, rated_post, kind="", statement="REMOVAL-TEXT", seen=seen)
+    assert "Choose what you appeal" in text(again)
+    response = file(client, rated_post, kind="removal", statement="REMOVAL-TEXT", seen=seen_on(again))
+    assert response.status_code == 200 and "was filed" in text(response)
+    assert Appeal.objects.get().kind == "removal"
