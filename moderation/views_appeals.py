@@ -342,7 +342,7 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
         # The form is built for the appeal as it is now (its outcomes, a verdict to change): from a page of an older
         # version (decided meanwhile, its removal lifted, re-rated) a choice it no longer offers is stale, not wrong.
         try:
-            check_version(appeal, _seen_version(request.POST))
+            check_version(appeal, _posted_version(request))
         except AppealConflict as exc:
             return _conflict(request, desk=desk, appeal_id=appeal.pk, exc=exc, typed=form)
     else:
@@ -364,14 +364,6 @@ def appeal_detail(request: HttpRequest, appeal_id: int, *, desk: Desk) -> HttpRe
             messages.success(request, _decided_message(decided))
             return redirect(desk.queue_url)
     return _render_detail(request, desk=desk, appeal=appeal, form=form)
-
-
-def _seen_version(data) -> int | None:
-    """The appeal's version the decider's page showed (the form's hidden field), None when it is not a number."""
-    try:
-        return int(data.get("version", ""))
-    except ValueError:
-        return None
 
 
 def _decided_message(appeal: Appeal) -> str:

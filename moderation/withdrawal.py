@@ -50,8 +50,8 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
     verdict = rating.get_verdict_display()
     context = {"rating": rating, "reason": reason}
     ending = active_post_actions(post)
-    struck = set(Strike.objects.filter(action__in=[*ending, *carried_by([c.pk for c in carrying])],
-                                       ended_at__isnull=True).values_list("action__post_id", flat=True))
+    struck = set(Strike.objects.filter(action__in=ending, ended_at__isnull=True).values_list("action__post_id",
+                                                                                            flat=True))
     changes = [Change(
         post=post, cause=f"{verdict} rating withdrawn by its fact-checker", actor=actor,
         end=[Ending(action, EndReason.WITHDRAWN, f"rating {rating.pk} withdrawn: {reason}") for action in ending],
@@ -60,28 +60,14 @@ def withdraw_rating(*, actor, post_id: int, rating_id: int, reason: str, now: da
         notice=(Notice("rating_withdrawn", {**context, "struck": post.pk in struck, "lifted_before": not ending})
                 if ending or owner_was_told(post, rating) else None),
     )]
-    by_copy: dict[int, list] = {copy.pk: [] for copy in carrying}
-    for action in carried_by(list(by_copy)).order_by("id"):
-        by_copy[action.post_id].append(action)
-    appeals = _grant_appeals_of_copies(carrying, rating=rating, actor=actor, reason=reason, now=now)
-    changes += [
-        Change(
-            post=copy, cause=f"the claim it copies is no longer rated {verdict}: its rating was withdrawn",
-            actor=actor,
-            end=[Ending(action, EndReason.WITHDRAWN, f"the claim's rating {rating.pk} was withdrawn: {reason}")
-                 for action in by_copy[copy.pk]],
-            notice=(_appeal_closed_notice(appeals[copy.pk]) if copy.pk in appeals
-                    else Notice("matched_withdrawn", {**context, "struck": copy.pk in struck}) if by_copy[copy.pk]
-                    else None),
-        )
-        for copy in carrying
-    ]
+    carried: dict[int, list[Action]] = {copy.pk: [] for copy in carrying}
+    for action in carried_by(list(carried)).order_by("id"):
+        carried[action.post_id].append(action)
+    copies_changes, appeals = _undone_for_copies(carrying, carried, rating=rating, actor=actor, reason=reason, now=now)
     # The rating's own notices may still be held for its copies (moderation.notice_delivery): released with these.
     end_hold(rating_id=rating.pk)
-    carry_out_many(sorted(changes, key=lambda change: change.post.pk), now=now)
-    for copy in carrying:
-        if copy.pk in appeals:
-            publish_appeal(appeals[copy.pk], external_id=copy.external_id)
+    carry_out_many(sorted([*changes, *copies_changes], key=lambda change: change.post.pk), now=now)
+    _publish_granted(carrying, appeals)
     return rating
 
 
@@ -104,23 +90,42 @@ def follow_released_copies(*, claim_id: int, post_ids: list[int], now: datetime)
     actor, reason = event.actor, event.reason
     posts = list(Post.objects.select_related("page").filter(pk__in=post_ids).order_by("id"))
     reopen_rated(posts, actor=actor, now=now, why=f"the rating was withdrawn: {reason}")
-    by_copy: dict[int, list[Action]] = defaultdict(list)
+    carried: dict[int, list[Action]] = defaultdict(list)
     for action in carried_by(post_ids).filter(rating=rating).order_by("id"):
-        by_copy[action.post_id].append(action)
-    struck = set(Strike.objects.filter(action__in=[a for carried in by_copy.values() for a in carried],
+        carried[action.post_id].append(action)
+    carrying = [post for post in posts if post.pk in carried]
+    changes, appeals = _undone_for_copies(carrying, carried, rating=rating, actor=actor, reason=reason, now=now)
+    carry_out_many(changes, now=now)
+    _publish_granted(carrying, appeals)
+
+
+def _undone_for_copies(copies: list[Post], carried: dict[int, list[Action]], *, rating: Rating, actor, reason: str,
+                       now: datetime) -> tuple[list[Change], dict]:
+    """What the withdrawal of `rating` does to the copies that carried it (locked by the caller, in id order), whose
+    actions of it `carried` holds by copy id: each one's Change (those actions end, strike and all; the owner is told,
+    by the outcome of their appeal of it when one was open, which is granted here), and the granted appeals by copy
+    id, published once the changes are carried out (`_publish_granted`)."""
+    struck = set(Strike.objects.filter(action__in=[a for actions in carried.values() for a in actions],
                                        ended_at__isnull=True).values_list("action__post_id", flat=True))
-    carrying = [post for post in posts if post.pk in by_copy]
-    appeals = _grant_appeals_of_copies(carrying, rating=rating, actor=actor, reason=reason, now=now)
+    appeals = _grant_appeals_of_copies(copies, rating=rating, actor=actor, reason=reason, now=now)
     context = {"rating": rating, "reason": reason}
-    carry_out_many([Change(
-        post=copy, actor=actor,
-        cause=f"the claim it copies is no longer rated {rating.get_verdict_display()}: its rating was withdrawn",
-        end=[Ending(action, EndReason.WITHDRAWN, f"the claim's rating {rating.pk} was withdrawn: {reason}")
-             for action in by_copy[copy.pk]],
-        notice=(_appeal_closed_notice(appeals[copy.pk]) if copy.pk in appeals
-                else Notice("matched_withdrawn", {**context, "struck": copy.pk in struck})),
-    ) for copy in carrying], now=now)
-    for copy in carrying:
+    changes = [
+        Change(
+            post=copy, actor=actor,
+            cause=f"the claim it copies is no longer rated {rating.get_verdict_display()}: its rating was withdrawn",
+            end=[Ending(action, EndReason.WITHDRAWN, f"the claim's rating {rating.pk} was withdrawn: {reason}")
+                 for action in carried[copy.pk]],
+            notice=(_appeal_closed_notice(appeals[copy.pk]) if copy.pk in appeals
+                    else Notice("matched_withdrawn", {**context, "struck": copy.pk in struck}) if carried[copy.pk]
+                    else None),
+        )
+        for copy in copies
+    ]
+    return changes, appeals
+
+
+def _publish_granted(copies: list[Post], appeals: dict) -> None:
+    for copy in copies:
         if copy.pk in appeals:
             publish_appeal(appeals[copy.pk], external_id=copy.external_id)
 
