@@ -130,14 +130,38 @@ def email_notices(*, user_id: int, now: datetime | None = None) -> int:
     """E-mail what is pending for this recipient: first any e-mail composed earlier and not sent (a failed or killed
     send), then one new e-mail of every notification not yet in one nor held. Returns how many e-mails were sent;
     raises on SMTP errors (the job is retried; what was sent is not sent again)."""
-    sent = 0
+    sent, now = 0, now or timezone.now()
     unsent = NoticeEmail.objects.filter(user_id=user_id, sent_at__isnull=True).order_by("id")
     for email_id in unsent.values_list("id", flat=True):
-        sent += send_email(email_id=email_id)
-    email = compose_email(user_id=user_id, now=now or timezone.now())
+        sent += _send_or_note_failure(email_id, now=now)
+    email = compose_email(user_id=user_id, now=now)
     if email is not None:
-        sent += send_email(email_id=email.pk)
+        sent += _send_or_note_failure(email.pk, now=now)
     return sent
+
+
+# After a failed send the sweep tries the recipient again a minute later, then twice as long after each failure, up
+# to RETRY_AT_MOST: an address the server refuses for good (a mailbox deleted) costs a try an hour, and never takes
+# the place of the recipients after it in a sweep's `limit` (the sweep takes them by user id, so 500 refused
+# addresses of early accounts were all it ever tried), nor does a server that does not answer cost every sweep
+# EMAIL_TIMEOUT a recipient. An hour at most: after an outage, what the jobs' retries missed goes within the hour.
+RETRY_AT_MOST = timedelta(hours=1)
+
+
+def retry_delay(failures: int) -> timedelta:
+    """How long after its `failures`-th failed send the sweep leaves an e-mail alone."""
+    return min(timedelta(minutes=2 ** min(failures - 1, 10)), RETRY_AT_MOST)
+
+
+def _send_or_note_failure(email_id: int, *, now: datetime) -> bool:
+    """`send_email`; a send the server refused (or no server answered) is counted on its e-mail, with when the sweep
+    may try it again, and raised as before (a job is retried by RQ)."""
+    try:
+        return send_email(email_id=email_id)
+    except mailing.EmailNotSent:
+        failures = NoticeEmail.objects.values_list("failures", flat=True).get(pk=email_id) + 1
+        NoticeEmail.objects.filter(pk=email_id).update(failures=failures, retry_at=now + retry_delay(failures))
+        raise
 
 
 def email_notices_of(*, user_ids: Iterable[int]) -> int:
@@ -229,12 +253,16 @@ def send_unsent_emails(*, now: datetime | None = None, limit: int = 500) -> int:
     returns how many e-mails were sent.
 
     Safe beside the jobs: a send locks its e-mail and sends only if it is still unsent, a composition takes only
-    notifications in no e-mail. One failure (SMTP down) is logged and the rest proceed; the next sweep tries again.
+    notifications in no e-mail. One failure (SMTP down) is logged and the rest proceed; a sweep tries that recipient
+    again once its e-mail's `retry_delay` has passed.
     """
     # A hold lapsed (its propagation job lost for good) holds nothing any more (`_held`): its row goes.
     NoticeHold.objects.filter(until__lte=now or timezone.now()).delete()
-    # Each recipient with since when their oldest unsent notice waited, for the warning (core.reconciling).
-    recipients = (unsent_notifications(now=now).order_by("user_id").values_list("user_id")
+    # Each recipient with since when their oldest unsent notice waited, for the warning (core.reconciling); not one
+    # whose e-mail failed and waits for its retry (`retry_delay`).
+    now = now or timezone.now()
+    backing_off = NoticeEmail.objects.filter(user_id=OuterRef("user_id"), sent_at__isnull=True, retry_at__gt=now)
+    recipients = (unsent_notifications(now=now).filter(~Exists(backing_off)).order_by("user_id").values_list("user_id")
                   .annotate(oldest=Min("created_at"))[:limit])
     sent, emailed_since = 0, []
     for user_id, waiting in recipients:

@@ -80,6 +80,10 @@ class NoticeEmail(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField()
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Sends that failed (the server refused it, or none answered), and when the sweep may try it again
+    # (moderation.notice_delivery.retry_delay): an address refused for good does not hold up the recipients after it.
+    failures = models.PositiveIntegerField(default=0)
+    retry_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.user}: e-mail {self.pk}{'' if self.sent_at else ' (unsent)'}"
