@@ -14,6 +14,7 @@ import secrets
 from datetime import datetime
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -75,6 +76,9 @@ def register_endpoint(
             errors.update(exc.message_dict)
     if errors:
         raise ValidationError(errors)
+    # Two registrations of one owner at once (two tabs, a script): the second waits here for the first to commit,
+    # then counts its endpoint too, so the limit holds (each counted 19 and both made the twentieth).
+    list(get_user_model().objects.select_for_update(no_key=True).filter(pk=owner.pk).values_list("pk"))
     if Endpoint.objects.filter(owner=owner, deleted_at__isnull=True).count() >= MAX_ENDPOINTS:
         raise EndpointRefused(f"You have {MAX_ENDPOINTS} endpoints already; delete one first.")
     secret = f"whsec_{secrets.token_urlsafe(32)}"
