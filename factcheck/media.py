@@ -80,14 +80,22 @@ BALANCED_BITS = range(BITS // 2 - 28, BITS // 2 + 29)
 
 
 def matchable(pdq: str, quality: int | None) -> bool:
-    """Whether a hash takes part in matching: sent, and not of low quality. A hash sent without its quality is
-    the platform's own, which it hashed as HMA does, refusing low-quality images itself; it is still refused when
-    it cannot be a real picture's (BALANCED_BITS)."""
-    if not pdq:
+    """Whether a hash takes part in matching: sent, not of low quality, and one a real picture can have
+    (BALANCED_BITS). A hash sent without its quality is the platform's own, which it hashed as HMA does, refusing
+    low-quality images itself. The bits are checked whatever quality the platform says: an all-zero hash sent with
+    quality 100 gave an altered rating to an unrelated post carrying the same zeros."""
+    if not pdq or (quality is not None and quality < MIN_QUALITY):
         return False
-    if quality is not None:
-        return quality >= MIN_QUALITY
     return pdq_int(pdq).bit_count() in BALANCED_BITS
+
+
+# The MD5 of no bytes at all: what a platform's failed download hashes to, for a picture and a video alike. Two
+# posts carrying it share no file, so it matches nothing.
+EMPTY_FILE_MD5 = "d41d8cd98f00b204e9800998ecf8427e"
+
+
+def matchable_md5(md5: str) -> bool:
+    return bool(md5) and md5 != EMPTY_FILE_MD5
 
 
 def search_radius() -> int:

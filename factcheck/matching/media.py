@@ -39,6 +39,7 @@ from factcheck.media import (
     band_rows,
     hash_words,
     matchable,
+    matchable_md5,
     pdq_int,
     probe_keys,
     similarity,
@@ -124,7 +125,7 @@ def _within_in_python(wanted: list[int], bands: type, limit: int) -> Iterable[tu
 def find_same_files(md5s: list[str], *, rated_only: bool) -> dict[str, list[tuple[int, int]]]:
     """For each MD5, the stored items with it, as (media id, post id): every post's, or with `rated_only` those
     of posts whose queue state is `rated`."""
-    wanted = sorted(set(md5s) - {""})
+    wanted = sorted(md5 for md5 in set(md5s) if matchable_md5(md5))
     found: dict[str, list[tuple[int, int]]] = {md5: [] for md5 in wanted}
     for chunk in _chunks(wanted):
         # ~Q(md5=""): the condition of the partial index media_md5, so that PostgreSQL may use it.
@@ -142,7 +143,7 @@ def hashes_of(items: Iterable[tuple[str, int | None, str]]) -> tuple[list[int], 
     for pdq, quality, md5 in items:
         if matchable(pdq, quality):
             hashes.add(pdq_int(pdq))
-        if md5:
+        if matchable_md5(md5):
             md5s.add(md5)
     return sorted(hashes), sorted(md5s)
 
@@ -200,7 +201,8 @@ def index_rated_media(*, post_ids: list[int]) -> list[int]:
     In the rating's transaction, which holds the posts' row locks (the posts' items are written after them)."""
     items = list(PostMedia.objects.filter(post_id__in_array=post_ids, post__queue_state=QueueState.RATED)
                  .exclude(pdq="", md5="").values_list("id", "post_id", "pdq", "quality", "md5"))
-    sweepable = [(pk, post_id) for pk, post_id, pdq, quality, md5 in items if matchable(pdq, quality) or md5]
+    sweepable = [(pk, post_id) for pk, post_id, pdq, quality, md5 in items
+                 if matchable(pdq, quality) or matchable_md5(md5)]
     if not sweepable:
         return []
     bands = [band for pk, post_id, pdq, quality, _ in items if matchable(pdq, quality)

@@ -56,10 +56,12 @@ NEGATIONS = _normalised_words(
     "ne pas jamais aucun aucune rien sans nunca jamas ningun ninguna ninguno nada sin tampoco nao nenhum "
     "nenhuma sem non mai nessun nessuno niente senza nicht kein keine keinen keinem keiner nie niemals nichts "
     "ohne niet geen nooit niets zonder "
-    # Scandinavian, Finnish, Romanian, Czech and Slovak, Hungarian, Greek. Not a word that is a common word in
-    # another language these posts come in ("nu" is "now" in Dutch and Swedish, "tak" "yes" in Polish, "ei" "egg"
-    # in Dutch): a copy that adds it ("Deel dit nu!") would be held back as negated.
-    "inte ej aldrig inga ikke ikkje aldri uden eivät ilman koskaan niciodată fără "
+    # Scandinavian, Finnish and Estonian, Romanian, Czech and Slovak, Hungarian, Greek. Not a word that is a common
+    # word in another language these posts come in ("nu" is "now" in Dutch and Swedish, "tak" "yes" in Polish): a
+    # copy that adds it ("Deel dit nu!") would be held back as negated. "ei" is, though "egg" in Dutch: it is the
+    # "not" of every Finnish and Estonian sentence ("Rokote ei aiheuta autismia" took the rating of "Rokote
+    # aiheuttaa autismia"), and a copy adding an egg is rarer than one saying the opposite.
+    "inte ej aldrig inga ikke ikkje aldri uden ei eivät ilman koskaan niciodată fără "
     "nikdy bez není nem soha nincs nélkül δεν μην όχι ποτέ χωρίς "
     # Russian, Ukrainian, Bulgarian, Serbian
     "не нет ни никогда ничего никто без ні немає ніколи нічого ніхто няма никад нема "
@@ -69,7 +71,9 @@ NEGATIONS = _normalised_words(
     "لا لم لن ليس ليست ليسوا لست لسنا بدون أبدا مش نه نیست نیستند هرگز نہیں بغیر "
     "לא אין אינו אינה אינם אינן בלי מעולם "
     # Hindi, Bengali, Tamil: whole words only (without its vowel sign "ने", the commonest Hindi particle, reads "न")
-    "नहीं मत बिना না নয় নেই ছাড়া இல்லை அல்ல"
+    "नहीं मत बिना না নয় নেই ছাড়া இல்லை அல்ல "
+    # Korean's "not" as a word of its own ("안 맞았다"): inside words "안" begins "안녕" and "안전" (NEGATION_PARTS)
+    "안"
 )
 # Negations written inside words, in scripts without spaces between words (Chinese, Japanese, Thai) or inside a
 # verb (Korean): counted as they occur in the text as written (NFC, lower case: its marks kept, for without them
@@ -96,13 +100,21 @@ POLAR_WORDS = frozenset(
     "pro anti yes cause causes caused prevent prevents prevented ineffective unconstitutional unlikely unable "
     "inaccurate incorrect unfounded fail fails failed deny denies denied refuse refuses refused hardly barely "
     "cut cuts raise raised raises refuted refutes disproved disproven misleading rumour rumor rumours rumors "
-    "debunk debunks satire satirical parody scam stop fact factcheck".split()
+    "debunk debunks satire satirical parody scam stop fact factcheck "
+    # What a post that debunks a claim says around it ("Viral posts wrongly claim that ...", "It is nonsense that
+    # ..."): words only added, which no other guard reads, and the debunking took the claim's False rating.
+    "wrongly falsely nonsense conspiracy baseless bogus misinformation disinformation".split()
 ) | _normalised_words(
     # The same few words in the other languages of the demo and of fact-checkers' common work
     "faux fausse vrai vraie intox falsch wahr lüge fake falso falsa verdadero verdadera verdad mentira bulo "
     "vero bugia verdadeiro ложь правда фейк неправда كاذب كذب مزيف شائعة صحيح خطأ حقيقي שקר אמת מזויף झूठ सच "
-    "फर्जी"
+    "फर्जी faussement fälschlicherweise fälschlich unwahr falsamente erróneamente"
 )
+# Signs that say which way a claim goes, which the normalised text drops as punctuation: "risk > 1%" / "risk < 1%",
+# "❌ Drinking hot water cures it" / "✅ Drinking hot water cures it". Counted with the polar words.
+SIGNS = {"<": "<", "≤": "<", ">": ">", "≥": ">", "✅": "yes", "✔": "yes", "☑": "yes", "❌": "no", "✖": "no",
+         "🚫": "no", "⛔": "no"}
+SIGN = re.compile(f"[{''.join(SIGNS)}]")
 # What reposts put before a claim ("BREAKING:", "Share before they delete this!"): it says nothing
 # about the claim, and "before" would otherwise read as a polar word.
 SHARE_BAIT = re.compile(
@@ -139,6 +151,12 @@ NUMBER_WORDS = frozenset(
 DIGIT = re.compile(r"\d")
 # A number; French, Polish or Swedish "25 000" (a space, often a no-break one, between groups of three) too.
 NUMBER = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)*")
+# A number with its minus sign, where one stands before it as a sign and not as a hyphen or a dash between words or
+# numbers ("-30 degrees", not "COVID-19", "10-20" nor "2020 - 30"): "-30" and "30" are other temperatures.
+SIGNED_NUMBER = re.compile(rf"((?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?)({NUMBER.pattern})")
+# Numbers written in Chinese and Japanese numerals ("三个月" / "五个月": three months / five): what NUMBER_WORDS are
+# to English. A run of them is one number.
+CJK_NUMBER = re.compile("[零〇一二两兩三四五六七八九十百千万萬亿億兆]+")
 # A thousands separator: "5,000", "5.000" and "5 000" are 5000, but "1.5" is not 15.
 THOUSANDS = re.compile(r"[.,\u0020\u00a0\u202f](?=\d{3}(?!\d))")
 # A name with its number, letters first, as one word or joined by a hyphen: "COVID-19", "MH17", "G7", "F-35".
@@ -213,6 +231,7 @@ def polarity_of(tokens: list[str], *, text: str = "") -> tuple[tuple[str, int], 
     if text and not text.isascii():
         written = unicodedata.normalize("NFC", text).casefold()
         found += [part for part in NEGATION_PARTS for _ in range(written.count(part))]
+    found += [SIGNS[sign] for sign in SIGN.findall(text)]
     return _counted(found)
 
 
@@ -221,8 +240,10 @@ def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
     and "15" not) and number words."""
     # Digits of any script as ASCII ("٥", "５" and "5" are one number), as the normalised text has them.
     text = ascii_digits(URL_IN_TEXT.sub(" ", text or ""))
-    digits = [THOUSANDS.sub("", n).replace(",", ".") for n in NUMBER.findall(text)] if DIGIT.search(text) else []
-    return _counted(digits + [t for t in tokens if t in NUMBER_WORDS])
+    digits = [("-" if m[1] else "") + THOUSANDS.sub("", m[2]).replace(",", ".") for m in SIGNED_NUMBER.finditer(text)
+              ] if DIGIT.search(text) else []
+    written = CJK_NUMBER.findall(text) if not text.isascii() else []
+    return _counted(digits + written + [t for t in tokens if t in NUMBER_WORDS])
 
 
 def names_of(text: str) -> frozenset[str]:

@@ -32,6 +32,11 @@ CHANGED_LETTER_MIN = 6
 NAME_LETTER_MIN = 7
 # A word written as at most this many words by the other text ("#DonaldJTrump" for "Donald J Trump").
 SPLIT_MOST = 3
+# Prefixes that make a word its opposite: "vaccinated" / "unvaccinated", "possible" / "impossible", "legitimate" /
+# "illegitimate", "documented" / "undocumented", and the "ne-" ("nie-") of Czech, Slovak, Polish, Latvian,
+# Lithuanian and South Slavic verbs ("způsobuje" / "nezpůsobuje": causes / does not cause). Two or three letters
+# at the start of a long word, which `typo` forgave, and the copy that said the opposite took the claim's rating.
+NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis", "ne", "nie")
 
 
 def _neighbours(x: str, y: str) -> bool:
@@ -47,6 +52,8 @@ def typo(a: str, b: str) -> bool:
     word of seven letters or more (optimal string alignment distance)."""
     if a == b:
         return True
+    if negated(a, b):
+        return False
     most = 2 if min(len(a), len(b)) >= 7 else 1
     if abs(len(a) - len(b)) > most or min(len(a), len(b)) < 3:
         return False
@@ -67,6 +74,12 @@ def typo(a: str, b: str) -> bool:
         if min(row) > most:
             return False
     return row[-1] <= most
+
+
+def negated(a: str, b: str) -> bool:
+    """Whether one word is the other with a prefix that makes it its opposite (NEGATING_PREFIXES)."""
+    short, long = sorted((a, b), key=len)
+    return len(long) - len(short) <= 3 and any(long == prefix + short for prefix in NEGATING_PREFIXES)
 
 
 def name_typo(a: str, b: str) -> bool:
