@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from factcheck.matching.similarity import CONTRACTED, NEGATIONS, NUMBER_WORDS
+from factcheck.matching.polarity import CONTRACTED, NEGATIONS
+from factcheck.matching.similarity import NUMBER_WORDS
 from factcheck.normalise import normalise_text
 
 SEED = 20261203

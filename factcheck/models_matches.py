@@ -31,6 +31,7 @@ LINKED_STATES = (MatchState.AUTO, MatchState.CONFIRMED)
 class MatchGuard(models.TextChoices):
     NONE = "", "None"
     SHORT_TEXT = "short_text", "Under 8 words"
+    LINKS = "links", "Links to other content"
     POLARITY = "polarity", "Negation or polarity differs"
     NUMBERS = "numbers", "Numbers differ"
     NAMES = "names", "Names differ"

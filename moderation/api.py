@@ -128,7 +128,8 @@ class MatchOut(Schema):
     score: float = Field(ge=0, le=1)
     state: MatchState
     guard: MatchGuard | None = Field(
-        None, description="What held a pair at suggestion whatever its score: `short_text`, `polarity`, `numbers`."
+        None, description="What held a pair at suggestion whatever its score: `short_text`, `links` (the two texts "
+        "link to other content), `polarity`, `numbers`, `names`, `wording`."
     )
 
 

@@ -35,10 +35,9 @@ from core.bulk import insert_rows, update_rows
 from factcheck import semantic
 from factcheck.matching.as_rated import matching_fields
 from factcheck.matching.candidates import may_pair, rows
+from factcheck.matching.polarity import NEGATION_PARTS, NEGATIONS
 from factcheck.matching.similarity import (
     MIN_AUTO_WORDS,
-    NEGATION_PARTS,
-    NEGATIONS,
     Features,
     Guard,
     Judgement,
@@ -248,7 +247,7 @@ def store_detected_languages(languages: dict[int, str]) -> None:
 
 
 def _negations(features: Features) -> int:
-    """How many times a text says "not", in any language of similarity.NEGATIONS."""
+    """How many times a text says "not", in any language of polarity.NEGATIONS."""
     return sum(n for word, n in features.polarity if word == "not" or word in NEGATIONS or word in NEGATION_PARTS)
 
 

@@ -23,98 +23,27 @@ pairs here, so what is measured is what runs.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from factcheck.matching.polarity import polarity_of
 from factcheck.matching.signature import GRAM
 from factcheck.matching.spelling import name_typo, split_words, typo
-from factcheck.normalise import URL_IN_TEXT, ascii_digits, normalise_text
+from factcheck.normalise import URL_IN_TEXT, ascii_digits, normalise_text, normalise_url
 
 MIN_AUTO_WORDS = 8
 # More words than this gone and come (or names missing) is another text, whatever the typos: the
 # guards stop comparing word by word there, so judging two long posts stays fast.
 MAX_CHANGED_WORDS = 20
 
-Guard = Literal["", "short_text", "polarity", "numbers", "names", "wording"]
+Guard = Literal["", "short_text", "links", "polarity", "numbers", "names", "wording"]
 
 
-def _normalised_words(words: str) -> frozenset[str]:
-    """The words as the normalised text spells them (factcheck.normalise: no accents or vowel signs, lower case)."""
-    return frozenset(normalise_text(words).split())
-
-
-# Words that turn a claim round, matched on the normalised text (lower case, no accents, "isn't" as "isn t").
-# A negation missed here lets a copy that says the opposite take the claim's rating automatically (an Arabic
-# "لا يقتل" under "يقتل" did, with its label and a strike on its page), so each language fact-checkers work in
-# needs its own.
-NEGATIONS = _normalised_words(
-    "no not never none nobody nothing neither nor nowhere without cannot cant dont doesnt didnt isnt arent "
-    "wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint "
-    # French, Spanish, Portuguese, Italian, German, Dutch, Polish
-    "ne pas jamais aucun aucune rien sans nunca jamas ningun ninguna ninguno nada sin tampoco nao nenhum "
-    "nenhuma sem non mai nessun nessuno niente senza nicht kein keine keinen keinem keiner nie niemals nichts "
-    "ohne niet geen nooit niets zonder "
-    # Scandinavian, Finnish and Estonian, Romanian, Czech and Slovak, Hungarian, Greek. Not a word that is a common
-    # word in another language these posts come in ("nu" is "now" in Dutch and Swedish, "tak" "yes" in Polish): a
-    # copy that adds it ("Deel dit nu!") would be held back as negated. "ei" is, though "egg" in Dutch: it is the
-    # "not" of every Finnish and Estonian sentence ("Rokote ei aiheuta autismia" took the rating of "Rokote
-    # aiheuttaa autismia"), and a copy adding an egg is rarer than one saying the opposite.
-    "inte ej aldrig inga ikke ikkje aldri uden ei eivät ilman koskaan niciodată fără "
-    "nikdy bez není nem soha nincs nélkül δεν μην όχι ποτέ χωρίς "
-    # Russian, Ukrainian, Bulgarian, Serbian
-    "не нет ни никогда ничего никто без ні немає ніколи нічого ніхто няма никад нема "
-    # Turkish, Indonesian and Malay, Vietnamese (not its words that lose their accents into names: "chưa", "chẳng")
-    "değil yok hiç asla hayır tidak bukan belum tanpa jangan tiada không đừng "
-    # Arabic, Persian, Urdu, Hebrew
-    "لا لم لن ليس ليست ليسوا لست لسنا بدون أبدا مش نه نیست نیستند هرگز نہیں بغیر "
-    "לא אין אינו אינה אינם אינן בלי מעולם "
-    # Hindi, Bengali, Tamil: whole words only (without its vowel sign "ने", the commonest Hindi particle, reads "न")
-    "नहीं मत बिना না নয় নেই ছাড়া இல்லை அல்ல "
-    # Korean's "not" as a word of its own ("안 맞았다"): inside words "안" begins "안녕" and "안전" (NEGATION_PARTS)
-    "안"
-)
-# Negations written inside words, in scripts without spaces between words (Chinese, Japanese, Thai) or inside a
-# verb (Korean): counted as they occur in the text as written (NFC, lower case: its marks kept, for without them
-# Thai "ไม่" (not) is "ไม้" (wood) and "อย่า" (don't) begins "อยาก" (want)). Not the characters that begin common
-# words: "非常" (very), "未来" (future), "特别" (special), nor Japanese "ず", which unmarked is the "す" of "です".
-NEGATION_PARTS = ("不", "没", "沒", "無", "无", "ない", "ません", "ไม่", "ปราศจาก", "อย่า", "않", "못", "없")
 # Scripts written without spaces between words, and about how many letters make a word in each: a Chinese or
 # Japanese sentence is one "word" to a split on spaces, which held every such copy back as too short to judge.
 SPACELESS = ((re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"), 2),  # kana, Han: ~2 a word
              (re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]"), 4))  # Thai, Lao, Myanmar, Khmer: ~4
-# The contracted "n't": "isn t", "can t" and the like leave a stem before a lone "t".
-CONTRACTED = frozenset(
-    "isn aren wasn weren don doesn didn hasn haven hadn won wouldn shouldn couldn can ain mustn needn".split()
-)
-# One negation however it is spelt: "does not", "doesn't" and "doesnt" all count as one "not".
-NOT_FORMS = frozenset("not cannot cant dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt "
-                      "hasnt havent hadnt aint".split())
-# Words whose opposite is the opposite claim: a copy that swaps one for the other is another claim.
-POLAR_WORDS = frozenset(
-    "true false real fake hoax myth debunked untrue lie lies wrong correct proven unproven "
-    "increase increased increases decrease decreased decreases rise rises rose fall falls fell "
-    "up down more less higher lower safe unsafe dangerous legal illegal won lost win lose wins loses "
-    "before after all always everyone support supports oppose opposes approve approved reject rejected "
-    "pro anti yes cause causes caused prevent prevents prevented ineffective unconstitutional unlikely unable "
-    "inaccurate incorrect unfounded fail fails failed deny denies denied refuse refuses refused hardly barely "
-    "cut cuts raise raised raises refuted refutes disproved disproven misleading rumour rumor rumours rumors "
-    "debunk debunks satire satirical parody scam stop fact factcheck "
-    # What a post that debunks a claim says around it ("Viral posts wrongly claim that ...", "It is nonsense that
-    # ..."): words only added, which no other guard reads, and the debunking took the claim's False rating.
-    "wrongly falsely nonsense conspiracy baseless bogus misinformation disinformation".split()
-) | _normalised_words(
-    # The same few words in the other languages of the demo and of fact-checkers' common work
-    "faux fausse vrai vraie intox falsch wahr lüge fake falso falsa verdadero verdadera verdad mentira bulo "
-    "vero bugia verdadeiro ложь правда фейк неправда كاذب كذب مزيف شائعة صحيح خطأ حقيقي שקר אמת מזויף झूठ सच "
-    "फर्जी faussement fälschlicherweise fälschlich unwahr falsamente erróneamente"
-)
-# Signs that say which way a claim goes, which the normalised text drops as punctuation: "risk > 1%" / "risk < 1%",
-# "❌ Drinking hot water cures it" / "✅ Drinking hot water cures it". Counted with the polar words.
-SIGNS = {"<": "<", "≤": "<", ">": ">", "≥": ">", "✅": "yes", "✔": "yes", "☑": "yes", "❌": "no", "✖": "no",
-         "🚫": "no", "⛔": "no"}
-SIGN = re.compile(f"[{''.join(SIGNS)}]")
 # What reposts put before a claim ("BREAKING:", "Share before they delete this!"): it says nothing
 # about the claim, and "before" would otherwise read as a polar word.
 SHARE_BAIT = re.compile(
@@ -163,6 +92,8 @@ THOUSANDS = re.compile(r"[.,\u0020\u00a0\u202f](?=\d{3}(?!\d))")
 # Not digits first ("5G", "19-year-old", "10km"): those are quantities.
 NAMED_NUMBER = re.compile(r"(?<![\w-])([^\W\d_]+)([-\u2010\u2011]?)(\d+)(?!\w|[.,]\d)")
 HASHTAG = re.compile(r"#(\w+)")
+# What ends a sentence after a link written in it ("see https://x.example/a)."): not the link's.
+TRAILING = ".,;:!?)]}\"'’”»"
 
 
 @dataclass(frozen=True)
@@ -185,6 +116,9 @@ class Features:
     sequence: tuple[str, ...]  # the tokens in their order
     words_counted: Counter[str]
     grams: frozenset[bytes]
+    # The links the text carries, normalised (factcheck.normalise.normalise_url): what a caption is about when the
+    # claim is in the picture or the video behind one.
+    links: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -210,29 +144,6 @@ def word_count(tokens: list[str]) -> int:
         letters = [len(script.findall(token)) // per_word for script, per_word in SPACELESS]
         count += max(1, sum(letters)) if any(letters) else 1
     return count
-
-
-def polarity_of(tokens: list[str], *, text: str = "") -> tuple[tuple[str, int], ...]:
-    """The negations (each spelling of "not" as one) and polar words of a normalised text's tokens, and the negations
-    written inside words (NEGATION_PARTS) of the `text` they come from, counted."""
-    found = []
-    skip = False
-    # Not strict: for an empty text the padded list is [""], one longer than tokens.
-    for token, after in zip(tokens, [*tokens[1:], ""], strict=False):
-        if skip:
-            skip = False
-        elif token in CONTRACTED and after == "t":
-            found.append("not")
-            skip = True
-        elif token in NOT_FORMS:
-            found.append("not")
-        elif token in NEGATIONS or token in POLAR_WORDS:
-            found.append(token)
-    if text and not text.isascii():
-        written = unicodedata.normalize("NFC", text).casefold()
-        found += [part for part in NEGATION_PARTS for _ in range(written.count(part))]
-    found += [SIGNS[sign] for sign in SIGN.findall(text)]
-    return _counted(found)
 
 
 def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
@@ -407,7 +318,14 @@ def features(*, text: str, normalised_text: str, url_key: str, text_key: str) ->
         attached=frozenset(letters for letters, n in hyphenated.items() if counted[letters] <= n),
         joinable=frozenset(word for word in (*hashtags, *(word for word, _, _ in named)) if word in counted),
         tokens=frozenset(tokens), sequence=tuple(tokens), words_counted=counted, grams=grams_of(claim),
+        links=links_of(text),
     )
+
+
+def links_of(text: str) -> frozenset[str]:
+    """The links written in a text, normalised, without the punctuation that ends the sentence around them."""
+    found = URL_IN_TEXT.findall(text or "") if "://" in (text or "") or "www." in (text or "").lower() else ()
+    return frozenset(filter(None, (normalise_url(link.rstrip(TRAILING)) for link in found)))
 
 
 def jaccard(a: frozenset[bytes], b: frozenset[bytes]) -> float:
@@ -424,6 +342,10 @@ def _guard(a: Features, b: Features, *, method: str) -> Guard:
         return "polarity" if a.polarity != b.polarity else ""
     if min(a.words, b.words) < MIN_AUTO_WORDS:
         return "short_text"
+    if a.links and b.links and a.links.isdisjoint(b.links):
+        # One caption with two other links ("Please share this, the media will not show you this" and a video):
+        # the claim is in what each links to, and those differ.
+        return "links"
     if a.polarity != b.polarity:
         return "polarity"
     if numbers_differ(a, b):

@@ -79,3 +79,14 @@ def test_a_negating_prefix_is_never_a_typo_and_a_long_word_misspelt_still_is():
     assert not typo("unvaccinated", "vaccinated") and not typo("nezpusobuje", "zpusobuje")
     assert not typo("impossible", "possible") and not typo("illegitimate", "legitimate")
     assert typo("vaccinated", "vacinated") and typo("unvaccinated", "unvacinated")
+
+
+SHARE = "Please share this with everyone you know, the mainstream media will not show you this {}"
+
+
+def test_one_caption_under_two_other_links_is_only_suggested_and_under_the_same_link_is_linked():
+    held = judged(SHARE.format("https://youtu.be/AAAAAAAAAAA"), SHARE.format("https://youtu.be/BBBBBBBBBBB"))
+    assert (held.method, held.automatic, held.guard) == ("text", False, "links")
+    same = judged(SHARE.format("https://youtu.be/AAAAAAAAAAA)."), SHARE.format("https://youtu.be/AAAAAAAAAAA"))
+    assert same.automatic
+    assert judged(SHARE.format(""), SHARE.format("https://youtu.be/BBBBBBBBBBB")).automatic  # a link dropped
