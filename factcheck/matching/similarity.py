@@ -83,6 +83,9 @@ NUMBER = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\
 # A number with its minus sign, where one stands before it as a sign and not as a hyphen or a dash between words or
 # numbers ("-30 degrees", not "COVID-19", "10-20" nor "2020 - 30"): "-30" and "30" are other temperatures.
 SIGNED_NUMBER = re.compile(rf"((?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?)({NUMBER.pattern})")
+# A date written in numbers ("12/03/2024"), read whole besides its numbers: a copy that swaps its day and month
+# ("03/12/2024") states the same numbers, and is another date. Without leading zeros ("3/12/2024").
+DATE = re.compile(r"(?<![\d/.-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\d/.-])")
 # Numbers written in Chinese and Japanese numerals ("三个月" / "五个月": three months / five): what NUMBER_WORDS are
 # to English. A run of them is one number.
 CJK_NUMBER = re.compile("[零〇一二两兩三四五六七八九十百千万萬亿億兆]+")
@@ -106,6 +109,8 @@ class Features:
     polarity: tuple[tuple[str, int], ...]
     numbers: tuple[tuple[str, int], ...]
     names: frozenset[str]  # empty when the text has no mixed case to tell names by
+    # Written in one case: any word may be a name, misspelt only as names are (`wording_differs`).
+    one_case: bool
     # Each name with its number: (its word without the hyphen, its letters, its number): ("covid19", "covid", "19").
     named_numbers: tuple[tuple[str, str, str], ...]
     # Letters of a hyphenated name with its number ("g" of "G-7") that the text never writes alone.
@@ -154,13 +159,22 @@ def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
     digits = [("-" if m[1] else "") + THOUSANDS.sub("", m[2]).replace(",", ".") for m in SIGNED_NUMBER.finditer(text)
               ] if DIGIT.search(text) else []
     written = CJK_NUMBER.findall(text) if not text.isascii() else []
-    return _counted(digits + written + [t for t in tokens if t in NUMBER_WORDS])
+    dates = [f"{int(m[1])}/{int(m[3])}/{m[4]}" for m in DATE.finditer(text)] if digits else []
+    return _counted(digits + dates + written + [t for t in tokens if t in NUMBER_WORDS])
+
+
+def one_case(text: str) -> bool:
+    """Whether a text in a script with capitals is written in one of its cases (ALL CAPS or all lower case), where
+    capitals tell no name from a word. Not a script without capitals (Arabic, Chinese, Thai): their typos are
+    forgiven as they were measured."""
+    text = URL_IN_TEXT.sub(" ", text or "")
+    return (text.upper() == text) != (text.lower() == text)
 
 
 def names_of(text: str) -> frozenset[str]:
     """The capitalised words inside its sentences ("Joe Biden", "Texas") and a sentence's first word when it owns
     something ("Pfizer's CEO"), folded, without the possessive "'s"; none for a text in one case (ALL CAPS or all
-    lower case), where capitals tell nothing."""
+    lower case, or a script without capitals), where capitals tell nothing."""
     text = URL_IN_TEXT.sub(" ", text or "").strip()
     if text.upper() == text or text.lower() == text:
         return frozenset()
@@ -232,8 +246,11 @@ def wording_differs(a: Features, b: Features) -> bool:
     come = list((b.words_counted - a.words_counted).elements())
     if len(gone) > MAX_CHANGED_WORDS and len(come) > MAX_CHANGED_WORDS:
         return True  # that many words in and out is another text, not a light edit (and keeps this linear)
-    gone_unmatched = [w for w in gone if not any(typo(w, x) for x in come)]
-    come_unmatched = [x for x in come if not any(typo(w, x) for w in gone)]
+    # In a text in one case any word may be a name, and a name one or two letters from another is another name
+    # ("RICHARDSON" / "RICHARDS", "slovakia" / "slovenia", "austria" / "australia" were forgiven as typos).
+    alike = name_typo if a.one_case or b.one_case else typo
+    gone_unmatched = [w for w in gone if not any(alike(w, x) for x in come)]
+    come_unmatched = [x for x in come if not any(alike(w, x) for w in gone)]
     # "the" for "a" is no other claim; "should" for "fought" is.
     return bool(gone_unmatched and come_unmatched) and any(
         w not in STOPWORDS for w in (*gone_unmatched, *come_unmatched)
@@ -314,7 +331,7 @@ def features(*, text: str, normalised_text: str, url_key: str, text_key: str) ->
     return Features(
         url_key=url_key, text_key=text_key, words=word_count(tokens),
         polarity=polarity_of(tokens, text=URL_IN_TEXT.sub(" ", text or "")),
-        numbers=numbers_of(text, tokens), names=names_of(text), named_numbers=named,
+        numbers=numbers_of(text, tokens), names=names_of(text), one_case=one_case(text), named_numbers=named,
         attached=frozenset(letters for letters, n in hyphenated.items() if counted[letters] <= n),
         joinable=frozenset(word for word in (*hashtags, *(word for word, _, _ in named)) if word in counted),
         tokens=frozenset(tokens), sequence=tuple(tokens), words_counted=counted, grams=grams_of(claim),

@@ -90,3 +90,30 @@ def test_one_caption_under_two_other_links_is_only_suggested_and_under_the_same_
     same = judged(SHARE.format("https://youtu.be/AAAAAAAAAAA)."), SHARE.format("https://youtu.be/AAAAAAAAAAA"))
     assert same.automatic
     assert judged(SHARE.format(""), SHARE.format("https://youtu.be/BBBBBBBBBBB")).automatic  # a link dropped
+
+
+@pytest.mark.parametrize(("copy", "source"), [
+    ("POLICE HAVE ARRESTED JONATHAN RICHARDS IN LEEDS AFTER THE ATTACK ON THE MOSQUE LAST NIGHT",
+     "POLICE HAVE ARRESTED JONATHAN RICHARDSON IN LEEDS AFTER THE ATTACK ON THE MOSQUE LAST NIGHT"),
+    ("the man who stabbed three people at the festival was from slovenia, police sources confirmed",
+     "the man who stabbed three people at the festival was from slovakia, police sources confirmed"),
+    ("the minister of health in australia resigned after admitting the vaccine was never tested",
+     "the minister of health in austria resigned after admitting the vaccine was never tested"),
+    # Day and month swapped.
+    ("On 03/12/2024 the council voted to close every public library in the city for good",
+     "On 12/03/2024 the council voted to close every public library in the city for good"),
+])
+def test_another_name_in_a_text_in_one_case_or_another_date_is_only_suggested(copy, source):
+    judgement = judged(copy, source)
+    assert judgement is not None and not judgement.automatic and judgement.guard, judgement
+
+
+@pytest.mark.parametrize(("copy", "source"), [
+    ("POLICE HAVE ARRESTED JONATHAN RICHARDSON IN LEEDS AFTER THE ATTACK ON THE MOSQUE LAST NIGTH",
+     "POLICE HAVE ARRESTED JONATHAN RICHARDSON IN LEEDS AFTER THE ATTACK ON THE MOSQUE LAST NIGHT"),
+    ("On 12/03/2024 the council voted to close every public library in the city for good. SHARE",
+     "On 12/03/2024 the council voted to close every public library in the city for good"),
+])
+def test_a_typo_a_person_makes_in_capitals_or_the_same_date_stays_automatic(copy, source):
+    judgement = judged(copy, source)
+    assert judgement is not None and judgement.automatic, judgement
