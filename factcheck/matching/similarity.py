@@ -109,7 +109,7 @@ class Features:
     polarity: tuple[tuple[str, int], ...]
     numbers: tuple[tuple[str, int], ...]
     names: frozenset[str]  # empty when the text has no mixed case to tell names by
-    # Written in one case: any word may be a name, misspelt only as names are (`wording_differs`).
+    # Written in one case: any word may be a name, so a word two letters from another is another (`wording_differs`).
     one_case: bool
     # Each name with its number: (its word without the hyphen, its letters, its number): ("covid19", "covid", "19").
     named_numbers: tuple[tuple[str, str, str], ...]
@@ -246,11 +246,12 @@ def wording_differs(a: Features, b: Features) -> bool:
     come = list((b.words_counted - a.words_counted).elements())
     if len(gone) > MAX_CHANGED_WORDS and len(come) > MAX_CHANGED_WORDS:
         return True  # that many words in and out is another text, not a light edit (and keeps this linear)
-    # In a text in one case any word may be a name, and a name one or two letters from another is another name
-    # ("RICHARDSON" / "RICHARDS", "slovakia" / "slovenia", "austria" / "australia" were forgiven as typos).
-    alike = name_typo if a.one_case or b.one_case else typo
-    gone_unmatched = [w for w in gone if not any(alike(w, x) for x in come)]
-    come_unmatched = [x for x in come if not any(alike(w, x) for w in gone)]
+    # In a text in one case any word may be a name, and a name two letters from another is another name
+    # ("RICHARDSON" / "RICHARDS", "slovakia" / "slovenia", "austria" / "australia" were forgiven as typos): one
+    # edit only. Not a name's rule: a typo in capitals ("YUR", "USIING") is the commonest light edit of a repost.
+    one_edit = a.one_case or b.one_case
+    gone_unmatched = [w for w in gone if not any(typo(w, x, two_in_long=not one_edit) for x in come)]
+    come_unmatched = [x for x in come if not any(typo(w, x, two_in_long=not one_edit) for w in gone)]
     # "the" for "a" is no other claim; "should" for "fought" is.
     return bool(gone_unmatched and come_unmatched) and any(
         w not in STOPWORDS for w in (*gone_unmatched, *come_unmatched)

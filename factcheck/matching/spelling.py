@@ -46,15 +46,15 @@ def _neighbours(x: str, y: str) -> bool:
     return abs(at_x - at_y) == 1 if row_x == row_y else abs(row_x - row_y) == 1 and abs(at_x - at_y) <= 0.75
 
 
-def typo(a: str, b: str) -> bool:
+def typo(a: str, b: str, *, two_in_long: bool = True) -> bool:
     """Equal, or a typo apart: one edit (a letter dropped, added, or two swapped; a letter changed for another, in
     a word under CHANGED_LETTER_MIN letters only for the key beside it and not its first or last letter), two in a
-    word of seven letters or more (optimal string alignment distance)."""
+    word of seven letters or more unless not `two_in_long` (optimal string alignment distance)."""
     if a == b:
         return True
     if negated(a, b):
         return False
-    most = 2 if min(len(a), len(b)) >= 7 else 1
+    most = 2 if two_in_long and min(len(a), len(b)) >= 7 else 1
     if abs(len(a) - len(b)) > most or min(len(a), len(b)) < 3:
         return False
     if len(a) == len(b) < CHANGED_LETTER_MIN:
