@@ -36,6 +36,7 @@ from factcheck.ingest_input import PageInput as PageInput
 from factcheck.ingest_input import PostInput as PostInput
 from factcheck.ingest_media import replace_media
 from factcheck.ingest_pages import politicians_by_page, upsert_pages
+from factcheck.matching.edits import Edit, edited_away
 from factcheck.matching.matcher import match_posts
 from factcheck.media import item_values
 from factcheck.models import (
@@ -51,7 +52,7 @@ from factcheck.normalise import normalised_rows
 from factcheck.pages import take_out_of_queue
 from factcheck.priority import SCORE_COLUMNS, compute_priority, source_weight
 from factcheck.routing import arrival_outcome
-from factcheck.signals import flags_stored, posts_created
+from factcheck.signals import copies_edited, flags_stored, posts_created
 from factcheck.timestamps import first_flagged
 
 
@@ -242,7 +243,7 @@ def _write(
         p.external_id: p
         for p in Post.objects.select_for_update(no_key=True, of=("self",))
         .filter(external_id__in_array=list(latest_post))
-        .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id", "language", "country")
+        .only("id", "external_id", "page_id", "queue_state", "duplicate_of_id", "language", "country", "text_key")
         .order_by("id")
     }
     # Whether each post is a politician's: its own page says, a post we have staying on the page it is on whatever page
@@ -306,7 +307,7 @@ def _write(
     decided = [flag_ids[key] for key, outcome in outcomes.items() if outcome]
 
     # Posts we had: recount their flags from the table and refresh reach, state and score.
-    updates = []
+    updates, edited = [], []
     if existing:
         recount: dict[int, _Tally] = defaultdict(_Tally)
         for row in (
@@ -328,6 +329,11 @@ def _write(
                  states[key], tally.count, tally.weight,
                  tally.first_by(now), *_scores(given, tally, now), now)
             )
+        # Linked copies that an edit leaves no longer making their claim (factcheck.matching.edits), judged against
+        # their text as stored, before it is overwritten; the decision side takes them off their claims.
+        edited = edited_away({post.pk: Edit(latest_post[key].text, normalised[key][1], post.duplicate_of_id)
+                              for key, post in existing.items()
+                              if post.duplicate_of_id is not None and normalised[key][3] != post.text_key})
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
     # Each post's media as its last flag that sends them has them; a flag without `media` leaves them alone.
     sent_media = {ids[f.post.external_id]: f.post.media for f in new_flags.values() if f.post.media is not None}
@@ -363,6 +369,11 @@ def _write(
                 reason="flagged" if eligible else "politician's page",
             ))
     insert_events(audit)
+    if edited:
+        # Last: taking them off carries out the ends of their matched ratings, whose feed lock is the last a
+        # decision takes (docs/concurrency.md); nothing of the batch may lock a post after it.
+        copies_edited.send(sender=Post, post_ids=edited, actor=submitted_by, now=now)
+        states.update(Post.objects.filter(id__in=edited).values_list("external_id", "queue_state"))
     return states
 
 

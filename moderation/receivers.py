@@ -10,6 +10,7 @@ from django.dispatch import receiver
 from core.jobs import enqueue_on_commit
 from factcheck.models import Flag
 from factcheck.signals import (
+    copies_edited,
     copies_released,
     flags_stored,
     flags_withdrawn,
@@ -23,6 +24,7 @@ from moderation.models import PageStanding
 from moderation.publishing import publish_report_outcomes
 from moderation.report_outcomes import record_answers
 from moderation.report_queue import refresh_rows
+from moderation.unlinking import release_edited_copies
 from moderation.withdrawal import follow_released_copies
 
 
@@ -78,6 +80,13 @@ def released_copies_lose_the_withdrawn_rating(sender, claim_id, post_ids, now, *
     """Copies left matched under a claim whose rating was withdrawn, moved back to waiting by the matching reconciler:
     in its transaction, under their locks, what the withdrawal undid for its copies is undone for them."""
     follow_released_copies(claim_id=claim_id, post_ids=list(post_ids), now=now)
+
+
+@receiver(copies_edited, dispatch_uid="moderation.edited_copies_leave_their_claims")
+def edited_copies_leave_their_claims(sender, post_ids, actor, now, **kwargs) -> None:
+    """Copies edited so that they no longer make their claim: in the ingest transaction that stored the edit, under
+    their locks, they leave it, and what its rating did to them ends."""
+    release_edited_copies(post_ids=list(post_ids), sent_by=actor, now=now)
 
 
 def _by_outcome(flag_ids) -> dict[str, list[int]]:

@@ -1,0 +1,81 @@
+"""A linked copy whose post was edited (the platform's later flag sends its text as it reads now): one that no longer
+makes its claim leaves it, in the ingest that stores the edit, and what the claim's rating did to it ends; a light
+edit, a flag without text, or a copy linked by its picture keeps it (factcheck.matching.edits,
+moderation.unlinking.release_edited_copies). A hostile probe's copy edited to a birthday wish kept the claim's False
+label, its demotion and its page's strike."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from factcheck.models import Match, MatchState, QueueState
+from moderation.models import Notification, PostDistribution
+from tests.factcheck.matching_helpers import NEAR_COPY, arrive, flag, matched_action, post
+from tests.factories import UserFactory
+from tests.moderation.test_propagation import COPIES, decided_claim_and_copies, dispute, owned
+
+pytestmark = pytest.mark.django_db
+
+BIRTHDAY = "Happy birthday to my wonderful mum, thank you for every single thing you have done for all of us"
+
+
+def edited(external_id: str, text: str, *, page: str, key: str, by=None):
+    [result] = arrive(flag(external_id, text, page=page, key=key), by=by)
+    return result
+
+
+def test_a_copy_edited_into_another_text_leaves_its_claim_its_restrictions_end_and_its_owner_is_told(factchecker):
+    decided_claim_and_copies(factchecker)
+    owner = UserFactory()
+    copy = owned(post("copy-1"), owner)
+    assert matched_action(copy) is not None and PostDistribution.objects.get(post=copy).multiplier < 1
+
+    result = edited("copy-1", BIRTHDAY, page="page-1", key="edited-1")
+
+    copy = post("copy-1")
+    assert result.queue_state == copy.queue_state == QueueState.QUEUED  # the platform is told in the answer
+    assert copy.duplicate_of_id is None and matched_action(copy) is None
+    distribution = PostDistribution.objects.get(post=copy)
+    assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
+    pair = Match.objects.get(post=copy, source=post("source"))
+    assert pair.state == MatchState.SUGGESTED  # a fact-checker decides: edited back, it does not shed the label
+    assert "edited" in pair.reason
+    told = Notification.objects.filter(user=owner, post=copy).latest("id")
+    assert "was edited since it was matched to a claim rated False" in told.body
+    # The other copy, not edited, keeps the claim's rating.
+    assert matched_action(post("copy-2")) is not None and post("copy-2").queue_state == QueueState.MATCHED
+
+
+@pytest.mark.parametrize("text", [
+    NEAR_COPY.replace("Scientsts", "Scientists") + " Share it!",  # its typo mended, and a word to its readers
+    "",  # a flag that sends no text says nothing of the text
+])
+def test_a_light_edit_or_a_flag_without_text_keeps_the_copy_linked(factchecker, text):
+    decided_claim_and_copies(factchecker)
+    result = edited("copy-1", text, page="page-1", key="again-1")
+    assert result.queue_state == QueueState.MATCHED
+    assert post("copy-1").duplicate_of_id == post("source").pk and matched_action(post("copy-1")) is not None
+
+
+@pytest.mark.parametrize("through_the_api", [True, False])
+def test_the_owners_open_appeal_of_the_match_is_granted_by_the_edit(factchecker, platform_user, through_the_api):
+    """In the name of the platform account that sent the edit, or (an import: no account) of the owner who made it."""
+    decided_claim_and_copies(factchecker)
+    owner = UserFactory()
+    appeal = dispute(owner, owned(post("copy-1"), owner))
+    edited("copy-1", BIRTHDAY, page="page-1", key="edited-1", by=platform_user if through_the_api else None)
+    appeal.refresh_from_db()
+    assert appeal.status == "reversed" and appeal.decided_at is not None
+    assert "edited" in appeal.outcome_reason
+    assert appeal.reviewer == (platform_user if through_the_api else owner)
+    told = Notification.objects.filter(user=owner, post=post("copy-1")).latest("id")
+    assert "edited" in told.body
+
+
+def test_the_claims_own_post_edited_is_not_a_copy_and_keeps_its_rating(factchecker):
+    decided_claim_and_copies(factchecker)
+    edited("source", BIRTHDAY, page="page-source", key="edited-source")
+    assert post("source").queue_state == QueueState.RATED
+    assert {post(name).queue_state for name in COPIES} == {QueueState.MATCHED}
