@@ -330,9 +330,8 @@ def _write(
                  tally.first_by(now), *_scores(given, tally, now), now)
             )
         # Linked copies that an edit leaves no longer making their claim (factcheck.matching.edits), judged against
-        # their text as stored, before it is overwritten; the decision side takes them off their claims.
-        edited = edited_away({post.pk: Edit(latest_post[key].text, normalised[key][1], post.duplicate_of_id)
-                              for key, post in existing.items()
+        # their text as stored, before it is overwritten; the decision side takes them off at the end of the batch.
+        edited = edited_away({post.pk: Edit(latest_post[key].text, normalised[key][1]) for key, post in existing.items()
                               if post.duplicate_of_id is not None and normalised[key][3] != post.text_key})
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
     # Each post's media as its last flag that sends them has them; a flag without `media` leaves them alone.

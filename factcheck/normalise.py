@@ -1,7 +1,8 @@
 """Normalised forms of a post, so that copies of one claim are found by equality.
 
 - `normalise_url`: scheme and host lower-cased, `www.`, default ports, tracking parameters
-  (`utm_*`, `fbclid`, `gclid`, ...) and the fragment dropped, a trailing slash folded.
+  (`utm_*`, `fbclid`, `gclid`, ...) and the fragment dropped (not a route: `#/posts/1001`, `#!/...`), a trailing
+  slash folded.
 - `normalise_text`: accents, case, white space, punctuation, symbols (emoji included) and URLs
   folded, so a repost with "BREAKING!!" spacing or a retyped screenshot compares equal.
 - `digest`: what is indexed of each (`url_key`, `text_key`): a text, or a URL of multi-byte
@@ -47,15 +48,18 @@ def normalise_url(url: str) -> str:
     try:
         parts = urlsplit(url)
         port = parts.port
-    except ValueError:
-        return url.lower()
+    except ValueError:  # a port past 65535, a broken IPv6 host: kept as sent, never folded into another's
+        return url
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").removeprefix("www.")
     if port is not None and port != DEFAULT_PORTS.get(scheme):
         host = f"{host}:{port}"
     path = parts.path.rstrip("/") if parts.path not in ("", "/") else ""
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _tracking(k)])
-    return urlunsplit((scheme, host, path, query, ""))
+    # A fragment is the page's own business ("#comments"), but on a site that routes in it ("#/posts/1001", "#!/...")
+    # it is the post: dropped, every post of such a site had one URL, and unrelated posts matched by it.
+    fragment = parts.fragment if parts.fragment.startswith(("/", "!")) else ""
+    return urlunsplit((scheme, host, path, query, fragment))
 
 
 def normalise_text(text: str) -> str:

@@ -18,14 +18,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.reasons import OWNER_READS, required_reason
+from factcheck.matching.edits import EDITED
 from factcheck.matching.leaving import unlink_copy
 from factcheck.matching.unlinkable import Link, NotACopy, UnlinkRefused, link_of, unlink_refusal
 from factcheck.members import organisation_of
-from factcheck.models import Match, MatchState, Post, Verdict
+from factcheck.models import Match, Post, Verdict
 from moderation.appeal_states import grant_appeal, held_by_a_colleague, open_matched_appeal, outcome_notice
 from moderation.models import EndReason
 from moderation.notices import Notice
-from moderation.pipeline import Change, Ending, carry_out, lock_post
+from moderation.pipeline import Change, Ending, carry_out, carry_out_many, lock_post
 from moderation.publishing import publish_appeal
 from moderation.report_outcomes import reopen_rated
 from moderation.selectors import carried
@@ -39,7 +40,7 @@ class UnlinkAppealHeld(UnlinkRefused):
 
 def take_off_claim(
     *, post: Post, actor, pair_reason: str, cause: str, end_reason: str, end_note: str, notice: Notice | None,
-    now: datetime, pair_state: str = MatchState.REJECTED,
+    now: datetime,
 ) -> None:
     """The copy leaves its claim (unlink_copy: its pair rejected, so never matched again; back to the queue, or the
     state it returns to; audited), its flags that the claim's rating answered open again (`reopen_rated`), and the
@@ -49,14 +50,26 @@ def take_off_claim(
 
     In the caller's transaction, which holds the copy's lock (lock_post). `pair_reason` is the pair's (every
     organisation's post pages show it), `end_note` the ended action's (the audit log)."""
-    unlink_copy(post=post, actor=actor, reason=pair_reason, now=now, pair_state=pair_state)
+    change = _off_claim(post=post, actor=actor, pair_reason=pair_reason, cause=cause, end_reason=end_reason,
+                        end_note=end_note, notice=notice, now=now)
+    if change is not None:
+        carry_out(change, now=now)
+
+
+def _off_claim(
+    *, post: Post, actor, pair_reason: str, cause: str, end_reason: str, end_note: str, notice: Notice | None,
+    now: datetime,
+) -> Change | None:
+    """`take_off_claim` but the pipeline: the change it carries out, if any."""
+    unlink_copy(post=post, actor=actor, reason=pair_reason, now=now)
     # Its flags, answered `rated` by the claim's rating it no longer carries, wait again for a rating of its own.
     reopen_rated([post], actor=actor, now=now,
                  why=f"no longer a copy of the claim whose rating answered them: {end_note}")
     # Its override too: one left behind kept the post demoted and labelled for a claim it does not make (a review).
     ending = [Ending(action, end_reason, end_note) for action in carried(post)]
     if ending or notice is not None:
-        carry_out(Change(post=post, cause=cause, actor=actor, end=ending, notice=notice), now=now)
+        return Change(post=post, cause=cause, actor=actor, end=ending, notice=notice)
+    return None
 
 
 @transaction.atomic(durable=True)
@@ -119,18 +132,15 @@ def _unlinked_notice(post: Post, *, actor, link: Link, reason: str) -> Notice | 
 
 
 
-# Why a copy edited since it was linked left its claim: its pair's reason, the change's cause, the ended action's note.
-EDITED = "the post was edited and no longer makes the claim it was matched to"
-
-
 def release_edited_copies(*, post_ids: list[int], sent_by, now: datetime) -> None:
-    """Copies whose post was edited so that it no longer makes its claim (factcheck.matching.edits, in the ingest
-    transaction that stores the edit, under the posts' locks): each leaves its claim as an unlinked copy does
-    (`take_off_claim`), in no one's name, its pair suggested for a fact-checker to confirm or reject (a post edited
-    back would otherwise shed its label for good). The owner's open appeal of the match asked for this: it is
-    granted, in the name of the platform account that sent the edit (`sent_by`; the owner who made it, for an import
-    that names none), and its outcome is the one notice; otherwise the owner is told, when the claim's rating reached
-    it."""
+    """Copies whose post was edited so that it no longer makes its claim (factcheck.matching.edits, at the end of the
+    ingest transaction that stores the edit, under the posts' locks): each leaves its claim as an unlinked copy does
+    (`take_off_claim`), in no one's name, and waits in the queue for a fact-check of its own. The owner's open appeal
+    of the match asked for this: it is granted, in the name of the platform account that sent the edit (`sent_by`;
+    the owner who made it, for an import that names none), and its outcome is the one notice; otherwise the owner is
+    told, when the claim's rating reached it. The pipeline carries out every copy's change at once, after all of
+    them are off their claims: its locks (page standings, then the feed) in the order every decision takes them."""
+    changes, appeals = [], []
     for post in Post.objects.filter(pk__in=post_ids, duplicate_of__isnull=False).select_related("page").order_by("id"):
         link = link_of(post, now=now)
         appeal = open_matched_appeal(post)
@@ -138,14 +148,16 @@ def release_edited_copies(*, post_ids: list[int], sent_by, now: datetime) -> Non
             grant_appeal(appeal, actor=sent_by or appeal.filed_by, now=now,
                          outcome_reason="Your post was edited and no longer makes the claim it was matched to, so it "
                                         "no longer carries that claim's rating.")
+            appeals.append((appeal, post.external_id))
             notice = outcome_notice(appeal)
         elif carried(post).exists() and link.claim is not None and link.claim.rating_verdict:
             notice = Notice("edited_unlinked", {"verdict": Verdict(link.claim.rating_verdict).label})
         else:
             notice = None
-        take_off_claim(
-            post=post, actor=None, pair_reason=EDITED, cause=f"matched rating ended: {EDITED}",
-            end_reason=EndReason.UNLINKED, end_note=EDITED, notice=notice, now=now, pair_state=MatchState.SUGGESTED,
-        )
-        if appeal is not None:
-            publish_appeal(appeal, external_id=post.external_id)
+        change = _off_claim(post=post, actor=None, pair_reason=EDITED, cause=f"matched rating ended: {EDITED}",
+                            end_reason=EndReason.UNLINKED, end_note=EDITED, notice=notice, now=now)
+        if change is not None:
+            changes.append(change)
+    carry_out_many(changes, now=now)
+    for appeal, external_id in appeals:
+        publish_appeal(appeal, external_id=external_id)

@@ -1,13 +1,17 @@
-"""A linked copy whose post was edited: the platform's later flag sends its text as it reads now, and a copy that no
-longer makes its claim no longer carries the claim's rating: the decision side takes it off the claim
-(`copies_edited`, moderation.unlinking.release_edited_copies), its pair left for a fact-checker to confirm. A post
-edited from a debunked claim to a birthday wish kept the claim's False label, its demotion and its page's strike.
+"""A linked copy whose post was edited: the platform's later flag sends its text as it reads now.
 
-A copy stays linked when its new text is still an automatic match of its claim (the judge's own rule,
-factcheck.matching.similarity, against the claim as it was rated), or a light edit of its own text as it was linked
-(less than the judge's automatic match: a typo fixed, a hashtag added; so a copy a fact-checker confirmed as a
-retelling stays confirmed through a typo). A copy linked by its picture (method `media`) stays: its claim is in the
-picture, which a new caption leaves as it was. A flag that sends no text says nothing of the text.
+A copy edited into another text (a debunked claim turned birthday wish kept the claim's False label, its demotion
+and its page's strike) leaves its claim: the decision side takes it off (`copies_edited`,
+moderation.unlinking.release_edited_copies) as a fact-checker's unlinking does, its pair rejected with EDITED as its
+reason, and it waits in the queue for a fact-check of its own. Only a text that no longer even resembles the claim
+counts: its new text is below the suggestion threshold of the claim as it was rated (a retelling confirmed by a
+fact-checker, method `semantic`, of its own stored text too). A copy whose edit a guard would hold (a sign, a
+number, a word added: "<3", "Share with 10 friends", "This is TRUE!") still makes the claim, and stays linked:
+releasing it, any page could shed a label by appending a character. A copy linked by its picture (method `media`)
+stays: its claim is in the picture. A flag that sends no text says nothing of the text.
+
+Edited back to the claim, the post is not linked again (a rating decides a post once: moderation's
+RatingDecision): it waits in the queue, flagged, until a fact-checker rates it.
 """
 
 from __future__ import annotations
@@ -21,14 +25,16 @@ from factcheck.matching.similarity import features, judge
 from factcheck.models import LINKED_STATES, Match, MatchMethod, Post
 from factcheck.normalise import digest, normalise_text
 
+# The reason of a pair whose copy an edit took off its claim (its post pages show it to every organisation).
+EDITED = "the post was edited and no longer makes the claim it was matched to"
+
 
 @dataclass(frozen=True)
 class Edit:
-    """A linked copy's text as a flag sends it now, with its URL's key as now stored, and its claim."""
+    """A linked copy's text as a flag sends it now, with its URL's key as now stored."""
 
     text: str
     url_key: str
-    claim_id: int
 
 
 def edited_away(edits: dict[int, Edit]) -> list[int]:
@@ -37,24 +43,27 @@ def edited_away(edits: dict[int, Edit]) -> list[int]:
     sent = {pk: edit for pk, edit in edits.items() if edit.text.strip()}
     if not sent:
         return []
-    by_media = set(Match.objects.filter(post_id__in=list(sent), state__in=LINKED_STATES, method=MatchMethod.MEDIA)
-                   .values_list("post_id", flat=True))
-    stored = dict(Post.objects.filter(id__in=[pk for pk in sent if pk not in by_media]).values_list("id", "text"))
-    claims = {row.id: row.features for row in rows({sent[pk].claim_id for pk in stored})}
-    auto = settings.FACTDESK_MATCH_AUTO
+    methods = dict(Match.objects.filter(post_id__in=list(sent), state__in=LINKED_STATES)
+                   .values_list("post_id", "method"))
+    by_words = [pk for pk in sent if methods.get(pk) != MatchMethod.MEDIA]
+    stored = {pk: (text, claim) for pk, text, claim in
+              Post.objects.filter(id__in=by_words).values_list("id", "text", "duplicate_of_id")}
+    claims = {row.id: row.features for row in rows({claim for _, claim in stored.values()})}
     gone = []
-    for pk, before in sorted(stored.items()):
-        edit = sent[pk]
-        claim = claims.get(edit.claim_id)
-        still = claim is not None and _automatic(judge(_features(edit.text, edit.url_key), claim, auto=auto,
-                                                       suggest=0.0))
-        if not still and not _automatic(judge(_features(edit.text), _features(before), auto=auto, suggest=0.0)):
+    for pk, (before, claim_id) in sorted(stored.items()):
+        now = _features(sent[pk].text, sent[pk].url_key)
+        if claim_id not in claims or _judged(now, claims[claim_id]) is not None:
+            continue
+        # A retelling a fact-checker confirmed (`semantic`) shares few words with its claim as written: it is off
+        # only if it no longer resembles its own text either.
+        if methods.get(pk) != MatchMethod.SEMANTIC or _judged(now, _features(before)) is None:
             gone.append(pk)
     return gone
 
 
-def _automatic(judgement) -> bool:
-    return judgement is not None and judgement.automatic
+def _judged(post, claim):
+    """The judge's answer on the two texts at the suggestion threshold, or None below it."""
+    return judge(post, claim, auto=settings.FACTDESK_MATCH_AUTO, suggest=settings.FACTDESK_MATCH_SUGGEST)
 
 
 def _features(text: str, url_key: str = ""):

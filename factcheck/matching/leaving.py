@@ -43,16 +43,14 @@ def stand_alone(states: Mapping[int, str], *, now: datetime) -> int:
     return changed
 
 
-def unlink_copy(*, post: Post, actor, reason: str, now: datetime, pair_state: str = MatchState.REJECTED
-                ) -> Match | None:
+def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | None:
     """A reversed "not the same claim" appeal, a fact-checker's unlinking of a copy confirmed by mistake (both through
     moderation.unlinking.take_off_claim), or a rating of the copy's own: the copy, whose lock the caller holds,
-    leaves its group and goes back to the queue (if flagged); the pair is rejected, so never matched again (or
-    suggested, `pair_state`, for a fact-checker to decide: a copy edited since it was linked). `post` is read again
-    as it now stands."""
+    leaves its group and goes back to the queue (if flagged); the pair is rejected, so never matched again. `post`
+    is read again as it now stands."""
     match = Match.objects.filter(post=post, source_id=post.duplicate_of_id, state__in=LINKED_STATES).first()
     if match is not None:
-        match.state, match.decided_by, match.decided_at, match.reason = pair_state, actor, now, reason[:2000]
+        match.state, match.decided_by, match.decided_at, match.reason = MatchState.REJECTED, actor, now, reason[:2000]
         match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
     source_id = post.duplicate_of_id
     stand_alone({post.pk: returning_state(flagged=post.flag_count > 0, removed=is_removed(post=post))}, now=now)

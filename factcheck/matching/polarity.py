@@ -82,7 +82,7 @@ POLAR_WORDS = frozenset(
 # "❌ Drinking hot water cures it" / "✅ Drinking hot water cures it". Counted with the polar words.
 SIGNS = {"<": "<", "≤": "<", ">": ">", "≥": ">", "✅": "yes", "✔": "yes", "☑": "yes", "❌": "no", "✖": "no",
          "🚫": "no", "⛔": "no"}
-SIGN = re.compile(f"[{''.join(SIGNS)}]")
+SIGN = re.compile("[✅✔☑❌✖🚫⛔]|(?<![-=<>])[<>≤≥](?=\\s?[0-9])")  # a comparison only before a number: not "->", "<b>"
 
 
 def polarity_of(tokens: list[str], *, text: str = "") -> tuple[tuple[str, int], ...]:

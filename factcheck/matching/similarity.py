@@ -87,14 +87,20 @@ SIGNED_NUMBER = re.compile(rf"((?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?)({NUMBER.
 # ("03/12/2024") states the same numbers, and is another date. Without leading zeros ("3/12/2024").
 DATE = re.compile(r"(?<![\d/.-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\d/.-])")
 # Numbers written in Chinese and Japanese numerals ("三个月" / "五个月": three months / five): what NUMBER_WORDS are
-# to English. A run of them is one number.
-CJK_NUMBER = re.compile("[零〇一二两兩三四五六七八九十百千万萬亿億兆]+")
+# to English. A run of them is one number, read only before a counter or a unit ("个", "月", "年", "か月", "人"...) or
+# after "第": "一" alone begins everyday words ("一起" together, "一定" certainly, "统一" unify), and read there it
+# held every Chinese copy with a light edit at suggestion.
+CJK_NUMERALS = "[零〇一二两兩三四五六七八九十百千万萬亿億兆]+"
+CJK_NUMBER = re.compile(f"(?<=第){CJK_NUMERALS}|{CJK_NUMERALS}"
+                        "(?=[个個月年日天次人名倍岁歳かヶケカ件时時分秒周週号號元円条條座家位只隻本枚台度%％])")
 # A thousands separator: "5,000", "5.000" and "5 000" are 5000, but "1.5" is not 15.
 THOUSANDS = re.compile(r"[.,\u0020\u00a0\u202f](?=\d{3}(?!\d))")
 # A name with its number, letters first, as one word or joined by a hyphen: "COVID-19", "MH17", "G7", "F-35".
 # Not digits first ("5G", "19-year-old", "10km"): those are quantities.
 NAMED_NUMBER = re.compile(r"(?<![\w-])([^\W\d_]+)([-\u2010\u2011]?)(\d+)(?!\w|[.,]\d)")
 HASHTAG = re.compile(r"#(\w+)")
+SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
+YOUTU_BE = re.compile(r"^youtu\.be/([\w-]+)$")
 # What ends a sentence after a link written in it ("see https://x.example/a)."): not the link's.
 TRAILING = ".,;:!?)]}\"'’”»"
 
@@ -341,9 +347,15 @@ def features(*, text: str, normalised_text: str, url_key: str, text_key: str) ->
 
 
 def links_of(text: str) -> frozenset[str]:
-    """The links written in a text, normalised, without the punctuation that ends the sentence around them."""
+    """The links written in a text, normalised and without their scheme ("http://" and "https://" lead to one page),
+    a YouTube video's short link as its long one, without the punctuation that ends the sentence around them."""
     found = URL_IN_TEXT.findall(text or "") if "://" in (text or "") or "www." in (text or "").lower() else ()
-    return frozenset(filter(None, (normalise_url(link.rstrip(TRAILING)) for link in found)))
+    links = (SCHEME.sub("", normalise_url(_with_scheme(link.rstrip(TRAILING)))) for link in found)
+    return frozenset(YOUTU_BE.sub(r"youtube.com/watch?v=\1", link) for link in links if link)
+
+
+def _with_scheme(link: str) -> str:
+    return link if "://" in link else f"http://{link}"  # "www.x.example/q" is read as the host it names
 
 
 def jaccard(a: frozenset[bytes], b: frozenset[bytes]) -> float:

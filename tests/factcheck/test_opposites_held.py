@@ -117,3 +117,22 @@ def test_another_name_in_a_text_in_one_case_or_another_date_is_only_suggested(co
 def test_a_typo_a_person_makes_in_capitals_or_the_same_date_stays_automatic(copy, source):
     judgement = judged(copy, source)
     assert judgement is not None and judgement.automatic, judgement
+
+
+CLAIM_TEXT = ("Scientists confirm that drinking hot lemon water for 5 minutes every morning cures type 2 diabetes "
+              "within three weeks")
+
+
+@pytest.mark.parametrize(("copy", "source"), [
+    (CLAIM_TEXT + " -> share", CLAIM_TEXT),  # an arrow is no comparison
+    (CLAIM_TEXT.replace("cures", "<b>cures</b>"), CLAIM_TEXT),  # nor is markup
+    ("我们一起分享：政府宣布从下周开始全市所有学校将关闭三个月以防止病毒传播",
+     "政府宣布从下周开始全市所有学校将关闭三个月以防止病毒传播"),  # 一 of 一起 (together) is no number
+    ("Our own report on the hot lemon water claim, read it all: https://news.example/lemon-water-study",
+     "Our own report on the hot lemon water claim, read it all: http://news.example/lemon-water-study"),
+    ("Watch the doctors admit the hot lemon water cure in this video https://youtu.be/AbCdEf12345",
+     "Watch the doctors admit the hot lemon water cure in this video https://www.youtube.com/watch?v=AbCdEf12345"),
+])
+def test_what_the_new_guards_must_not_hold(copy, source):
+    judgement = judged(copy, source)
+    assert judgement is not None and judgement.automatic, judgement

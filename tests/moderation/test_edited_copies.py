@@ -40,8 +40,7 @@ def test_a_copy_edited_into_another_text_leaves_its_claim_its_restrictions_end_a
     distribution = PostDistribution.objects.get(post=copy)
     assert (distribution.multiplier, distribution.labels) == (Decimal("1"), [])
     pair = Match.objects.get(post=copy, source=post("source"))
-    assert pair.state == MatchState.SUGGESTED  # a fact-checker decides: edited back, it does not shed the label
-    assert "edited" in pair.reason
+    assert pair.state == MatchState.REJECTED and "edited" in pair.reason
     told = Notification.objects.filter(user=owner, post=copy).latest("id")
     assert "was edited since it was matched to a claim rated False" in told.body
     # The other copy, not edited, keeps the claim's rating.
@@ -50,6 +49,8 @@ def test_a_copy_edited_into_another_text_leaves_its_claim_its_restrictions_end_a
 
 @pytest.mark.parametrize("text", [
     NEAR_COPY.replace("Scientsts", "Scientists") + " Share it!",  # its typo mended, and a word to its readers
+    # What a guard would hold at suggestion still makes the claim: shedding the label must take more than this.
+    NEAR_COPY + " <3", NEAR_COPY + " This is TRUE!", NEAR_COPY + " Share with 10 friends", NEAR_COPY + " ❌",
     "",  # a flag that sends no text says nothing of the text
 ])
 def test_a_light_edit_or_a_flag_without_text_keeps_the_copy_linked(factchecker, text):
@@ -79,3 +80,30 @@ def test_the_claims_own_post_edited_is_not_a_copy_and_keeps_its_rating(factcheck
     edited("source", BIRTHDAY, page="page-source", key="edited-source")
     assert post("source").queue_state == QueueState.RATED
     assert {post(name).queue_state for name in COPIES} == {QueueState.MATCHED}
+
+
+def test_a_copy_edited_away_and_back_waits_in_the_queue_for_a_fact_check(factchecker):
+    """Not linked again (a rating decides a post once), and not out of the queue unlabelled: a fact-checker rates it."""
+    decided_claim_and_copies(factchecker)
+    edited("copy-1", BIRTHDAY, page="page-1", key="away")
+    result = edited("copy-1", NEAR_COPY, page="page-1", key="back")
+    copy = post("copy-1")
+    assert result.queue_state == copy.queue_state == QueueState.QUEUED and copy.duplicate_of_id is None
+    assert Match.objects.get(post=copy, source=post("source")).state == MatchState.REJECTED
+
+
+def test_a_confirmed_copy_edited_lightly_stays_confirmed(factchecker):
+    decided_claim_and_copies(factchecker)
+    Match.objects.filter(post=post("copy-1")).update(state=MatchState.CONFIRMED)
+    edited("copy-1", NEAR_COPY + " This is TRUE!", page="page-1", key="again-1")
+    assert Match.objects.get(post=post("copy-1")).state == MatchState.CONFIRMED
+    assert matched_action(post("copy-1")) is not None
+
+
+def test_two_copies_on_two_pages_edited_in_one_batch_both_leave(factchecker):
+    """The pipeline carries out both ends at once, after both copies are off the claim: the page standings, then the
+    feed, as every decision locks them (two carry_outs in turn locked a standing after the feed)."""
+    decided_claim_and_copies(factchecker)
+    arrive(flag("copy-1", BIRTHDAY, page="page-1", key="e-1"), flag("copy-2", BIRTHDAY + "!", page="page-2", key="e-2"))
+    assert all(matched_action(post(name)) is None and post(name).queue_state == QueueState.QUEUED for name in COPIES)
+    assert set(Match.objects.filter(source=post("source")).values_list("state", flat=True)) == {MatchState.REJECTED}
