@@ -287,11 +287,18 @@ def _write(
     ids.update({key: post.pk for key, post in existing.items()})
 
     submitter_id = getattr(submitted_by, "pk", None)
+    # Linked copies that an edit leaves no longer making their claim (factcheck.matching.edits), judged against their
+    # text as stored, before it is overwritten: the decision side takes them off at the end of the batch, and their
+    # flags of this batch wait for a rating of their own (not answered `rated` by the claim's, then reopened).
+    edited = edited_away({post.pk: Edit(latest_post[key].text, normalised[key][1]) for key, post in existing.items()
+                          if post.duplicate_of_id is not None and normalised[key][3] != post.text_key})
+    leaving = {key for key, post in existing.items() if post.pk in edited}
     # A flag on a removed post, or a misinformation flag on a rated post, is answered at once.
     removed_keys = set(Post.objects.filter(removed_posts(), id__in_array=[p.pk for p in existing.values()])
                        .values_list("external_id", flat=True)) if existing else set()
     outcomes = {key: arrival_outcome(category=f.category, politician=politician[f.post.external_id],
-                                     state=existing[f.post.external_id].queue_state
+                                     state=QueueState.QUEUED if f.post.external_id in leaving
+                                     else existing[f.post.external_id].queue_state
                                      if f.post.external_id in existing else QueueState.UNFLAGGED,
                                      removed=f.post.external_id in removed_keys)
                 for key, f in new_flags.items()}
@@ -307,7 +314,7 @@ def _write(
     decided = [flag_ids[key] for key, outcome in outcomes.items() if outcome]
 
     # Posts we had: recount their flags from the table and refresh reach, state and score.
-    updates, edited = [], []
+    updates = []
     if existing:
         recount: dict[int, _Tally] = defaultdict(_Tally)
         for row in (
@@ -329,10 +336,6 @@ def _write(
                  states[key], tally.count, tally.weight,
                  tally.first_by(now), *_scores(given, tally, now), now)
             )
-        # Linked copies that an edit leaves no longer making their claim (factcheck.matching.edits), judged against
-        # their text as stored, before it is overwritten; the decision side takes them off at the end of the batch.
-        edited = edited_away({post.pk: Edit(latest_post[key].text, normalised[key][1]) for key, post in existing.items()
-                              if post.duplicate_of_id is not None and normalised[key][3] != post.text_key})
         update_rows(Post, [*POST_FIELDS, *NORMALISED_FIELDS, *SCORE_FIELDS], updates)
     # Each post's media as its last flag that sends them has them; a flag without `media` leaves them alone.
     sent_media = {ids[f.post.external_id]: f.post.media for f in new_flags.values() if f.post.media is not None}
@@ -371,7 +374,7 @@ def _write(
     if edited:
         # Last: taking them off carries out the ends of their matched ratings, whose feed lock is the last a
         # decision takes (docs/concurrency.md); nothing of the batch may lock a post after it.
-        copies_edited.send(sender=Post, post_ids=edited, actor=submitted_by, now=now)
+        copies_edited.send(sender=Post, post_ids=edited, now=now)
         states.update(Post.objects.filter(id__in=edited).values_list("external_id", "queue_state"))
     return states
 

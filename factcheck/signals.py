@@ -28,8 +28,7 @@ flags_withdrawn = Signal()
 # undid for the copies it saw is still theirs.
 copies_released = Signal()
 
-# Sent inside the ingest transaction, under the posts' locks, with `post_ids`, `actor` (the platform account that sent
-# the edit; None for an import) and `now`: linked copies whose text a
+# Sent inside the ingest transaction, under the posts' locks, with `post_ids` and `now`: linked copies whose text a
 # later flag changed so that they no longer say what they said when they were linked (factcheck.matching.edits); the
 # decision side takes each off its claim, and what the claim's rating did to it ends.
 copies_edited = Signal()

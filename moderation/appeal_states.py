@@ -187,6 +187,19 @@ def outcomes_now(appeals: list[Appeal], *, post: Post, decision: FactCheckDecisi
     return [outcome_now(appeal, carried=carried) for appeal in appeals]
 
 
+# Who closed an appeal that no reviewer decided: granted because its post was edited and no longer makes the claim
+# it was matched to (moderation.unlinking.release_edited_copies).
+CLOSED_BY_EDIT = "the edit of the post"
+
+
+def decided_by(appeal: Appeal) -> str:
+    """Who decides (or decided) the appeal, as the owner reads it: the rating's organisation, or trust and safety;
+    nobody's name for an appeal closed by the post's edit."""
+    if appeal.decided_at is not None and appeal.reviewer_id is None and appeal.status == AppealStatus.REVERSED:
+        return CLOSED_BY_EDIT
+    return appeal.rating.organisation.name if appeal.rating_id else "Trust and safety"
+
+
 def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notice:
     """The one notice of the outcome (the owner who filed, the page's owners). A reversal's consequences
     send it with the change they make; it names the copies of the post the reversal reaches next on the
@@ -194,7 +207,7 @@ def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notic
     copies = copies or []
     context = {
         "appeal": appeal,
-        "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
+        "decided_by": decided_by(appeal),
         "outcome": outcomes_now([appeal], post=appeal.post)[0],
         "matched": is_matched(appeal),
         "copies": copies[:COPIES_NAMED],
@@ -228,11 +241,12 @@ def open_matched_appeal(post: Post) -> Appeal | None:
             .select_related("post__page", "action", "rating__organisation", "filed_by", "reviewer").first())
 
 
-def grant_appeal(appeal: Appeal, *, actor, outcome_reason: str, now: datetime) -> Appeal:
+def grant_appeal(appeal: Appeal, *, actor, outcome_reason: str, now: datetime, reviewed: bool = True) -> Appeal:
     """An open appeal granted (reversed) by the act that does what the owner asked: staff lifting a removal, a
-    fact-checker unlinking a copy (moderation.unlinking). The appeal's one outcome notice goes with that act's change;
-    the caller publishes the appeal after it."""
-    appeal.reviewer = actor
+    fact-checker unlinking a copy (moderation.unlinking), or, not `reviewed` (no reviewer: `decided_by`), the post's
+    edit taking the copy off its claim, `actor` then the owner whose edit it is. The appeal's one outcome notice goes
+    with that act's change; the caller publishes the appeal after it."""
+    appeal.reviewer = actor if reviewed else None
     appeal.decided_at = now
     appeal.outcome_reason = outcome_reason
     transition(appeal, to=AppealStatus.REVERSED, actor=actor, reason=outcome_reason, now=now)

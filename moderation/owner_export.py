@@ -44,6 +44,7 @@ from core.refusals import Refusal
 from factcheck.eligibility import COUNTED_FLAGS
 from factcheck.models import Flag, FlagSource, Post, Rating
 from factcheck.models_media import PostMedia
+from moderation.appeal_states import decided_by
 from moderation.models import (
     Action,
     ActionKind,
@@ -68,7 +69,6 @@ EXPORTS_ALLOWED = 5
 EXPORT_PERIOD = 3600
 # Who acted, when nobody did (moderation.timeline's words).
 POLICY, FACTDESK = "Factdesk (enforcement policy)", "Factdesk"
-TRUST_AND_SAFETY = "Trust and safety"
 
 
 class TooManyExports(Refusal):
@@ -365,7 +365,7 @@ def _appeal(appeal: Appeal, *, owner_id: int) -> dict[str, Any]:
         "statement": appeal.statement,
         "correction_details": appeal.correction_details,
         "evidence_urls": appeal.evidence_urls,
-        "decided_by": appeal.rating.organisation.name if appeal.rating_id else TRUST_AND_SAFETY,
+        "decided_by": decided_by(appeal),
         "decided_at": appeal.decided_at,
         "outcome_reason": without_contact_details(appeal.outcome_reason),
         "new_verdict": appeal.new_verdict or None,

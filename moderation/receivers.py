@@ -83,10 +83,10 @@ def released_copies_lose_the_withdrawn_rating(sender, claim_id, post_ids, now, *
 
 
 @receiver(copies_edited, dispatch_uid="moderation.edited_copies_leave_their_claims")
-def edited_copies_leave_their_claims(sender, post_ids, actor, now, **kwargs) -> None:
+def edited_copies_leave_their_claims(sender, post_ids, now, **kwargs) -> None:
     """Copies edited so that they no longer make their claim: in the ingest transaction that stored the edit, under
     their locks, they leave it, and what its rating did to them ends."""
-    release_edited_copies(post_ids=list(post_ids), sent_by=actor, now=now)
+    release_edited_copies(post_ids=list(post_ids), now=now)
 
 
 def _by_outcome(flag_ids) -> dict[str, list[int]]:

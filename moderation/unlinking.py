@@ -132,20 +132,21 @@ def _unlinked_notice(post: Post, *, actor, link: Link, reason: str) -> Notice | 
 
 
 
-def release_edited_copies(*, post_ids: list[int], sent_by, now: datetime) -> None:
+def release_edited_copies(*, post_ids: list[int], now: datetime) -> None:
     """Copies whose post was edited so that it no longer makes its claim (factcheck.matching.edits, at the end of the
     ingest transaction that stores the edit, under the posts' locks): each leaves its claim as an unlinked copy does
     (`take_off_claim`), in no one's name, and waits in the queue for a fact-check of its own. The owner's open appeal
-    of the match asked for this: it is granted, in the name of the platform account that sent the edit (`sent_by`;
-    the owner who made it, for an import that names none), and its outcome is the one notice; otherwise the owner is
-    told, when the claim's rating reached it. The pipeline carries out every copy's change at once, after all of
-    them are off their claims: its locks (page standings, then the feed) in the order every decision takes them."""
+    of the match asked for this: it is granted, by no reviewer (the owner's edit closed it: the appeal's event is
+    theirs, and no reviewer's or organisation's figures count it), and its outcome is the one notice; otherwise the
+    owner is told, when the claim's rating reached it. The pipeline carries out every copy's change at once, after
+    all of them are off their claims: its locks (page standings, then the feed) in the order every decision takes
+    them."""
     changes, appeals = [], []
     for post in Post.objects.filter(pk__in=post_ids, duplicate_of__isnull=False).select_related("page").order_by("id"):
         link = link_of(post, now=now)
         appeal = open_matched_appeal(post)
         if appeal is not None:
-            grant_appeal(appeal, actor=sent_by or appeal.filed_by, now=now,
+            grant_appeal(appeal, actor=appeal.filed_by, reviewed=False, now=now,
                          outcome_reason="Your post was edited and no longer makes the claim it was matched to, so it "
                                         "no longer carries that claim's rating.")
             appeals.append((appeal, post.external_id))

@@ -38,7 +38,7 @@ from core.paging import page_number, plain_number
 from core.replicas import reads_from_replica
 from factcheck.media_display import media_by_post, media_of
 from factcheck.models import Match, Post
-from moderation.appeal_states import outcomes_now
+from moderation.appeal_states import decided_by, outcomes_now
 from moderation.appeals import (
     DECISION_CHANGED,
     AppealConflict,
@@ -331,7 +331,7 @@ def post_detail(request: HttpRequest, post_id: int) -> HttpResponse:
             "appeals": [
                 {
                     "appeal": appeal,
-                    "decided_by": appeal.rating.organisation.name if appeal.rating_id else "Trust and safety",
+                    "decided_by": decided_by(appeal),
                     "overdue": is_overdue(appeal, now=now),
                     "withdraw_url": withdraw_url(appeal.pk),
                     # What became of the decision appealed, as it is now: a rating replaced since does not stand.

@@ -4,11 +4,12 @@ A copy edited into another text (a debunked claim turned birthday wish kept the 
 and its page's strike) leaves its claim: the decision side takes it off (`copies_edited`,
 moderation.unlinking.release_edited_copies) as a fact-checker's unlinking does, its pair rejected with EDITED as its
 reason, and it waits in the queue for a fact-check of its own. Only a text that no longer even resembles the claim
-counts: its new text is below the suggestion threshold of the claim as it was rated (a retelling confirmed by a
-fact-checker, method `semantic`, of its own stored text too). A copy whose edit a guard would hold (a sign, a
-number, a word added: "<3", "Share with 10 friends", "This is TRUE!") still makes the claim, and stays linked:
-releasing it, any page could shed a label by appending a character. A copy linked by its picture (method `media`)
-stays: its claim is in the picture. A flag that sends no text says nothing of the text.
+counts: its new text is below the suggestion threshold of the claim as it was rated, and holds less than that share
+of the claim's words (a retelling confirmed by a fact-checker, method `semantic`, of its own stored text too). A
+copy whose edit a guard would hold (a sign, a number, a word added: "<3", "Share with 10 friends", "This is TRUE!")
+still makes the claim, and stays linked, as does the claim inside a paragraph: releasing it, any page could shed a
+label by appending a character or a comment. A copy linked by its picture (method `media`) stays: its claim is in
+the picture. A flag that sends no text says nothing of the text.
 
 Edited back to the claim, the post is not linked again (a rating decides a post once: moderation's
 RatingDecision): it waits in the queue, flagged, until a fact-checker rates it.
@@ -52,13 +53,22 @@ def edited_away(edits: dict[int, Edit]) -> list[int]:
     gone = []
     for pk, (before, claim_id) in sorted(stored.items()):
         now = _features(sent[pk].text, sent[pk].url_key)
-        if claim_id not in claims or _judged(now, claims[claim_id]) is not None:
+        if claim_id not in claims or _resembles(now, claims[claim_id]):
             continue
         # A retelling a fact-checker confirmed (`semantic`) shares few words with its claim as written: it is off
         # only if it no longer resembles its own text either.
         if methods.get(pk) != MatchMethod.SEMANTIC or _judged(now, _features(before)) is None:
             gone.append(pk)
     return gone
+
+
+def _resembles(post, claim) -> bool:
+    """Whether the post's text still makes the claim: the judge's score at the suggestion threshold, or most of the
+    claim's words still in it (a paragraph added around the claim dilutes the score, not the claim: 35 words added
+    to a claim of 19 took it under the threshold, and its label with it)."""
+    if _judged(post, claim) is not None:
+        return True
+    return bool(claim.grams) and len(post.grams & claim.grams) / len(claim.grams) >= settings.FACTDESK_MATCH_SUGGEST
 
 
 def _judged(post, claim):

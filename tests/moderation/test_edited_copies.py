@@ -10,11 +10,13 @@ from decimal import Decimal
 
 import pytest
 
-from factcheck.models import Match, MatchState, QueueState
-from moderation.models import Notification, PostDistribution
+from factcheck.models import Flag, Match, MatchState, Page, QueueState, ReportStatus
+from moderation.appeal_states import CLOSED_BY_EDIT, decided_by
+from moderation.models import AppealEvent, Notification, PostDistribution
 from tests.factcheck.matching_helpers import NEAR_COPY, arrive, flag, matched_action, post
 from tests.factories import UserFactory
 from tests.moderation.test_propagation import COPIES, decided_claim_and_copies, dispute, owned
+from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
 
@@ -60,19 +62,19 @@ def test_a_light_edit_or_a_flag_without_text_keeps_the_copy_linked(factchecker, 
     assert post("copy-1").duplicate_of_id == post("source").pk and matched_action(post("copy-1")) is not None
 
 
-@pytest.mark.parametrize("through_the_api", [True, False])
-def test_the_owners_open_appeal_of_the_match_is_granted_by_the_edit(factchecker, platform_user, through_the_api):
-    """In the name of the platform account that sent the edit, or (an import: no account) of the owner who made it."""
+def test_the_owners_open_appeal_of_the_match_is_closed_by_the_edit_not_by_a_reviewer(factchecker, platform_user):
+    """No reviewer decided it: no reviewer's or organisation's figures count it, and the owner reads who closed it."""
     decided_claim_and_copies(factchecker)
     owner = UserFactory()
     appeal = dispute(owner, owned(post("copy-1"), owner))
-    edited("copy-1", BIRTHDAY, page="page-1", key="edited-1", by=platform_user if through_the_api else None)
+    edited("copy-1", BIRTHDAY, page="page-1", key="edited-1", by=platform_user)
     appeal.refresh_from_db()
-    assert appeal.status == "reversed" and appeal.decided_at is not None
+    assert appeal.status == "reversed" and appeal.decided_at is not None and appeal.reviewer is None
     assert "edited" in appeal.outcome_reason
-    assert appeal.reviewer == (platform_user if through_the_api else owner)
+    assert decided_by(appeal) == CLOSED_BY_EDIT
+    assert AppealEvent.objects.filter(appeal=appeal).latest("id").actor == owner  # the owner's edit closed it
     told = Notification.objects.filter(user=owner, post=post("copy-1")).latest("id")
-    assert "edited" in told.body
+    assert "edited" in told.body and "Full Fact" not in told.body
 
 
 def test_the_claims_own_post_edited_is_not_a_copy_and_keeps_its_rating(factchecker):
@@ -107,3 +109,31 @@ def test_two_copies_on_two_pages_edited_in_one_batch_both_leave(factchecker):
     arrive(flag("copy-1", BIRTHDAY, page="page-1", key="e-1"), flag("copy-2", BIRTHDAY + "!", page="page-2", key="e-2"))
     assert all(matched_action(post(name)) is None and post(name).queue_state == QueueState.QUEUED for name in COPIES)
     assert set(Match.objects.filter(source=post("source")).values_list("state", flat=True)) == {MatchState.REJECTED}
+
+
+def test_the_claim_word_for_word_inside_a_paragraph_stays_linked(factchecker):
+    """A repost's comment around the claim dilutes the judge's score, not the claim: the label stays."""
+    decided_claim_and_copies(factchecker)
+    padded = ("My aunt sent me this on the family group this morning and honestly I do not know what to think any "
+              "more, half of the family believes it and the other half says it is rubbish, so I am posting it here "
+              "to ask what you all think about it before the weekend: " + NEAR_COPY + " What do you reckon, friends? "
+              "Comment below, and be kind to each other in the comments please, it has been a long week for all")
+    assert edited("copy-1", padded, page="page-1", key="padded").queue_state == QueueState.MATCHED
+    assert matched_action(post("copy-1")) is not None
+
+
+def test_a_copy_on_a_page_marked_a_politicians_leaves_for_not_eligible_not_the_queue(factchecker):
+    decided_claim_and_copies(factchecker)
+    Page.objects.filter(external_id="page-1").update(is_politician=True)
+    result = edited("copy-1", BIRTHDAY, page="page-1", key="edited-1")
+    assert result.queue_state == post("copy-1").queue_state == QueueState.NOT_ELIGIBLE
+
+
+def test_the_flag_that_brings_the_edit_is_answered_once_and_waits_for_a_rating(factchecker):
+    """Not answered `rated` by the claim's rating on arrival, then reopened in the same batch (two report.decided)."""
+    decided_claim_and_copies(factchecker)
+    edited("copy-1", BIRTHDAY, page="page-1", key="edited-1")
+    flag_row = Flag.objects.get(idempotency_key="edited-1")
+    assert (flag_row.status, flag_row.outcome) == (ReportStatus.OPEN, "")
+    published = [e for e in Event.objects.filter(type="report.decided") if e.data.get("idempotency_key") == "edited-1"]
+    assert published == []
