@@ -208,6 +208,7 @@ def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notic
     context = {
         "appeal": appeal,
         "decided_by": decided_by(appeal),
+        "closed_by_edit": decided_by(appeal) == CLOSED_BY_EDIT,
         "outcome": outcomes_now([appeal], post=appeal.post)[0],
         "matched": is_matched(appeal),
         "copies": copies[:COPIES_NAMED],

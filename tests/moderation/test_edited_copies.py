@@ -74,7 +74,9 @@ def test_the_owners_open_appeal_of_the_match_is_closed_by_the_edit_not_by_a_revi
     assert decided_by(appeal) == CLOSED_BY_EDIT
     assert AppealEvent.objects.filter(appeal=appeal).latest("id").actor == owner  # the owner's edit closed it
     told = Notification.objects.filter(user=owner, post=post("copy-1")).latest("id")
-    assert "edited" in told.body and "Full Fact" not in told.body
+    assert "is closed: your post was edited and no longer makes the claim" in told.body
+    assert "reviewed" not in told.body and "accepted" not in told.subject  # nobody reviewed it
+    assert "is closed: your edited post is no longer linked" in told.subject
 
 
 def test_the_claims_own_post_edited_is_not_a_copy_and_keeps_its_rating(factchecker):
