@@ -82,7 +82,9 @@ POLAR_WORDS = frozenset(
 # "❌ Drinking hot water cures it" / "✅ Drinking hot water cures it". Counted with the polar words.
 SIGNS = {"<": "<", "≤": "<", ">": ">", "≥": ">", "✅": "yes", "✔": "yes", "☑": "yes", "❌": "no", "✖": "no",
          "🚫": "no", "⛔": "no"}
-SIGN = re.compile("[✅✔☑❌✖🚫⛔]|(?<![-=<>])[<>≤≥](?=\\s?[0-9])")  # a comparison only before a number: not "->", "<b>"
+SIGN = re.compile(f"[{''.join(SIGNS)}]")
+# A comparison sign compares only before a number ("> 1%"): not an arrow ("->", "=>") nor markup ("<b>").
+COMPARISON = re.compile(r"(?<![-=<>])[<>≤≥]\s?[0-9]")
 
 
 def polarity_of(tokens: list[str], *, text: str = "") -> tuple[tuple[str, int], ...]:
@@ -104,5 +106,5 @@ def polarity_of(tokens: list[str], *, text: str = "") -> tuple[tuple[str, int], 
     if text and not text.isascii():
         written = unicodedata.normalize("NFC", text).casefold()
         found += [part for part in NEGATION_PARTS for _ in range(written.count(part))]
-    found += [SIGNS[sign] for sign in SIGN.findall(text)]
+    found += [SIGNS[m[0]] for m in SIGN.finditer(text) if m[0] not in "<>≤≥" or COMPARISON.match(text, m.start())]
     return tuple(sorted(Counter(found).items()))

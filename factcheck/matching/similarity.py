@@ -80,9 +80,9 @@ NUMBER_WORDS = frozenset(
 DIGIT = re.compile(r"\d")
 # A number; French, Polish or Swedish "25 000" (a space, often a no-break one, between groups of three) too.
 NUMBER = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)*")
-# A number with its minus sign, where one stands before it as a sign and not as a hyphen or a dash between words or
-# numbers ("-30 degrees", not "COVID-19", "10-20" nor "2020 - 30"): "-30" and "30" are other temperatures.
-SIGNED_NUMBER = re.compile(rf"((?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?)({NUMBER.pattern})")
+# A minus sign before a number, where it stands as a sign and not as a hyphen or a dash between words or numbers
+# ("-30 degrees", not "COVID-19", "10-20" nor "2020 - 30"): "-30" and "30" are other temperatures.
+MINUS = "-\u2212"
 # A date written in numbers ("12/03/2024"), read whole besides its numbers: a copy that swaps its day and month
 # ("03/12/2024") states the same numbers, and is another date. Without leading zeros ("3/12/2024").
 DATE = re.compile(r"(?<![\d/.-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\d/.-])")
@@ -162,19 +162,25 @@ def numbers_of(text: str, tokens: list[str]) -> tuple[tuple[str, int], ...]:
     and "15" not) and number words."""
     # Digits of any script as ASCII ("٥", "５" and "5" are one number), as the normalised text has them.
     text = ascii_digits(URL_IN_TEXT.sub(" ", text or ""))
-    digits = [("-" if m[1] else "") + THOUSANDS.sub("", m[2]).replace(",", ".") for m in SIGNED_NUMBER.finditer(text)
+    digits = [_signed(text, m.start()) + THOUSANDS.sub("", m[0]).replace(",", ".") for m in NUMBER.finditer(text)
               ] if DIGIT.search(text) else []
     written = CJK_NUMBER.findall(text) if not text.isascii() else []
     dates = [f"{int(m[1])}/{int(m[3])}/{m[4]}" for m in DATE.finditer(text)] if digits else []
     return _counted(digits + dates + written + [t for t in tokens if t in NUMBER_WORDS])
 
 
-def one_case(text: str) -> bool:
-    """Whether a text in a script with capitals is written in one of its cases (ALL CAPS or all lower case), where
-    capitals tell no name from a word. Not a script without capitals (Arabic, Chinese, Thai): their typos are
-    forgiven as they were measured."""
-    text = URL_IN_TEXT.sub(" ", text or "")
-    return (text.upper() == text) != (text.lower() == text)
+def one_case(plain: str) -> bool:
+    """Whether a text (without its links) in a script with capitals is written in one of its cases (ALL CAPS or all
+    lower case), where capitals tell no name from a word. Not a script without capitals (Arabic, Chinese, Thai): their
+    typos are forgiven as they were measured."""
+    return (plain.upper() == plain) != (plain.lower() == plain)
+
+
+def _signed(text: str, at: int) -> str:
+    """ "-" when a minus sign stands before the number at `at` as its sign (MINUS), else ""."""
+    if at and text[at - 1] in MINUS and (at == 1 or not (text[at - 2].isalnum() or text[at - 2] in f".,{MINUS}")):
+        return "-"
+    return ""
 
 
 def names_of(text: str) -> frozenset[str]:
@@ -334,11 +340,12 @@ def features(*, text: str, normalised_text: str, url_key: str, text_key: str) ->
     tokens = claim.split()
     counted = Counter(tokens)
     named, hyphenated = named_numbers_of(text)
-    hashtags = (normalise_text(tag) for tag in HASHTAG.findall(URL_IN_TEXT.sub(" ", text or "")))
+    plain = URL_IN_TEXT.sub(" ", text or "")  # the text without its links
+    hashtags = (normalise_text(tag) for tag in HASHTAG.findall(plain))
     return Features(
         url_key=url_key, text_key=text_key, words=word_count(tokens),
-        polarity=polarity_of(tokens, text=URL_IN_TEXT.sub(" ", text or "")),
-        numbers=numbers_of(text, tokens), names=names_of(text), one_case=one_case(text), named_numbers=named,
+        polarity=polarity_of(tokens, text=plain),
+        numbers=numbers_of(text, tokens), names=names_of(text), one_case=one_case(plain), named_numbers=named,
         attached=frozenset(letters for letters, n in hyphenated.items() if counted[letters] <= n),
         joinable=frozenset(word for word in (*hashtags, *(word for word, _, _ in named)) if word in counted),
         tokens=frozenset(tokens), sequence=tuple(tokens), words_counted=counted, grams=grams_of(claim),
