@@ -204,11 +204,11 @@ def outcome_notice(appeal: Appeal, *, copies: list[Post] | None = None) -> Notic
     """The one notice of the outcome (the owner who filed, the page's owners). A reversal's consequences
     send it with the change they make; it names the copies of the post the reversal reaches next on the
     same people's pages (they get no notice of their own)."""
-    copies = copies or []
+    copies, decider = copies or [], decided_by(appeal)
     context = {
         "appeal": appeal,
-        "decided_by": decided_by(appeal),
-        "closed_by_edit": decided_by(appeal) == CLOSED_BY_EDIT,
+        "decided_by": decider,
+        "closed_by_edit": decider == CLOSED_BY_EDIT,
         "outcome": outcomes_now([appeal], post=appeal.post)[0],
         "matched": is_matched(appeal),
         "copies": copies[:COPIES_NAMED],

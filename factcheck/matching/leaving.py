@@ -19,9 +19,9 @@ from datetime import datetime
 
 from audit.models import AuditVerb
 from audit.services import record_event
-from factcheck.eligibility import fact_checkable, is_removed, removed_posts, returning_state
+from factcheck.eligibility import fact_checkable, is_removed, removed_posts, restored_state, returning_state
 from factcheck.matching.candidates import index_bands, refile_groups, rows
-from factcheck.models import LINKED_STATES, Match, MatchState, Page, Post, QueueState
+from factcheck.models import LINKED_STATES, Match, MatchState, Post, QueueState
 from factcheck.waiting import waits_again
 
 
@@ -53,11 +53,10 @@ def unlink_copy(*, post: Post, actor, reason: str, now: datetime) -> Match | Non
         match.state, match.decided_by, match.decided_at, match.reason = MatchState.REJECTED, actor, now, reason[:2000]
         match.save(update_fields=["state", "decided_by", "decided_at", "reason"])
     source_id = post.duplicate_of_id
-    # A copy on a page marked a politician's since it was linked (a matched copy keeps its state then) is not
-    # fact-checked: it leaves for `not_eligible`, never the queue.
-    state = returning_state(flagged=post.flag_count > 0, removed=is_removed(post=post))
-    if state != QueueState.REMOVED and Page.objects.filter(pk=post.page_id, is_politician=True).exists():
-        state = QueueState.NOT_ELIGIBLE
+    # Where its page and flags say, as a released copy goes (factcheck.eligibility.restored_state): a copy on a page
+    # marked a politician's since it was linked (a matched copy keeps its state then) is not eligible, never queued.
+    state = QueueState.REMOVED if is_removed(post=post) else restored_state(
+        politician=post.page.is_politician, flagged=post.flag_count > 0)
     stand_alone({post.pk: state}, now=now)
     post.refresh_from_db(fields=["duplicate_of", "queue_state", "updated_at", "matched_at", "left_queue_at"])
     record_event(actor=actor, verb=AuditVerb.MATCH_UNLINKED, target=match or post, post_id=post.pk,
